@@ -1,0 +1,48 @@
+"""jtorch: PyTorch's API over Numba-compiled kernels.
+
+>>> import jtorch as torch
+>>> torch.tensor([1.0, 2.0]) * 2
+tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+from . import dtypes as _dtypes_mod
+from ._tensor_str import get_printoptions, set_printoptions
+from .device import device
+from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, complex64, complex128, double, dtype,
+                     finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
+                     int, int8, int16, int32, int64, long, promote_types, result_type, short,
+                     set_default_dtype, uint8)
+from .shape import Size, broadcast_shapes
+from .tensor import Tensor
+from .kernels import defs as _defs  # noqa: F401  (fills the registry)
+from .ops import conversion as _conversion
+from .ops import creation as _creation
+from .ops import pointwise as _pointwise
+from .ops.conversion import *  # noqa: F401,F403
+from .ops.creation import *  # noqa: F401,F403
+from .ops.pointwise import *  # noqa: F401,F403
+
+__version__ = "0.1.0"
+
+_ = (_dtypes_mod, _conversion, _creation, _pointwise)
+
+
+def is_floating_point(input: Tensor) -> builtins_bool:  # noqa: F821
+    return input.dtype.is_floating_point
+
+
+def is_complex(input: Tensor) -> builtins_bool:  # noqa: F821
+    return input.dtype.is_complex
+
+
+def is_nonzero(input: Tensor) -> builtins_bool:  # noqa: F821
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins_bool(input.item())  # noqa: F821
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_bool = _builtins.bool

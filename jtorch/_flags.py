@@ -1,0 +1,12 @@
+"""Every environment flag jtorch reads, in one place."""
+
+import os
+
+DEBUG = int(os.environ.get("JTORCH_DEBUG", "0") or 0)
+DUMP_DIR = os.environ.get("JTORCH_DUMP_DIR") or None
+CACHE_DIR = os.environ.get("JTORCH_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "jtorch"
+)
+DISABLE_COMPILE = os.environ.get("JTORCH_DISABLE_COMPILE", "0") not in ("", "0")
+# Elements below which a kernel runs serially (ATen uses 32k; parallel regions do not pay below).
+GRAIN_SIZE = int(os.environ.get("JTORCH_GRAIN_SIZE", "32768"))

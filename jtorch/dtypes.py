@@ -1,0 +1,251 @@
+"""Dtypes and torch's type-promotion rules.
+
+A ``dtype`` wraps a NumPy dtype (the storage format) with torch's name and category.
+Promotion follows torch: operands are split into dimensioned tensors, zero-dim tensors and
+Python scalars; a lower-priority group only changes the result when it is of a higher
+category (bool < integer < floating < complex).
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+    "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
+    "cfloat", "cdouble", "chalf", "get_default_dtype", "set_default_dtype", "promote_types",
+    "result_type", "can_cast", "finfo", "iinfo",
+]
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type; compare with ``is``/``==`` against ``jtorch.float32`` etc."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "category", "_short", "_legacy")
+
+    def __init__(self, name: str, np_dtype, category: int, short: str, legacy: str):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_floating_point = category == _FLOAT
+        self.is_complex = category == _COMPLEX
+        self.is_signed = name not in ("bool", "uint8")
+        self._short = short
+        self._legacy = legacy
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self) -> "dtype":
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+bool = dtype("bool", np.bool_, _BOOL, "b8", "BoolTensor")
+uint8 = dtype("uint8", np.uint8, _INT, "u8", "ByteTensor")
+int8 = dtype("int8", np.int8, _INT, "i8", "CharTensor")
+int16 = dtype("int16", np.int16, _INT, "i16", "ShortTensor")
+int32 = dtype("int32", np.int32, _INT, "i32", "IntTensor")
+int64 = dtype("int64", np.int64, _INT, "i64", "LongTensor")
+float16 = dtype("float16", np.float16, _FLOAT, "f16", "HalfTensor")
+float32 = dtype("float32", np.float32, _FLOAT, "f32", "FloatTensor")
+float64 = dtype("float64", np.float64, _FLOAT, "f64", "DoubleTensor")
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "c64", "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "c128", "ComplexDoubleTensor")
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble, chalf = complex64, complex128, complex64
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_NAMES = {d.name: d for d in ALL}
+_FROM_NP = {d.np: d for d in ALL}
+_ORDER = {d: i for i, d in enumerate(ALL)}
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported "
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint8, and bool."
+        ) from None
+
+
+def to_dtype(d) -> dtype:
+    """Accept a jtorch dtype, a NumPy dtype, or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins.float:
+        return get_default_dtype()
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if d is builtins.complex:
+        return get_default_dtype().to_complex()
+    return from_numpy_dtype(d)
+
+
+# -- promotion -------------------------------------------------------------------------------
+
+def _promote_table() -> dict:
+    """torch's promote_types lattice, built from a few rules rather than a literal table."""
+    table = {}
+    for a in ALL:
+        for b in ALL:
+            table[a, b] = _promote_pair(a, b)
+    return table
+
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo.category == _FLOAT and lo is float64:
+            return complex128
+        if hi.category == _FLOAT or hi.category == _COMPLEX:
+            return hi
+        return hi  # bool with an integer
+    if a.category == _INT:
+        if uint8 in (a, b):
+            other = b if a is uint8 else a
+            # uint8 with a signed type needs a wider signed type.
+            return int16 if other is int8 else other
+        return a if a.itemsize > b.itemsize else b
+    return a if a.itemsize > b.itemsize else b
+
+
+_PROMOTE = _promote_table()
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """Smallest dtype to which both can be cast (torch.promote_types)."""
+    return _PROMOTE[type1, type2]
+
+
+class _DefaultDtype(threading.local):
+    value = float32
+
+
+_default = _DefaultDtype()
+
+
+def get_default_dtype() -> dtype:
+    return _default.value
+
+
+def set_default_dtype(d: dtype) -> None:
+    d = to_dtype(d)
+    if d not in (float32, float64, float16):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default.value = d
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype torch gives a Python scalar when it is wrapped into a tensor."""
+    t = type(value)
+    if t is builtins.bool or isinstance(value, np.bool_):
+        return bool
+    if t is builtins.int or isinstance(value, np.integer):
+        return int64
+    if t is builtins.float or isinstance(value, np.floating):
+        return get_default_dtype()
+    if t is builtins.complex or isinstance(value, np.complexfloating):
+        return get_default_dtype().to_complex()
+    raise TypeError(f"expected a number, got {t.__name__}")
+
+
+def _promote_all(dtypes) -> dtype | None:
+    res = None
+    for d in dtypes:
+        res = d if res is None else _PROMOTE[res, d]
+    return res
+
+
+def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """c10's combine_categories: a lower tier only matters if it is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return _PROMOTE[higher, lower]
+    return higher
+
+
+def result_dtype(dim_dtypes, zero_dim_dtypes, scalar_dtypes) -> dtype:
+    """torch's three-tier promotion: dimensioned > zero-dim > Python scalar."""
+    lower = _combine_categories(_promote_all(zero_dim_dtypes), _promote_all(scalar_dtypes))
+    return _combine_categories(_promote_all(dim_dtypes), lower)
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """torch.result_type for a pair of tensors or scalars."""
+    dims, zeros, scalars = [], [], []
+    for x in (tensor1, tensor2):
+        classify_operand(x, dims, zeros, scalars)
+    return result_dtype(dims, zeros, scalars)
+
+
+def classify_operand(x, dims: list, zeros: list, scalars: list) -> None:
+    d = getattr(x, "dtype", None)
+    if isinstance(d, dtype):
+        (dims if x.ndim else zeros).append(d)
+    else:
+        scalars.append(scalar_dtype(x))
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins.bool:
+    """torch.can_cast: no casting to a lower category."""
+    return from_.category <= to.category
+
+
+class finfo:
+    def __init__(self, type: dtype | None = None):
+        type = get_default_dtype() if type is None else to_dtype(type)
+        if not (type.is_floating_point or type.is_complex):
+            raise TypeError(f"torch.finfo() requires a floating point input type, got {type}")
+        info = np.finfo(type.to_real().np)
+        self.dtype = type.to_real().name
+        self.bits = info.bits
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.tiny)
+        self.resolution = builtins.float(info.resolution)
+
+
+class iinfo:
+    def __init__(self, type: dtype):
+        type = to_dtype(type)
+        if type.category != _INT:
+            raise TypeError(f"torch.iinfo() requires an integer input type, got {type}")
+        info = np.iinfo(type.np)
+        self.dtype = type.name
+        self.bits = info.bits
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)

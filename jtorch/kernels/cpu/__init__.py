@@ -1,0 +1,1 @@
+"""CPU loop templates (Numba) that the registry's OpDefs are compiled into."""

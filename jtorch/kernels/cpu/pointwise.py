@@ -1,0 +1,137 @@
+"""Loop templates for pointwise ops: a scalar function in, explicit Numba loops out.
+
+For each (op, compute dtype, output dtype) one module is generated holding
+- ``c_<pat>``/``p_<pat>``: contiguous loops (serial / ``prange``), where ``pat`` says per
+  input whether it is a full contiguous array (``a``) or a broadcast scalar (``s``);
+- ``s_n``/``ps_n``: strided loops over coalesced shapes, any rank, for broadcast and
+  non-contiguous operands (operands are 1-D spans of storage plus element strides).
+Functions compile lazily, so only the variants a program uses are ever compiled.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .. import registry
+from ..source import fingerprint, load
+
+_NP_CTOR = {
+    "bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16",
+    "int32": "np.int32", "int64": "np.int64", "float32": "np.float32", "float64": "np.float64",
+    "complex64": "np.complex64", "complex128": "np.complex128",
+}
+
+_cache: dict[tuple, object] = {}
+
+
+_INTS = ("bool", "uint8", "int8", "int16", "int32", "int64")
+
+
+def kernels(op: registry.OpDef, arity: int, compute: str, out: str):
+    """The generated module of loops for this op and dtype pair (imported once per process)."""
+    key = (op.name, arity, compute, out)
+    mod = _cache.get(key)
+    if mod is None:
+        mod = _cache[key] = load(f"jt_{op.family}_{op.name}", _source(op, arity, compute, out))
+    return mod
+
+
+def scalar_variant(op: registry.OpDef, compute: str) -> str:
+    """Which scalar function of the OpDef a compute dtype uses."""
+    if compute.startswith("complex"):
+        return "complex_scalar"
+    if compute in _INTS and op.int_scalar is not None:
+        return "int_scalar"
+    return "scalar"
+
+
+def _source(op, arity: int, compute: str, out: str) -> str:
+    which = scalar_variant(op, compute)
+    fn = getattr(op, which)
+    from .. import fastmath_fingerprint
+
+    fp = fingerprint(fn, fastmath_fingerprint())
+    int_div = op.int_div and compute not in ("float32", "float64", "complex64", "complex128")
+    err = "python" if int_div else "numpy"
+    opts = f"cache=True, nogil=True, error_model='{err}'"
+    ins = [f"in{i}" for i in range(arity)]
+    lines = [
+        f"# {op.name}: {op.family} pointwise op, compute {compute} -> out {out} (arity {arity})",
+        f"# scalar source fingerprint {fp[:12]}",
+        "import numpy as np",
+        "from numba import njit, prange",
+        "from jtorch.kernels.registry import scalar_of",
+        f"_f = scalar_of({op.name!r}, {which!r})",
+        f"_ci = {_NP_CTOR[compute]}",
+        f"_co = {_NP_CTOR[out]}",
+        "",
+    ]
+    for pat in itertools.product("as", repeat=arity):
+        if "a" not in pat:
+            continue
+        pat = "".join(pat)
+        args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
+        for prefix, deco, rng in (("c", f"njit({opts})", "range"),
+                                  ("p", f"njit({opts}, parallel=True)", "prange")):
+            lines += [
+                f"@{deco}",
+                f"def {prefix}_{pat}(out0, {', '.join(ins)}):",
+                f"    for i in {rng}(out0.size):",
+                f"        out0[i] = _co(_f({args}))",
+                "",
+            ]
+    lines += _strided(arity, opts)
+    return "\n".join(lines) + "\n"
+
+
+def _strided(arity: int, opts: str) -> list[str]:
+    """Strided loops: innermost dim is a plain loop, outer dims advance an odometer."""
+    ops = ["out0"] + [f"in{i}" for i in range(arity)]
+    st = ["so"] + [f"s{i}" for i in range(arity)]
+    ptr = ["po"] + [f"p{i}" for i in range(arity)]
+    sig = ", ".join(f"{o}, {s}" for o, s in zip(ops, st))
+    call = ", ".join(f"_ci(in{i}[p{i} + j * s{i}[nd]])" for i in range(arity))
+    serial = [
+        f"@njit({opts})",
+        f"def s_{arity}(shape, {sig}):",
+        "    nd = shape.size - 1",
+        "    inner = shape[nd]",
+        "    nouter = 1",
+        "    for d in range(nd):",
+        "        nouter *= shape[d]",
+        "    idx = np.zeros(nd + 1, np.int64)",
+        "    " + " = ".join(ptr) + " = 0",
+        "    for o in range(nouter):",
+        "        for j in range(inner):",
+        f"            out0[po + j * so[nd]] = _co(_f({call}))",
+        "        d = nd - 1",
+        "        while d >= 0:",
+        "            idx[d] += 1",
+        *[f"            {p} += {s}[d]" for p, s in zip(ptr, st)],
+        "            if idx[d] < shape[d]:",
+        "                break",
+        *[f"            {p} -= {s}[d] * shape[d]" for p, s in zip(ptr, st)],
+        "            idx[d] = 0",
+        "            d -= 1",
+        "",
+    ]
+    parallel = [
+        f"@njit({opts}, parallel=True)",
+        f"def ps_{arity}(shape, {sig}):",
+        "    nd = shape.size - 1",
+        "    inner = shape[nd]",
+        "    nouter = 1",
+        "    for d in range(nd):",
+        "        nouter *= shape[d]",
+        "    for o in prange(nouter):",
+        "        " + " = ".join(ptr) + " = 0",
+        "        rem = o",
+        "        for d in range(nd - 1, -1, -1):",
+        "            q = rem % shape[d]",
+        "            rem //= shape[d]",
+        *[f"            {p} += q * {s}[d]" for p, s in zip(ptr, st)],
+        "        for j in range(inner):",
+        f"            out0[po + j * so[nd]] = _co(_f({call}))",
+        "",
+    ]
+    return serial + parallel

@@ -1,0 +1,122 @@
+"""Unary pointwise ops: scalar function + dtype rule per op (``fm`` = vectorisable math)."""
+
+import cmath
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import fastmath as fm
+from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL,
+                        REAL_CATS, unary)
+
+_REAL_NOBOOL = frozenset({1, 2})
+_FLOAT = frozenset({2})
+_NONBOOL = frozenset({1, 2, 3})
+
+
+def _no_bool(message):
+    def check(common, args):
+        if common.category == 0:
+            raise RuntimeError(message)
+    return check
+
+
+neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x, extra={"check": _no_bool(
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+    "a mask, use the `~` or `logical_not()` operator instead.")})
+abs_op = unary("abs", lambda x: abs(x), cats=_REAL_NOBOOL)
+sign_op = unary("sign", lambda x: (x > 0) - (x < 0), cats=REAL_CATS)
+sgn_op = unary("sgn", lambda x: (x > 0) - (x < 0), cats=REAL_CATS)
+signbit_op = unary("signbit", lambda x: np.signbit(x), rule=COMPARE, cats=REAL_CATS)
+square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x)
+sqrt_op = unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan if x == x else x,
+                rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sqrt(x))
+rsqrt_op = unary("rsqrt", lambda x: 1 / math.sqrt(x) if x >= 0 else math.nan, rule=INT_TO_FLOAT)
+reciprocal_op = unary("reciprocal", lambda x: 1 / x, rule=INT_TO_FLOAT,
+                      complex_scalar=lambda x: 1 / x)
+exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x))
+exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT)
+expm1_op = unary("expm1", lambda x: fm.expm1(x), rule=INT_TO_FLOAT)
+log_op = unary("log", lambda x: fm.log(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.log(x))
+log2_op = unary("log2", lambda x: fm.log2(x), rule=INT_TO_FLOAT)
+log10_op = unary("log10", lambda x: fm.log10(x), rule=INT_TO_FLOAT)
+log1p_op = unary("log1p", lambda x: fm.log1p(x), rule=INT_TO_FLOAT)
+sin_op = unary("sin", lambda x: fm.sin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sin(x))
+cos_op = unary("cos", lambda x: fm.cos(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.cos(x))
+tan_op = unary("tan", lambda x: fm.tan(x), rule=INT_TO_FLOAT)
+asin_op = unary("asin", lambda x: math.asin(x) if -1 <= x <= 1 else math.nan, rule=INT_TO_FLOAT)
+acos_op = unary("acos", lambda x: math.acos(x) if -1 <= x <= 1 else math.nan, rule=INT_TO_FLOAT)
+atan_op = unary("atan", lambda x: fm.atan(x), rule=INT_TO_FLOAT)
+sinh_op = unary("sinh", lambda x: math.sinh(x), rule=INT_TO_FLOAT)
+cosh_op = unary("cosh", lambda x: math.cosh(x), rule=INT_TO_FLOAT)
+tanh_op = unary("tanh", lambda x: fm.tanh(x), rule=INT_TO_FLOAT)
+asinh_op = unary("asinh", lambda x: math.asinh(x), rule=INT_TO_FLOAT)
+acosh_op = unary("acosh", lambda x: math.acosh(x) if x >= 1 else math.nan, rule=INT_TO_FLOAT)
+atanh_op = unary("atanh", lambda x: math.atanh(x) if -1 < x < 1 else (
+    math.copysign(math.inf, x) if abs(x) == 1 else math.nan), rule=INT_TO_FLOAT)
+sigmoid_op = unary("sigmoid", lambda x: fm.sigmoid(x), rule=INT_TO_FLOAT)
+erf_op = unary("erf", lambda x: fm.erf(x), rule=INT_TO_FLOAT)
+erfc_op = unary("erfc", lambda x: fm.erfc(x), rule=INT_TO_FLOAT)
+erfinv_op = unary("erfinv", lambda x: _erfinv(x), rule=INT_TO_FLOAT)
+floor_op = unary("floor", lambda x: math.floor(x) if x == x else x, cats=_REAL_NOBOOL)
+ceil_op = unary("ceil", lambda x: math.ceil(x) if x == x else x, cats=_REAL_NOBOOL)
+trunc_op = unary("trunc", lambda x: np.trunc(x), cats=_REAL_NOBOOL, kernel_name="trunc_vml_cpu")
+round_op = unary("round", lambda x: np.rint(x), cats=_REAL_NOBOOL)
+frac_op = unary("frac", lambda x: x - np.trunc(x), cats=_FLOAT)
+isnan_op = unary("isnan", lambda x: x != x, complex_scalar=lambda x: x != x, rule=COMPARE, differentiable=False)
+isinf_op = unary("isinf", lambda x: abs(x) == math.inf, rule=COMPARE, cats=REAL_CATS,
+                 differentiable=False)
+isposinf_op = unary("isposinf", lambda x: x == math.inf, rule=COMPARE, cats=REAL_CATS,
+                    differentiable=False)
+isneginf_op = unary("isneginf", lambda x: x == -math.inf, rule=COMPARE, cats=REAL_CATS,
+                    differentiable=False)
+isfinite_op = unary("isfinite", lambda x: abs(x) < math.inf, rule=COMPARE, cats=REAL_CATS,
+                    differentiable=False)
+logical_not_op = unary("logical_not", lambda x: not x, rule=LOGICAL, complex_scalar=lambda x: not x, differentiable=False)
+bitwise_not_op = unary("bitwise_not", lambda x: ~x, cats=INT_CATS, differentiable=False)
+relu_op = unary("relu", lambda x: x if x > 0 else x * 0, cats=_REAL_NOBOOL, extra={
+    "check": _no_bool("Boolean inputs not supported for relu")})
+silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
+mish_op = unary("mish", lambda x: x * fm.tanh(fm.log1p(fm.exp(x)) if x <= 20 else x), cats=FLOAT_CATS)
+gelu_op = unary("gelu", lambda x: 0.5 * x * (1 + fm.erf(x * 0.7071067811865476)), cats=FLOAT_CATS)
+gelu_tanh_op = unary("gelu_tanh", lambda x: 0.5 * x * (
+    1 + fm.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), cats=FLOAT_CATS,
+    kernel_name="gelu_cpu")
+# Parameterised activations: trailing scalar parameters are cast to the compute dtype.
+leaky_relu_op = unary("leaky_relu", lambda x, s: x if x > 0 else x * s, cats=FLOAT_CATS, nparams=1)
+hardtanh_op = unary("hardtanh", lambda x, lo, hi: min(max(x, lo), hi), cats=_REAL_NOBOOL, nparams=2)
+elu_op = unary("elu", lambda x, alpha, scale, iscale: scale * x if x > 0 else
+               scale * alpha * fm.expm1(x * iscale), cats=FLOAT_CATS, nparams=3)
+softplus_op = unary("softplus", lambda x, beta, threshold: x if x * beta > threshold else
+                    fm.log1p(fm.exp(x * beta)) / beta, cats=FLOAT_CATS, nparams=2)
+logit_op = unary("logit", lambda x: fm.log(x / (1 - x)), rule=INT_TO_FLOAT)
+logit_eps_op = unary("logit_eps", lambda x, eps: fm.log(min(max(x, eps), 1 - eps) /
+                                                        (1 - min(max(x, eps), 1 - eps))),
+                     rule=INT_TO_FLOAT, nparams=1, kernel_name="logit_cpu")
+nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
+    posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
+
+
+@njit(inline="always")
+def _erfinv(y):
+    """Giles' single-precision erfinv approximation refined by two Newton steps."""
+    if not (-1 < y < 1):
+        return math.copysign(math.inf, y) if abs(y) == 1 else math.nan
+    w = -math.log((1.0 - y) * (1.0 + y))
+    if w < 5.0:
+        w -= 2.5
+        p = 2.81022636e-08
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941):
+            p = c + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                  0.00943887047, 1.00167406, 2.83297682):
+            p = c + p * w
+    x = p * y
+    for _ in range(2):
+        x -= (math.erf(x) - y) / (1.1283791670955126 * math.exp(-x * x))
+    return x

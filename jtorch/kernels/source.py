@@ -1,0 +1,78 @@
+"""Generated kernel source: written to real files, imported, cached on disk by content.
+
+Numba's on-disk cache needs a real source file, and its index is keyed by that file's path
+and timestamp; so each generated module is written once under a content-hash name and never
+rewritten. The file is also what tracebacks, pdb and ``JTORCH_DEBUG=4`` show.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+from types import ModuleType
+
+from .. import _flags
+
+_modules: dict[str, ModuleType] = {}
+_src_hash_cache: dict[object, str] = {}
+
+
+def kernel_dir() -> str:
+    d = os.path.join(_flags.CACHE_DIR, "kernels")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def fingerprint(*objs) -> str:
+    """A hash over source texts of functions/modules a kernel inlines (so edits invalidate)."""
+    h = hashlib.sha1()
+    for o in objs:
+        key = o
+        cached = _src_hash_cache.get(key)
+        if cached is None:
+            try:
+                text = inspect.getsource(o) if not isinstance(o, str) else o
+            except (OSError, TypeError):
+                text = repr(o)
+            cached = hashlib.sha1(text.encode()).hexdigest()
+            _src_hash_cache[key] = cached
+        h.update(cached.encode())
+    return h.hexdigest()
+
+
+def load(prefix: str, source: str) -> ModuleType:
+    """Import ``source`` as module ``<prefix>_<hash6>`` from the kernel cache directory."""
+    digest = hashlib.sha1(source.encode()).hexdigest()
+    name = f"{prefix}_{digest[:6]}"
+    mod = _modules.get(name)
+    if mod is not None:
+        return mod
+    path = os.path.join(kernel_dir(), name + ".py")
+    if not os.path.exists(path) or _read(path) != source:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)
+    if _flags.DEBUG >= 4:
+        print(f"[jtorch] kernel {name} ({path}):\n{source}", file=sys.stderr)
+    if _flags.DUMP_DIR:
+        os.makedirs(_flags.DUMP_DIR, exist_ok=True)
+        with open(os.path.join(_flags.DUMP_DIR, name + ".py"), "w") as f:
+            f.write(source)
+    spec = importlib.util.spec_from_file_location(f"jtorch_kernels.{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    _modules[name] = mod
+    return mod
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None

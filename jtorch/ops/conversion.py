@@ -1,0 +1,128 @@
+"""Dtype conversion, copies and fills: ``to``, ``float()``..., ``clone``, ``contiguous``,
+``copy_``, ``fill_``, ``zero_``. Every element loop is the registry's ``copy`` kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dispatch
+from .. import dtypes as _dt
+from ..device import device as _device
+from ..device import to_device
+from ..tensor import Tensor
+from ._util import tensor_method
+from .creation import fill_array
+from .pointwise import _COPY, _check_inplace
+
+__all__ = ["clone"]
+
+
+def cast(t: Tensor, d: _dt.dtype) -> Tensor:
+    """A new contiguous tensor holding ``t`` converted to dtype ``d`` (torch's casting rules)."""
+    out = dispatch.empty_tensor(t._a.shape, d)
+    src = t
+    if t.dtype.is_complex and not d.is_complex:
+        src = Tensor._make(np.ascontiguousarray(t._a.real))
+    if d is _dt.bool or src.dtype is _dt.bool:
+        dispatch.run_pointwise(_COPY, (src,), out._a, d if d is not _dt.float16 else _dt.float32)
+    else:
+        dispatch.run_pointwise(_COPY, (src,), out._a, _dt.promote_types(src.dtype, d)
+                               if src.dtype.category == d.category else d)
+    if dispatch.grad_hook is not None and dispatch.grad_enabled[0] and t._requires_grad:
+        dispatch.grad_hook(_COPY, (t,), out, {"dtype": d})
+    return out
+
+
+@tensor_method()
+def to(self, *args, **kwargs) -> Tensor:
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; copies only if needed."""
+    dtype = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, _device, int)):
+            to_device(a)
+        elif isinstance(a, bool):
+            copy = a
+    if "device" in kwargs:
+        to_device(kwargs["device"])
+    if dtype is None or _dt.to_dtype(dtype) is self.dtype:
+        return self.clone() if copy else self
+    return cast(self, _dt.to_dtype(dtype))
+
+
+for _name, _d in [("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
+                  ("long", _dt.int64), ("int", _dt.int32), ("short", _dt.int16),
+                  ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool),
+                  ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)]:
+    setattr(Tensor, _name, lambda self, memory_format=None, _d=_d: self.to(_d))
+
+
+@tensor_method()
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    out = dispatch.empty_tensor(input._a.shape, input.dtype)
+    dispatch.run_pointwise(_COPY, (input,), out._a, input.dtype)
+    if dispatch.grad_hook is not None and dispatch.grad_enabled[0] and input._requires_grad:
+        dispatch.grad_hook(_COPY, (input,), out, None)
+    return out
+
+
+@tensor_method()
+def contiguous(self, memory_format=None) -> Tensor:
+    return self if self.is_contiguous() else clone(self)
+
+
+@tensor_method()
+def copy_(self, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, any dtype) into self."""
+    _check_inplace(self)
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    from ..shape import broadcast_shapes
+
+    if broadcast_shapes(self._a.shape, src._a.shape) != self._a.shape:
+        raise RuntimeError(
+            f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
+            f"{list(broadcast_shapes(self._a.shape, src._a.shape))}"
+        )
+    if src.dtype is not self.dtype:
+        src = cast(src, self.dtype)
+    if _overlaps(self, src):
+        src = clone(src)
+    dispatch.run_pointwise(_COPY, (src,), self._a, self.dtype)
+    dispatch.bump_version(self)
+    return self
+
+
+def _overlaps(a: Tensor, b: Tensor) -> bool:
+    return a._st is b._st or np.shares_memory(a._st, b._st)
+
+
+@tensor_method()
+def fill_(self, value) -> Tensor:
+    _check_inplace(self)
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.dim()} dimensions."
+            )
+        value = value.item()
+    if self._a.flags.c_contiguous:
+        fill_array(self._a, value)
+    else:
+        dispatch.run_pointwise(_COPY, (value,), self._a, self.dtype)
+    dispatch.bump_version(self)
+    return self
+
+
+@tensor_method()
+def zero_(self) -> Tensor:
+    return fill_(self, 0)
+
+
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: \
+    __import__("jtorch").tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)

@@ -1,0 +1,481 @@
+"""Pointwise ops: torch-named functions, Tensor methods, operators and in-place variants.
+
+All of them go through ``dispatch.pointwise`` with an OpDef from ``kernels/defs``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .. import dispatch
+from .. import dtypes as _dt
+from ..kernels import registry
+from ..kernels.defs import binary as B
+from ..kernels.defs import unary as U
+from ..tensor import Tensor
+from ._util import tensor_method
+
+_pw = dispatch.pointwise
+__all__: list[str] = []
+
+
+def _export(fn, name: str | None = None):
+    name = name or fn.__name__
+    globals()[name] = fn
+    __all__.append(name)
+    return fn
+
+
+def _check_tensor(x, name: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _check_inplace(t: Tensor) -> None:
+    if t._requires_grad and t.grad_fn is None and dispatch.grad_enabled[0]:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def _unary(op: registry.OpDef, name: str, *aliases: str, method: bool = True):
+    def fn(input, *, out=None):
+        _check_tensor(input, name)
+        return _pw(op, (input,), out)
+
+    def inplace(self):
+        _check_inplace(self)
+        return _pw(op, (self,), inplace=True)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: elementwise {op.name} (generated kernel from OpDef {op.name!r})."
+    for n in (name, *aliases):
+        _export(fn, n)
+        if method:
+            setattr(Tensor, n, lambda self, _f=fn: _f(self))
+            setattr(Tensor, n + "_", inplace)
+        _export(lambda input, _i=inplace: _i(input), n + "_")
+    return fn
+
+
+for _op, _names in [
+    (U.neg_op, ("neg", "negative")), (U.abs_op, ("abs", "absolute")), (U.sign_op, ("sign",)),
+    (U.sgn_op, ("sgn",)), (U.square_op, ("square",)), (U.sqrt_op, ("sqrt",)),
+    (U.rsqrt_op, ("rsqrt",)), (U.reciprocal_op, ("reciprocal",)), (U.exp_op, ("exp",)),
+    (U.exp2_op, ("exp2",)), (U.expm1_op, ("expm1",)), (U.log_op, ("log",)),
+    (U.log2_op, ("log2",)), (U.log10_op, ("log10",)), (U.log1p_op, ("log1p",)),
+    (U.sin_op, ("sin",)), (U.cos_op, ("cos",)), (U.tan_op, ("tan",)),
+    (U.asin_op, ("asin", "arcsin")), (U.acos_op, ("acos", "arccos")),
+    (U.atan_op, ("atan", "arctan")), (U.sinh_op, ("sinh",)), (U.cosh_op, ("cosh",)),
+    (U.tanh_op, ("tanh",)), (U.asinh_op, ("asinh", "arcsinh")),
+    (U.acosh_op, ("acosh", "arccosh")), (U.atanh_op, ("atanh", "arctanh")),
+    (U.sigmoid_op, ("sigmoid",)), (U.erf_op, ("erf",)), (U.erfc_op, ("erfc",)),
+    (U.erfinv_op, ("erfinv",)), (U.floor_op, ("floor",)), (U.ceil_op, ("ceil",)),
+    (U.trunc_op, ("trunc", "fix")), (U.frac_op, ("frac",)), (U.relu_op, ("relu",)),
+    (U.logical_not_op, ("logical_not",)), (U.bitwise_not_op, ("bitwise_not",)),
+]:
+    _unary(_op, *_names)
+
+for _op, _name in [(U.isnan_op, "isnan"), (U.isinf_op, "isinf"), (U.isfinite_op, "isfinite"),
+                   (U.isposinf_op, "isposinf"), (U.isneginf_op, "isneginf"),
+                   (U.signbit_op, "signbit")]:
+    def _pred(input, *, out=None, _op=_op, _name=_name):
+        _check_tensor(input, _name)
+        return _pw(_op, (input,), out)
+    _pred.__name__ = _name
+    _export(_pred, _name)
+    setattr(Tensor, _name, _pred)
+
+
+def _round_scalar(decimals):
+    return float(10.0 ** abs(decimals))
+
+
+@tensor_method()
+def round(input, *, decimals: int = 0, out=None):
+    """torch.round: half to even; ``decimals`` scales by 10**decimals as torch does."""
+    _check_tensor(input, "round")
+    if decimals == 0:
+        return _pw(U.round_op, (input,), out)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{dispatch.torch_name(input.dtype)}\'')
+    p = _round_scalar(decimals)
+    if decimals > 0:
+        r = div(_pw(U.round_op, (mul(input, p),)), p)
+    else:
+        r = mul(_pw(U.round_op, (div(input, p),)), p)
+    if out is not None:
+        return copy_into(out, r)
+    return r
+
+
+_export(round)
+
+
+@tensor_method("round_")
+def round_(input, *, decimals: int = 0):
+    _check_inplace(input)
+    if decimals == 0:
+        return _pw(U.round_op, (input,), inplace=True)
+    return copy_into(input, round(input, decimals=decimals))
+
+
+_export(round_)
+
+
+def copy_into(dst: Tensor, src: Tensor) -> Tensor:
+    """dst[...] = src through the identity kernel (broadcast, cast, version bump)."""
+    return _pw(_COPY, (src,), out=dst) if dst._a.shape == src._a.shape else _copy_bcast(dst, src)
+
+
+_COPY = registry.unary("copy", lambda x: x, complex_scalar=lambda x: x)
+
+
+def _copy_bcast(dst: Tensor, src) -> Tensor:
+    from ..shape import broadcast_shapes
+
+    if not isinstance(src, Tensor):
+        src_t = src
+    else:
+        if broadcast_shapes(dst._a.shape, src._a.shape) != dst._a.shape:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({dst._a.shape[-1] if dst._a.ndim else 1}) must "
+                f"match the existing size ({src._a.shape[-1]}) at non-singleton dimension "
+                f"{dst._a.ndim - 1}.  Target sizes: {list(dst._a.shape)}.  Tensor sizes: "
+                f"{list(src._a.shape)}"
+            )
+        src_t = src
+    dispatch.run_pointwise(_COPY, (src_t,), dst._a, dst.dtype)
+    dispatch.bump_version(dst)
+    return dst
+
+
+# -- binary ----------------------------------------------------------------------------------
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, numbers.Number)
+
+
+def _binary(op: registry.OpDef, name: str, *aliases: str):
+    def fn(input, other, *, out=None):
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return _pw(op, (input, other), out)
+
+    def method(self, other):
+        return _pw(op, (self, other))
+
+    def inplace(self, other):
+        _check_inplace(self)
+        return _pw(op, (self, other), inplace=True)
+
+    fn.__name__ = fn.__qualname__ = name
+    for n in (name, *aliases):
+        _export(fn, n)
+        setattr(Tensor, n, method)
+        setattr(Tensor, n + "_", inplace)
+    return fn
+
+
+for _op, _names in [
+    (B.mul_op, ("mul", "multiply")), (B.atan2_op, ("atan2", "arctan2")),
+    (B.hypot_op, ("hypot",)), (B.copysign_op, ("copysign",)), (B.maximum_op, ("maximum",)),
+    (B.minimum_op, ("minimum",)), (B.fmax_op, ("fmax",)), (B.fmin_op, ("fmin",)),
+    (B.eq_op, ("eq",)), (B.ne_op, ("ne", "not_equal")), (B.lt_op, ("lt", "less")),
+    (B.le_op, ("le", "less_equal")), (B.gt_op, ("gt", "greater")),
+    (B.ge_op, ("ge", "greater_equal")), (B.logical_and_op, ("logical_and",)),
+    (B.logical_or_op, ("logical_or",)), (B.logical_xor_op, ("logical_xor",)),
+    (B.bitwise_and_op, ("bitwise_and",)), (B.bitwise_or_op, ("bitwise_or",)),
+    (B.bitwise_xor_op, ("bitwise_xor",)), (B.bitwise_left_shift_op, ("bitwise_left_shift",)),
+    (B.bitwise_right_shift_op, ("bitwise_right_shift",)), (B.remainder_op, ("remainder",)),
+    (B.fmod_op, ("fmod",)), (B.floor_divide_op, ("floor_divide",)),
+]:
+    _binary(_op, *_names)
+
+
+def _scaled(other, alpha):
+    if alpha == 1:
+        return other
+    if isinstance(other, Tensor):
+        if isinstance(alpha, float) and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        return _pw(B.mul_op, (other, alpha))
+    return other * alpha
+
+
+def add(input, other, *, alpha=1, out=None):
+    """torch.add: input + alpha * other, broadcast and type-promoted.
+
+    >>> jtorch.add(jtorch.tensor([1., 2.]), 1)
+    tensor([2., 3.])
+    """
+    return _pw(B.add_op, (input, _scaled(other, alpha)), out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    return _pw(B.sub_op, (input, _scaled(other, alpha)), out)
+
+
+def rsub(input, other, *, alpha=1):
+    return _pw(B.sub_op, (other, _scaled(input, alpha)))
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    if rounding_mode is None:
+        return _pw(B.div_op, (input, other), out)
+    if rounding_mode == "trunc":
+        return _pw(B.div_trunc_op, (input, other), out)
+    if rounding_mode == "floor":
+        return _pw(B.floor_divide_op, (input, other), out)
+    raise ValueError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+def pow(input, exponent, *, out=None):
+    """torch.pow; integer bases with negative integer scalar exponents raise as in torch."""
+    if isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool) and exponent < 0 \
+            and isinstance(input, Tensor) and input.dtype.category < 2:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, numbers.Number) and not isinstance(exponent, bool) and isinstance(
+            input, Tensor):
+        if exponent == 2 and input.dtype.category >= 1:
+            return _pw(U.square_op, (input,), out)
+        if exponent == 0.5 and input.dtype.category == 2:
+            return _pw(U.sqrt_op, (input,), out)
+    return _pw(B.pow_op, (input, exponent), out)
+
+
+def float_power(input, exponent, *, out=None):
+    def f64(x):
+        if isinstance(x, Tensor):
+            return x.to(_dt.complex128 if x.dtype.is_complex else _dt.float64)
+        return float(x) if not isinstance(x, complex) else x
+    return _pw(B.pow_op, (f64(input), f64(exponent)), out)
+
+
+for _fn in (add, sub, div, pow, rsub, float_power):
+    _export(_fn)
+_export(div, "divide")
+_export(div, "true_divide")
+_export(sub, "subtract")
+
+
+@tensor_method()
+def add_(self, other, *, alpha=1):
+    _check_inplace(self)
+    return _pw(B.add_op, (self, _scaled(other, alpha)), inplace=True)
+
+
+@tensor_method("sub_", "subtract_")
+def sub_(self, other, *, alpha=1):
+    _check_inplace(self)
+    return _pw(B.sub_op, (self, _scaled(other, alpha)), inplace=True)
+
+
+@tensor_method("div_", "divide_", "true_divide_")
+def div_(self, other, *, rounding_mode=None):
+    _check_inplace(self)
+    op = {None: B.div_op, "trunc": B.div_trunc_op, "floor": B.floor_divide_op}[rounding_mode]
+    return _pw(op, (self, other), inplace=True)
+
+
+@tensor_method()
+def pow_(self, exponent):
+    _check_inplace(self)
+    return copy_into(self, pow(self, exponent)) if self.dtype.category < 2 else _pw(
+        B.pow_op, (self, exponent), inplace=True)
+
+
+Tensor.add = lambda self, other, *, alpha=1: add(self, other, alpha=alpha)
+Tensor.sub = Tensor.subtract = lambda self, other, *, alpha=1: sub(self, other, alpha=alpha)
+Tensor.div = Tensor.divide = lambda self, other, *, rounding_mode=None: div(
+    self, other, rounding_mode=rounding_mode)
+Tensor.true_divide = lambda self, other: div(self, other)
+Tensor.pow = lambda self, exponent: pow(self, exponent)
+Tensor.float_power = lambda self, exponent: float_power(self, exponent)
+
+
+# -- operators -------------------------------------------------------------------------------
+
+def _operand(x) -> bool:
+    return isinstance(x, (Tensor, numbers.Number))
+
+
+def _op2(fn, reverse: bool = False):
+    if reverse:
+        def r(self, other):
+            return fn(other, self) if _operand(other) else NotImplemented
+    else:
+        def r(self, other):
+            return fn(self, other) if _operand(other) else NotImplemented
+    return r
+
+
+def _iop(fn):
+    def r(self, other):
+        _check_inplace(self)
+        return fn(self, other)
+    return r
+
+
+Tensor.__add__ = _op2(add)
+Tensor.__radd__ = _op2(add, True)
+Tensor.__iadd__ = _iop(Tensor.add_)
+Tensor.__sub__ = _op2(sub)
+Tensor.__rsub__ = _op2(sub, True)
+Tensor.__isub__ = _iop(Tensor.sub_)
+Tensor.__mul__ = _op2(globals()["mul"])
+Tensor.__rmul__ = _op2(globals()["mul"], True)
+Tensor.__imul__ = _iop(Tensor.mul_)
+Tensor.__truediv__ = _op2(div)
+Tensor.__rtruediv__ = _op2(div, True)
+Tensor.__itruediv__ = _iop(Tensor.div_)
+Tensor.__floordiv__ = _op2(globals()["floor_divide"])
+Tensor.__rfloordiv__ = _op2(globals()["floor_divide"], True)
+Tensor.__ifloordiv__ = _iop(Tensor.floor_divide_)
+Tensor.__mod__ = _op2(globals()["remainder"])
+Tensor.__rmod__ = _op2(globals()["remainder"], True)
+Tensor.__imod__ = _iop(Tensor.remainder_)
+Tensor.__pow__ = _op2(pow)
+Tensor.__rpow__ = _op2(pow, True)
+Tensor.__ipow__ = _iop(Tensor.pow_)
+Tensor.__neg__ = lambda self: _pw(U.neg_op, (self,))
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: _pw(U.abs_op, (self,))
+
+
+def _invert(self):
+    if self.dtype.category > 1:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _pw(U.bitwise_not_op, (self,))
+
+
+Tensor.__invert__ = _invert
+Tensor.__and__ = _op2(globals()["bitwise_and"])
+Tensor.__rand__ = _op2(globals()["bitwise_and"], True)
+Tensor.__iand__ = _iop(Tensor.bitwise_and_)
+Tensor.__or__ = _op2(globals()["bitwise_or"])
+Tensor.__ror__ = _op2(globals()["bitwise_or"], True)
+Tensor.__ior__ = _iop(Tensor.bitwise_or_)
+Tensor.__xor__ = _op2(globals()["bitwise_xor"])
+Tensor.__rxor__ = _op2(globals()["bitwise_xor"], True)
+Tensor.__ixor__ = _iop(Tensor.bitwise_xor_)
+Tensor.__lshift__ = _op2(globals()["bitwise_left_shift"])
+Tensor.__rlshift__ = _op2(globals()["bitwise_left_shift"], True)
+Tensor.__ilshift__ = _iop(Tensor.bitwise_left_shift_)
+Tensor.__rshift__ = _op2(globals()["bitwise_right_shift"])
+Tensor.__rrshift__ = _op2(globals()["bitwise_right_shift"], True)
+Tensor.__irshift__ = _iop(Tensor.bitwise_right_shift_)
+Tensor.__eq__ = _op2(globals()["eq"])
+Tensor.__ne__ = _op2(globals()["ne"])
+Tensor.__lt__ = _op2(globals()["lt"])
+Tensor.__le__ = _op2(globals()["le"])
+Tensor.__gt__ = _op2(globals()["gt"])
+Tensor.__ge__ = _op2(globals()["ge"])
+Tensor.__hash__ = lambda self: id(self)
+
+
+# -- ternary and parameterised ---------------------------------------------------------------
+
+def clamp(input, min=None, max=None, *, out=None):
+    """torch.clamp / clip: min and max may be numbers or tensors (broadcast)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if max is None:
+        return _pw(B.clamp_min_op, (input, min), out)
+    if min is None:
+        return _pw(B.clamp_max_op, (input, max), out)
+    return _pw(B.clamp_op, (input, min, max), out)
+
+
+def clamp_min(input, min, *, out=None):
+    return _pw(B.clamp_min_op, (input, min), out)
+
+
+def clamp_max(input, max, *, out=None):
+    return _pw(B.clamp_max_op, (input, max), out)
+
+
+def _clamp_inplace(self, min=None, max=None):
+    _check_inplace(self)
+    return clamp(self, min, max, out=self)
+
+
+def lerp(input, end, weight, *, out=None):
+    return _pw(B.lerp_op, (input, end, weight), out)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """torch.where: 3-argument select, or 1-argument ``nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if not isinstance(condition, Tensor) or condition.dtype is not _dt.bool:
+        d = getattr(condition, "dtype", None)
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{dispatch.torch_name(d) if d is not None else type(condition).__name__}"
+        )
+    return _pw(B.where_op, (input, other, condition), out)
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"{input.dtype} did not match {other.dtype}"
+        )
+    return _pw(B.isclose_op, (input, other, rtol, atol, equal_nan))
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other) -> bool:
+    if input.shape != other.shape:
+        return False
+    return bool(eq(input, other).all())  # noqa: F821
+
+
+def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None, *, out=None):
+    if input.dtype.category < 2:
+        return _pw(_COPY, (input,), out)
+    info = _dt.finfo(input.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    return _pw(U.nan_to_num_op, (input, nan, posinf, neginf), out)
+
+
+def logit(input, eps=None, *, out=None):
+    if eps is None:
+        return _pw(U.logit_op, (input,), out)
+    return _pw(U.logit_eps_op, (input, eps), out)
+
+
+for _fn in (clamp, clamp_min, clamp_max, lerp, where, isclose, allclose, equal, nan_to_num, logit):
+    _export(_fn)
+_export(clamp, "clip")
+
+Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: clamp(self, min, max)
+Tensor.clamp_ = Tensor.clip_ = _clamp_inplace
+Tensor.clamp_min = lambda self, min: clamp_min(self, min)
+Tensor.clamp_max = lambda self, max: clamp_max(self, max)
+Tensor.clamp_min_ = lambda self, min: _pw(B.clamp_min_op, (self, min), inplace=True)
+Tensor.clamp_max_ = lambda self, max: _pw(B.clamp_max_op, (self, max), inplace=True)
+Tensor.lerp = lambda self, end, weight: lerp(self, end, weight)
+Tensor.lerp_ = lambda self, end, weight: _pw(B.lerp_op, (self, end, weight), inplace=True)
+Tensor.where = lambda self, condition, other: where(condition, self, other)
+Tensor.isclose = isclose
+Tensor.allclose = allclose
+Tensor.equal = equal
+Tensor.nan_to_num = nan_to_num
+Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: nan_to_num(
+    self, nan, posinf, neginf, out=self)
+Tensor.logit = logit
+Tensor.logit_ = lambda self, eps=None: logit(self, eps, out=self)
+Tensor.masked_fill_ = None  # replaced by ops.indexing
+del Tensor.masked_fill_
+_ = math

@@ -1,0 +1,122 @@
+"""Pure shape arithmetic: broadcasting, dim wrapping, size checks (torch's error wording)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b:
+            return tuple(a)
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        off = ndim - len(s)
+        for i, n in enumerate(s):
+            o = out[off + i]
+            if n == o or n == 1:
+                continue
+            if o == 1:
+                out[off + i] = n
+                continue
+            raise RuntimeError(_broadcast_message(shapes, off + i - ndim))
+    return tuple(out)
+
+
+def _broadcast_message(shapes, neg_dim: int) -> str:
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+    dim = len(max(shapes, key=len)) + neg_dim
+    sa = a[len(a) + neg_dim] if len(a) + neg_dim >= 0 else 1
+    sb = b[len(b) + neg_dim] if len(b) + neg_dim >= 0 else 1
+    return (
+        f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton "
+        f"dimension {dim}"
+    )
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative dim; 0-d tensors accept dims -1 and 0."""
+    if not isinstance(dim, int):
+        dim = _index(dim)
+    n = max(ndim, 1)
+    if dim < -n or dim >= n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dims, ndim: int) -> tuple:
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, int):
+        dims = (dims,)
+    out = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dim {out} appears multiple times in the list of dims")
+    return out
+
+
+def _index(x) -> int:
+    try:
+        return x.__index__()
+    except AttributeError:
+        raise TypeError(f"expected an integer, got {type(x).__name__}") from None
+
+
+def as_shape(size) -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` or ``f(torch.Size(...))`` argument styles."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = tuple(_index(s) for s in size)
+    for s in out:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out)}")
+    return out
+
+
+def infer_size(shape: Sequence[int], numel: int) -> tuple:
+    """Resolve one -1 in a view/reshape shape (torch's error messages)."""
+    shape = tuple(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in shape:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    known = math.prod(s for s in shape if s != -1)
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = shape[: neg[0]] + (numel // known,) + shape[neg[0] + 1 :]
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))

@@ -1,0 +1,358 @@
+"""The Tensor: a NumPy view (shape, strides, offset) over a 1-D storage array, plus autograd
+fields. Views share the storage and the version counter of their base.
+
+Op methods (``x.exp()``, ``x + y``) are attached by the modules in ``jtorch/ops`` so that
+each op family lives in one file; this module holds only what every tensor has.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from .device import CPU
+from .shape import Size
+
+
+class _Version:
+    """A version counter shared by a tensor and all its views (for in-place checks)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    __slots__ = ("_a", "_st", "dtype", "_requires_grad", "grad", "grad_fn", "_vc", "_base",
+                 "_retains_grad", "_hooks", "_output_nr", "__weakref__", "__dict__")
+
+    # -- construction -----------------------------------------------------------------------
+    def __new__(cls, *args, **kwargs):
+        if cls is Tensor and not kwargs.get("_internal"):
+            return _legacy_new(*args, **kwargs)
+        return object.__new__(cls)
+
+    @classmethod
+    def _make(cls, a: np.ndarray, st: np.ndarray | None = None, dtype: _dt.dtype | None = None,
+              base: Tensor | None = None, vc: _Version | None = None) -> Tensor:
+        """Wrap array ``a``; ``st`` is its 1-D storage (``a`` itself, flattened, if fresh)."""
+        t = object.__new__(cls)
+        t._a = a
+        t._st = a.reshape(-1) if st is None else st
+        t.dtype = _dt._FROM_NP[a.dtype] if dtype is None else dtype
+        t._requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._base = base
+        t._vc = vc if vc is not None else base._vc if base is not None else _Version()
+        t._retains_grad = False
+        t._hooks = None
+        t._output_nr = 0
+        return t
+
+    def _view(self, a: np.ndarray) -> Tensor:
+        """A tensor viewing the same storage as self (for view ops)."""
+        return Tensor._make(a, self._st, self.dtype, self._base if self._base is not None else self)
+
+    # -- metadata ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._a.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._a.shape)
+        from .shape import wrap_dim
+
+        return self._a.shape[wrap_dim(dim, self._a.ndim)] if self._a.ndim else 1 if dim in (0, -1) \
+            else self._a.shape[wrap_dim(dim, 0)]
+
+    def dim(self) -> int:
+        return self._a.ndim
+
+    ndim = property(dim)
+
+    def ndimension(self) -> int:
+        return self._a.ndim
+
+    def numel(self) -> int:
+        return self._a.size
+
+    nelement = numel
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._a.nbytes
+
+    def stride(self, dim: int | None = None):
+        isz = self._a.itemsize
+        st = tuple(s // isz for s in self._a.strides)
+        if dim is None:
+            return st
+        from .shape import wrap_dim
+
+        return st[wrap_dim(dim, self._a.ndim)]
+
+    def storage_offset(self) -> int:
+        return _offset(self)
+
+    def data_ptr(self) -> int:
+        return self._a.__array_interface__["data"][0]
+
+    def untyped_storage(self):
+        return _Storage(self._st)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        a = self._a
+        if a.flags.c_contiguous:
+            return True
+        # torch ignores strides of size-1 dims.
+        expected = 1
+        for n, s in zip(reversed(a.shape), reversed(a.strides)):
+            if n != 1 and s // a.itemsize != expected:
+                return False
+            expected *= n
+        return True
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    @property
+    def data(self) -> Tensor:
+        return Tensor._make(self._a, self._st, self.dtype)
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        self._a, self._st, self.dtype = other._a, other._st, other.dtype
+
+    def detach(self) -> Tensor:
+        return Tensor._make(self._a, self._st, self.dtype, vc=self._vc)
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # -- conversion to Python / NumPy -------------------------------------------------------
+    def item(self):
+        if self._a.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._a.size} elements cannot be converted to Scalar"
+            )
+        return self._a.reshape(()).item()
+
+    def tolist(self):
+        return self._a.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        return self._a
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._a
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __len__(self) -> int:
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._a.shape[0]
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._a.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._a.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category > 1 or self._a.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._tensor_str import format_tensor
+
+        suffixes = []
+        if self._requires_grad and self.grad_fn is None:
+            suffixes.append("requires_grad=True")
+        elif self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
+        return format_tensor(self._a, self.dtype.name, _dt.get_default_dtype().name, suffixes)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._a.ndim == 0:
+            return self.item().__format__(spec)
+        return repr(self).__format__(spec)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.array(self._a), self.dtype.name, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        out = self.clone().detach().requires_grad_(self._requires_grad)
+        memo[id(self)] = out
+        return out
+
+    # -- type conversion --------------------------------------------------------------------
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        if dtype is None:
+            return "torch." + self.dtype._legacy
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            matches = [d for d in _dt.ALL if d._legacy == name]
+            if not matches:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = matches[0]
+        return self.to(dtype)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    @property
+    def T(self) -> Tensor:
+        if self._a.ndim not in (0, 2):
+            # torch deprecates .T on other ranks but still reverses the dims.
+            return self.permute(*reversed(range(self._a.ndim)))
+        return self.t()
+
+    @property
+    def mT(self) -> Tensor:
+        if self._a.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self._a.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        return self.T.conj() if self.dtype.is_complex else self.T
+
+    @property
+    def mH(self) -> Tensor:
+        return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+def _offset(t: Tensor) -> int:
+    a, st = t._a, t._st
+    if a.size == 0:
+        return 0
+    return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
+
+
+class _Storage:
+    """A minimal untyped storage handle (identity and size, for sharing checks)."""
+
+    def __init__(self, st: np.ndarray):
+        self._st = st
+
+    def data_ptr(self) -> int:
+        return self._st.__array_interface__["data"][0]
+
+    def nbytes(self) -> int:
+        return self._st.nbytes
+
+    def size(self) -> int:
+        return self._st.nbytes
+
+
+def _rebuild(arr, dtype_name, requires_grad):
+    t = Tensor._make(arr)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _legacy_new(*args, **kwargs):
+    """``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: default-dtype constructors."""
+    from .ops import creation
+
+    if len(args) == 1 and not isinstance(args[0], int):
+        return creation.tensor(args[0], dtype=_dt.get_default_dtype())
+    return creation.empty(*args, dtype=_dt.get_default_dtype())
+
+
+def wrap(a: np.ndarray) -> Tensor:
+    return Tensor._make(a)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
