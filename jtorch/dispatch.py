@@ -267,3 +267,11 @@ def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
         out[...] = tmp
     else:
         run_pointwise(op, tuple(conv), out, compute)
+
+
+def record(op: registry.OpDef, inputs: tuple, out, kw: dict | None = None):
+    """Non-pointwise ops (reductions, movement, extern) call this after their kernel ran, so
+    autograd can attach a node holding ``op`` (its vjp), the inputs and the kwargs."""
+    if grad_hook is not None and grad_enabled[0] and op.vjp is not None:
+        grad_hook(op, inputs, out, kw)
+    return out
