@@ -63,8 +63,11 @@ def load(prefix: str, source: str) -> ModuleType:
         os.makedirs(_flags.DUMP_DIR, exist_ok=True)
         with open(os.path.join(_flags.DUMP_DIR, name + ".py"), "w") as f:
             f.write(source)
-    spec = importlib.util.spec_from_file_location(f"jtorch_kernels.{name}", path)
+    # Numba's cache rebuilds a kernel's environment by importing its module by name, so the
+    # module must be findable in sys.modules (a nameless module disables caching).
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     _modules[name] = mod
     return mod
