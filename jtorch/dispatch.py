@@ -79,14 +79,40 @@ def pointwise_dtypes(op: registry.OpDef, args) -> tuple:
     return common, common, common
 
 
+_dtype_cache: dict = {}
+
+
+def _kind(x):
+    """The part of an operand that decides promotion: dtype and 0-d-ness, or the scalar type."""
+    if isinstance(x, _TENSOR):
+        return x.dtype if x._a.ndim else (x.dtype,)
+    return type(x)
+
+
+def resolve_dtypes(op: registry.OpDef, args: tuple) -> tuple:
+    """``pointwise_dtypes`` memoised on the operands' kinds and the default dtype."""
+    key = (op, _dt._default.value, *[_kind(x) for x in args])
+    r = _dtype_cache.get(key)
+    if r is None:
+        r = _dtype_cache[key] = pointwise_dtypes(op, args)
+    return r
+
+
 def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
               inplace: bool = False) -> Tensor:
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
     if trace_hook is not None:
         return trace_hook(op, args, {"out": out, "inplace": inplace})
-    common, compute, result = pointwise_dtypes(op, args)
-    shapes = [x._a.shape for x in args if isinstance(x, _TENSOR)]
-    shape = shapes[0] if len(shapes) == 1 else broadcast_shapes(*shapes)
+    _, compute, result = resolve_dtypes(op, args)
+    shape = None
+    for x in args:
+        if isinstance(x, _TENSOR):
+            s = x._a.shape
+            if shape is None:
+                shape = s
+            elif s != shape:
+                shape = broadcast_shapes(*[y._a.shape for y in args if isinstance(y, _TENSOR)])
+                break
     if inplace:
         out = args[0]
     if out is not None:
@@ -98,12 +124,13 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                     f"{list(shape)}"
                 )
             resize_out(out, shape)
-        run_pointwise(op, args, out._a, compute)
+        run_pointwise(op, args, out._a, compute, out.dtype)
         bump_version(out)
         res = out
     else:
-        res = empty_tensor(shape, result)
-        run_pointwise(op, args, res._a, compute)
+        a = _allocator.empty(shape, result.np)
+        res = Tensor._make(a, a.reshape(-1), result)
+        run_pointwise(op, args, a, compute, result)
     if grad_hook is not None and grad_enabled[0] and op.vjp is not None:
         grad_hook(op, args, res, None)
     return res
@@ -132,42 +159,60 @@ def empty_tensor(shape: tuple, dtype: _dt.dtype) -> Tensor:
     return Tensor._make(a, a.reshape(-1), dtype)
 
 
-def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt.dtype) -> None:
+_kernel_cache: dict = {}
+
+
+def kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype, variant: str):
+    """The compiled loop ``variant`` (e.g. ``c_as``, ``s_2``) of an op for a dtype pair."""
+    key = (op, compute, out, variant)
+    k = _kernel_cache.get(key)
+    if k is None:
+        mod = _pw.kernels(op, arity, compute.name, out.name)
+        k = _kernel_cache[key] = getattr(mod, variant)
+    return k
+
+
+def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt.dtype,
+                  out_dtype: _dt.dtype | None = None) -> None:
     """Pick the loop variant (contiguous/scalar pattern or strided) and run it into ``out``."""
     n = out.size
     if n == 0:
         return
-    if out.dtype == np.float16 or any(isinstance(x, _TENSOR) and x.dtype is _float16 for x in args):
+    if out_dtype is None:
+        out_dtype = _dt._FROM_NP[out.dtype]
+    if out_dtype is _float16 or compute is _float16 or any(
+            isinstance(x, _TENSOR) and x.dtype is _float16 for x in args):
         return _run_half(op, args, out, compute)
-    mod = _pw.kernels(op, len(args), compute.name, out.dtype.name)
     shape = out.shape
     if out.flags.c_contiguous:
-        pat, flat = [], []
+        pat, flat = "", []
         for x in args:
             if isinstance(x, _TENSOR):
                 a = x._a
                 if a.shape == shape and a.flags.c_contiguous:
-                    pat.append("a")
+                    pat += "a"
                     flat.append(a.reshape(-1))
                     continue
                 if a.size == 1:
-                    pat.append("s")
+                    pat += "s"
                     flat.append(a.reshape(-1)[0])
                     continue
                 break
-            pat.append("s")
+            pat += "s"
             flat.append(x)
         else:
-            if "a" not in pat:  # every input is a single value: the strided loop fills ``out``
-                return _strided(mod, args, out)
-            prefix = "p_" if n >= _GRAIN else "c_"
-            with _errors(op):
-                getattr(mod, prefix + "".join(pat))(out.reshape(-1), *flat)
-            return
-    _strided(mod, args, out)
+            if "a" in pat:
+                fn = kernel(op, len(args), compute, out_dtype, ("p_" if n >= _GRAIN else "c_") + pat)
+                try:
+                    fn(out.reshape(-1), *flat)
+                except ZeroDivisionError:
+                    raise RuntimeError("ZeroDivisionError") from None
+                return
+    # Broadcast, non-contiguous, or all-scalar inputs: the strided loop fills ``out``.
+    _strided(op, args, out, compute, out_dtype)
 
 
-def _strided(mod, args, out: np.ndarray) -> None:
+def _strided(op, args, out: np.ndarray, compute: _dt.dtype, out_dtype: _dt.dtype) -> None:
     shape = out.shape or (1,)
     nd = len(shape)
     spans, strides = [], []
@@ -183,12 +228,14 @@ def _strided(mod, args, out: np.ndarray) -> None:
             spans.append(np.asarray(x).reshape(1))
             strides.append([0] * nd)
     cshape, cstrides = coalesce(shape, strides)
-    fn = mod.__dict__[("ps_" if out.size >= _GRAIN else "s_") + str(len(args))]
+    fn = kernel(op, len(args), compute, out_dtype, ("ps_" if out.size >= _GRAIN else "s_") + str(len(args)))
     call = []
     for sp, st in zip(spans, cstrides):
         call += [sp, np.asarray(st, np.int64)]
-    with _errors(None):
+    try:
         fn(np.asarray(cshape, np.int64), *call)
+    except ZeroDivisionError:
+        raise RuntimeError("ZeroDivisionError") from None
 
 
 def _span(a: np.ndarray) -> np.ndarray:
@@ -232,23 +279,6 @@ def coalesce(shape: tuple, strides: list) -> tuple:
             for cs, st in zip(cstr, strides):
                 cs.append(st[i])
     return cshape, cstr
-
-
-class _errors:
-    """Translate Numba's integer-division error into torch's RuntimeError."""
-
-    __slots__ = ("op",)
-
-    def __init__(self, op):
-        self.op = op
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, et, e, tb):
-        if et is ZeroDivisionError:
-            raise RuntimeError("ZeroDivisionError") from None
-        return False
 
 
 def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
