@@ -125,7 +125,7 @@ def _strided(arity: int, opts: str) -> list[str]:
         "        nouter *= shape[d]",
         "    for o in prange(nouter):",
         "        " + " = ".join(ptr) + " = 0",
-        "        rem = o",
+        "        rem = o * 1  # a copy: parfors forbid writing the loop index",
         "        for d in range(nd - 1, -1, -1):",
         "            q = rem % shape[d]",
         "            rem //= shape[d]",

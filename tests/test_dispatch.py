@@ -1,0 +1,78 @@
+"""Dispatch: loop-variant selection, dim coalescing, and the strided path vs NumPy/torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import jtorch
+from jtorch import dispatch
+from jtorch.kernels import registry
+
+
+def test_coalesce_merges_contiguous_dims_and_drops_ones():
+    shape, strides = dispatch.coalesce((2, 1, 3, 4), [[12, 0, 4, 1], [12, 0, 4, 1]])
+    assert shape == [24] and strides == [[1], [1]]
+    shape, strides = dispatch.coalesce((2, 3, 4), [[12, 4, 1], [0, 4, 1]])
+    assert shape == [2, 12] and strides == [[12, 1], [0, 1]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: a.T,                 # transposed
+    lambda a: a[::2, 1:],          # sliced with a step
+    lambda a: a[:, None, ::2],     # size-1 dim in between, strided
+])
+def test_strided_inputs_match_torch(make):
+    base = np.arange(48, dtype=np.float32).reshape(6, 8) - 20
+    # Views are made on the NumPy side so this test does not depend on the view ops.
+    j = jtorch.from_numpy(make(base.copy()))
+    t = make(torch.from_numpy(base.copy()))
+    assert j.shape == t.shape and not j._a.flags.c_contiguous
+    np.testing.assert_array_equal((j * 2 + 1).numpy(), (t * 2 + 1).numpy())
+    row = jtorch.from_numpy(make(base.copy())[:1])
+    np.testing.assert_array_equal(jtorch.maximum(j, row).numpy(), torch.maximum(t, t[:1]).numpy())
+
+
+def test_inplace_into_non_contiguous_view_writes_base():
+    base = jtorch.zeros(4, 5)
+    view = base._view(base._a.T)
+    view.add_(1.0)
+    assert base.numpy().sum() == 20.0
+    assert base._version == view._version > 0
+
+
+def test_all_scalar_operands_fill_every_element():
+    x = jtorch.tensor(2.0)
+    y = jtorch.zeros(3)
+    jtorch.add(x, 1.0, out=y)
+    np.testing.assert_array_equal(y.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_parallel_variant_above_grain_size_matches_serial():
+    n = dispatch._GRAIN + 17
+    a = jtorch.from_numpy(np.linspace(-3, 3, n, dtype=np.float32))
+    b = jtorch.from_numpy(np.linspace(-3, 3, n, dtype=np.float32)[: n - 1])
+    big = (a * 3 - 1).numpy()
+    small = (b * 3 - 1).numpy()
+    np.testing.assert_array_equal(big[: n - 1], small)
+
+
+def test_strided_parallel_variant():
+    base = np.arange(300 * 240, dtype=np.float64).reshape(300, 240)
+    j = jtorch.from_numpy(base.T)
+    np.testing.assert_array_equal((j - 1).numpy(), base.T - 1)
+
+
+def test_dtype_resolution_is_memoised_per_default_dtype():
+    op = registry.get("add")
+    x = jtorch.tensor([1, 2])
+    assert dispatch.resolve_dtypes(op, (x, 1.5))[2] is jtorch.float32
+    jtorch.set_default_dtype(jtorch.float64)
+    try:
+        assert dispatch.resolve_dtypes(op, (x, 1.5))[2] is jtorch.float64
+    finally:
+        jtorch.set_default_dtype(jtorch.float32)
+
+
+def test_unsupported_dtype_raises_not_implemented_with_torch_name():
+    with pytest.raises(NotImplementedError, match="\"bitwise_and_cpu\" not implemented for 'Float'"):
+        jtorch.bitwise_and(jtorch.ones(2), jtorch.ones(2))
