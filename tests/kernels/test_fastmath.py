@@ -1,0 +1,295 @@
+"""Accuracy, special values and vectorisation of jtorch.kernels.fastmath.
+
+float32 results are compared with the float64 result of NumPy (libm), float64 results with the
+80-bit long double result (or mpmath where NumPy has no long double function); errors are
+measured in ulps of the target type at the exact value. One njit sweep kernel per function is
+compiled (once per dtype) and reused by every test.
+"""
+
+import math
+import os
+import re
+
+import numba
+import numpy as np
+import pytest
+
+from jtorch.kernels import fastmath as fm
+
+MAX_ULP = 2.0
+LD = np.longdouble
+HAVE_LD = np.finfo(LD).nmant >= 63
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+# --------------------------------------------------------------------------------------------
+# kernels
+# --------------------------------------------------------------------------------------------
+
+_KERNELS = {}
+
+
+def kernel(name):
+    """One njit loop per public function, applied elementwise."""
+    if name in _KERNELS:
+        return _KERNELS[name]
+    f = getattr(fm, name)
+    if f.__code__.co_argcount == 1:
+
+        @numba.njit
+        def k(a, out):
+            for i in range(a.size):
+                out[i] = f(a[i])
+
+    else:
+
+        @numba.njit
+        def k(a, b, out):
+            for i in range(a.size):
+                out[i] = f(a[i], b[i])
+
+    _KERNELS[name] = k
+    return k
+
+
+def apply(name, *args):
+    out = np.empty_like(args[0])
+    kernel(name)(*args, out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# references and inputs
+# --------------------------------------------------------------------------------------------
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+def _vec(fn):
+    return np.frompyfunc(fn, 1, 1)
+
+
+def _erf64(x):
+    return _vec(math.erf)(x).astype(np.float64)
+
+
+def _erfc64(x):
+    return _vec(math.erfc)(x).astype(np.float64)
+
+
+def _mp_ref(fn):
+    """float64 array -> long double array via mpmath (for functions NumPy lacks)."""
+    import mpmath
+
+    def ref(x):
+        mpmath.mp.prec = 80
+        out = [fn(mpmath.mpf(float(v))) if np.isfinite(v) else fn(mpmath.mpf(float(v))) for v in x]
+        return np.array([LD(mpmath.nstr(v, 25)) if mpmath.isfinite(v) else LD(float(v)) for v in out])
+
+    return ref
+
+
+# name -> (f32 reference on float64 input, f64 reference on long double input,
+#          dense float32 ranges [(lo, hi, n)], float64 uniform range)
+UNARY = {
+    "exp": (np.exp, np.exp, [(-104, 89, 1_000_000), (-1, 1, 200_000)], (-750, 750)),
+    "exp2": (np.exp2, np.exp2, [(-151, 129, 1_000_000), (-1, 1, 200_000)], (-1080, 1030)),
+    "expm1": (np.expm1, np.expm1, [(-20, 89, 1_000_000), (-1, 1, 200_000), (-1e-3, 1e-3, 100_000)],
+              (-50, 720)),
+    "log": (np.log, np.log, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
+    "log2": (np.log2, np.log2, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
+    "log10": (np.log10, np.log10, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
+    "log1p": (np.log1p, np.log1p, [(-1, 4, 1_000_000), (-0.5, 0.5, 1_000_000)], (-1, 5)),
+}
+UNARY = {k: v for k, v in UNARY.items() if hasattr(fm, k)}
+
+
+def f32_inputs(dense, stride=1 << 11):
+    """Every stride-th float32 bit pattern (both signs, nan and inf included) + dense ranges."""
+    bits = np.arange(0, 1 << 32, stride, dtype=np.uint64).astype(np.uint32)
+    xs = [bits.view(np.float32)]
+    xs += [np.linspace(lo, hi, n, dtype=np.float64).astype(np.float32) for lo, hi, n in dense]
+    return np.concatenate(xs)
+
+
+def f64_inputs(lo, hi, n=300_000, seed=0):
+    rng = np.random.default_rng(seed)
+    sign = rng.choice([-1.0, 1.0], n // 3)
+    bits = rng.integers(0, 1 << 64, n // 3, dtype=np.uint64, endpoint=False)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                      1.0, -1.0, 0.5, 2.0, 1e-300, -1e-300, 1.7976931348623157e308])
+    return np.concatenate([rng.uniform(lo, hi, n), np.exp(rng.uniform(-745, 709, n // 3)) * sign,
+                           bits.view(np.float64), edges])
+
+
+def ulp_errors(y, ref, dtype):
+    """(max ulp error over finite reference values, bad-special mask, index of the max)."""
+    ref = np.asarray(ref, LD if dtype == np.float64 else np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = ref.astype(dtype)
+    # nan and overflow to inf must match exactly
+    bad = (np.isnan(rounded) != np.isnan(y)) | (np.isinf(rounded) & (rounded != y))
+    fin = np.isfinite(rounded)
+    mant, min_e = (24, -149) if dtype == np.float32 else (53, -1074)
+    e = np.frexp(rounded[fin].astype(np.float64))[1]
+    ulp = np.ldexp(ref.dtype.type(1), np.maximum(e - mant, min_e))
+    err = (np.abs(y[fin].astype(ref.dtype) - ref[fin]) / ulp).astype(np.float64)
+    err[~np.isfinite(y[fin])] = np.inf
+    return err, bad, fin
+
+
+def check(name, x_args, y, ref, dtype):
+    err, bad, fin = ulp_errors(y, ref, dtype)
+    assert not bad.any(), (
+        f"{name}: nan/inf mismatch at {[a[bad][:5] for a in x_args]}: got {y[bad][:5]}, "
+        f"want {np.asarray(ref)[bad][:5]}")
+    i = int(np.argmax(err))
+    where = [a[fin][i] for a in x_args]
+    assert err[i] <= MAX_ULP, f"{name}: {err[i]:.3f} ulp at {where}: got {y[fin][i]!r}, want {ref[fin][i]!r}"
+    # guard against a vacuous comparison
+    assert fin.sum() > 0.5 * y.size and err.max() > 0
+    return err[i]
+
+
+# --------------------------------------------------------------------------------------------
+# accuracy sweeps
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_float32_sweep(name):
+    ref32, _, dense, _ = UNARY[name]
+    x = f32_inputs(dense)
+    y = apply(name, x)
+    assert y.dtype == np.float32
+    with np.errstate(all="ignore"):
+        ref = ref32(x.astype(np.float64))
+    check(name, [x], y, ref, np.float32)
+
+
+@pytest.mark.skipif(not HAVE_LD, reason="needs 80-bit long double as the float64 reference")
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_float64_sweep(name):
+    _, ref64, _, (lo, hi) = UNARY[name]
+    x = f64_inputs(lo, hi)
+    y = apply(name, x)
+    assert y.dtype == np.float64
+    with np.errstate(all="ignore"):
+        ref = ref64(x.astype(LD))
+    check(name, [x], y, ref, np.float64)
+
+
+# --------------------------------------------------------------------------------------------
+# special values (exact, sign of zero included)
+# --------------------------------------------------------------------------------------------
+
+INF, NAN = math.inf, math.nan
+SPECIALS = {
+    "exp": [(NAN, NAN), (INF, INF), (-INF, 0.0), (0.0, 1.0), (-0.0, 1.0), (1000.0, INF), (-1000.0, 0.0)],
+    "exp2": [(NAN, NAN), (INF, INF), (-INF, 0.0), (0.0, 1.0), (-0.0, 1.0), (10.0, 1024.0), (-3.0, 0.125),
+             (2000.0, INF), (-2000.0, 0.0)],
+    "expm1": [(NAN, NAN), (INF, INF), (-INF, -1.0), (0.0, 0.0), (-0.0, -0.0), (1000.0, INF), (-1000.0, -1.0),
+              (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "log": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (1.0, 0.0)],
+    "log2": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (1.0, 0.0),
+             (8.0, 3.0), (0.25, -2.0), (2.0**-140, -140.0)],
+    "log10": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (1.0, 0.0),
+              (1000.0, 3.0), (0.01, -2.0)],
+    "log1p": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (-1.0, -INF), (-2.0, NAN),
+              (1e-30, 1e-30), (-1e-30, -1e-30)],
+}
+SPECIAL_CASES = [(name, dt, args, want) for name, rows in SPECIALS.items() if hasattr(fm, name)
+                 for dt in (np.float32, np.float64) for *args, want in rows]
+
+
+def _same(got, want):
+    if math.isnan(want):
+        return math.isnan(got)
+    return got == want and math.copysign(1, got) == math.copysign(1, want)
+
+
+@pytest.mark.parametrize("name,dtype", sorted({(c[0], c[1]) for c in SPECIAL_CASES}, key=str))
+def test_special_values(name, dtype):
+    rows = [(args, want) for n, dt, args, want in SPECIAL_CASES if n == name and dt == dtype]
+    cols = [np.array([args[j] for args, _ in rows], dtype) for j in range(len(rows[0][0]))]
+    with np.errstate(all="ignore"):
+        want = np.array([w for _, w in rows], dtype)
+    got = apply(name, *cols)
+    wrong = [(tuple(float(c[i]) for c in cols), float(got[i]), float(want[i]))
+             for i in range(len(rows)) if not _same(float(got[i]), float(want[i]))]
+    assert not wrong, f"{name} {np.dtype(dtype).name}: (args, got, want) {wrong}"
+
+
+def test_subnormal_inputs():
+    x32 = np.array([1e-45, 1e-40, 1.1754942e-38], np.float32)
+    x64 = np.array([5e-324, 1e-310, 2.225073858507201e-308])
+    for name in ("log", "log2", "log10"):
+        for x, ref, dt in ((x32, x32.astype(np.float64), np.float32), (x64, x64.astype(LD), np.float64)):
+            with np.errstate(all="ignore"):
+                check(name, [x], apply(name, x), getattr(np, name)(ref), dt)
+    for name in ("expm1", "log1p"):  # f(x) == x for tiny x, subnormals included
+        assert (apply(name, x32) == x32).all() and (apply(name, x64) == x64).all()
+
+
+# --------------------------------------------------------------------------------------------
+# vectorisation and other compile targets
+# --------------------------------------------------------------------------------------------
+
+_VEC_OP = re.compile(r"= (?:fmul|fadd|fsub|fdiv|select)\b[^<\n]*<(\d+) x (float|double)>")
+
+
+@pytest.mark.parametrize("name", sorted(set(UNARY) | {n for n in ("atan2", "pow") if hasattr(fm, n)}))
+def test_loop_vectorises(name):
+    k = kernel(name)
+    nargs = getattr(fm, name).__code__.co_argcount
+    for dt, ty, width in ((np.float32, "float", 8), (np.float64, "double", 4)):
+        a = np.ones(16, dt)
+        k(*([a] * nargs), np.empty_like(a))
+        sig = [s for s in k.signatures if s[0].dtype == numba.from_dtype(np.dtype(dt))][0]
+        llvm = k.inspect_llvm(sig)
+        widths = {int(w) for w, t in _VEC_OP.findall(llvm) if t == ty}
+        assert widths and max(widths) >= width, f"{name} {dt.__name__}: vector widths {sorted(widths)}"
+
+
+def test_python_fallback_keeps_dtype():
+    assert isinstance(fm.exp(np.float32(1.0)), np.float32)
+    assert abs(fm.exp(np.float32(1.0)) - np.float32(np.e)) <= np.spacing(np.float32(np.e))
+    assert isinstance(fm.log(2.0), np.float64)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="compile_ptx needs the real target")
+def test_compiles_for_cuda(monkeypatch):
+    cuda = pytest.importorskip("numba.cuda")
+    from numba import types
+    import numba.cuda.dispatcher as cuda_dispatcher
+
+    class _Sm90:
+        compute_capability = (9, 0)
+
+    # Without a driver, compiling the overloads as device functions asks for the current device.
+    monkeypatch.setattr(cuda_dispatcher, "get_current_device", lambda: _Sm90())
+
+    def device_fn(x):
+        return fm.exp(x) + fm.log1p(x)
+
+    for ty in (types.float32, types.float64):
+        ptx, resty = cuda.compile_ptx(device_fn, (ty,), device=True, cc=(9, 0))
+        assert resty == ty and ".target sm_90" in ptx
+
+
+# --------------------------------------------------------------------------------------------
+# exhaustive float32 (slow)
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_float32_exhaustive(name):
+    ref32 = UNARY[name][0]
+    worst = 0.0
+    for start in range(0, 1 << 32, 1 << 24):
+        x = np.arange(start, start + (1 << 24), dtype=np.uint64).astype(np.uint32).view(np.float32)
+        with np.errstate(all="ignore"):
+            ref = ref32(x.astype(np.float64))
+        worst = max(worst, check(name, [x], apply(name, x), ref, np.float32))
+    print(f"{name} float32 exhaustive max ulp {worst:.3f}")
