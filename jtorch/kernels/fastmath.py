@@ -44,11 +44,12 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 __all__ = [
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
 ]
 
 import os
 _INLINE = os.environ.get("FM_INLINE", "never")
+_JIT_OPTIONS = {"forceinline": True}
 _HAS_FMA = bool(_llb.get_host_cpu_features().get("fma", False))
 
 
@@ -157,7 +158,7 @@ _mla = intrinsic(target="generic")(_ternary_float_intrinsic("llvm.fmuladd"))
 
 def _jitable(fn):
     """Make a plain Python helper callable (and always inlined) from jitted code."""
-    overload(fn, target="generic", inline=_INLINE, strict=False)(lambda *args: fn)
+    overload(fn, target="generic", inline=_INLINE, strict=False, jit_options=_JIT_OPTIONS)(lambda *args: fn)
     return fn
 
 
@@ -178,7 +179,7 @@ def _register(stub, impl32, impl64):
         typer = lambda x: choose(x)  # noqa: E731
     else:
         typer = lambda x, y: choose(x, y)  # noqa: E731
-    overload(stub, target="generic", inline=_INLINE)(typer)
+    overload(stub, target="generic", inline=_INLINE, jit_options=_JIT_OPTIONS)(typer)
 
     stub._impl32 = impl32
     stub._impl64 = impl64
@@ -193,7 +194,7 @@ def _poly(x, coeffs):
     return acc
 
 
-@overload(_poly, target="generic", inline=_INLINE)
+@overload(_poly, target="generic", inline=_INLINE, jit_options=_JIT_OPTIONS)
 def _ov_poly(x, coeffs):
     n = coeffs.count
     lines = ["def impl(x, coeffs):", f"    acc = coeffs[{n - 1}]"]
@@ -517,6 +518,263 @@ _log64, _log2_64, _log10_64, _log1p_64 = _make_log(_T64, _LOG_P64)
 
 
 # --------------------------------------------------------------------------------------------
+# sin, cos, tan
+# --------------------------------------------------------------------------------------------
+#
+# Argument reduction x = q*pi/2 + r, |r| <= pi/4, r as a double-word (r + r_lo):
+# - moderate |x|: Cody-Waite with pi/2 split in three full-precision parts; the first product
+#   is subtracted exactly with an FMA, the second as an exact FMA product with TwoSum;
+# - huge |x| (Payne-Hanek): x = M * 2^E with integer M; the bits of 2/pi that matter for
+#   M * 2^E * 2/pi mod 4 are read from a per-exponent table of 2/pi chunks, the products
+#   M * chunk are exact and are summed modulo 4 with exact float64 arithmetic. float32 uses
+#   float64 arithmetic for this fallback only (four exact products).
+# Both paths are evaluated (branch-free) and selected by |x|.
+
+# 2/pi to 1344 bits (the first hex digit is the first bit after the binary point).
+_TWO_OVER_PI_HEX = (
+    "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561b7246e3a424dd2e006492eea09d192"
+    "1cfe1deb1cb129a73ee88235f52ebb4484e99c7026b45f7e413991d639835339f49c845f8bbdf9283b1ff897ffde0598"
+    "0fef2f118b5a0a6d1f6d367ecf27cb09b74f463f669e5fea2d7527bac7ebe5f17b3d0739f78a5292ea6bfb5fb11f8d5d"
+    "0856033046fc7b6babf0cfbc209af4361da9e391615ee61b08"
+)
+_TWO_OVER_PI_BITS = len(_TWO_OVER_PI_HEX) * 4
+
+
+def _two_over_pi_table(e_min, e_max, nchunks, chunk_bits):
+    """Row i: chunks of G = 2^(e_min+i) * 2/pi covering bit positions 1 .. 2 - nchunks*chunk_bits
+    (bits above 2^1 only add multiples of 4 to M * G for integer M)."""
+    big = int(_TWO_OVER_PI_HEX, 16)  # 2/pi = big / 2^BITS
+    rows = []
+    for e in range(e_min, e_max + 1):
+        row = []
+        for j in range(nchunks):
+            lo_pos = 2 - (j + 1) * chunk_bits  # value of the chunk's last bit: 2^lo_pos
+            shift = _TWO_OVER_PI_BITS - e + lo_pos  # floor(G / 2^lo_pos) = big >> shift
+            assert shift >= 0
+            chunk = (big >> shift) & ((1 << chunk_bits) - 1)
+            row.append(math.ldexp(float(chunk), lo_pos))  # exact: chunk_bits <= 53
+        rows.append(row)
+    return np.array(rows, dtype=np.float64)
+
+
+# float32: |x| >= 2^-7 (E = exponent of the last mantissa bit >= -30) up to 2^127
+_RPI32_EMIN, _RPI32_EMAX = -30, 104
+_RPI32_TAB = _two_over_pi_table(_RPI32_EMIN, _RPI32_EMAX, 4, 27)
+# float64: |x| >= 2^40 (E >= -12) up to the largest double
+_RPI64_EMIN, _RPI64_EMAX = -14, 971
+_RPI64_TAB = _two_over_pi_table(_RPI64_EMIN, _RPI64_EMAX, 4, 53)
+
+_SIN_P32 = (-0.1666666716337204, 0.008333379402756691, -0.00019853064441122115, 2.8325100629444933e-06)
+_COS_P32 = (0.0416666679084301, -0.0013888980029150844, 2.482202216924634e-05, -2.888123447064572e-07)
+_TAN_P32 = (0.33333349227905273, 0.13332675397396088, 0.05405891314148903, 0.02128620818257332,
+            0.010827443562448025, 9.824595326790586e-05, 0.004372697323560715)
+_SIN_P64 = (-0.1666666666666663, 0.00833333333332184, -0.00019841269829358533, 2.755731353851857e-06,
+            -2.5050734390311053e-08, 1.5895433369475287e-10)
+_COS_P64 = (0.041666666666666595, -0.0013888888888873342, 2.480158728900208e-05, -2.7557314217039056e-07,
+            2.0875705396125875e-09, -1.1358749251201228e-11)
+_TAN_P64 = (0.3333333333333333, 0.133333333333338, 0.053968253967904514, 0.021869488548726484,
+            0.008863235267036898, 0.0035921315740599477, 0.0014558018193444814, 0.0005902405730942412,
+            0.00023811407605195728, 0.00010047722622713676, 3.0044200426686606e-05, 3.3471698718322043e-05,
+            -1.7505030039042996e-05, 2.5117399671382653e-05, -1.2288790263020726e-05, 4.472963588062323e-06)
+
+
+@_jitable
+def _two_sum(a, b):
+    """a + b = s + e exactly."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@_jitable
+def _two_prod(a, b):
+    """a * b = p + e exactly (FMA)."""
+    p = a * b
+    return p, _fma(a, b, -p)
+
+
+def _make_cody_waite(T):
+    F = T.f
+    _, _, rint = _scalers(T)
+    pio2 = Fraction(_PI) / 2
+    P1 = T.c(pio2)
+    P2 = T.c(pio2 - Fraction(float(P1)))
+    P3 = T.c(pio2 - Fraction(float(P1)) - Fraction(float(P2)))
+    TWO_OVER_PI = T.c(1 / pio2)
+
+    @_jitable
+    def cody_waite(ax):
+        """ax >= 0 moderate: (r, r_lo, k) with ax = k*pi/2 + r + r_lo."""
+        kf, k = rint(ax * TWO_OVER_PI)
+        r1 = _fma(-kf, P1, ax)  # exact
+        w, w_lo = _two_prod(kf, P2)
+        r, e = _two_sum(r1, -w)
+        r_lo = (e - w_lo) - kf * P3
+        y = r + r_lo
+        return y, (r - y) + r_lo, k
+
+    return cody_waite
+
+
+_cody_waite32 = _make_cody_waite(_T32)
+_cody_waite64 = _make_cody_waite(_T64)
+
+_PIO2_64 = np.float64(float(Fraction(_PI) / 2))
+_PIO2_64_LO = np.float64(float(Fraction(_PI) / 2 - Fraction(float(_PIO2_64))))
+_MAGIC64 = _T64.magic
+_MAGIC64_I = _T64.magic_i
+_TWO52 = np.float64(2.0**52)
+
+
+@_jitable
+def _rint64(x):
+    t = x + _MAGIC64
+    return t - _MAGIC64, _f64_as_i64(t) - _MAGIC64_I
+
+
+@_jitable
+def _payne_hanek32(ax):
+    """float32 ax (>= 2^-7, finite) -> (r float64, k) with ax = k*pi/2 + r (mod 2*pi)."""
+    ix = _f32_as_i32(ax)
+    be = (ix >> 23) & 0xFF
+    be = max(be, _RPI32_EMIN + 150)
+    row = min(be, _RPI32_EMAX + 150) - (_RPI32_EMIN + 150)
+    m = np.float64(_i32_as_f32((ix & 0x7FFFFF) | (150 << 23)))  # 24-bit integer mantissa
+    p0 = m * _RPI32_TAB[row, 0]  # all four products are exact (24 x 27 bits)
+    p1 = m * _RPI32_TAB[row, 1]
+    p2 = m * _RPI32_TAB[row, 2]
+    p3 = m * _RPI32_TAB[row, 3]
+    i0, k0 = _rint64(p0)
+    s1 = (p0 - i0) + p1  # exact: multiples of 2^-52 below 1
+    i1, k1 = _rint64(s1)
+    s2, e2 = _two_sum(s1 - i1, p2)
+    f = s2 + (e2 + p3)
+    return f * _PIO2_64, k0 + k1
+
+
+@_jitable
+def _payne_hanek64(ax):
+    """float64 ax (>= 2^40, finite) -> (r, r_lo, k) with ax = k*pi/2 + r + r_lo (mod 2*pi)."""
+    ix = _f64_as_i64(ax)
+    be = (ix >> 52) & 0x7FF
+    be = max(be, _RPI64_EMIN + 1075)
+    row = min(be, _RPI64_EMAX + 1075) - (_RPI64_EMIN + 1075)
+    m = _i64_as_f64((ix & 0xFFFFFFFFFFFFF) | (1075 << 52))  # 53-bit integer mantissa
+    h0, l0 = _two_prod(m, _RPI64_TAB[row, 0])  # < 2^55, multiples of 2^-51
+    h1, l1 = _two_prod(m, _RPI64_TAB[row, 1])  # < 8
+    h2, l2 = _two_prod(m, _RPI64_TAB[row, 2])  # < 2^-50
+    p3 = m * _RPI64_TAB[row, 3]  # < 2^-103
+    # reduce the big terms modulo 4 (exactly)
+    t = h0 * 0.25
+    t = t - (t if t >= _TWO52 else (t + _TWO52) - _TWO52)
+    a = t * 4.0 + (l0 - 4.0 * _rint64(l0 * 0.25)[0])
+    a = a - 4.0 * _rint64(a * 0.25)[0]
+    b = h1 - 4.0 * _rint64(h1 * 0.25)[0]
+    s, e = _two_sum(a, b)
+    nf, k = _rint64(s)
+    s = s - nf
+    tt, t1 = _two_sum(e, l1)
+    tt, t2 = _two_sum(tt, h2)
+    low = (t1 + t2) + (l2 + p3)
+    f, f_lo = _two_sum(s, tt)
+    f_lo = f_lo + low
+    fh = f + f_lo
+    f_lo = (f - fh) + f_lo
+    r, r_lo = _two_prod(fh, _PIO2_64)
+    r_lo = r_lo + (fh * _PIO2_64_LO + f_lo * _PIO2_64)
+    y = r + r_lo
+    return y, (r - y) + r_lo, k
+
+
+def _make_trig(T, SP, CP, TP):
+    F = T.f
+    SP, CP, TP = tuple(F(c) for c in SP), tuple(F(c) for c in CP), tuple(F(c) for c in TP)
+    S1, SR = SP[0], SP[1:]
+    ONE, HALF = F(1), F(0.5)
+    INF = T.inf
+    if T is _T32:
+        cody_waite = _cody_waite32
+        CW_MAX, TINY = F(1024.0), F(2.0**-12)
+
+        @_jitable
+        def reduce(ax):
+            r, r_lo, k = cody_waite(ax)
+            rh64, kh = _payne_hanek32(ax)
+            rh = np.float32(rh64)
+            rh_lo = np.float32(rh64 - np.float64(rh))
+            small = ax < CW_MAX
+            return (r if small else rh), (r_lo if small else rh_lo), (k if small else kh)
+    else:
+        cody_waite = _cody_waite64
+        CW_MAX, TINY = F(2.0**40), F(2.0**-27)
+
+        @_jitable
+        def reduce(ax):
+            r, r_lo, k = cody_waite(ax)
+            rh, rh_lo, kh = _payne_hanek64(ax)
+            small = ax < CW_MAX
+            return (r if small else rh), (r_lo if small else rh_lo), (k if small else kh)
+
+    @_jitable
+    def ksin(x, y):
+        """sin(x + y) for |x| <= pi/4, |y| tiny."""
+        z = x * x
+        v = z * x
+        r = _poly(z, SR)
+        return x - ((z * (HALF * y - v * r) - y) - v * S1)
+
+    @_jitable
+    def kcos(x, y):
+        """cos(x + y) for |x| <= pi/4, |y| tiny."""
+        z = x * x
+        r = z * _poly(z, CP)
+        hz = HALF * z
+        w = ONE - hz
+        return w + (((ONE - w) - hz) + (z * r - x * y))
+
+    def sin_(x):
+        ax = abs(x)
+        r, r_lo, k = reduce(ax)
+        s = ksin(r, r_lo)
+        c = kcos(r, r_lo)
+        y = c if k & 1 else s
+        y = -y if ((k & 2) != 0) != (x < 0) else y
+        y = x if ax < TINY else y
+        return y if ax < INF else x - x
+
+    def cos_(x):
+        ax = abs(x)
+        r, r_lo, k = reduce(ax)
+        s = ksin(r, r_lo)
+        c = kcos(r, r_lo)
+        y = s if k & 1 else c
+        y = -y if (k + 1) & 2 else y
+        return y if ax < INF else x - x
+
+    def tan_(x):
+        ax = abs(x)
+        r, r_lo, k = reduce(ax)
+        z = r * r
+        p = (z * r) * _poly(z, TP)
+        t = r + p
+        t_lo = ((r - t) + p) + r_lo * (ONE + t * t)
+        # odd quadrant: -1 / (t + t_lo), with the reciprocal corrected by its exact residual
+        inv = _div(ONE, t)
+        e = _fma(-t, inv, ONE)
+        cot = inv + inv * (e - t_lo * inv)
+        y = -cot if k & 1 else t + t_lo
+        y = -y if x < 0 else y
+        y = x if ax < TINY else y
+        return y if ax < INF else x - x
+
+    return sin_, cos_, tan_
+
+
+_sin32, _cos32, _tan32 = _make_trig(_T32, _SIN_P32, _COS_P32, _TAN_P32)
+_sin64, _cos64, _tan64 = _make_trig(_T64, _SIN_P64, _COS_P64, _TAN_P64)
+
+
+# --------------------------------------------------------------------------------------------
 # Public stubs (NumPy fallbacks for plain Python calls)
 # --------------------------------------------------------------------------------------------
 
@@ -559,6 +817,21 @@ def log1p(x):
     return np.log1p(_as_float(x))
 
 
+def sin(x):
+    """Sine (full-range argument reduction)."""
+    return np.sin(_as_float(x))
+
+
+def cos(x):
+    """Cosine (full-range argument reduction)."""
+    return np.cos(_as_float(x))
+
+
+def tan(x):
+    """Tangent (full-range argument reduction)."""
+    return np.tan(_as_float(x))
+
+
 _register(exp, _exp32, _exp64)
 _register(exp2, _exp2_32, _exp2_64)
 _register(expm1, _expm1_32, _expm1_64)
@@ -566,3 +839,6 @@ _register(log, _log32, _log64)
 _register(log2, _log2_32, _log2_64)
 _register(log10, _log10_32, _log10_64)
 _register(log1p, _log1p_32, _log1p_64)
+_register(sin, _sin32, _sin64)
+_register(cos, _cos32, _cos64)
+_register(tan, _tan32, _tan64)

@@ -102,6 +102,9 @@ UNARY = {
     "log2": (np.log2, np.log2, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
     "log10": (np.log10, np.log10, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
     "log1p": (np.log1p, np.log1p, [(-1, 4, 1_000_000), (-0.5, 0.5, 1_000_000)], (-1, 5)),
+    "sin": (np.sin, np.sin, [(-10, 10, 1_000_000), (-1e5, 1e5, 500_000)], (-100, 100)),
+    "cos": (np.cos, np.cos, [(-10, 10, 1_000_000), (-1e5, 1e5, 500_000)], (-100, 100)),
+    "tan": (np.tan, np.tan, [(-10, 10, 1_000_000), (-1e5, 1e5, 500_000)], (-100, 100)),
 }
 UNARY = {k: v for k, v in UNARY.items() if hasattr(fm, k)}
 
@@ -198,6 +201,9 @@ SPECIALS = {
               (1000.0, 3.0), (0.01, -2.0)],
     "log1p": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (-1.0, -INF), (-2.0, NAN),
               (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "sin": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "cos": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 1.0), (-0.0, 1.0), (1e-30, 1.0)],
+    "tan": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
 }
 SPECIAL_CASES = [(name, dt, args, want) for name, rows in SPECIALS.items() if hasattr(fm, name)
                  for dt in (np.float32, np.float64) for *args, want in rows]
@@ -228,8 +234,30 @@ def test_subnormal_inputs():
         for x, ref, dt in ((x32, x32.astype(np.float64), np.float32), (x64, x64.astype(LD), np.float64)):
             with np.errstate(all="ignore"):
                 check(name, [x], apply(name, x), getattr(np, name)(ref), dt)
-    for name in ("expm1", "log1p"):  # f(x) == x for tiny x, subnormals included
+    for name in ("expm1", "log1p", "sin", "tan"):  # f(x) == x for tiny x, subnormals included
         assert (apply(name, x32) == x32).all() and (apply(name, x64) == x64).all()
+
+
+def test_trig_huge_arguments_float64():
+    """Hard cases for the argument reduction (incl. the double closest to a multiple of pi/2)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 2200
+    xs = np.array([6381956970095103 * 2.0**797, 5261692873635770 * 2.0**499, 2.0**1023 * 1.9999999999999998,
+                   1e22, 1e300, 2.0**40, np.nextafter(2.0**40, 0), 355.0, 103993.0, 1.5707963267948966])
+    for name in ("sin", "cos", "tan"):
+        ref = np.array([LD(mpmath.nstr(getattr(mpmath, name)(mpmath.mpf(float(v))), 30)) for v in xs])
+        check(name, [xs], apply(name, xs), ref, np.float64)
+
+
+def test_trig_huge_arguments_float32():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 400
+    rng = np.random.default_rng(1)
+    xs = np.concatenate([np.float32([3.4028235e38, 1e38, 2.0**127, 10680707.0, 16367173.0, 1023.9999, 1024.0]),
+                         np.exp(rng.uniform(0, 88, 2000)).astype(np.float32)])
+    for name in ("sin", "cos", "tan"):
+        ref = np.array([float(getattr(mpmath, name)(mpmath.mpf(float(v)))) for v in xs])
+        check(name, [xs], apply(name, xs), ref, np.float32)
 
 
 # --------------------------------------------------------------------------------------------
