@@ -23,6 +23,8 @@ from .ops import pointwise as _pointwise
 from .ops.conversion import *  # noqa: F401,F403
 from .ops.creation import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
+from .ops.views import *  # noqa: F401,F403
+from .ops.indexing import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 

@@ -1,3 +1,3 @@
 """OpDef records, one file per op family. Importing this package fills the registry."""
 
-from . import binary, unary  # noqa: F401
+from . import binary, movement, unary  # noqa: F401
