@@ -611,18 +611,28 @@ def _linspace_values(res: Tensor, start, end, n: int) -> None:
         t = d.np.type
         s, e = t(_real(start, d)), t(_real(end, d))
         _fill.linspace(a, s, e, (e - s) / t(n - 1))
-    elif d is _dt.float16:  # the endpoints and step rounded to half, the lanes in float32
-        h = np.float16
-        s, e = h(_real(start, d)), h(_real(end, d))
-        step = h(np.float32(h(e - s)) / np.float32(n - 1))
-        tmp = np.empty(n, np.float32)
-        _fill.linspace(tmp, np.float32(s), np.float32(e), np.float32(step))
-        copy_array(a, d, Tensor._make(tmp))
+    elif d is _dt.float16:
+        _linspace_half(a, start, end, n)
     else:  # integers: the step in double, values truncated toward zero
         s, e = float(_real(start, d)), float(_real(end, d))
         tmp = np.empty(n, np.float64)
         _fill.linspace(tmp, s, e, (e - s) / (n - 1))
         copy_array(a, d, Tensor._make(tmp))
+
+
+def _linspace_half(a: np.ndarray, start, end, n: int) -> None:
+    """ATen's Half linspace rounds every operation to half: start + step * half(i) from the
+    front, end - step * half(n - 1 - i) from the back; float16 pointwise ops do the same."""
+    from .pointwise import add, mul, rsub
+
+    h = np.float16
+    s, e = h(_real(start, _dt.float16)), h(_real(end, _dt.float16))
+    step = float(h(np.float32(h(e - s)) / np.float32(h(n - 1))))
+    half = n // 2
+    front = mul(arange(0, half, dtype=_dt.float16), step)
+    back = mul(arange(n - 1 - half, -1, -1, dtype=_dt.float16), step)
+    copy_array(a[:half], _dt.float16, add(front, float(s)))
+    copy_array(a[half:], _dt.float16, rsub(back, float(e)))
 
 
 def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
