@@ -67,11 +67,11 @@ def pointwise_dtypes(op: registry.OpDef, args) -> tuple:
     rule = op.dtype_rule
     if rule == registry.INT_TO_FLOAT and common.category < 2:
         common = _dt.get_default_dtype()
+    check = op.extra.get("check")
+    if check is not None:  # torch's argument checks come before its dtype dispatch
+        check(common, args)
     if common.category not in op.cats:
         raise not_implemented(op, common)
-    check = op.extra.get("check")
-    if check is not None:
-        check(common, args)
     if rule == registry.COMPARE:
         return common, common, _bool
     if rule == registry.LOGICAL:

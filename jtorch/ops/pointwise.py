@@ -62,7 +62,7 @@ def _unary(op: registry.OpDef, name: str, *aliases: str, method: bool = True):
 
 for _op, _names in [
     (U.neg_op, ("neg", "negative")), (U.abs_op, ("abs", "absolute")), (U.sign_op, ("sign",)),
-    (U.sgn_op, ("sgn",)), (U.square_op, ("square",)), (U.sqrt_op, ("sqrt",)),
+    (U.sgn_op, ("sgn",)), (U.sqrt_op, ("sqrt",)),
     (U.rsqrt_op, ("rsqrt",)), (U.reciprocal_op, ("reciprocal",)), (U.exp_op, ("exp",)),
     (U.exp2_op, ("exp2",)), (U.expm1_op, ("expm1",)), (U.log_op, ("log",)),
     (U.log2_op, ("log2",)), (U.log10_op, ("log10",)), (U.log1p_op, ("log1p",)),
@@ -77,6 +77,28 @@ for _op, _names in [
     (U.logical_not_op, ("logical_not",)), (U.bitwise_not_op, ("bitwise_not",)),
 ]:
     _unary(_op, *_names)
+
+
+
+@tensor_method()
+def square(input, *, out=None):
+    """torch.square; bool squares to int64 as in torch (square is pow(input, 2) there)."""
+    _check_tensor(input, "square")
+    if input.dtype is _dt.bool:
+        input = input.to(_dt.int64)
+    return _pw(U.square_op, (input,), out)
+
+
+@tensor_method()
+def square_(self):
+    _check_inplace(self)
+    if self.dtype is _dt.bool:
+        dispatch.check_cast(_dt.int64, self.dtype)
+    return _pw(U.square_op, (self,), inplace=True)
+
+
+_export(square)
+_export(square_)
 
 for _op, _name in [(U.isnan_op, "isnan"), (U.isinf_op, "isinf"), (U.isfinite_op, "isfinite"),
                    (U.isposinf_op, "isposinf"), (U.isneginf_op, "isneginf"),
@@ -103,9 +125,9 @@ def round(input, *, decimals: int = 0, out=None):
         raise NotImplementedError(f'"round_cpu" not implemented for \'{dispatch.torch_name(input.dtype)}\'')
     p = _round_scalar(decimals)
     if decimals > 0:
-        r = div(_pw(U.round_op, (mul(input, p),)), p)
+        r = div(_pw(U.round_op, (_pw(B.mul_op, (input, p)),)), p)
     else:
-        r = mul(_pw(U.round_op, (div(input, p),)), p)
+        r = _pw(B.mul_op, (_pw(U.round_op, (div(input, p),)), p))
     if out is not None:
         return copy_into(out, r)
     return r
@@ -236,15 +258,23 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 def pow(input, exponent, *, out=None):
-    """torch.pow; integer bases with negative integer scalar exponents raise as in torch."""
-    if isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool) and exponent < 0 \
-            and isinstance(input, Tensor) and input.dtype.category < 2:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if isinstance(exponent, numbers.Number) and not isinstance(exponent, bool) and isinstance(
-            input, Tensor):
-        if exponent == 2 and input.dtype.category >= 1:
+    """torch.pow; integer bases with negative integer scalar exponents raise as in torch.
+
+    A scalar exponent of 0 or 1 fills ones or copies (as torch does, whatever the dtype), and
+    2 and 0.5 use the square and sqrt kernels when they keep the input's dtype.
+    """
+    if isinstance(input, Tensor) and isinstance(exponent, numbers.Number):
+        if isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool) \
+                and exponent < 0 and input.dtype.category < 2:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        d = _dt.result_type(input, exponent)
+        if exponent == 0 or exponent == 1:
+            res = dispatch.empty_tensor(input._a.shape, d)
+            dispatch.run_pointwise(_COPY, (input if exponent == 1 else 1,), res._a, d)
+            return res if out is None else copy_into(out, res)
+        if d is input.dtype and exponent == 2:
             return _pw(U.square_op, (input,), out)
-        if exponent == 0.5 and input.dtype.category == 2:
+        if d is input.dtype and exponent == 0.5 and d.is_floating_point:
             return _pw(U.sqrt_op, (input,), out)
     return _pw(B.pow_op, (input, exponent), out)
 
@@ -423,10 +453,24 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """torch.isclose: |input - other| <= atol + rtol * |other| (finite), or equal.
+
+    Integer and bool inputs are compared in the default float dtype, as torch does (so
+    integers beyond its precision can compare close); zero tolerances compare exactly.
+    """
+    _check_tensor(input, "isclose")
     if input.dtype is not other.dtype:
         raise RuntimeError(
-            f"{input.dtype} did not match {other.dtype}"
-        )
+            f"{dispatch.torch_name(input.dtype)} did not match {dispatch.torch_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        if rtol == 0 and atol == 0:
+            return _pw(B.eq_op, (input, other))
+        d = _dt.get_default_dtype()
+        input, other = input.to(d), other.to(d)
     return _pw(B.isclose_op, (input, other, rtol, atol, equal_nan))
 
 
@@ -450,9 +494,13 @@ def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None, *, out=None):
 
 
 def logit(input, eps=None, *, out=None):
+    """torch.logit: log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    _check_tensor(input, "logit")
     if eps is None:
         return _pw(U.logit_op, (input,), out)
-    return _pw(U.logit_eps_op, (input, eps), out)
+    d = input.dtype if input.dtype.is_floating_point else _dt.get_default_dtype()
+    lo = d.np.type(eps)  # torch rounds eps, then computes 1 - eps, in the compute dtype
+    return _pw(U.logit_eps_op, (input, float(lo), float(d.np.type(1) - lo)), out)
 
 
 for _fn in (clamp, clamp_min, clamp_max, lerp, where, isclose, allclose, equal, nan_to_num, logit):

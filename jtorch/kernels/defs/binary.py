@@ -1,27 +1,70 @@
 """Binary and ternary pointwise ops (arithmetic, comparisons, logical, bitwise, min/max)."""
+# ruff: noqa: PLR0124, FURB136  (x != x is the nan test that compiles for every dtype;
+# the conditional forms keep nan semantics that min()/max() would change)
 
 import math
 
 import numpy as np
 from numba import njit
 
+from ... import dtypes as _dt
 from .. import fastmath as fm
-from ..registry import (ALL_CATS, COMPARE, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, binary,
-                        ternary)
+from ..registry import ALL_CATS, COMPARE, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, binary, ternary
 
 _REAL_NOBOOL = frozenset({1, 2})
 _FLOAT = frozenset({2})
 
 
+def _operand_dtype(x):
+    return x.dtype if hasattr(x, "dtype") and hasattr(x, "_a") else _dt.scalar_dtype(x)
+
+
 def _sub_check(common, args):
-    if common.category == 0:
-        both = all(getattr(a, "dtype", None) is common for a in args)
+    """torch's sub_check: any bool operand (a Python bool counts) is an error."""
+    kinds = [_operand_dtype(a) is _dt.bool for a in args]
+    if all(kinds):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-            "or `logical_xor()` operator instead." if both else
+            "or `logical_xor()` operator instead.")
+    if any(kinds):
+        raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _kernel_error(name: str, cats, scalar_name: str, scalar_cats):
+    """A check raising torch's NotImplementedError where torch's kernel (name and dtypes)
+    depends on whether the operands after the first are Python scalars (clamp_scalar_cpu)."""
+    def check(common, args):
+        scalar = not any(hasattr(a, "_a") for a in args[1:])
+        kname, ok = (scalar_name, scalar_cats) if scalar else (name, cats)
+        if common.category not in ok:
+            raise NotImplementedError(f'"{kname}" not implemented for \'{_torch_name(common)}\'')
+    return check
+
+
+def _torch_name(d) -> str:
+    from ...dispatch import torch_name
+
+    return torch_name(d)
+
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+              "float16": "c10::Half", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _lerp_check(common, args):
+    """lerp does not promote: end (and a weight tensor with dims) must have start's dtype."""
+    start, end, weight = args
+    d = start.dtype
+    for what, x in (("end", end), ("weight", weight)):
+        if hasattr(x, "_a") and x.dtype is not d and (what == "end" or x._a.ndim):
+            raise RuntimeError(f"expected dtype {_CPP_NAMES[d.name]} for `{what}` but got dtype "
+                               f"{_CPP_NAMES[x.dtype.name]}")
+    # torch dispatches on start's dtype (a float scalar weight does not make ints valid).
+    _kernel_error("lerp_kernel_tensor", _FLOAT, "lerp_kernel_scalar", _FLOAT)(d, (start, weight))
 
 
 def _same(f):
@@ -34,16 +77,17 @@ sub_op = binary("sub", lambda x, y: x - y, extra={"check": _sub_check},
                 **_same(lambda x, y: x - y))
 mul_op = binary("mul", lambda x, y: x * y, **_same(lambda x, y: x * y))
 div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT, **_same(lambda x, y: x / y))
-div_trunc_op = binary("div_trunc", lambda x, y: np.trunc(x / y), cats=REAL_CATS, int_div=True,
+div_trunc_op = binary("div_trunc", lambda x, y: np.trunc(x / y), cats=_REAL_NOBOOL, int_div=True,
                       int_scalar=lambda x, y: _int_div_trunc(x, y), kernel_name="div_trunc_cpu")
 # Integer variants divide exactly; float variants follow torch's formulas.
-floor_divide_op = binary("floor_divide", lambda x, y: x // y, cats=REAL_CATS, int_div=True,
-                         kernel_name="div_floor_cpu")
-remainder_op = binary("remainder", lambda x, y: x % y, cats=REAL_CATS, int_div=True)
-fmod_op = binary("fmod", lambda x, y: math.fmod(x, y), cats=REAL_CATS, int_div=True,
+floor_divide_op = binary("floor_divide", lambda x, y: _div_floor(x, y), cats=_REAL_NOBOOL, int_div=True,
+                         int_scalar=lambda x, y: _int_div_floor(x, y), kernel_name="div_floor_cpu")
+remainder_op = binary("remainder", lambda x, y: _remainder(x, y), cats=_REAL_NOBOOL, int_div=True,
+                      int_scalar=lambda x, y: _int_remainder(x, y))
+fmod_op = binary("fmod", lambda x, y: np.fmod(x, y), cats=_REAL_NOBOOL, int_div=True,
                  int_scalar=lambda x, y: _int_fmod(x, y))
-pow_op = binary("pow", lambda x, y: fm.pow(x, y), cats=REAL_CATS, int_scalar=lambda x, y: _ipow(x, y),
-                complex_scalar=lambda x, y: x ** y)
+pow_op = binary("pow", lambda x, y: fm.pow(x, y), cats=_REAL_NOBOOL, int_scalar=lambda x, y: _ipow(x, y),
+                complex_scalar=lambda x, y: x ** y, kernel_name="pow")
 atan2_op = binary("atan2", lambda y, x: fm.atan2(y, x), rule=INT_TO_FLOAT)
 hypot_op = binary("hypot", lambda x, y: math.hypot(x, y), cats=_FLOAT)
 copysign_op = binary("copysign", lambda x, y: math.copysign(x, y), rule=INT_TO_FLOAT)
@@ -51,14 +95,18 @@ maximum_op = binary("maximum", lambda x, y: x if x != x or x > y else y, cats=RE
 minimum_op = binary("minimum", lambda x, y: x if x != x or x < y else y, cats=REAL_CATS)
 fmax_op = binary("fmax", lambda x, y: y if x != x or y > x else x, cats=REAL_CATS)
 fmin_op = binary("fmin", lambda x, y: y if x != x or y < x else x, cats=REAL_CATS)
+# clamp: nan in the input or a bound propagates; a lower bound above the upper one gives the
+# upper (torch's min(max(x, lo), hi)). Bool is allowed only with tensor bounds of clamp_min/max.
 clamp_min_op = binary("clamp_min", lambda x, lo: x if x != x or x > lo else lo, cats=REAL_CATS,
-                      kernel_name="clamp_cpu")
+                      extra={"check": _kernel_error("clamp_min_cpu", REAL_CATS, "clamp_min_scalar_cpu",
+                                                    _REAL_NOBOOL)})
 clamp_max_op = binary("clamp_max", lambda x, hi: x if x != x or x < hi else hi, cats=REAL_CATS,
-                      kernel_name="clamp_cpu")
-clamp_op = ternary("clamp", lambda x, lo, hi: x if x != x else (hi if lo > hi else (
-    lo if x < lo else hi if x > hi else x)), cats=REAL_CATS)
+                      extra={"check": _kernel_error("clamp_max_cpu", REAL_CATS, "clamp_max_scalar_cpu",
+                                                    _REAL_NOBOOL)})
+clamp_op = ternary("clamp", lambda x, lo, hi: _clamp(x, lo, hi), cats=REAL_CATS, extra={
+    "check": _kernel_error("clamp_cpu", _REAL_NOBOOL, "clamp_scalar_cpu", _REAL_NOBOOL)})
 lerp_op = ternary("lerp", lambda s, e, w: s + w * (e - s) if abs(w) < 0.5 else
-                  e - (e - s) * (1 - w), cats=_FLOAT)
+                  e - (e - s) * (1 - w), cats=REAL_CATS, extra={"check": _lerp_check})
 
 eq_op = binary("eq", lambda x, y: x == y, rule=COMPARE, differentiable=False,
                **_same(lambda x, y: x == y))
@@ -68,9 +116,9 @@ lt_op = binary("lt", lambda x, y: x < y, rule=COMPARE, differentiable=False)
 le_op = binary("le", lambda x, y: x <= y, rule=COMPARE, differentiable=False)
 gt_op = binary("gt", lambda x, y: x > y, rule=COMPARE, differentiable=False)
 ge_op = binary("ge", lambda x, y: x >= y, rule=COMPARE, differentiable=False)
-isclose_op = binary("isclose", lambda x, y, rtol, atol, equal_nan: (x == y) or (
-    equal_nan and x != x and y != y) or (abs(x - y) <= atol + rtol * abs(y)), rule=COMPARE,
-    nparams=3, differentiable=False)
+# Floating isclose (jtorch.isclose composes the integer/bool case from sub/abs/le as torch does).
+isclose_op = binary("isclose", lambda x, y, rtol, atol, equal_nan: _isclose(x, y, rtol, atol, equal_nan),
+                    rule=COMPARE, cats=_FLOAT, nparams=3, differentiable=False)
 
 logical_and_op = binary("logical_and", lambda x, y: x and y, rule=LOGICAL, differentiable=False)
 logical_or_op = binary("logical_or", lambda x, y: x or y, rule=LOGICAL, differentiable=False)
@@ -91,13 +139,81 @@ where_op = ternary("where", lambda x, y, c: x if c else y, cats=ALL_CATS, nparam
 
 
 @njit(inline="always")
+def _clamp(x, lo, hi):
+    if x != x:
+        return x
+    if lo != lo:
+        return lo
+    if hi != hi:
+        return hi
+    m = lo if x < lo else x
+    return hi if hi < m else m
+
+
+@njit(inline="always")
+def _isclose(x, y, rtol, atol, equal_nan):
+    if x == y:
+        return True
+    if x != x or y != y:
+        return equal_nan != 0 and x != x and y != y
+    err = abs(x - y)
+    return err != math.inf and err <= atol + abs(rtol * y)
+
+
+# Float floor division and remainder: torch's formulas (c10::div_floor_floating), which keep the
+# quotient consistent with fmod and give IEEE results for zero and infinite divisors.
+@njit(inline="always")
+def _div_floor(a, b):
+    if b == 0:
+        return a / b
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0 and (b < 0) != (mod < 0):
+        div -= 1
+    if div == 0:
+        return math.copysign(0.0, a / b)
+    floordiv = np.floor(div)
+    if div - floordiv > 0.5:
+        floordiv += 1
+    return floordiv
+
+
+@njit(inline="always")
+def _remainder(a, b):
+    mod = np.fmod(a, b)
+    if mod != 0 and (b < 0) != (mod < 0):
+        mod += b
+    return mod
+
+
+# Integer division: y == -1 is answered without dividing (INT_MIN / -1 traps on x86; torch
+# wraps to INT_MIN); y == 0 still reaches the division so that it raises.
+@njit(inline="always")
+def _int_div_floor(x, y):
+    if y == -1:
+        return -x
+    return x // y
+
+
+@njit(inline="always")
 def _int_div_trunc(x, y):
+    if y == -1:
+        return -x
     q = x // y
     return q + 1 if q < 0 and q * y != x else q
 
 
 @njit(inline="always")
+def _int_remainder(x, y):
+    if y == -1:
+        return x * 0
+    return x % y
+
+
+@njit(inline="always")
 def _int_fmod(x, y):
+    if y == -1:
+        return x * 0
     return x - _int_div_trunc(x, y) * y
 
 

@@ -1,4 +1,6 @@
 """Unary pointwise ops: scalar function + dtype rule per op (``fm`` = vectorisable math)."""
+# ruff: noqa: PLR0124, FURB136  (x != x is the nan test that compiles for every dtype;
+# the conditional forms keep nan semantics that min()/max() would change)
 
 import cmath
 import math
@@ -7,8 +9,7 @@ import numpy as np
 from numba import njit
 
 from .. import fastmath as fm
-from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL,
-                        REAL_CATS, unary)
+from ..registry import ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, unary
 
 _REAL_NOBOOL = frozenset({1, 2})
 _FLOAT = frozenset({2})
@@ -29,6 +30,7 @@ abs_op = unary("abs", lambda x: abs(x), cats=_REAL_NOBOOL)
 sign_op = unary("sign", lambda x: (x > 0) - (x < 0), cats=REAL_CATS)
 sgn_op = unary("sgn", lambda x: (x > 0) - (x < 0), cats=REAL_CATS)
 signbit_op = unary("signbit", lambda x: np.signbit(x), rule=COMPARE, cats=REAL_CATS)
+# square of bool is int64 in torch (it is pow(x, 2)); jtorch.square casts bool inputs first.
 square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x)
 sqrt_op = unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan if x == x else x,
                 rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sqrt(x))
@@ -59,10 +61,16 @@ sigmoid_op = unary("sigmoid", lambda x: fm.sigmoid(x), rule=INT_TO_FLOAT)
 erf_op = unary("erf", lambda x: fm.erf(x), rule=INT_TO_FLOAT)
 erfc_op = unary("erfc", lambda x: fm.erfc(x), rule=INT_TO_FLOAT)
 erfinv_op = unary("erfinv", lambda x: _erfinv(x), rule=INT_TO_FLOAT)
-floor_op = unary("floor", lambda x: math.floor(x) if x == x else x, cats=_REAL_NOBOOL)
-ceil_op = unary("ceil", lambda x: math.ceil(x) if x == x else x, cats=_REAL_NOBOOL)
-trunc_op = unary("trunc", lambda x: np.trunc(x), cats=_REAL_NOBOOL, kernel_name="trunc_vml_cpu")
-round_op = unary("round", lambda x: np.rint(x), cats=_REAL_NOBOOL)
+# Rounding: np.* keeps the float type (math.floor returns an int64 and overflows on inf);
+# integers are already integral and pass through exactly.
+floor_op = unary("floor", lambda x: np.floor(x), cats=_REAL_NOBOOL, int_scalar=lambda x: x,
+                 kernel_name="floor_vml_cpu")
+ceil_op = unary("ceil", lambda x: np.ceil(x), cats=_REAL_NOBOOL, int_scalar=lambda x: x,
+                kernel_name="ceil_vml_cpu")
+trunc_op = unary("trunc", lambda x: np.trunc(x), cats=_REAL_NOBOOL, int_scalar=lambda x: x,
+                 kernel_name="trunc_vml_cpu")
+round_op = unary("round", lambda x: np.rint(x), cats=_REAL_NOBOOL, int_scalar=lambda x: x,
+                 kernel_name="round_vml_cpu")
 frac_op = unary("frac", lambda x: x - np.trunc(x), cats=_FLOAT)
 isnan_op = unary("isnan", lambda x: x != x, complex_scalar=lambda x: x != x, rule=COMPARE, differentiable=False)
 isinf_op = unary("isinf", lambda x: abs(x) == math.inf, rule=COMPARE, cats=REAL_CATS,
@@ -75,27 +83,41 @@ isfinite_op = unary("isfinite", lambda x: abs(x) < math.inf, rule=COMPARE, cats=
                     differentiable=False)
 logical_not_op = unary("logical_not", lambda x: not x, rule=LOGICAL, complex_scalar=lambda x: not x, differentiable=False)
 bitwise_not_op = unary("bitwise_not", lambda x: ~x, cats=INT_CATS, differentiable=False)
-relu_op = unary("relu", lambda x: x if x > 0 else x * 0, cats=_REAL_NOBOOL, extra={
+# relu is clamp_min(x, 0): nan and -0.0 pass through.
+relu_op = unary("relu", lambda x: 0 if x < 0 else x, cats=_REAL_NOBOOL, extra={
     "check": _no_bool("Boolean inputs not supported for relu")})
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
 mish_op = unary("mish", lambda x: x * fm.tanh(fm.log1p(fm.exp(x)) if x <= 20 else x), cats=FLOAT_CATS)
-gelu_op = unary("gelu", lambda x: 0.5 * x * (1 + fm.erf(x * 0.7071067811865476)), cats=FLOAT_CATS)
+gelu_op = unary("gelu", lambda x: x * 0.5 * (1 + fm.erf(x * 0.7071067811865476)), cats=FLOAT_CATS,
+                kernel_name="GeluKernelImpl")
 gelu_tanh_op = unary("gelu_tanh", lambda x: 0.5 * x * (
     1 + fm.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), cats=FLOAT_CATS,
-    kernel_name="gelu_cpu")
+    kernel_name="GeluKernelImpl")
 # Parameterised activations: trailing scalar parameters are cast to the compute dtype.
 leaky_relu_op = unary("leaky_relu", lambda x, s: x if x > 0 else x * s, cats=FLOAT_CATS, nparams=1)
-hardtanh_op = unary("hardtanh", lambda x, lo, hi: min(max(x, lo), hi), cats=_REAL_NOBOOL, nparams=2)
+hardtanh_op = unary("hardtanh", lambda x, lo, hi: min(max(x, lo), hi), cats=_REAL_NOBOOL, nparams=2,
+                    extra={"check": _no_bool("Bool inputs not supported for hardtanh")})
+hardsigmoid_op = unary("hardsigmoid", lambda x: min(max(x + 3, 0), 6) / 6, cats=_FLOAT)
+hardswish_op = unary("hardswish", lambda x: x * min(max(x + 3, 0), 6) / 6, cats=_FLOAT)
+logsigmoid_op = unary("logsigmoid", lambda x: min(x, 0) - fm.log1p(fm.exp(-abs(x))), cats=_FLOAT,
+                      kernel_name="log_sigmoid_cpu")
 elu_op = unary("elu", lambda x, alpha, scale, iscale: scale * x if x > 0 else
                scale * alpha * fm.expm1(x * iscale), cats=FLOAT_CATS, nparams=3)
 softplus_op = unary("softplus", lambda x, beta, threshold: x if x * beta > threshold else
                     fm.log1p(fm.exp(x * beta)) / beta, cats=FLOAT_CATS, nparams=2)
 logit_op = unary("logit", lambda x: fm.log(x / (1 - x)), rule=INT_TO_FLOAT)
-logit_eps_op = unary("logit_eps", lambda x, eps: fm.log(min(max(x, eps), 1 - eps) /
-                                                        (1 - min(max(x, eps), 1 - eps))),
-                     rule=INT_TO_FLOAT, nparams=1, kernel_name="logit_cpu")
+# logit with eps: the bounds (eps, 1 - eps) are passed rounded to the compute dtype, as torch
+# computes them (jtorch.logit does this), so clamped values match torch's exactly.
+logit_eps_op = unary("logit_eps", lambda x, lo, hi: _logit_clamped(x, lo, hi), rule=INT_TO_FLOAT,
+                     nparams=2, kernel_name="logit_cpu")
 nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
     posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
+
+
+@njit(inline="always")
+def _logit_clamped(x, lo, hi):
+    z = lo if x < lo else hi if x > hi else x
+    return fm.log(z / (1 - z))
 
 
 @njit(inline="always")

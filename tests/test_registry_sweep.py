@@ -1,0 +1,339 @@
+"""Every pointwise OpDef in the registry, checked against torch automatically.
+
+A new unary/binary/ternary OpDef is picked up here without writing a test: the torch
+counterpart is ``torch.<name>`` unless ``TORCH`` maps it (names or signatures differ), its
+trailing scalar parameters come from ``PARAMS``, and an op with no torch counterpart must be
+listed in ``SKIP`` with the reason. Each (op, dtype) runs a few layouts that between them reach
+every loop variant (contiguous, scalar operand, strided/broadcast) on edge values; where torch
+raises, jtorch must raise the same exception type.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import jtorch
+from jtorch import dispatch
+from jtorch.kernels.registry import REGISTRY
+
+FAMILIES = ("unary", "binary", "ternary")
+DTYPES = ("float32", "float64", "int64", "bool")
+
+# OpDef name -> f(T, F) giving the public callable of module T (torch or jtorch, F its
+# nn.functional) that takes the OpDef's operands and PARAMS in order; only where names differ.
+PUBLIC = {
+    "div_trunc": lambda T, F: lambda x, y: T.div(x, y, rounding_mode="trunc"),
+    "gelu_tanh": lambda T, F: lambda x: F.gelu(x, approximate="tanh"),
+    "logit_eps": lambda T, F: T.logit,
+    "where": lambda T, F: lambda x, y, c: T.where(c, x, y),
+}
+# OpDefs with no public jtorch function of their own: torch's equivalent, and jtorch runs the
+# OpDef through dispatch.pointwise with the same operands.
+TORCH_ONLY = {
+    "copy": lambda x: x.clone(),
+    "elu": lambda x, alpha, scale, iscale: torch.ops.aten.elu(x, alpha, scale, iscale),
+}
+# Trailing scalar arguments of the public call (one tuple per variant).
+PARAMS = {
+    "leaky_relu": [(0.1,)],
+    "hardtanh": [(-0.5, 2.0)],
+    "elu": [(1.3, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1.0), (0.5, 1.0, 2.0)],
+    "softplus": [(2.0, 5.0)],
+    "logit_eps": [(1e-3,), (0.25,)],
+    "nan_to_num": [(1.5, 100.0, -100.0)],
+    "isclose": [(1e-5, 1e-8, False), (1e-3, 1e-2, True)],
+}
+# Ops whose trailing parameter is a tensor operand rather than a scalar.
+TENSOR_PARAMS = {"where"}
+# OpDefs with no torch counterpart: name -> reason. Empty today; keep the reason when adding one.
+SKIP: dict[str, str] = {}
+# Inputs on which torch disagrees with itself, so there is no oracle: (op, dtype) -> (mask of
+# the operand elements to leave out, reason).
+
+
+def _quotient_overflows(x, y, *rest):
+    with np.errstate(all="ignore"):
+        return np.isfinite(x) & np.isfinite(y) & (y != 0) & np.isinf(x / y)
+
+
+_FMOD_QUIRK = (_quotient_overflows, ("torch's vectorised fmod returns nan where x / y overflows, "
+                                     "its scalar path (and C fmod) the exact remainder"))
+TORCH_QUIRKS = {
+    ("gelu", "float32"): (lambda x: x == math.inf, ("torch's float32 gelu(inf) is nan on its "
+                          "vectorised path and inf on its scalar path (n % 8 elements)")),
+    **{(op, d): _FMOD_QUIRK for op in ("fmod", "remainder", "floor_divide")
+       for d in ("float32", "float64")},
+}
+
+
+OPS = sorted(n for n, op in REGISTRY.items() if op.family in FAMILIES)
+
+
+def _lookup(T, F, name):
+    return getattr(T, name, None) or getattr(F, name, None)
+
+
+def _torch_fn(name):
+    if name in PUBLIC:
+        return PUBLIC[name](torch, F)
+    if name in TORCH_ONLY:
+        return TORCH_ONLY[name]
+    return _lookup(torch, F, name) or getattr(torch.special, name, None)
+
+
+def _jtorch_fn(name):
+    if name in PUBLIC:
+        return PUBLIC[name](jtorch, jtorch.nn.functional)
+    fn = None if name in TORCH_ONLY else _lookup(jtorch, jtorch.nn.functional, name)
+    if fn is None:
+        op = REGISTRY[name]
+
+        def fn(*args):
+            return dispatch.pointwise(op, args)
+    return fn
+
+
+def test_every_pointwise_op_has_a_torch_counterpart_or_a_skip_reason():
+    missing = [n for n in OPS if n not in SKIP and _torch_fn(n) is None]
+    assert not missing, f"map these OpDefs in TORCH or list them in SKIP with a reason: {missing}"
+    unknown = [n for n in [*PARAMS, *PUBLIC, *TORCH_ONLY, *SKIP, *(k[0] for k in TORCH_QUIRKS)]
+               if n not in REGISTRY]
+    assert not unknown, f"tables name ops that are not registered: {unknown}"
+    for n in OPS:
+        op = REGISTRY[n]
+        if op.nparams and n not in TENSOR_PARAMS:
+            assert n in PARAMS, f"give PARAMS for parameterised op {n!r}"
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+def _float_edges(np_dtype) -> np.ndarray:
+    f64 = np_dtype == np.float64
+    big, small, denorm = (1e300, 1e-300, 1e-310) if f64 else (1e30, 1e-30, 1e-40)
+    vals = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -3.7, 0.999,
+            -1.0001, 1e-3, 7.25, 21.0, -21.0, 89.0 if not f64 else 710.0, big, -big, small,
+            -small, denorm]
+    return np.array(vals, np_dtype)
+
+
+_INT_EDGES = np.array([0, 1, -1, 2, -2, 3, -7, 7, 13, -13, 64, 100, 2**31, -2**31 - 5, 2**62,
+                       -2**63, 2**63 - 1], np.int64)
+# Shift amounts and exponents stay small where the values are large, so every case is exact.
+_INT_SMALL = np.array([0, 1, -1, 2, -2, 3, -7, 7, 13, -13, 63, 64, 65], np.int64)
+
+
+def edges(dtype: str, name: str = "") -> np.ndarray:
+    if dtype == "bool":
+        return np.array([True, False])
+    if dtype == "int64":
+        return _INT_EDGES.copy()
+    return _float_edges(np.dtype(dtype))
+
+
+def _divisor_safe(op, dtype: str, vals: np.ndarray) -> np.ndarray:
+    """Integer division by zero raises: value checks use nonzero divisors (tested separately)."""
+    if op.int_div and dtype in ("int64", "bool"):
+        vals = vals[vals != 0]
+    return vals
+
+
+def n_operands(op) -> int:
+    """Tensor operands that take part in promotion (a tensor parameter such as where's
+    condition is added separately)."""
+    return {"unary": 1, "binary": 2, "ternary": 3}[op.family] - (op.name in TENSOR_PARAMS)
+
+
+def operand_values(op, dtype: str, arity: int) -> list[np.ndarray]:
+    """Same-length 1-D arrays; for two or more operands, all pairs of edge values."""
+    vals = _operand_values(op, dtype, arity)
+    if (op.name, dtype) in TORCH_QUIRKS:
+        keep = ~TORCH_QUIRKS[op.name, dtype][0](*vals)
+        vals = [a[keep] for a in vals]
+    return vals
+
+
+def _operand_values(op, dtype: str, arity: int) -> list[np.ndarray]:
+    v = edges(dtype)
+    if arity == 1:
+        return [v]
+    second = _divisor_safe(op, dtype, _INT_SMALL if dtype == "int64" and op.name in (
+        "pow", "bitwise_left_shift", "bitwise_right_shift") else v)
+    pairs = list(itertools.product(v, second))
+    if op.int_div and dtype == "int64":
+        # torch's own trunc division traps (SIGFPE) on INT_MIN / -1; test_pointwise covers it.
+        pairs = [(x, y) for x, y in pairs if not (x == -2**63 and y == -1)]
+    a, b = (np.array(p) for p in zip(*pairs))
+    if arity == 2:
+        return [a.astype(v.dtype), b.astype(v.dtype)]
+    # Ternary: the third operand cycles through the edge values.
+    c = np.resize(v, a.size)
+    if op.name == "lerp" and dtype.startswith("float"):
+        c = np.resize(np.array([0.0, 0.25, 0.5, 0.75, 1.0, -1.0, 2.0, math.nan], v.dtype), a.size)
+    return [a.astype(v.dtype), b.astype(v.dtype), c]
+
+
+def _params(name: str):
+    return PARAMS.get(name, [()])
+
+
+# -- comparison --------------------------------------------------------------------------------
+
+TOL = {"float32": (1e-6, 1e-6), "float64": (1e-10, 1e-12)}
+
+
+def assert_same(j, t, what: str = ""):
+    """Result of jtorch vs torch: same dtype, same shape, values within dtype tolerance."""
+    if isinstance(t, torch.Tensor):
+        assert isinstance(j, jtorch.Tensor), f"{what}: expected a Tensor, got {type(j)}"
+        assert str(j.dtype) == str(t.dtype), f"{what}: dtype {j.dtype} != {t.dtype}"
+        assert tuple(j.shape) == tuple(t.shape), f"{what}: shape {tuple(j.shape)} != {tuple(t.shape)}"
+        jn, tn = np.asarray(j.numpy()), t.numpy()
+    else:
+        jn, tn = np.asarray(j), np.asarray(t)
+    if tn.dtype.kind == "f":
+        rtol, atol = TOL.get(str(tn.dtype), (1e-3, 1e-3))
+        np.testing.assert_array_equal(np.isnan(jn), np.isnan(tn), err_msg=f"{what}: nan positions")
+        np.testing.assert_allclose(jn, tn, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(jn, tn, err_msg=what)
+
+
+def _run_both(jfn, tfn, jargs, targs, what):
+    try:
+        expected = tfn(*targs)
+    except Exception as e:  # noqa: BLE001 - the oracle decides what is an error
+        with pytest.raises(type(e)) as info:
+            jfn(*jargs)
+        if isinstance(e, (RuntimeError, NotImplementedError)):
+            assert str(info.value) == str(e), f"{what}: error message differs"
+        return "raised"
+    assert_same(jfn(*jargs), expected, what)
+    return "ok"
+
+
+def _pair(arr: np.ndarray, view=None):
+    """The same data (and the same NumPy view of it) as a jtorch and a torch tensor."""
+    j, t = jtorch.from_numpy(arr.copy()), torch.from_numpy(arr.copy())
+    if view is not None:
+        j = jtorch.from_numpy(view(j.numpy()))
+        t = torch.from_numpy(view(t.numpy()))
+    return j, t
+
+
+# -- the sweep ---------------------------------------------------------------------------------
+
+def _cases(op, dtype: str):
+    """(label, operand arrays, NumPy view applied to each) covering the loop variants."""
+    arity = n_operands(op)
+    vals = operand_values(op, dtype, arity)
+    n = vals[0].size
+    yield "contiguous", vals, None
+    yield "0-d", [v[1:2].reshape(()) for v in vals], None
+    yield "0-size", [v[:0] for v in vals], None
+    # Non-contiguous: the same values laid out transposed, and every other element.
+    m = n - n % 2
+    yield "transposed", [v[:m].reshape(2, m // 2) for v in vals], lambda a: a.T
+    yield "step-sliced", vals, lambda a: a[::2]
+    if arity > 1:
+        # Broadcast (3, 1) with (4,) [with (1, 4) for the third operand].
+        k = [np.resize(v, 12) for v in vals]
+        shapes = [(3, 1), (4,), (1, 4)]
+        yield "broadcast", [k[i][: math.prod(s)].reshape(s) for i, s in enumerate(shapes[:arity])], None
+        yield "broadcast-0size", [np.resize(v, math.prod(s)).reshape(s) for v, s in
+                                  zip(vals, [(2, 0), (2, 1), (1, 0)][:arity])], None
+
+
+def _make_args(op, dtype, arrays, view, params):
+    jargs, targs = [], []
+    for a in arrays:
+        j, t = _pair(a, view)
+        jargs.append(j)
+        targs.append(t)
+    if op.name in TENSOR_PARAMS:
+        shape = np.broadcast_shapes(*(a.shape for a in jargs))
+        cond = (np.arange(math.prod(shape)) % 3 == 0).reshape(shape)
+        j, t = _pair(cond)
+        jargs.append(j)
+        targs.append(t)
+    return jargs + list(params), targs + list(params)
+
+
+SWEEP = [n for n in OPS if n not in SKIP]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", SWEEP)
+def test_op_matches_torch(name, dtype):
+    op = REGISTRY[name]
+    tfn, jfn = _torch_fn(name), _jtorch_fn(name)
+    for params in _params(name):
+        for label, arrays, view in _cases(op, dtype):
+            jargs, targs = _make_args(op, dtype, arrays, view, params)
+            _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, {label}, params={params}]")
+
+
+# Python scalar operands: torch treats them as lower-priority "wrapped numbers".
+SCALARS = {"float32": (2.5, 3), "float64": (-0.75, 2), "int64": (3, -2.5), "bool": (True, 2)}
+# A scalar first operand goes through the Python operator (torch's functions reject it).
+OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+    "floor_divide": operator.floordiv, "remainder": operator.mod, "pow": operator.pow,
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "bitwise_left_shift": operator.lshift, "bitwise_right_shift": operator.rshift,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge,
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", [n for n in SWEEP if REGISTRY[n].family != "unary"])
+def test_op_with_python_scalars_matches_torch(name, dtype):
+    op = REGISTRY[name]
+    arity = n_operands(op)
+    vals = operand_values(op, dtype, arity)
+    params = _params(name)[0]
+    ran = 0
+    for s in SCALARS[dtype]:
+        for pos in range(arity):
+            arrays = [v for i, v in enumerate(vals) if i != pos]
+            if (name, dtype) in TORCH_QUIRKS:
+                full = [np.full(v.shape, s, v.dtype) if i == pos else v for i, v in enumerate(vals)]
+                keep = ~TORCH_QUIRKS[name, dtype][0](*full)
+                arrays = [a[keep] for a in arrays]
+            jargs, targs = _make_args(op, dtype, arrays, None, params)
+            jargs.insert(pos, s)
+            targs.insert(pos, s)
+            if pos == 0 and name in OPERATORS:
+                jfn = tfn = OPERATORS[name]
+            else:
+                jfn, tfn = _jtorch_fn(name), _torch_fn(name)
+                try:
+                    tfn(*targs)
+                except TypeError:
+                    continue  # torch's functional form takes no scalar here: no oracle
+                except Exception:  # noqa: BLE001, S110 - _run_both compares the exceptions
+                    pass
+            ran += 1
+            _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, scalar {s!r} at {pos}]")
+    if not ran:
+        pytest.skip(f"torch.{name} takes no Python scalar operands")
+
+
+@pytest.mark.parametrize("name", [n for n in SWEEP if REGISTRY[n].int_div])
+def test_integer_division_by_zero_raises_like_torch(name):
+    tfn, jfn = _torch_fn(name), _jtorch_fn(name)
+    for y in (0, np.array([3, 0, 1], np.int64)):
+        x = np.array([7, -7, 0], np.int64)
+        jx, tx = _pair(x)
+        jy, ty = (y, y) if isinstance(y, int) else _pair(y)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            tfn(tx, ty)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            jfn(jx, jy)
