@@ -26,6 +26,7 @@ from .ops.pointwise import *  # noqa: F401,F403
 from .ops.views import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
 from . import nn  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -1,0 +1,113 @@
+"""Loop templates for scans (cumsum, cumprod, logcumsumexp, cummax, cummin).
+
+A scan runs along the middle dim of a strided ``(O, R, I)`` view (``reduce.plan_dim``) into
+a contiguous ``(O, R, I)`` output. Per (op, compute, accumulate, out dtype) one module is
+generated from the OpDef's ``combine``/``identity`` (``take`` for the value-and-index scans):
+rows run sequentially along R; with I > 1 the running accumulators of the inner dim are a
+vector, so the inner loop vectorises. float32 sums and products accumulate in float64, as
+torch's CPU kernels do.
+"""
+
+from __future__ import annotations
+
+from .. import registry
+from ..source import load
+from .pointwise import _NP_CTOR
+from .reduce import _fingerprint, literal
+
+_mods: dict[tuple, object] = {}
+
+_HEADER = """\
+import numpy as np
+from numba import njit, prange
+from jtorch.kernels.cpu.reduce import part_of
+"""
+
+_OPTS = "cache=True, nogil=True"
+
+_SCAN = """
+_c = part_of({name!r}, 'combine')
+_ci = {ci}
+_ct = {ct}
+_co = {co}
+_IDT = _ct({idt})
+
+
+@njit({opts})
+def block(x, p, R, I, sR, sI, out, q, acc):
+    # rows p + r*sR (inner stride sI) of one outer index into out[q:q + R*I]
+    for i in range(I):
+        acc[i] = _IDT
+    for r in range(R):
+        a = p + r * sR
+        b = q + r * I
+        for i in range(I):
+            v = _ct(_c(acc[i], _ct(_ci(x[a + i * sI]))))
+            acc[i] = v
+            out[b + i] = _co(v)
+
+
+@njit({opts})
+def s(x, O, R, I, sO, sR, sI, out):
+    acc = np.empty(I, _ct)
+    for o in range(O):
+        block(x, o * sO, R, I, sR, sI, out, o * R * I, acc)
+
+
+@njit({opts}, parallel=True)
+def p(x, O, R, I, sO, sR, sI, out):
+    for o in prange(O):
+        acc = np.empty(I, _ct)
+        block(x, o * sO, R, I, sR, sI, out, o * R * I, acc)
+"""
+
+_ARGSCAN = """
+_t = part_of({name!r}, 'take')
+_ci = {ci}
+
+
+@njit({opts})
+def block(x, p, R, I, sR, sI, vals, inds, q, best, bi):
+    for r in range(R):
+        a = p + r * sR
+        b = q + r * I
+        for i in range(I):
+            v = _ci(x[a + i * sI])
+            if r == 0 or _t(v, best[i]):
+                best[i] = v
+                bi[i] = r
+            vals[b + i] = best[i]
+            inds[b + i] = bi[i]
+
+
+@njit({opts})
+def s(x, O, R, I, sO, sR, sI, vals, inds):
+    best = np.empty(I, _ci)
+    bi = np.empty(I, np.int64)
+    for o in range(O):
+        block(x, o * sO, R, I, sR, sI, vals, inds, o * R * I, best, bi)
+
+
+@njit({opts}, parallel=True)
+def p(x, O, R, I, sO, sR, sI, vals, inds):
+    for o in prange(O):
+        best = np.empty(I, _ci)
+        bi = np.empty(I, np.int64)
+        block(x, o * sO, R, I, sR, sI, vals, inds, o * R * I, best, bi)
+"""
+
+
+def kernels(op: registry.OpDef, compute: str, total: str, out: str):
+    """The generated scan module (``s``/``p``) for an OpDef and dtype triple."""
+    key = (op.name, compute, total, out)
+    mod = _mods.get(key)
+    if mod is None:
+        head = (f"# {op.name}: scan, compute {compute}, accumulate {total}, out {out}\n"
+                f"# source fingerprint {_fingerprint(op)}\n")
+        if "take" in op.extra:
+            body = _ARGSCAN.format(name=op.name, ci=_NP_CTOR[compute], opts=_OPTS)
+        else:
+            body = _SCAN.format(name=op.name, ci=_NP_CTOR[compute], ct=_NP_CTOR[total],
+                                co=_NP_CTOR[out], idt=literal(op.identity, total), opts=_OPTS)
+        mod = _mods[key] = load(f"jt_scan_{op.name}", head + _HEADER + body)
+    return mod

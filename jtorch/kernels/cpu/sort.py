@@ -1,0 +1,295 @@
+"""Sorting kernels: stable merge sort of rows, top-k / k-th value, median, mode, unique.
+
+Rows are read along one dim of a strided ``(O, R, I)`` view (see ``reduce.plan_dim``) into a
+scratch buffer with their indices, sorted there, and written to contiguous outputs. Order is
+torch's: ascending puts nan last, descending puts nan first (nan counts as the largest value);
+equal keys keep their input order (stable), which torch's stable sort also gives. Each kernel
+has a serial and a ``prange`` variant (rows in parallel), picked by the caller on size.
+"""
+# ruff: noqa: PLR0124  (x != x is the nan test that compiles for every dtype)
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_OPTS = {"cache": True, "nogil": True}
+_RUN = 32
+
+
+@njit(inline="always")
+def _before(a, b, desc):
+    """Strict order: does ``a`` sort before ``b``?"""
+    if desc:
+        return a > b or (a != a and b == b)
+    return a < b or (b != b and a == a)
+
+
+@njit(**_OPTS)
+def msort(kv, ki, tv, ti, n, desc):
+    """Stable sort of ``kv[:n]`` (values) carrying ``ki[:n]`` (indices); tv/ti are scratch."""
+    for s in range(0, n, _RUN):
+        e = min(s + _RUN, n)
+        for i in range(s + 1, e):
+            v = kv[i]
+            ix = ki[i]
+            j = i - 1
+            while j >= s and _before(v, kv[j], desc):
+                kv[j + 1] = kv[j]
+                ki[j + 1] = ki[j]
+                j -= 1
+            kv[j + 1] = v
+            ki[j + 1] = ix
+    width = _RUN
+    sv, si, dv, di = kv, ki, tv, ti
+    flipped = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            if mid < hi and not _before(sv[mid], sv[mid - 1], desc):
+                for t in range(lo, hi):
+                    dv[t] = sv[t]
+                    di[t] = si[t]
+                continue
+            while i < mid and j < hi:
+                if _before(sv[j], sv[i], desc):
+                    dv[k] = sv[j]
+                    di[k] = si[j]
+                    j += 1
+                else:
+                    dv[k] = sv[i]
+                    di[k] = si[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dv[k] = sv[i]
+                di[k] = si[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dv[k] = sv[j]
+                di[k] = si[j]
+                j += 1
+                k += 1
+        sv, si, dv, di = dv, di, sv, si
+        flipped = not flipped
+        width *= 2
+    if flipped:
+        for t in range(n):
+            kv[t] = tv[t]
+            ki[t] = ti[t]
+
+
+@njit(**_OPTS)
+def _load(x, p, R, sR, kv, ki):
+    for r in range(R):
+        kv[r] = x[p + r * sR]
+        ki[r] = r
+
+
+@njit(**_OPTS)
+def _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti):
+    _load(x, o * sO + i * sI, R, sR, kv, ki)
+    msort(kv, ki, tv, ti, R, desc)
+    m = k - k0
+    for r in range(m):
+        q = (o * m + r) * I + i
+        vals[q] = kv[k0 + r]
+        inds[q] = ki[k0 + r]
+
+
+@njit(**_OPTS)
+def sort_s(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
+    """Sort each row; write sorted positions k0..k-1 as an (O, k - k0, I) output."""
+    kv = np.empty(R, x.dtype)
+    tv = np.empty(R, x.dtype)
+    ki = np.empty(R, np.int64)
+    ti = np.empty(R, np.int64)
+    for o in range(O):
+        for i in range(I):
+            _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti)
+
+
+@njit(**_OPTS, parallel=True)
+def sort_p(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
+    for t in prange(O * I):
+        o = t // I
+        i = t - o * I
+        kv = np.empty(R, x.dtype)
+        tv = np.empty(R, x.dtype)
+        ki = np.empty(R, np.int64)
+        ti = np.empty(R, np.int64)
+        _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti)
+
+
+@njit(**_OPTS)
+def _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, ti):
+    _load(x, o * sO + i * sI, R, sR, kv, ki)
+    msort(kv, ki, tv, ti, R, False)
+    c = R  # number of non-nan values (nan sorts last)
+    while c > 0 and kv[c - 1] != kv[c - 1]:
+        c -= 1
+    if ignore_nan:
+        pos = (max(c, 1) - 1) // 2
+    else:
+        pos = (R - 1) // 2 if c == R else c  # median propagates the first nan
+    vals[o * I + i] = kv[pos]
+    inds[o * I + i] = ki[pos]
+
+
+@njit(**_OPTS)
+def median_s(x, O, R, I, sO, sR, sI, vals, inds, ignore_nan):
+    """Lower median of each row (torch.median / nanmedian) with its index."""
+    kv = np.empty(R, x.dtype)
+    tv = np.empty(R, x.dtype)
+    ki = np.empty(R, np.int64)
+    ti = np.empty(R, np.int64)
+    for o in range(O):
+        for i in range(I):
+            _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, ti)
+
+
+@njit(**_OPTS, parallel=True)
+def median_p(x, O, R, I, sO, sR, sI, vals, inds, ignore_nan):
+    for t in prange(O * I):
+        o = t // I
+        i = t - o * I
+        kv = np.empty(R, x.dtype)
+        tv = np.empty(R, x.dtype)
+        ki = np.empty(R, np.int64)
+        ti = np.empty(R, np.int64)
+        _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, ti)
+
+
+@njit(**_OPTS)
+def mode_s(x, O, R, I, sO, sR, sI, vals, inds):
+    """Most frequent value of each row (the smallest on ties) and its last index."""
+    kv = np.empty(R, x.dtype)
+    tv = np.empty(R, x.dtype)
+    ki = np.empty(R, np.int64)
+    ti = np.empty(R, np.int64)
+    for o in range(O):
+        for i in range(I):
+            _load(x, o * sO + i * sI, R, sR, kv, ki)
+            msort(kv, ki, tv, ti, R, False)
+            best = 0
+            best_n = 0
+            s = 0
+            while s < R:
+                e = s + 1
+                while e < R and kv[e] == kv[s]:
+                    e += 1
+                if e - s > best_n:
+                    best_n = e - s
+                    best = s
+                s = e
+            last = ki[best]
+            for r in range(best, best + best_n):
+                last = max(last, ki[r])
+            vals[o * I + i] = kv[best]
+            inds[o * I + i] = last
+
+
+@njit(**_OPTS)
+def argsort_flat(x, kv, ki):
+    """kv, ki <- x sorted ascending (stable) and the permutation."""
+    n = x.size
+    for r in range(n):
+        kv[r] = x[r]
+        ki[r] = r
+    tv = np.empty(n, kv.dtype)
+    ti = np.empty(n, np.int64)
+    msort(kv, ki, tv, ti, n, False)
+
+
+@njit(**_OPTS)
+def unique_sorted(kv, ki, uniq, inv, cnt):
+    """Runs of equal values in sorted ``kv``: values, each input's run id, run lengths.
+    Returns the number of runs."""
+    n = kv.size
+    m = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and kv[e] == kv[s]:
+            e += 1
+        uniq[m] = kv[s]
+        cnt[m] = e - s
+        for r in range(s, e):
+            inv[ki[r]] = m
+        m += 1
+        s = e
+    return m
+
+
+@njit(**_OPTS)
+def unique_runs(x, uniq, inv, cnt):
+    """Runs of equal neighbours in ``x`` (unique_consecutive); returns the number of runs."""
+    n = x.size
+    m = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and x[e] == x[s]:
+            e += 1
+        uniq[m] = x[s]
+        cnt[m] = e - s
+        for r in range(s, e):
+            inv[r] = m
+        m += 1
+        s = e
+    return m
+
+
+@njit(**_OPTS)
+def _rows_equal(rows, a, b):
+    for c in range(rows.shape[1]):
+        if rows[a, c] != rows[b, c]:
+            return False
+    return True
+
+
+@njit(**_OPTS)
+def unique_rows(rows, order, starts, inv, cnt):
+    """Unique rows of a 2-D array: ``order`` <- rows sorted lexicographically (stable sorts
+    by column, last column first); runs of equal rows give ``starts`` (into order), each
+    row's run id ``inv`` and run lengths ``cnt``. Returns the number of runs."""
+    n, w = rows.shape
+    for r in range(n):
+        order[r] = r
+    kv = np.empty(n, rows.dtype)
+    tv = np.empty(n, rows.dtype)
+    ki = np.empty(n, np.int64)
+    ti = np.empty(n, np.int64)
+    for c in range(w - 1, -1, -1):
+        for r in range(n):
+            kv[r] = rows[order[r], c]
+            ki[r] = order[r]
+        msort(kv, ki, tv, ti, n, False)
+        for r in range(n):
+            order[r] = ki[r]
+    m = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and _rows_equal(rows, order[s], order[e]):
+            e += 1
+        starts[m] = s
+        cnt[m] = e - s
+        for r in range(s, e):
+            inv[order[r]] = m
+        m += 1
+        s = e
+    return m
+
+
+@njit(**_OPTS)
+def take_rows(rows, order, starts, out):
+    for u in range(starts.size):
+        src = order[starts[u]]
+        for c in range(rows.shape[1]):
+            out[u, c] = rows[src, c]
