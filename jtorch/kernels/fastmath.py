@@ -44,7 +44,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 __all__ = [
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh", "sigmoid",
+    "sinh", "cosh", "atan", "atan2", "asin", "acos", "asinh", "acosh", "atanh", "pow",
 ]
 
 import os
@@ -152,6 +153,29 @@ _fma = intrinsic(target="generic")(_ternary_float_intrinsic("llvm.fma"))
 _mla = intrinsic(target="generic")(_ternary_float_intrinsic("llvm.fmuladd"))
 
 
+def _unary_float_intrinsic(llvm_name):
+    def typer(typingctx, a):
+        if not isinstance(a, types.Float):
+            return None
+
+        def codegen(context, builder, sig, args):
+            lty = args[0].type
+            suffix = "f32" if lty == ir.FloatType() else "f64"
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(lty, [lty]),
+                                                f"{llvm_name}.{suffix}")
+            return builder.call(fn, args)
+
+        return a(a), codegen
+
+    return typer
+
+
+# _sqrt(x): IEEE square root (nan for x < 0, no exception).
+_sqrt = intrinsic(target="generic")(_unary_float_intrinsic("llvm.sqrt"))
+# _trunc(x): round toward zero keeping the float type (inf and nan pass through).
+_trunc = intrinsic(target="generic")(_unary_float_intrinsic("llvm.trunc"))
+
+
 # --------------------------------------------------------------------------------------------
 # Registration helpers
 # --------------------------------------------------------------------------------------------
@@ -175,10 +199,10 @@ def _register(stub, impl32, impl64):
         return None
 
     # the typing function must have the stub's exact signature
-    if stub.__code__.co_argcount == 1:
-        typer = lambda x: choose(x)  # noqa: E731
-    else:
-        typer = lambda x, y: choose(x, y)  # noqa: E731
+    names = ", ".join(stub.__code__.co_varnames[: stub.__code__.co_argcount])
+    scope = {"choose": choose}
+    exec(f"def typer({names}):\n    return choose({names})", scope)
+    typer = scope["typer"]
     overload(stub, target="generic", inline=_INLINE, jit_options=_JIT_OPTIONS)(typer)
 
     stub._impl32 = impl32
@@ -345,7 +369,7 @@ def _make_exp(T, P, P2, PM1):
     F = T.f
     pow2i, scale2, rint = _scalers(T)
     P, P2, PM1 = tuple(F(c) for c in P), tuple(F(c) for c in P2), tuple(F(c) for c in PM1)
-    ONE, HALF = F(1), F(0.5)
+    ONE, HALF, ZERO = F(1), F(0.5), F(0)
     LOG2E = T.c(_LOG2E)
     # k * LN2_HI is exact for the |k| <= 2 * BIAS + MANT that occur
     LN2_HI, LN2_LO = T.split(_frac(_LN2), T.mant + 1 - 12)
@@ -358,13 +382,27 @@ def _make_exp(T, P, P2, PM1):
         LO2, HI2 = F(-1076.0), F(1025.0)
         LOM1, KCAP, TINY = F(-45.0), 60, F(2.0**-54)
 
+    @_jitable
+    def expk(a, a_lo):
+        """exp(a + a_lo) = 2^k * (1 + s) for a in the clamped exp range, |a_lo| tiny."""
+        kf, k = rint(a * LOG2E)
+        r = ((a - kf * LN2_HI) - kf * LN2_LO) + a_lo
+        return k, r + (r * r) * _poly(r, P)
+
+    @_jitable
+    def expk_dw(a):
+        """exp(a) = 2^k * (1 + s + s_lo) with s + s_lo a double-word."""
+        kf, k = rint(a * LOG2E)
+        r = (a - kf * LN2_HI) - kf * LN2_LO
+        q = (r * r) * _poly(r, P)
+        s = r + q
+        return k, s, (r - s) + q
+
     def exp_(x):
         xc = LO if x < LO else x
         xc = HI if xc > HI else xc
-        kf, k = rint(xc * LOG2E)
-        r = (xc - kf * LN2_HI) - kf * LN2_LO
-        y = ONE + (r + (r * r) * _poly(r, P))
-        return scale2(y, k)
+        k, s = expk(xc, ZERO)
+        return scale2(ONE + s, k)
 
     def exp2_(x):
         xc = LO2 if x < LO2 else x
@@ -394,11 +432,11 @@ def _make_exp(T, P, P2, PM1):
         y = scale2((p + c) + (p_lo + c_lo), k)
         return x if abs(x) < TINY else y
 
-    return exp_, exp2_, expm1_
+    return exp_, exp2_, expm1_, expk, expk_dw
 
 
-_exp32, _exp2_32, _expm1_32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
-_exp64, _exp2_64, _expm1_64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
+_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
+_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,11 +548,21 @@ def _make_log(T, P):
         y = x if not (x < INF) else y
         return x if abs(x) < LOG1P_TINY else y
 
-    return log_, log2_, log10_, log1p_
+    @_jitable
+    def log_dw(hi, lo, kadd):
+        """log(hi + lo) + kadd*ln2 for hi > 0 (|lo| << hi), accurate also when the result is small."""
+        f, k = decompose(hi)
+        c = _div(lo, hi)
+        hfsq, r = log1p_tail(f)
+        dk = F(k + kadd)
+        y = dk * LN2_HI - ((hfsq - (r + (dk * LN2_LO + c))) - f)
+        return specials(hi, y)
+
+    return log_, log2_, log10_, log1p_, log_dw, decompose
 
 
-_log32, _log2_32, _log10_32, _log1p_32 = _make_log(_T32, _LOG_P32)
-_log64, _log2_64, _log10_64, _log1p_64 = _make_log(_T64, _LOG_P64)
+_log32, _log2_32, _log10_32, _log1p_32, _log_dw32, _decompose32 = _make_log(_T32, _LOG_P32)
+_log64, _log2_64, _log10_64, _log1p_64, _log_dw64, _decompose64 = _make_log(_T64, _LOG_P64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -775,6 +823,386 @@ _sin64, _cos64, _tan64 = _make_trig(_T64, _SIN_P64, _COS_P64, _TAN_P64)
 
 
 # --------------------------------------------------------------------------------------------
+# tanh, sigmoid, sinh, cosh
+# --------------------------------------------------------------------------------------------
+
+# tanh(x) = x + x^3 P(x^2), |x| < 0.5493 (tanh = 1/2)
+_TANH_P32 = (-0.3333333134651184, 0.1333322674036026, -0.05394915118813515, 0.021711410954594612,
+             -0.008194444701075554, 0.0021456824615597725)
+_TANH_P64 = (-0.3333333333333333, 0.1333333333333293, -0.053968253967948465, 0.021869488524519184,
+             -0.0088632352697616, 0.0035921243250623515, -0.001455798953035153, 0.0005897953834600044,
+             -0.0002380787938429722, 9.365987506133564e-05, -3.25659680269415e-05, 7.2216369487166375e-06)
+# sinh(x) = x + x^3 P(x^2), |x| < 1
+_SINH_P32 = (0.1666666716337204, 0.00833328440785408, 0.00019856168364640325, 2.577452733021346e-06,
+             9.859621030727794e-08)
+_SINH_P64 = (0.16666666666666666, 0.008333333333333573, 0.0001984126984106116, 2.7557319310090925e-06,
+             2.5052089412624494e-08, 1.6061339191130333e-10, 7.503263802462015e-13, 6.475357315595627e-15)
+
+
+def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P):
+    F = T.f
+    pow2i, scale2, _ = _scalers(T)
+    TANH_P, SINH_P = tuple(F(c) for c in TANH_P), tuple(F(c) for c in SINH_P)
+    ONE, TWO, ZERO = F(1), F(2), F(0)
+    TANH_X0, SINH_X0 = F(0.5493), F(1.0)
+    if T is _T32:
+        TANH_CLAMP, EXP_CLAMP, SIG_LO, SIG_HI, KCAP = F(40.0), F(90.0), F(-40.0), F(110.0), 30
+        TINY = F(2.0**-13)
+    else:
+        TANH_CLAMP, EXP_CLAMP, SIG_LO, SIG_HI, KCAP = F(40.0), F(711.0), F(-40.0), F(750.0), 60
+        TINY = F(2.0**-28)
+
+    @_jitable
+    def inv_one_plus_exp(a):
+        """1 / (1 + e^a) with one rounding of the denominator: e^a = 2^k (1 + s) and
+        1 + e^a = 2^m * ((A + A_lo) + B), A + A_lo = 1 + 2^-|k| exactly."""
+        k, s, s_lo = expk_dw(a)
+        kneg = -k if k > 0 else k
+        kneg = -KCAP if kneg < -KCAP else kneg
+        m = pow2i(kneg)
+        A = ONE + m
+        A_lo = (ONE - A) + m
+        scale = pow2i(k if k < 0 else 0)
+        d, d_lo = _two_sum(A, s * scale)
+        d_lo = d_lo + (A_lo + s_lo * scale)
+        # reciprocal of the double-word d + d_lo, corrected by its residual
+        q = _div(ONE, d)
+        q = q + q * (_fma(-q, d, ONE) - q * d_lo)
+        return scale2(q, -(k if k > 0 else 0))
+
+    def tanh_(x):
+        ax = abs(x)
+        z = x * x
+        y_small = x + (x * z) * _poly(z, TANH_P)
+        # 1 - 2 / (e^{2|x|} + 1)
+        a = ax + ax
+        a = TANH_CLAMP if a > TANH_CLAMP else a
+        y = ONE - TWO * inv_one_plus_exp(a)
+        y = -y if x < ZERO else y
+        y = y_small if ax < TANH_X0 else y
+        return x if ax < TINY else y
+
+    def sigmoid_(x):
+        a = -x
+        a = SIG_LO if a < SIG_LO else a
+        a = SIG_HI if a > SIG_HI else a
+        return inv_one_plus_exp(a)
+
+    @_jitable
+    def exp_parts(ax):
+        """e^ax = 2^k * (m + m_lo), and 2^-2k / m (for the reciprocal term)."""
+        a = EXP_CLAMP if ax > EXP_CLAMP else ax
+        k, s = expk(a, ZERO)
+        m = ONE + s
+        m_lo = (ONE - m) + s
+        k2 = k + k
+        inv = pow2i(-(2 * KCAP if k2 > 2 * KCAP else k2)) * _div(ONE, m)
+        return k, m, m_lo, inv
+
+    def sinh_(x):
+        ax = abs(x)
+        z = x * x
+        y_small = x + (x * z) * _poly(z, SINH_P)
+        k, m, m_lo, inv = exp_parts(ax)
+        y = scale2(m + (m_lo - inv), k - 1)
+        y = -y if x < ZERO else y
+        y = y_small if ax < SINH_X0 else y
+        return x if ax < TINY else y
+
+    def cosh_(x):
+        k, m, m_lo, inv = exp_parts(abs(x))
+        return scale2(m + (m_lo + inv), k - 1)
+
+    return tanh_, sigmoid_, sinh_, cosh_
+
+
+_tanh32, _sigmoid32, _sinh32, _cosh32 = _make_hyperbolic(_T32, _expk32, _expk_dw32, _TANH_P32, _SINH_P32)
+_tanh64, _sigmoid64, _sinh64, _cosh64 = _make_hyperbolic(_T64, _expk64, _expk_dw64, _TANH_P64, _SINH_P64)
+
+
+# --------------------------------------------------------------------------------------------
+# atan, atan2, asin, acos
+# --------------------------------------------------------------------------------------------
+
+# atan(t) = t + t^3 P(t^2), |t| <= 7/16
+_ATAN_P32 = (-0.3333333134651184, 0.19999803602695465, -0.1427922248840332, 0.11011345684528351,
+             -0.08296656608581543, 0.04386579990386963)
+_ATAN_P64 = (-0.33333333333333315, 0.1999999999999321, -0.1428571428485342, 0.11111111056527648,
+             -0.09090907062431512, 0.07692259595922378, -0.06665903013723116, 0.05874020391848918,
+             -0.05200102381770108, 0.044330019369276365, -0.03191620116096038, 0.013692303353699998)
+# asin(s) = s + s^3 P(s^2), |s| <= 1/2
+_ASIN_P32 = (0.16666659712791443, 0.07500521838665009, 0.044513385742902756, 0.03183893486857414,
+             0.01431548222899437, 0.03769611939787865)
+_ASIN_P64 = (0.16666666666665408, 0.07500000000337236, 0.044642856828095, 0.030381959148060536,
+             0.02237175775732225, 0.017359709515798905, 0.01388518575413409, 0.012169553850417078,
+             0.0065264342638230435, 0.019532634124520686, -0.01623132799598155, 0.031917259594041555)
+
+# atan(0.5), atan(1), atan(1.5), atan(inf) to 80 digits
+_ATAN_BASES = (
+    "0.46364760900080611621425623146121440202853705428612026381093308872019786416574171",
+    "0.78539816339744830961566084581987572104929234984377645524373614807695410157155225",
+    "0.98279372324732906798571061101466601449687745363162855676142508831798807154979604",
+    "1.5707963267948966192313216916397514420985846996875529104874722961539082031431045",
+)
+
+
+def _make_inverse_trig(T, ATAN_P, ASIN_P):
+    F, as_int = T.f, T.as_int
+    ATAN_P, ASIN_P = tuple(F(c) for c in ATAN_P), tuple(F(c) for c in ASIN_P)
+    ONE, TWO, HALF, ZERO, ONE5 = F(1), F(2), F(0.5), F(0), F(1.5)
+    INF, NAN = T.inf, T.nan
+    B1, B2, B3, B4 = (T.c(b) for b in _ATAN_BASES)
+    L1, L2, L3, L4 = (T.c(Fraction(b) - Fraction(float(T.c(b)))) for b in _ATAN_BASES)
+    PIO2_HI, PIO2_LO = B4, L4
+    PI_HI = T.c(Fraction(_PI))
+    PI_LO = T.c(Fraction(_PI) - Fraction(float(PI_HI)))
+    C1, C2, C3, C4 = F(7 / 16), F(11 / 16), F(19 / 16), F(39 / 16)
+    TINY = F(2.0**-13) if T is _T32 else F(2.0**-28)
+    BIG = F(2.0**100)
+
+    @_jitable
+    def atan_core(ax, ax_lo):
+        """atan(ax + ax_lo) for ax >= 0 (inf and nan included), |ax_lo| <= ulp(ax)/2."""
+        # t = (a*ax - b) / (c + d*ax) reduces to |t| <= 7/16 around atan(0.5), atan(1), atan(1.5)
+        big = not (ax < C4)
+        a = ONE if ax < C4 else ZERO
+        a = ONE if ax < C3 else a
+        a = TWO if ax < C2 else a
+        a = ONE if ax < C1 else a
+        b = ONE5 if ax < C4 else ONE
+        b = ONE if ax < C3 else b
+        b = ONE if ax < C2 else b
+        b = ZERO if ax < C1 else b
+        hi = B3 if ax < C4 else B4
+        hi = B2 if ax < C3 else hi
+        hi = B1 if ax < C2 else hi
+        hi = ZERO if ax < C1 else hi
+        lo = L3 if ax < C4 else L4
+        lo = L2 if ax < C3 else lo
+        lo = L1 if ax < C2 else lo
+        lo = ZERO if ax < C1 else lo
+        # numerators are exact (Sterbenz); (c, d) = (a, b) except for the -1/x interval
+        num = -ONE if big else a * ax - b
+        den = ax if big else _mla(b, ax, a)
+        t = _div(num, den)
+        z = t * t
+        p = (t * z) * _poly(z, ATAN_P)
+        corr = _div(ax_lo, _mla(ax, ax, ONE))
+        corr = corr if ax < BIG else ZERO
+        rest = ((lo + corr) + p) + t
+        v = hi + rest
+        return v, (hi - v) + rest
+
+    def atan_(x):
+        ax = abs(x)
+        y, _ = atan_core(ax, ZERO)
+        y = -y if x < ZERO else y
+        return x if ax < TINY else y
+
+    def atan2_(y, x):
+        ay, ax = abs(y), abs(x)
+        t = _div(ay, ax)
+        t_lo = _div(_fma(-t, ax, ay), ax)
+        zero = ay == ZERO
+        both_inf = (ay == INF) and (ax == INF)
+        t = ZERO if zero else t
+        t = ONE if both_inf else t
+        t_lo = ZERO if zero or both_inf or not (t < BIG) or not (abs(t_lo) < INF) else t_lo
+        z, z_lo = atan_core(t, t_lo)
+        h, e = _two_sum(PI_HI, -z)
+        z = h + ((e + PI_LO) - z_lo) if as_int(x) < 0 else z
+        z = -z if as_int(y) < 0 else z
+        return x + y if (x != x) or (y != y) else z
+
+    @_jitable
+    def asin_parts(ax):
+        """For ax in (1/2, 1]: asin(ax) = pi/2 - 2*(s + c + w) with s + c = sqrt((1 - ax)/2)."""
+        z = (ONE - ax) * HALF
+        s = _sqrt(z)
+        c = _div(_fma(-s, s, z), s + s)
+        c = ZERO if z == ZERO else c
+        w = (s * z) * _poly(z, ASIN_P)
+        return s, c, w
+
+    def asin_(x):
+        ax = abs(x)
+        z = x * x
+        y_small = ax + (ax * z) * _poly(z, ASIN_P)
+        s, c, w = asin_parts(ax)
+        h, l = _two_sum(PIO2_HI, -(s + s))
+        y_big = h + ((l + PIO2_LO) - TWO * (c + w))
+        y = y_small if ax <= HALF else y_big
+        y = -y if x < ZERO else y
+        y = x if ax < TINY else y
+        return NAN if ax > ONE else y
+
+    def acos_(x):
+        ax = abs(x)
+        z = x * x
+        h, l = _two_sum(PIO2_HI, -x)
+        y_small = h + ((l + PIO2_LO) - (x * z) * _poly(z, ASIN_P))
+        s, c, w = asin_parts(ax)
+        y_pos = TWO * (s + (c + w))
+        h, l = _two_sum(PI_HI, -(s + s))
+        y_neg = h + ((l + PI_LO) - TWO * (c + w))
+        y = y_neg if x < ZERO else y_pos
+        y = y_small if ax <= HALF else y
+        return NAN if ax > ONE else y
+
+    return atan_, atan2_, asin_, acos_
+
+
+_atan32, _atan2_32, _asin32, _acos32 = _make_inverse_trig(_T32, _ATAN_P32, _ASIN_P32)
+_atan64, _atan2_64, _asin64, _acos64 = _make_inverse_trig(_T64, _ATAN_P64, _ASIN_P64)
+
+
+# --------------------------------------------------------------------------------------------
+# asinh, acosh, atanh
+# --------------------------------------------------------------------------------------------
+
+def _make_inverse_hyperbolic(T, log_dw):
+    F = T.f
+    ONE, HALF, ZERO = F(1), F(0.5), F(0)
+    NAN = T.nan
+    TINY = F(2.0**-13) if T is _T32 else F(2.0**-28)
+    # beyond BIG, sqrt(x^2 +- 1) = x to working precision (and x^2 may overflow)
+    BIG = F(2.0**14) if T is _T32 else F(2.0**28)
+
+    @_jitable
+    def sqrt_dw(h, l):
+        """sqrt(h + l) as a double-word, h >= 0."""
+        q = _sqrt(h)
+        q_lo = _div(_fma(-q, q, h) + l, q + q)
+        return q, (ZERO if h == ZERO else q_lo)
+
+    def asinh_(x):
+        ax = abs(x)
+        h, l = _two_prod(ax, ax)
+        h, e = _two_sum(ONE, h)
+        q, q_lo = sqrt_dw(h, e + l)
+        a, e = _two_sum(ax, q)
+        big = ax > BIG
+        y = log_dw(ax if big else a, ZERO if big else e + q_lo, 1 if big else 0)
+        y = -y if x < ZERO else y
+        return x if ax < TINY else y
+
+    def acosh_(x):
+        h, l = _two_prod(x, x)
+        h, e = _two_sum(h, -ONE)
+        q, q_lo = sqrt_dw(h, e + l)
+        a, e = _two_sum(x, q)
+        big = x > BIG
+        y = log_dw(x if big else a, ZERO if big else e + q_lo, 1 if big else 0)
+        return NAN if x < ONE else y
+
+    def atanh_(x):
+        ax = abs(x)
+        n, n_lo = _two_sum(ONE, ax)
+        d, d_lo = _two_sum(ONE, -ax)
+        q = _div(n, d)
+        q_lo = _div((_fma(-q, d, n) + n_lo) - q * d_lo, d)
+        q_lo = ZERO if d == ZERO else q_lo
+        y = HALF * log_dw(q, q_lo, 0)
+        y = -y if x < ZERO else y
+        y = x if ax < TINY else y
+        return NAN if ax > ONE else y
+
+    return asinh_, acosh_, atanh_
+
+
+_asinh32, _acosh32, _atanh32 = _make_inverse_hyperbolic(_T32, _log_dw32)
+_asinh64, _acosh64, _atanh64 = _make_inverse_hyperbolic(_T64, _log_dw64)
+
+
+# --------------------------------------------------------------------------------------------
+# pow
+# --------------------------------------------------------------------------------------------
+#
+# x^y = 2^(y * log2|x|) with log2|x| and the product as double-words:
+# log2(2^k (1+f)) = k + C1*s + C3*s^3 + s^5 Q(s^2), s = f/(2+f), C1 = 2/ln2, C3 = 2/(3 ln2).
+
+_PLOG_Q32 = (0.5770801901817322, 0.4118499159812927, 0.3378209173679352)
+_PLOG_Q64 = (0.5770780163555851, 0.41219858311134566, 0.3205988979127996, 0.26230819865639465,
+             0.22195227041675758, 0.19240132216130593, 0.16845146892824941, 0.17281807931030946)
+
+
+def _make_pow(T, decompose, Q, EXP2_P):
+    F, as_int = T.f, T.as_int
+    _, scale2, rint = _scalers(T)
+    Q, EXP2_P = tuple(F(c) for c in Q), tuple(F(c) for c in EXP2_P)
+    ONE, TWO, HALF, ZERO = F(1), F(2), F(0.5), F(0)
+    INF, NAN = T.inf, T.nan
+    c1 = 2 / Fraction(_LN2)
+    c3 = c1 / 3
+    C1_HI = T.c(c1)
+    C1_LO = T.c(c1 - Fraction(float(C1_HI)))
+    C3_HI = T.c(c3)
+    C3_LO = T.c(c3 - Fraction(float(C3_HI)))
+    LN2 = T.c(_LN2)
+    if T is _T32:
+        LO2, HI2 = F(-151.0), F(129.0)
+    else:
+        LO2, HI2 = F(-1076.0), F(1025.0)
+
+    @_jitable
+    def log2_dw(ax):
+        """log2(ax) as a double-word, ax > 0 finite."""
+        f, k = decompose(ax)
+        d = TWO + f
+        d_lo = (TWO - d) + f
+        s = _div(f, d)
+        s_lo = _div(_fma(-s, d, f) - s * d_lo, d)
+        s2, s2_lo = _two_prod(s, s)
+        s2_lo = s2_lo + TWO * s * s_lo
+        s3, s3_lo = _two_prod(s2, s)
+        s3_lo = s3_lo + (s2 * s_lo + s2_lo * s)
+        a, a_lo = _two_prod(C1_HI, s)
+        a_lo = a_lo + (C1_LO * s + C1_HI * s_lo)
+        b, b_lo = _two_prod(C3_HI, s3)
+        b_lo = b_lo + (C3_LO * s3 + C3_HI * s3_lo)
+        c = (s3 * s2) * _poly(s2, Q)
+        h, h_lo = _two_sum(F(k), a)
+        h, t = _two_sum(h, b)
+        h_lo = ((h_lo + t) + (a_lo + b_lo)) + c
+        lh = h + h_lo
+        return lh, (h - lh) + h_lo
+
+    def pow_(x, y):
+        ax = abs(x)
+        lh, ll = log2_dw(ax)
+        lh = -INF if ax == ZERO else lh
+        lh = INF if ax == INF else lh
+        lh = ax if ax != ax else lh
+        p, p_lo = _two_prod(y, lh)
+        p_lo = p_lo + y * ll
+        clamped = (p < LO2) or (p > HI2)
+        p = LO2 if p < LO2 else p
+        p = HI2 if p > HI2 else p
+        p_lo = ZERO if clamped else p_lo
+        kf, k = rint(p)
+        r = p - kf  # exact
+        r2 = r + p_lo
+        r_lo = (r - r2) + p_lo
+        v = ONE + (r2 * _poly(r2, EXP2_P) + r_lo * LN2)
+        res = scale2(v, k)
+        # signs and the C99 special cases
+        yint = _trunc(y) == y
+        yh = y * HALF
+        yodd = yint and (_trunc(yh) != yh)
+        res = -res if yodd and as_int(x) < 0 else res
+        res = NAN if (x < ZERO) and (x > -INF) and not yint else res
+        res = ONE if (x == -ONE) and (abs(y) == INF) else res
+        res = ONE if (x == ONE) or (y == ZERO) else res
+        return res
+
+    return pow_
+
+
+_pow32 = _make_pow(_T32, _decompose32, _PLOG_Q32, _EXP2_P32)
+_pow64 = _make_pow(_T64, _decompose64, _PLOG_Q64, _EXP2_P64)
+
+
+# --------------------------------------------------------------------------------------------
 # Public stubs (NumPy fallbacks for plain Python calls)
 # --------------------------------------------------------------------------------------------
 
@@ -832,6 +1260,70 @@ def tan(x):
     return np.tan(_as_float(x))
 
 
+def tanh(x):
+    """Hyperbolic tangent."""
+    return np.tanh(_as_float(x))
+
+
+def sigmoid(x):
+    """Logistic function 1 / (1 + e**-x)."""
+    x = _as_float(x)
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def sinh(x):
+    """Hyperbolic sine."""
+    return np.sinh(_as_float(x))
+
+
+def cosh(x):
+    """Hyperbolic cosine."""
+    return np.cosh(_as_float(x))
+
+
+def atan(x):
+    """Arc tangent."""
+    return np.arctan(_as_float(x))
+
+
+def atan2(y, x):
+    """Arc tangent of y/x in the quadrant of (x, y), C99 special cases."""
+    y, x = _as_float(y), _as_float(x)
+    return np.arctan2(y, x)
+
+
+def asin(x):
+    """Arc sine."""
+    return np.arcsin(_as_float(x))
+
+
+def acos(x):
+    """Arc cosine."""
+    return np.arccos(_as_float(x))
+
+
+def asinh(x):
+    """Inverse hyperbolic sine."""
+    return np.arcsinh(_as_float(x))
+
+
+def acosh(x):
+    """Inverse hyperbolic cosine."""
+    return np.arccosh(_as_float(x))
+
+
+def atanh(x):
+    """Inverse hyperbolic tangent."""
+    return np.arctanh(_as_float(x))
+
+
+def pow(x, y):
+    """x**y with the C99 special cases (negative base with integer exponent included)."""
+    x, y = _as_float(x), _as_float(y)
+    return np.power(x, y)
+
+
 _register(exp, _exp32, _exp64)
 _register(exp2, _exp2_32, _exp2_64)
 _register(expm1, _expm1_32, _expm1_64)
@@ -842,3 +1334,15 @@ _register(log1p, _log1p_32, _log1p_64)
 _register(sin, _sin32, _sin64)
 _register(cos, _cos32, _cos64)
 _register(tan, _tan32, _tan64)
+_register(tanh, _tanh32, _tanh64)
+_register(sigmoid, _sigmoid32, _sigmoid64)
+_register(sinh, _sinh32, _sinh64)
+_register(cosh, _cosh32, _cosh64)
+_register(atan, _atan32, _atan64)
+_register(atan2, _atan2_32, _atan2_64)
+_register(asin, _asin32, _asin64)
+_register(acos, _acos32, _acos64)
+_register(asinh, _asinh32, _asinh64)
+_register(acosh, _acosh32, _acosh64)
+_register(atanh, _atanh32, _atanh64)
+_register(pow, _pow32, _pow64)

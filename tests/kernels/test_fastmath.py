@@ -105,6 +105,16 @@ UNARY = {
     "sin": (np.sin, np.sin, [(-10, 10, 1_000_000), (-1e5, 1e5, 500_000)], (-100, 100)),
     "cos": (np.cos, np.cos, [(-10, 10, 1_000_000), (-1e5, 1e5, 500_000)], (-100, 100)),
     "tan": (np.tan, np.tan, [(-10, 10, 1_000_000), (-1e5, 1e5, 500_000)], (-100, 100)),
+    "tanh": (np.tanh, np.tanh, [(-10, 10, 1_000_000), (-1, 1, 500_000)], (-20, 20)),
+    "sigmoid": (_sigmoid, _sigmoid, [(-110, 50, 1_000_000), (-5, 5, 500_000)], (-750, 50)),
+    "sinh": (np.sinh, np.sinh, [(-90, 90, 1_000_000), (-2, 2, 500_000)], (-712, 712)),
+    "cosh": (np.cosh, np.cosh, [(-90, 90, 1_000_000), (-2, 2, 500_000)], (-712, 712)),
+    "atan": (np.arctan, np.arctan, [(-5, 5, 1_000_000)], (-5, 5)),
+    "asin": (np.arcsin, np.arcsin, [(-1, 1, 1_000_000)], (-1, 1)),
+    "acos": (np.arccos, np.arccos, [(-1, 1, 1_000_000)], (-1, 1)),
+    "asinh": (np.arcsinh, np.arcsinh, [(-5, 5, 1_000_000)], (-5, 5)),
+    "acosh": (np.arccosh, np.arccosh, [(1, 5, 1_000_000), (1, 1.01, 500_000)], (1, 5)),
+    "atanh": (np.arctanh, np.arctanh, [(-1, 1, 1_000_000)], (-1, 1)),
 }
 UNARY = {k: v for k, v in UNARY.items() if hasattr(fm, k)}
 
@@ -183,6 +193,47 @@ def test_unary_float64_sweep(name):
     check(name, [x], y, ref, np.float64)
 
 
+def _bit_patterns(dtype, n, rng):
+    if dtype == np.float32:
+        return rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return rng.integers(0, 1 << 64, n, dtype=np.uint64, endpoint=False).view(np.float64)
+
+
+def binary_inputs(name, dtype):
+    rng = np.random.default_rng(2)
+    n = 2_000_000 if dtype == np.float32 else 400_000
+    q = n // 4
+    a, b = _bit_patterns(dtype, q, rng), _bit_patterns(dtype, q, rng)
+    if name == "atan2":
+        xs = [a, rng.uniform(-5, 5, q), rng.uniform(-5, 5, q), np.exp(rng.uniform(-80, 80, q)) * rng.choice([-1, 1], q)]
+        ys = [b, rng.uniform(-5, 5, q), np.exp(rng.uniform(-80, 80, q)) * rng.choice([-1, 1], q), rng.uniform(-5, 5, q)]
+    else:  # pow: random bits, moderate values, x near 1 with large y, negative x with integer y
+        near = 1e-3 if dtype == np.float32 else 1e-6
+        big = 3e4 if dtype == np.float32 else 3e8
+        xs = [a, rng.uniform(0, 4, q), 1 + rng.uniform(-near, near, q), -rng.uniform(0, 4, q)]
+        ys = [b, rng.uniform(-50, 50, q), rng.uniform(-big, big, q), np.round(rng.uniform(-60, 60, q))]
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.concatenate(xs).astype(dtype), np.concatenate(ys).astype(dtype)
+
+
+BINARY = {"atan2": np.arctan2, "pow": np.power}
+BINARY = {k: v for k, v in BINARY.items() if hasattr(fm, k)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_sweep(name, dtype):
+    if dtype == np.float64 and not HAVE_LD:
+        pytest.skip("needs 80-bit long double as the float64 reference")
+    x, y = binary_inputs(name, dtype)
+    out = apply(name, x, y)
+    assert out.dtype == dtype
+    with np.errstate(all="ignore"):
+        ref = BINARY[name](x.astype(np.float64 if dtype == np.float32 else LD),
+                           y.astype(np.float64 if dtype == np.float32 else LD))
+    check(name, [x, y], out, ref, dtype)
+
+
 # --------------------------------------------------------------------------------------------
 # special values (exact, sign of zero included)
 # --------------------------------------------------------------------------------------------
@@ -204,6 +255,39 @@ SPECIALS = {
     "sin": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
     "cos": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 1.0), (-0.0, 1.0), (1e-30, 1.0)],
     "tan": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "tanh": [(NAN, NAN), (INF, 1.0), (-INF, -1.0), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (30.0, 1.0),
+             (-30.0, -1.0)],
+    "sigmoid": [(NAN, NAN), (INF, 1.0), (-INF, 0.0), (0.0, 0.5), (-0.0, 0.5), (100.0, 1.0), (-1000.0, 0.0)],
+    "sinh": [(NAN, NAN), (INF, INF), (-INF, -INF), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (1000.0, INF),
+             (-1000.0, -INF)],
+    "cosh": [(NAN, NAN), (INF, INF), (-INF, INF), (0.0, 1.0), (-0.0, 1.0), (1000.0, INF), (-1000.0, INF)],
+    "atan": [(NAN, NAN), (INF, math.pi / 2), (-INF, -math.pi / 2), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30),
+             (1.0, math.pi / 4), (-1.0, -math.pi / 4)],
+    "asin": [(NAN, NAN), (INF, NAN), (2.0, NAN), (-1.5, NAN), (1.0, math.pi / 2), (-1.0, -math.pi / 2),
+             (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30)],
+    "acos": [(NAN, NAN), (INF, NAN), (2.0, NAN), (-1.5, NAN), (1.0, 0.0), (-1.0, math.pi), (0.0, math.pi / 2),
+             (-0.0, math.pi / 2)],
+    "asinh": [(NAN, NAN), (INF, INF), (-INF, -INF), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30)],
+    "acosh": [(NAN, NAN), (INF, INF), (-INF, NAN), (1.0, 0.0), (0.5, NAN), (0.0, NAN)],
+    "atanh": [(NAN, NAN), (1.0, INF), (-1.0, -INF), (2.0, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0),
+              (1e-30, 1e-30)],
+    # atan2(y, x): every signed-zero / infinity quadrant case of C99 (as math.atan2)
+    "atan2": [(y, x, math.atan2(y, x)) for y in (0.0, -0.0, 1.0, -1.0, INF, -INF)
+              for x in (0.0, -0.0, 2.0, -2.0, INF, -INF)] + [(NAN, 1.0, NAN), (1.0, NAN, NAN), (NAN, NAN, NAN),
+                                                             (0.0, NAN, NAN), (INF, NAN, NAN)],
+    # pow(x, y): C99 special cases (as math.pow / numpy)
+    "pow": [(x, 0.0, 1.0) for x in (NAN, INF, -INF, 0.0, -2.0)] + [(x, -0.0, 1.0) for x in (NAN, 3.0)]
+    + [(1.0, y, 1.0) for y in (NAN, INF, -INF, 2.5)]
+    + [(-1.0, INF, 1.0), (-1.0, -INF, 1.0), (NAN, 1.0, NAN), (2.0, NAN, NAN),
+       (0.0, -3.0, INF), (-0.0, -3.0, -INF), (0.0, -2.0, INF), (-0.0, -2.0, INF), (-0.0, -0.5, INF),
+       (0.0, 3.0, 0.0), (-0.0, 3.0, -0.0), (-0.0, 2.0, 0.0), (-0.0, 0.5, 0.0), (0.0, -INF, INF),
+       (0.5, -INF, INF), (-0.5, -INF, INF), (2.0, -INF, 0.0), (-2.0, -INF, 0.0),
+       (0.5, INF, 0.0), (-0.5, INF, 0.0), (2.0, INF, INF), (-2.0, INF, INF),
+       (-INF, -3.0, -0.0), (-INF, -2.0, 0.0), (-INF, -0.5, 0.0), (-INF, 3.0, -INF), (-INF, 2.0, INF),
+       (-INF, 0.5, INF), (INF, -1.0, 0.0), (INF, 0.5, INF),
+       (-2.0, 0.5, NAN), (-2.0, -1.5, NAN), (-2.0, 3.0, -8.0), (-2.0, -3.0, -0.125), (-2.0, 2.0, 4.0),
+       (-3.0, 1e30, INF), (-0.5, 1e30, 0.0), (2.0, 3.0, 8.0), (4.0, 0.5, 2.0), (10.0, -2.0, 0.01),
+       (2.0, 1e4, INF), (2.0, -1e4, 0.0), (-2.0, 1e4, INF), (-2.0, -1e4, 0.0)],
 }
 SPECIAL_CASES = [(name, dt, args, want) for name, rows in SPECIALS.items() if hasattr(fm, name)
                  for dt in (np.float32, np.float64) for *args, want in rows]
@@ -234,7 +318,8 @@ def test_subnormal_inputs():
         for x, ref, dt in ((x32, x32.astype(np.float64), np.float32), (x64, x64.astype(LD), np.float64)):
             with np.errstate(all="ignore"):
                 check(name, [x], apply(name, x), getattr(np, name)(ref), dt)
-    for name in ("expm1", "log1p", "sin", "tan"):  # f(x) == x for tiny x, subnormals included
+    for name in ("expm1", "log1p", "sin", "tan", "tanh", "sinh", "atan", "asin", "asinh", "atanh"):
+        # f(x) == x for tiny x, subnormals included
         assert (apply(name, x32) == x32).all() and (apply(name, x64) == x64).all()
 
 
@@ -267,7 +352,7 @@ def test_trig_huge_arguments_float32():
 _VEC_OP = re.compile(r"= (?:fmul|fadd|fsub|fdiv|select)\b[^<\n]*<(\d+) x (float|double)>")
 
 
-@pytest.mark.parametrize("name", sorted(set(UNARY) | {n for n in ("atan2", "pow") if hasattr(fm, n)}))
+@pytest.mark.parametrize("name", sorted(set(UNARY) | set(BINARY)))
 def test_loop_vectorises(name):
     k = kernel(name)
     nargs = getattr(fm, name).__code__.co_argcount
