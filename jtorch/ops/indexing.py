@@ -122,6 +122,8 @@ def _items(index) -> tuple:
             out.append(bool(it))
         elif isinstance(it, (list, tuple, np.ndarray)):
             out.append(_as_tensor(it))
+        elif isinstance(it, str):
+            raise TypeError("new(): invalid data type 'str'")
         elif isinstance(it, (float, complex, np.floating)):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              f"Variables are valid indices (got {type(it).__name__})")
@@ -153,10 +155,10 @@ def _apply_basic(self: Tensor, items: tuple) -> tuple:
     spec = sum(_consumed(it) for it in items)
     if spec > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
-    dim = real = 0
+    dim = 0
     adv = []
     ellipsis = False
-    for it in items:
+    for real, it in enumerate(items):
         if isinstance(it, Tensor) and it._a.ndim == 0:
             if it.dtype in _MASKS:
                 it = bool(it.item())
@@ -171,7 +173,6 @@ def _apply_basic(self: Tensor, items: tuple) -> tuple:
         elif it is Ellipsis:
             if not ellipsis:
                 dim += nd - spec
-                real += nd - spec
                 ellipsis = True
         elif isinstance(it, int):
             n = shape[dim]
@@ -179,24 +180,22 @@ def _apply_basic(self: Tensor, items: tuple) -> tuple:
                 raise IndexError(f"index {it} is out of bounds for dimension {real} with size {n}")
             off += (it + n if it < 0 else it) * st[dim]
             del shape[dim], st[dim]
-            real += 1
         elif isinstance(it, slice):
             step = 1 if it.step is None else it.step.__index__()
-            if step <= 0:
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
                 raise ValueError("step must be greater than zero")
             start, stop, _ = slice(it.start, it.stop, step).indices(shape[dim])
             shape[dim] = len(range(start, stop, step))
             off += start * st[dim]
             st[dim] *= step
             dim += 1
-            real += 1
         else:
             if it.dtype not in _MASKS and it.dtype not in _INT_INDEX:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             adv.append((dim, it))
-            k = _consumed(it)
-            dim += k
-            real += k
+            dim += _consumed(it)
     return make_view(self, shape, st, off), adv
 
 
@@ -234,6 +233,8 @@ def _plan(v: Tensor, adv: list) -> _Plan:
         bad = I.add_offsets(offs, bshape, buf, 0, _bcast_strides(t._a.shape, ist, bshape),
                             vshape[d], vst[d])
         if bad is not None:
+            if vshape[d] == 0:
+                raise IndexError("index is out of bounds for dimension with size 0")
             raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {vshape[d]}")
     dims = [d for d, _ in idx]
     rest = [d for d in range(len(vshape)) if d not in dims]
@@ -261,6 +262,12 @@ def _iter_layout(p: _Plan, out_strides) -> tuple:
 
 
 def _prepare(self: Tensor, index) -> tuple:
+    if self._a.ndim == 0 and not isinstance(index, tuple):
+        if isinstance(index, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if isinstance(index, int) and not isinstance(index, bool):
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     items = _items(index)
     v, adv = _apply_basic(self, items)
     return v, (_plan(v, adv) if adv else None)
@@ -302,13 +309,14 @@ def _dense_range(t: Tensor):
     return start, start + a.size
 
 
-def _check_overlap(dst: Tensor, src: Tensor) -> Tensor:
-    """torch refuses partially overlapping dense copies; others are cloned first."""
+def _check_overlap(dst: Tensor, src: Tensor, full_ok: bool = True) -> Tensor:
+    """torch refuses overlapping dense copies (partial ones only, when ``full_ok``); other
+    overlaps it cannot classify, and we clone the source first."""
     if not np.may_share_memory(dst._st, src._st):
         return src
     rd, rs = _dense_range(dst), _dense_range(src)
     if rd is not None and rs is not None and dst._st is src._st:
-        if rd == rs and dst._a.strides == src._a.strides:
+        if full_ok and rd == rs and dst._a.strides == src._a.strides:
             return src
         if rd[0] < rs[1] and rs[0] < rd[1]:
             raise RuntimeError(
@@ -336,14 +344,18 @@ def _value_tensor(value, dtype: _dt.dtype) -> Tensor:
 def _bcast_value(value: Tensor, shape: tuple, what: str) -> np.ndarray:
     """``value`` as a 0-stride broadcast view of ``shape`` (leading size-1 dims dropped)."""
     vs = value._a.shape
-    while len(vs) > len(shape) and vs[0] == 1:
+    while vs and vs[0] == 1:  # torch drops all leading size-1 dims of the value
         vs = vs[1:]
     a = value._a.reshape(vs)
     try:
         if broadcast_shapes(vs, shape) != tuple(shape):
             raise RuntimeError
     except RuntimeError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._a.shape)} cannot "
+        if what is None:  # basic indexing copies with copy_'s expand rule and message
+            from .views import _expand_geometry
+
+            _expand_geometry(Tensor._make(a), tuple(shape))
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot "
                            f"be broadcast to {what} of shape {list(shape)}") from None
     st = _bcast_strides(vs, [s // a.itemsize for s in a.strides], tuple(shape))
     return np.lib.stride_tricks.as_strided(a, tuple(shape), [s * a.itemsize for s in st])
@@ -406,16 +418,14 @@ def setitem(self: Tensor, index, value) -> None:
             _fill_view(v, value)
         else:
             val = _check_overlap(v, val)
-            src = _bcast_value(val, v._a.shape, "indexing result")
+            src = _bcast_value(val, v._a.shape, None)
             if v._a.size:
                 K.copy_array(K.raw(v._a), K.raw(src))
     else:
         if val is None:
             val = _scalar_tensor(value, self.dtype)
-        elif np.may_share_memory(val._st, self._st):
-            from .conversion import clone
-
-            val = clone(val)
+        else:
+            val = _check_overlap(self, val, full_ok=False)
         _put_plan(p, val, False)
     dispatch.bump_version(self)
     _record(M.index_put_op, (self, val if val is not None else value), self, {"index": index})
@@ -444,18 +454,16 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(t).__name__}")
+    # 0-d integer indices are advanced indices here (unlike in __getitem__): a size-1 dim.
+    items = tuple(t if t._a.ndim or t.dtype in _MASKS else reshape(t, (1,)) for t in indices)
+    v, adv = _apply_basic(self, items)
+    _bcast_value(values, _plan(v, adv).out_shape if adv else v._a.shape, "indexing result")
     if values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_tname(self.dtype)} for the destination and {_tname(values.dtype)} "
                            "for the source.")
     _check_inplace(self)
-    if np.may_share_memory(values._st, self._st):
-        from .conversion import clone
-
-        values = clone(values)
-    # 0-d integer indices are advanced indices here (unlike in __getitem__): a size-1 dim.
-    items = tuple(t if t._a.ndim or t.dtype in _MASKS else reshape(t, (1,)) for t in indices)
-    v, adv = _apply_basic(self, items)
+    values = _check_overlap(self, values, full_ok=False)
     if not adv:
         if accumulate:
             from .pointwise import add_
@@ -499,7 +507,7 @@ def _dim_strides(t: Tensor, d: int) -> tuple:
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
-           out=None) -> Tensor:
+           out=None, _wrap: bool = False) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim 0): values picked along ``dim``.
 
     >>> jtorch.tensor([[1, 2], [3, 4]]).gather(1, jtorch.tensor([[1], [0]]))
@@ -525,7 +533,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
         ib, ist = _ibuf(index)
         if index._a.ndim != nd:
             xpos = xpos[:index._a.ndim]
-        bad = I.gather(ishape, ob, 0, ost, xb, 0, xpos, xds, ib, 0, ist, n, False)
+        bad = I.gather(ishape, ob, 0, ost, xb, 0, xpos, xds, ib, 0, ist, n, _wrap)
         if bad is not None:
             raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
     _record(M.gather_op, (input, index), res, {"dim": d})
@@ -570,6 +578,8 @@ def _scatter_run(self: Tensor, d: int, index: Tensor, src, mode: int, wrap: bool
     if istr is not None:
         ist = istr
     raw = mode == I.COPY or self.dtype is _dt.bool
+    if isinstance(src, Tensor) and src._a.ndim == 0:
+        src = src.item()
     if isinstance(src, Tensor):
         sb, sst = K.buffer(src._a, as_raw=raw)
         if srcstr is not None:
@@ -804,6 +814,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
                            f"({_tname(source.dtype)}) must have the same scalar type")
     _index_source_check(self, d, index, source, "index_add_")
     _check_inplace(self)
+    source = _check_overlap(self, source, full_ok=False)
     if alpha != 1:
         source = mul(source, alpha)
     istr = _index_strides(index, d, self._a.ndim)
@@ -838,6 +849,7 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
                            f"got (self) {_tname(self.dtype)} and (source) {_tname(source.dtype)}")
     _index_source_check(self, d, index, source, "index_copy_")
     _check_inplace(self)
+    source = _check_overlap(self, source, full_ok=False)
     istr = _index_strides(index, d, self._a.ndim)
 
     def err(bad, d, n):
@@ -1078,7 +1090,7 @@ Tensor.put = lambda self, index, source, accumulate=False: put_(
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
     if dim is None:
-        res = gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
+        res = gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)), _wrap=True)
     else:
         nd = input._a.ndim
         if indices._a.ndim != nd:
@@ -1091,7 +1103,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
         bshape = list(broadcast_shapes(tuple(s), indices._a.shape))
         idx = expand(indices, tuple(bshape))
         bshape[d] = input._a.shape[d]
-        res = gather(expand(input, tuple(bshape)), d, idx)
+        res = gather(expand(input, tuple(bshape)), d, idx, _wrap=True)
     from .views import _finish
 
     return _finish(out, res, "take_along_dim")

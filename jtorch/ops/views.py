@@ -127,7 +127,12 @@ def _infer(shape: tuple, numel: int) -> tuple:
         else:
             known *= s
     if neg >= 0:
-        if known == 0 or numel % known:
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value and "
+                               "is ambiguous" if numel == 0 else
+                               f"shape '{list(shape)}' is invalid for input of size {numel}")
+        if numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         return shape[:neg] + (numel // known,) + shape[neg + 1:]
     if known != numel:
@@ -344,16 +349,29 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     return self
 
 
+def _type_string(d: _dt.dtype) -> str:
+    """torch's Tensor::toString(): legacy names, CPU<Name>Type for bool and complex."""
+    if d is _dt.bool or d.is_complex:
+        return f"CPU{dispatch.torch_name(d)}Type"
+    return f"torch.{d._legacy}"
+
+
 def _expand_geometry(t: Tensor, size: tuple) -> tuple:
     shape, st = t._a.shape, strides_of(t)
     nd, tnd = len(size), len(shape)
     if nd < tnd:
         raise RuntimeError(
-            f"expand(torch.{t.dtype._legacy}{{{list(shape)}}}, size={list(size)}): the number of "
+            f"expand({_type_string(t.dtype)}{{{list(shape)}}}, size={list(size)}): the number of "
             f"sizes provided ({nd}) must be greater or equal to the number of dimensions in the "
             f"tensor ({tnd})"
         )
     out_shape, out_st = [0] * nd, [0] * nd
+    if tnd == 0:  # a scalar expands with all strides 0
+        for i, n in enumerate(size):
+            if n < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({n}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+        return list(size), out_st
     for i in range(nd - 1, -1, -1):
         d = tnd - nd + i
         if d >= 0:
@@ -885,7 +903,7 @@ def flip(input: Tensor, dims) -> Tensor:
         shape = input._a.shape
         soff = 0
         ss = list(ss)
-        for d in set(wrapped):
+        for d in set(wrapped) if shape else ():
             soff += (shape[d] - 1) * ss[d]
             ss[d] = -ss[d]
         K.copy(shape, sb, soff, ss, db, 0, ds)
@@ -918,9 +936,9 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        flat = reshape(input, (-1,))
-        return _record(M.roll_op, (input,), reshape(roll(flat, shifts, 0), input._a.shape),
-                       {"shifts": shifts, "dims": None})
+        r = roll(reshape(input, (-1,)), shifts, 0)
+        out = Tensor._make(r._a.reshape(input._a.shape), r._st, r.dtype)
+        return _record(M.roll_op, (input,), out, {"shifts": shifts, "dims": None})
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
@@ -963,9 +981,9 @@ def repeat(self: Tensor, *repeats) -> Tensor:
                            "dimensions of tensor")
     shape = (1,) * (len(reps) - nd) + self._a.shape
     out_shape = tuple(r * s for r, s in zip(reps, shape))
-    for r in reps:
-        if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
+    for n in out_shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
                                f"{list(out_shape)}")
     out = dispatch.empty_tensor(out_shape, self.dtype)
     if out._a.size:

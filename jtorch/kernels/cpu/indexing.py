@@ -232,7 +232,7 @@ def add_offsets(offs: np.ndarray, shape, idx, ioff, istr, size: int, stride: int
     par = use_parallel(offs.size)
     nt, nb, blk = tasks(shape, par)
     (_offsets_par if par else _offsets)(nt, nb, blk, _arr(shape), idx, ioff, _arr(istr), size,
-                                        stride, offs, err)
+                                        stride, offs.reshape(-1), err)
     return int(err[1]) if err[0] else None
 
 

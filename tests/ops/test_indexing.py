@@ -1,0 +1,525 @@
+"""Indexing against torch: __getitem__ (basic views with torch's strides, advanced gathers),
+__setitem__/index_put_, gather/scatter family, masked ops, take, nonzero, and errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jtorch
+
+DTYPES = ["float32", "float64", "int64", "bool"]
+
+
+def _data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return np.asarray(rng.random(shape) > 0.5)
+    return np.asarray(rng.integers(-9, 10, size=shape).astype(dtype))
+
+
+def _pair(arr):
+    return jtorch.from_numpy(arr.copy()), torch.from_numpy(arr.copy())
+
+
+def _conv(lib, obj):
+    """Index/value objects given as ('t', array) become tensors of the library."""
+    if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "t":
+        return lib.from_numpy(np.array(obj[1]).copy())
+    if isinstance(obj, tuple):
+        return tuple(_conv(lib, o) for o in obj)
+    return obj
+
+
+def _check(j, t, strides=False):
+    if isinstance(t, (tuple, list)):
+        assert len(j) == len(t)
+        for a, b in zip(j, t):
+            _check(a, b, strides)
+        return
+    assert tuple(j.shape) == tuple(t.shape)
+    assert j.dtype.name == str(t.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(j.numpy(), t.numpy())
+    if strides:
+        assert j.stride() == t.stride()
+        if t.numel():
+            assert j.storage_offset() == t.storage_offset()
+
+
+def _raises_same(fn_j, fn_t):
+    try:
+        fn_t()
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)) as info:
+            fn_j()
+        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
+        return True
+    return False
+
+
+def same(fn, *arrays, strides=False):
+    js, ts = zip(*[_pair(a) for a in arrays])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tr = fn(torch, *ts)
+        except Exception as e:  # noqa: BLE001
+            with pytest.raises(type(e)) as info:
+                fn(jtorch, *js)
+            assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
+            return None
+        jr = fn(jtorch, *js)
+    _check(jr, tr, strides)
+    # In-place ops: the inputs must have changed the same way.
+    for j, t in zip(js, ts):
+        np.testing.assert_array_equal(j.numpy(), t.numpy())
+    return jr, tr
+
+
+# -- __getitem__ ----------------------------------------------------------------------------
+
+# ("t", data) entries become tensors of each library (see ``_conv``).
+GET_CASES = [
+    0, -1, (1, 2), (0, -1, 3), slice(1, None), (slice(None), slice(None, None, 2)),
+    (Ellipsis, 1), (None, 0), (slice(None), None, 1), (Ellipsis, None), (0, True), True, False,
+    (1, None, False), ("t", 1), (("t", 1), 0), ("t", [1, 0, 1]), ("t", [[0], [1]]),
+    ("t", [-1, -2]), (slice(None), ("t", [2, 0])), (("t", [0, 1]), slice(None), ("t", [3, 0])),
+    (slice(None), ("t", [0, 1]), ("t", [1, 2])), (slice(None), ("t", [0, 1]), 0),
+    (0, slice(None), ("t", [0, 1])), (("t", [[0], [1]]), ("t", [0, 2])),
+    (slice(None), None, ("t", [0, 1]), None, ("t", [0, 2])), (Ellipsis, ("t", [[1, 0]])),
+    (("t", [0, 1]), Ellipsis, ("t", [2, 3])), (1, slice(1, None), ("t", [3, 3, 0])),
+    ("t", np.array([True, False])), (slice(None), ("t", np.array([True, False, True]))),
+    ("t", np.array([[True, False, True], [False, False, True]])),
+    (("t", np.array(True)),), (("t", np.array(False)), 0), ("t", np.array([1, 0], np.int32)),
+    ("t", np.zeros((0,), np.int64)), (slice(None), ("t", np.zeros((2, 0), np.int64))),
+    [0, 1], [[0, 1]], [[0, 1], [1, 2]], [True, False], [slice(None), 1],
+    # errors
+    5, (0, 5), (slice(None), 0, 5), (0, 0, 0, 0), ("t", [5]), ("t", [-3]),
+    (("t", [[0, 1]]), ("t", [0, 1, 2])), ("t", np.array([0.0])), 1.5, "a",
+    ("t", np.array([True, False, True])), (slice(None), ("t", np.array([True, False]))),
+    (slice(None, None, -1),), (slice(None, None, 0),), (slice(None), ("t", [5]), ("t", [0])),
+    (("t", [0]), slice(None), ("t", [5])),
+]
+
+
+def _getitem(lib, x, index):
+    return x[_conv(lib, index)]
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index", GET_CASES, ids=repr)
+def test_getitem_matches_torch(index, dtype):
+    arr = _data((2, 3, 4), dtype)
+    j, t = _pair(arr)
+    if _raises_same(lambda: _getitem(jtorch, j, index), lambda: _getitem(torch, t, index)):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr, jr = _getitem(torch, t, index), _getitem(jtorch, j, index)
+    _check(jr, tr)
+    if not tr.numel():
+        return
+    if tr.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
+        # Basic indexing: a view with torch's strides and offset.
+        _check(jr, tr, strides=True)
+        assert jr._base is j
+    else:
+        assert jr._base is None and not np.shares_memory(jr.numpy(), j.numpy())
+        if tr.is_contiguous():
+            assert jr.is_contiguous()
+
+
+@pytest.mark.parametrize("index", [(slice(1, None), 0), (Ellipsis, ("t", [0, 2])),
+                                   ("t", [1, 0]), (0, slice(None, None, 2))], ids=repr)
+def test_getitem_on_non_contiguous_and_empty(index):
+    arr = _data((4, 3), "float64")
+    same(lambda m, x: _getitem(m, x.t(), index), arr)
+    same(lambda m, x: _getitem(m, x[:, 1:2].expand(4, 5), (slice(None), 1)), arr)
+    empty = np.zeros((0, 3), np.float32)
+    same(lambda m, x: x[:, _conv(m, ("t", [0, 2]))], empty)
+    same(lambda m, x: x[_conv(m, ("t", [0]))], empty)
+    same(lambda m, x: x[1:3][0], _data((4, 0), "int64"))
+
+
+def test_list_of_sequences_is_a_tuple_with_torch_warning():
+    j, t = _pair(_data((2, 3), "float32"))
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        jr = j[[[0, 1], [2, 0]]]
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        tr = t[[[0, 1], [2, 0]]]
+    _check(jr, tr)
+
+
+def test_getitem_on_0d():
+    arr = np.asarray(np.float32(3.5))
+    for index in [(), Ellipsis, None, True, False, (None, None), 0]:
+        same(lambda m, x, index=index: x[index], arr)
+
+
+def test_basic_index_view_writes_reach_base():
+    j, t = _pair(_data((3, 4), "float32"))
+    jv, tv = j[1:, None, ::2], t[1:, None, ::2]
+    jv.fill_(5)
+    tv.fill_(5)
+    np.testing.assert_array_equal(j.numpy(), t.numpy())
+    assert j._version == jv._version > 0
+    assert jv._base is j
+
+
+# -- hypothesis: random basic index expressions ---------------------------------------------
+
+@st.composite
+def basic_indices(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=0, max_size=4)))
+    n = draw(st.integers(0, len(shape) + 2))
+    items = []
+    ellipsis = False
+    for _ in range(n):
+        kind = draw(st.sampled_from(["int", "slice", "none", "ellipsis"]))
+        if kind == "int":
+            items.append(draw(st.integers(-5, 5)))
+        elif kind == "slice":
+            opt = st.one_of(st.none(), st.integers(-6, 6))
+            step = draw(st.one_of(st.none(), st.integers(1, 3)))
+            items.append(slice(draw(opt), draw(opt), step))
+        elif kind == "none":
+            items.append(None)
+        elif not ellipsis:
+            ellipsis = True
+            items.append(Ellipsis)
+    return shape, tuple(items)
+
+
+@settings(max_examples=300, deadline=None)
+@given(basic_indices())
+def test_random_basic_indexing_matches_torch(case):
+    shape, index = case
+    arr = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    j, t = _pair(arr)
+    if _raises_same(lambda: j[index], lambda: t[index]):
+        return
+    jr, tr = j[index], t[index]
+    _check(jr, tr, strides=True)
+    assert jr.is_contiguous() == tr.is_contiguous()
+    # The same index on the left of an assignment writes through the view.
+    j[index] = -1.0
+    t[index] = -1.0
+    np.testing.assert_array_equal(j.numpy(), t.numpy())
+
+
+# -- __setitem__ / index_put_ ---------------------------------------------------------------
+
+SET_CASES = [
+    (0, 7), ((0, 1), 7), (slice(1, None), ("t", [1.0, 2.0, 3.0, 4.0])), (Ellipsis, 2),
+    ((slice(None), None, 1), ("t", [[1.0], [2.0]])), (1, ("t", [[[5.0, 6.0, 7.0, 8.0]]])),
+    (("t", [0, 0]), 3), (("t", [1, 0]), ("t", [[[1.0]], [[2.0]]])),
+    ((slice(None), ("t", [2, 0]), ("t", [1, 3])), ("t", [9.0, 8.0])),
+    ((("t", [0, 1]), slice(None), ("t", [0, 3])), ("t", [[1.0, 2.0, 3.0]])),
+    (("t", np.array([True, False])), 4), (("t", np.array([[True, False, True], [False] * 3])),
+                                           ("t", [1.0, 2.0])),
+    (True, 1), (False, 1), ((0, True), 3), (("t", [[0], [1]]), ("t", [1.0, 2.0, 3.0, 4.0])),
+    # errors
+    (("t", [0, 1]), ("t", [1.0, 2.0, 3.0])), (("t", [7]), 1), (5, 1),
+    (1, ("t", [[1.0, 2.0], [3.0, 4.0]])), (("t", [1]), ("t", [[[1.0, 2.0]]])),
+]
+
+
+def _setitem(lib, x, index, value):
+    v = _conv(lib, value)
+    if isinstance(v, lib.Tensor):
+        v = v.to(x.dtype)
+    x[_conv(lib, index)] = v
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index,value", SET_CASES, ids=repr)
+def test_setitem_matches_torch(index, value, dtype):
+    arr = _data((2, 3, 4), dtype)
+    res = same(lambda m, x: _setitem(m, x, index, value), arr)
+    if res is not None:
+        assert res[0]._version > 0
+
+
+def test_setitem_non_contiguous_target_and_dtype_casts():
+    arr = _data((3, 4), "float64")
+    same(lambda m, x: _setitem(m, x.t(), (slice(None), 1), ("t", [1.0, 2.0, 3.0])), arr)
+    same(lambda m, x: _setitem(m, x.t(), (("t", [0, 3]),), 5), arr)
+    # value of another dtype is cast; float scalars into ints truncate
+    same(lambda m, x: _setitem(m, x.long(), 0, 2.7), arr)
+    same(lambda m, x: _setitem(m, x, 0, m.tensor([1, 2, 3, 4])), arr)
+    same(lambda m, x: _setitem(m, x.bool(), ("t", [0, 2]), 0), arr)
+    same(lambda m, x: _setitem(m, x.half(), ("t", [0, 2]), 1.5), arr)
+
+
+def test_setitem_overlap():
+    arr = _data((3, 2), "float32")
+
+    def partial(m, x):
+        x[1:] = x[:2]
+        return x
+
+    def full(m, x):
+        x[:] = x
+        return x
+
+    def strided(m, x):
+        x[::2] = x[1:2]
+        return x
+
+    def advanced(m, x):
+        x[m.tensor([1, 2])] = x[:2]
+        return x
+
+    for fn in (partial, full, strided, advanced):
+        same(fn, arr)
+
+
+def test_index_put():
+    arr = _data((3, 4), "float64")
+    idx = ("t", [0, 2, 0])
+
+    def put(acc):
+        return lambda m, x: x.index_put_((_conv(m, idx),), _conv(m, ("t", [1.0, 2.0, 3.0])
+                                                                 ).view(3, 1), accumulate=acc)
+
+    same(put(False), arr)
+    same(put(True), arr)
+    same(lambda m, x: m.index_put(x, (_conv(m, ("t", [0, 0])), _conv(m, ("t", [1, 1]))),
+                                  m.tensor(1.0, dtype=m.float64), True), arr)
+    same(lambda m, x: x.index_put_([_conv(m, ("t", 1))], m.tensor(5.0, dtype=m.float64)), arr)
+    same(lambda m, x: x.half().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.half),
+                                          accumulate=True), arr)
+    same(lambda m, x: x.long().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.long),
+                                          accumulate=True), arr)
+    same(lambda m, x: x.bool().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.bool),
+                                          accumulate=True), arr)
+    # errors
+    same(lambda m, x: x.index_put_((_conv(m, ("t", [5])),), m.tensor(1.0, dtype=m.float64)), arr)
+    same(lambda m, x: x.index_put_((_conv(m, ("t", [1])),), m.tensor([1.0, 2.0])), arr)
+    same(lambda m, x: x.index_put_((_conv(m, ("t", [1])),), 1.0), arr)
+    same(lambda m, x: x.index_put_((None, _conv(m, ("t", [1]))), m.tensor(1.0, dtype=m.float64)),
+         arr)
+
+
+# -- gather / scatter family ----------------------------------------------------------------
+
+def _i(m, v, dtype=np.int64):
+    return m.from_numpy(np.array(v, dtype=dtype))
+
+
+GATHER_CASES = [
+    lambda m, x: x.gather(0, _i(m, [[1, 0, 1, 1], [0, 0, 1, 0]])),
+    lambda m, x: m.gather(x, 1, _i(m, [[2, 0], [1, 1]])),
+    lambda m, x: x.gather(-1, _i(m, [[3], [0]])),
+    lambda m, x: x.t().gather(0, _i(m, [[3, 0], [1, 2]])),
+    lambda m, x: x.gather(1, _i(m, [[0, 1]], np.int32)),
+    lambda m, x: x.gather(1, _i(m, np.zeros((2, 0)))),
+    lambda m, x: x.gather(1, _i(m, [[0, 1], [2, 3]]).t()),
+    lambda m, x: x[0].gather(0, _i(m, 2)),
+    lambda m, x: x.gather(0, _i(m, [[5]])),
+    lambda m, x: x.gather(0, _i(m, [[-1]])),
+    lambda m, x: x.gather(0, _i(m, [[0.0]], np.float32)),
+    lambda m, x: x.gather(0, _i(m, [0])),
+    lambda m, x: x.gather(0, _i(m, [[0, 0, 0, 0, 0]])),
+    lambda m, x: x.gather(1, _i(m, [[0], [0], [0]])),
+    lambda m, x: x.index_select(0, _i(m, [1, 0, 1])),
+    lambda m, x: m.index_select(x, 1, _i(m, [3, 3], np.int32)),
+    lambda m, x: x.t().index_select(1, _i(m, [1])),
+    lambda m, x: x.index_select(1, _i(m, 2)),
+    lambda m, x: x.index_select(1, _i(m, [])),
+    lambda m, x: x.index_select(0, _i(m, [5])),
+    lambda m, x: x.index_select(0, _i(m, [-1])),
+    lambda m, x: x.index_select(0, _i(m, [[0]])),
+    lambda m, x: x.index_select(0, _i(m, [0.0], np.float32)),
+    lambda m, x: x.take(_i(m, [[0, 7], [-1, 3]])),
+    lambda m, x: x.t().take(_i(m, [1, 2])),
+    lambda m, x: m.take(x, _i(m, 5)),
+    lambda m, x: x.take(_i(m, [8])),
+    lambda m, x: x.take(_i(m, [-9])),
+    lambda m, x: x.take(_i(m, [1], np.int32)),
+    lambda m, x: x.take_along_dim(_i(m, [[0], [2]]), 1),
+    lambda m, x: m.take_along_dim(x, _i(m, [[1, 0, 1, 0]]), 0),
+    lambda m, x: x.take_along_dim(_i(m, [3, 0])),
+    lambda m, x: x.take_along_dim(_i(m, [[-1]]), 1),
+    lambda m, x: x.take_along_dim(_i(m, [0]), 1),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(GATHER_CASES)))
+def test_gather_family_matches_torch(case, dtype):
+    same(GATHER_CASES[case], _data((2, 4), dtype))
+
+
+SCATTER_CASES = [
+    lambda m, x: x.scatter(0, _i(m, [[1, 0, 1, 1]]), x[:1].flip(1)),
+    lambda m, x: x.scatter_(1, _i(m, [[3, 0], [1, 1]]), x[:, 2:]),
+    lambda m, x: m.scatter(x, 1, _i(m, [[2], [0]]), 1),
+    lambda m, x: x.t().scatter_(0, _i(m, [[1, 0]], np.int32), x.t()[2:]),
+    lambda m, x: x.scatter(0, _i(m, [[5]]), 1),
+    lambda m, x: x.scatter(0, _i(m, [[-1]]), 1),
+    lambda m, x: x.scatter(0, _i(m, [[0]], np.float32), 1),
+    lambda m, x: x.scatter(0, _i(m, [0]), 1),
+    lambda m, x: x.scatter(0, _i(m, [[0, 0]]), x.long() if x.dtype != m.int64 else x.float()),
+    lambda m, x: x.scatter(0, _i(m, np.zeros((3, 1))), 1),
+    lambda m, x: x.scatter(0, _i(m, np.zeros((2, 2))), x[:1]),
+    lambda m, x: x.scatter_add(0, _i(m, [[1, 1, 0, 1], [1, 1, 1, 1]]), x),
+    lambda m, x: x.scatter_add_(1, _i(m, [[0, 0, 0]]), x[:, :3]),
+    lambda m, x: x.scatter_add(0, _i(m, [[2]]), x),
+    lambda m, x: x.scatter(0, _i(m, [[1, 1]]), x[:1], reduce="add"),
+    lambda m, x: x.scatter(1, _i(m, [[0, 0]]), x[:, :2], reduce="multiply"),
+    lambda m, x: x.scatter(1, _i(m, [[0, 0]]), 3, reduce="multiply"),
+    lambda m, x: x.scatter(1, _i(m, [[0, 0]]), 3, reduce="mean"),
+    lambda m, x: x.index_add(0, _i(m, [1, 1, 0]), m.cat([x, x[:1]])),
+    lambda m, x: x.index_add_(1, _i(m, [3, 0], np.int32), x[:, :2], alpha=2),
+    lambda m, x: x.index_add(0, _i(m, [-1]), x[:1]),
+    lambda m, x: x.index_add(0, _i(m, [5]), x[:1]),
+    lambda m, x: x.index_add(0, _i(m, [0]), x),
+    lambda m, x: x.index_add(0, _i(m, [0.0], np.float32), x[:1]),
+    lambda m, x: x.index_add(0, _i(m, [0]), x[:1, :3]),
+    lambda m, x: x.index_copy(0, _i(m, [1, 0]), x.flip(0)),
+    lambda m, x: x.t().index_copy_(1, _i(m, [1]), x.t()[:, :1]),
+    lambda m, x: x.index_copy(0, _i(m, [5]), x[:1]),
+    lambda m, x: x.index_copy(0, _i(m, [-1]), x[:1]),
+    lambda m, x: x.index_copy(0, _i(m, [0, 1]), x[:1]),
+    lambda m, x: x.index_copy(0, _i(m, [0], np.int32), x[:1]),
+    lambda m, x: x.index_fill(1, _i(m, [0, 3]), 7),
+    lambda m, x: x.index_fill_(0, _i(m, [-1]), m.tensor(1)),
+    lambda m, x: x.t().index_fill(0, _i(m, [2]), 0),
+    lambda m, x: x.index_fill(0, _i(m, [5]), 1),
+    lambda m, x: x.index_fill(0, _i(m, [0], np.int32), 1),
+    lambda m, x: x.index_fill(0, _i(m, [0]), m.tensor([1.0])),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(SCATTER_CASES)))
+def test_scatter_family_matches_torch(case, dtype):
+    same(SCATTER_CASES[case], _data((2, 4), dtype))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_scatter_reduce_matches_torch(reduce, include_self, dtype):
+    arr = _data((3, 4), dtype)
+    src = _data((3, 4), dtype, seed=1)
+    idx = np.array([[0, 0, 2, 1], [2, 0, 0, 1], [0, 2, 2, 2]])
+    jr = jtorch.from_numpy(arr.copy()).scatter_reduce(
+        0, jtorch.from_numpy(idx), jtorch.from_numpy(src), reduce, include_self=include_self)
+    tr = torch.from_numpy(arr.copy()).scatter_reduce(
+        0, torch.from_numpy(idx), torch.from_numpy(src), reduce, include_self=include_self)
+    _check(jr, tr)
+
+
+def test_scatter_reduce_nan_and_errors():
+    arr = np.array([1.0, np.nan, 3.0], np.float32)
+    src = np.array([np.nan, 5.0, 0.0, 7.0], np.float32)
+    for reduce in ("amax", "amin", "sum"):
+        same(lambda m, x, s, r=reduce: x.scatter_reduce(0, _i(m, [0, 1, 2, 2]), s, r), arr, src)
+    same(lambda m, x, s: x.scatter_reduce(0, _i(m, [0]), s, "foo"), arr, src)
+
+
+def test_half_scatter_arithmetic_and_complex_copy():
+    arr = _data((2, 4), "float16")
+    for fn in SCATTER_CASES[11:13] + SCATTER_CASES[18:20]:
+        same(fn, arr)
+    c = _data((2, 4), "complex128")
+    same(SCATTER_CASES[0], c)
+    same(GATHER_CASES[0], c)
+
+
+# -- masked ops -----------------------------------------------------------------------------
+
+MASK = np.array([[True, False, True, False], [False, False, True, True]])
+
+MASKED_CASES = [
+    lambda m, x, k: x.masked_fill(k, 7),
+    lambda m, x, k: x.masked_fill(k[0], 2.5),
+    lambda m, x, k: x.masked_fill_(k, m.tensor(3)),
+    lambda m, x, k: m.masked_fill(x.t(), k.t(), 1),
+    lambda m, x, k: x.masked_fill(k.expand(3, 2, 4), 1),
+    lambda m, x, k: x.masked_fill_(k.expand(3, 2, 4), 1),
+    lambda m, x, k: x.masked_fill(k.long(), 1),
+    lambda m, x, k: x.masked_fill(k, m.tensor([1.0, 2.0])),
+    lambda m, x, k: x.masked_select(k),
+    lambda m, x, k: m.masked_select(x.t(), k.t()),
+    lambda m, x, k: x.masked_select(k[1]),
+    lambda m, x, k: x[0, 0].masked_select(k),
+    lambda m, x, k: x.masked_select(k.long()),
+    lambda m, x, k: x.masked_scatter(k, x.flip(0)),
+    lambda m, x, k: x.masked_scatter_(k[0], m.cat([x, x]).reshape(-1)),
+    lambda m, x, k: x.t().masked_scatter_(k.t(), x.reshape(-1).flip(0)),
+    lambda m, x, k: x[0].masked_scatter(k, x.reshape(-1)),
+    lambda m, x, k: x.masked_scatter(k, x[:1, :1]),
+    lambda m, x, k: x.masked_scatter(k.long(), x),
+    lambda m, x, k: x.masked_scatter(k, x.long() if x.dtype != m.int64 else x.float()),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(MASKED_CASES)))
+def test_masked_ops_match_torch(case, dtype):
+    same(MASKED_CASES[case], _data((2, 4), dtype), MASK)
+
+
+def test_masked_fill_value_casts():
+    for dtype, value in [("int64", 2.7), ("uint8", -1), ("bool", 0.5), ("float16", 1e-3)]:
+        same(lambda m, x, k, v=value: x.masked_fill(k, v), _data((2, 4), dtype), MASK)
+        same(lambda m, x, k, v=value: x.masked_fill(k, m.tensor(v)), _data((2, 4), dtype), MASK)
+
+
+# -- nonzero --------------------------------------------------------------------------------
+
+NONZERO_INPUTS = [
+    np.array([1.0, -0.0, np.nan, 0.0, np.inf], np.float32), np.zeros((2, 0)), np.zeros((2, 3)),
+    np.ones((2, 3), np.int64), MASK, _data((2, 3, 4), "int64"), np.array(3.0), np.array(0),
+    np.array([[0, 1], [2, 0]], np.uint8),
+]
+
+
+@pytest.mark.parametrize("k", range(len(NONZERO_INPUTS)))
+def test_nonzero_matches_torch(k):
+    arr = NONZERO_INPUTS[k]
+    jr, tr = same(lambda m, x: x.nonzero(), arr)
+    assert jr.stride() == tr.stride() or tr.numel() == 0
+    same(lambda m, x: m.nonzero(x, as_tuple=True), arr)
+    same(lambda m, x: m.argwhere(x), arr)
+    same(lambda m, x: x.t().nonzero() if x.dim() == 2 else x.nonzero(), arr)
+    same(lambda m, x: m.where(x != 0) if x.dim() else (m.zeros(0),), arr)
+
+
+# -- parallel variants and bounds inside kernels --------------------------------------------
+
+def test_parallel_index_kernels_match_torch(monkeypatch):
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 8)
+    monkeypatch.setattr(jtorch.kernels.cpu.movement, "BLOCK", 3)
+    arr = _data((5, 7), "float32")
+    cases = [
+        lambda m, x: x[_i(m, [4, 0, 2, 2, 1])],
+        lambda m, x: x.t()[:, _i(m, [4, 0, 2])],
+        lambda m, x: x[x > 0],
+        lambda m, x: x.nonzero(),
+        lambda m, x: x.gather(1, _i(m, np.arange(14).reshape(2, 7) % 7)),
+        lambda m, x: x.index_select(1, _i(m, [6, 5, 0, 1, 2])),
+        lambda m, x: x[_i(m, [9])],
+        lambda m, x: x.gather(1, _i(m, [[9] * 7] * 2)),
+    ]
+    for fn in cases:
+        same(fn, arr)
+
+
+def test_index_errors_do_not_modify_or_crash():
+    x = jtorch.zeros(3)
+    for bad in ([3], [-4], [10**12]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[jtorch.tensor(bad)]
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[jtorch.tensor(bad)] = 1.0
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x.scatter_(0, jtorch.tensor([10**12]), 1.0)

@@ -1,0 +1,410 @@
+"""Views and movement ops against torch: values, shapes, strides, storage offsets, storage
+sharing (writes through a view reach the base), and torch's errors."""
+
+import numpy as np
+import pytest
+import torch
+
+import jtorch
+
+DTYPES = ["float32", "float64", "int64", "bool"]
+
+
+def _data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return np.asarray(rng.random(shape) > 0.5)
+    a = rng.integers(-9, 10, size=shape)
+    return np.asarray(a.astype(dtype))
+
+
+def _pair(arr):
+    return jtorch.from_numpy(arr.copy()), torch.from_numpy(arr.copy())
+
+
+def _first_line(e) -> str:
+    return str(e).split("\n")[0]
+
+
+def _check_tensor(j, t, strides=True):
+    assert isinstance(j, jtorch.Tensor), type(j)
+    assert tuple(j.shape) == tuple(t.shape)
+    assert j.dtype.name == str(t.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(j.numpy(), t.numpy())
+    if strides:
+        assert j.stride() == t.stride()
+        assert j.is_contiguous() == t.is_contiguous()
+        if t.numel():
+            assert j.storage_offset() == t.storage_offset()
+
+
+def _check_result(j, t, strides=True):
+    if isinstance(t, torch.Tensor):
+        _check_tensor(j, t, strides)
+    else:
+        assert isinstance(j, (tuple, list)) and len(j) == len(t)
+        for a, b in zip(j, t):
+            _check_result(a, b, strides)
+
+
+def same(fn, *arrays, strides=True, prep=None):
+    """Run ``fn(lib, *tensors)`` on jtorch and torch; compare results or errors."""
+    js, ts = zip(*[_pair(a) for a in arrays]) if arrays else ((), ())
+    if prep is not None:
+        js = [prep(jtorch, x) for x in js]
+        ts = [prep(torch, x) for x in ts]
+    try:
+        tr = fn(torch, *ts)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)) as info:
+            fn(jtorch, *js)
+        assert _first_line(info.value) == _first_line(e)
+        return None, None
+    jr = fn(jtorch, *js)
+    _check_result(jr, tr, strides)
+    return jr, tr
+
+
+def _transposed(lib, x):
+    return x.transpose(0, 1) if x.dim() >= 2 else x
+
+
+# -- views ----------------------------------------------------------------------------------
+
+VIEW_CASES = [
+    ((2, 3), lambda m, x: x.view(6)),
+    ((2, 3), lambda m, x: x.view(-1, 2)),
+    ((2, 3), lambda m, x: x.view(3, -1)),
+    ((2, 3), lambda m, x: x.view(4)),
+    ((2, 3), lambda m, x: x.view(-1, 4)),
+    ((2, 3), lambda m, x: x.view(-1, -1)),
+    ((2, 3), lambda m, x: x.view(-2, 3)),
+    ((2, 3), lambda m, x: x.t().view(6)),
+    ((2, 3, 4), lambda m, x: x.transpose(1, 2).view(2, 12)),
+    ((2, 3, 4), lambda m, x: x.transpose(1, 2).view(2, 4, 3)),
+    ((2, 3, 4), lambda m, x: x[:, 1:].view(2, 8)),
+    ((2, 3, 4), lambda m, x: x[:, :, 1:3].reshape(6, 2)),
+    ((4, 6), lambda m, x: x[::2].view(2, 2, 3)),
+    ((2, 1, 3), lambda m, x: x.view(3, 2)),
+    ((3, 1), lambda m, x: x.expand(3, 4).view(12)),
+    ((3, 1), lambda m, x: x.expand(3, 4).view(3, 2, 2)),
+    ((0, 3), lambda m, x: x.view(3, 0)),
+    ((0, 3), lambda m, x: x.view(-1)),
+    ((0, 3), lambda m, x: x.view(-1, 0)),
+    ((), lambda m, x: x.view(1, 1)),
+    ((), lambda m, x: x.view(-1)),
+    ((6,), lambda m, x: x.view_as(m.zeros(2, 3))),
+    ((2, 3), lambda m, x: x.reshape(3, 2)),
+    ((2, 3), lambda m, x: x.reshape(-1)),
+    ((2, 3), lambda m, x: x.t().reshape(-1)),
+    ((2, 3), lambda m, x: m.reshape(x.t(), (3, 2))),
+    ((2, 3), lambda m, x: x.reshape(5)),
+    ((2, 3), lambda m, x: x.reshape_as(m.zeros(3, 2))),
+    ((2, 3, 4), lambda m, x: x.permute(2, 0, 1)),
+    ((2, 3, 4), lambda m, x: x.permute((1, 2, 0))),
+    ((2, 3, 4), lambda m, x: m.permute(x, (-1, 0, 1))),
+    ((2, 3), lambda m, x: x.permute(0)),
+    ((2, 3), lambda m, x: x.permute(0, 0)),
+    ((2, 3), lambda m, x: x.permute(0, 2)),
+    ((2, 3, 4), lambda m, x: x.transpose(0, 2)),
+    ((2, 3, 4), lambda m, x: x.transpose(-1, 0)),
+    ((2, 3), lambda m, x: x.transpose(0, 5)),
+    ((2, 3), lambda m, x: x.swapaxes(0, 1)),
+    ((2, 3), lambda m, x: m.swapdims(x, 1, 0)),
+    ((), lambda m, x: x.transpose(0, -1)),
+    ((2, 3), lambda m, x: x.t()),
+    ((3,), lambda m, x: x.t()),
+    ((), lambda m, x: x.t()),
+    ((2, 3, 4), lambda m, x: x.t()),
+    ((2, 3), lambda m, x: x.T),
+    ((2, 3, 4), lambda m, x: x.mT),
+    ((2, 1, 3, 1), lambda m, x: x.squeeze()),
+    ((2, 1, 3, 1), lambda m, x: x.squeeze(1)),
+    ((2, 1, 3, 1), lambda m, x: x.squeeze(0)),
+    ((2, 1, 3, 1), lambda m, x: x.squeeze((1, -1))),
+    ((2, 1, 3, 1), lambda m, x: x.squeeze(4)),
+    ((2, 1, 3, 1), lambda m, x: x.squeeze((1, 1))),
+    ((), lambda m, x: x.squeeze(0)),
+    ((1, 1), lambda m, x: x.squeeze()),
+    ((2, 3), lambda m, x: x.unsqueeze(0)),
+    ((2, 3), lambda m, x: x.unsqueeze(1)),
+    ((2, 3), lambda m, x: x.unsqueeze(-1)),
+    ((2, 3), lambda m, x: x.t().unsqueeze(1)),
+    ((3, 1), lambda m, x: x.unsqueeze(1)),
+    ((2, 3), lambda m, x: x.unsqueeze(3)),
+    ((), lambda m, x: x.unsqueeze(0)),
+    ((3, 1), lambda m, x: x.expand(3, 4)),
+    ((3, 1), lambda m, x: x.expand(2, -1, 5)),
+    ((3,), lambda m, x: x.expand(1, 2, 3)),
+    ((), lambda m, x: x.expand(1)),
+    ((), lambda m, x: x.expand(3, 1)),
+    ((2, 3), lambda m, x: x.expand(3, 2)),
+    ((2, 3), lambda m, x: x.expand(2)),
+    ((2, 3), lambda m, x: x.expand(-1, 2, 3)),
+    ((2, 3), lambda m, x: x.expand(1, -1, -1)),
+    ((3, 1), lambda m, x: x.expand_as(m.zeros(2, 3, 4))),
+    ((3, 1), lambda m, x: m.broadcast_to(x, (3, 3))),
+    ((3, 1), lambda m, x: m.broadcast_tensors(x, m.zeros(2, 1, 5))[0]),
+    ((2, 3, 4), lambda m, x: x.flatten()),
+    ((2, 3, 4), lambda m, x: x.flatten(1)),
+    ((2, 3, 4), lambda m, x: x.flatten(0, 1)),
+    ((2, 3, 4), lambda m, x: x.transpose(0, 1).flatten(1)),
+    ((2, 3, 4), lambda m, x: x.flatten(1, 0)),
+    ((2, 3), lambda m, x: x.flatten(0, 5)),
+    ((), lambda m, x: x.flatten()),
+    ((2, 6), lambda m, x: x.unflatten(1, (2, 3))),
+    ((2, 6), lambda m, x: x.unflatten(-1, (-1, 3))),
+    ((2, 6), lambda m, x: m.unflatten(x, 0, (1, 2))),
+    ((2, 3), lambda m, x: x.unflatten(1, (2, 2))),
+    ((2, 3), lambda m, x: x.unflatten(1, ())),
+    ((2, 3, 4), lambda m, x: x.narrow(1, 1, 2)),
+    ((2, 3, 4), lambda m, x: x.narrow(-1, -2, 2)),
+    ((2, 3, 4), lambda m, x: m.narrow(x, 2, 4, 0)),
+    ((2, 3), lambda m, x: x.narrow(1, 2, 2)),
+    ((2, 3), lambda m, x: x.narrow(1, 4, 0)),
+    ((2, 3), lambda m, x: x.narrow(1, 0, -1)),
+    ((2, 3, 4), lambda m, x: x.select(1, 2)),
+    ((2, 3, 4), lambda m, x: x.select(-1, -1)),
+    ((2, 3), lambda m, x: x.select(1, 3)),
+    ((), lambda m, x: x.select(0, 0)),
+    ((2, 3, 4), lambda m, x: x.unbind(1)),
+    ((2, 3, 4), lambda m, x: m.unbind(x)),
+    ((5, 2), lambda m, x: x.split(2)),
+    ((5, 2), lambda m, x: x.split([1, 4])),
+    ((5, 2), lambda m, x: m.split(x, 1, 1)),
+    ((5, 2), lambda m, x: x.split(0)),
+    ((5, 2), lambda m, x: x.split([1, 1], 1)),
+    ((0, 2), lambda m, x: x.split(2)),
+    ((5, 2), lambda m, x: x.chunk(2)),
+    ((5, 2), lambda m, x: x.chunk(3)),
+    ((2, 3, 4), lambda m, x: x.chunk(5, 1)),
+    ((0, 2), lambda m, x: x.chunk(3)),
+    ((5, 2), lambda m, x: x.chunk(0)),
+    ((5,), lambda m, x: x.tensor_split(3)),
+    ((5,), lambda m, x: x.tensor_split([1, 7, 3])),
+    ((5, 4), lambda m, x: m.tensor_split(x, (1, -1), 1)),
+    ((4, 4), lambda m, x: m.hsplit(x, 2)),
+    ((4, 4), lambda m, x: m.vsplit(x, [1])),
+    ((2, 3, 4), lambda m, x: x.movedim(0, -1)),
+    ((2, 3, 4), lambda m, x: m.movedim(x, (0, 1), (2, 0))),
+    ((2, 3, 4), lambda m, x: m.moveaxis(x, -1, 0)),
+    ((2, 3), lambda m, x: x.movedim((0, 1), (1,))),
+    ((2, 3), lambda m, x: x.movedim((0, 0), (1, 0))),
+    ((3, 4), lambda m, x: x.as_strided((2, 2), (1, 2), 1)),
+    ((3, 4), lambda m, x: m.as_strided(x, (3, 3), (4, 1))),
+    ((3, 4), lambda m, x: x[1:].as_strided((2, 2), (2, 1))),
+    ((3, 4), lambda m, x: x.as_strided((2, 2), (1, 2), 10)),
+    ((3, 4), lambda m, x: x.as_strided((2, 2), (-1, 2))),
+    ((3, 4), lambda m, x: x.diagonal()),
+    ((3, 4), lambda m, x: x.diagonal(1)),
+    ((3, 4), lambda m, x: x.diagonal(-2)),
+    ((3, 4), lambda m, x: x.diagonal(5)),
+    ((2, 3, 4), lambda m, x: x.diagonal(1, 1, 2)),
+    ((2, 3, 4), lambda m, x: m.diagonal(x, -1, 2, 1)),
+    ((2, 3, 4), lambda m, x: x.diagonal(0, 0, -1)),
+    ((2, 3), lambda m, x: x.diagonal(0, 0, 0)),
+    ((3,), lambda m, x: m.atleast_2d(x)),
+    ((), lambda m, x: m.atleast_3d(x)),
+    ((2, 3), lambda m, x: m.atleast_3d(x)),
+]
+
+
+def _torch_is_view(t_res, t_base):
+    if not isinstance(t_res, torch.Tensor):
+        return False
+    return t_res.untyped_storage().data_ptr() == t_base.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,fn", VIEW_CASES)
+def test_view_ops_match_torch(shape, fn, dtype):
+    arr = _data(shape, dtype)
+    same(fn, arr)
+
+
+@pytest.mark.parametrize("shape,fn", [c for c in VIEW_CASES])
+def test_views_share_storage_and_version(shape, fn):
+    """A write through the view is seen by the base, as in torch; version counters shared."""
+    arr = _data(shape, "float32")
+    j, t = _pair(arr)
+    try:
+        tr = fn(torch, t)
+    except Exception:  # noqa: BLE001
+        return
+    jr = fn(jtorch, j)
+    trs = tr if isinstance(tr, (tuple, list)) else [tr]
+    jrs = jr if isinstance(jr, (tuple, list)) else [jr]
+    for a, b in zip(jrs, trs):
+        if not _torch_is_view(b, t) or b.numel() == 0:
+            continue
+        assert a.untyped_storage().data_ptr() == j.untyped_storage().data_ptr()
+        v0 = j._version
+        a.fill_(42)
+        b.fill_(42)
+        np.testing.assert_array_equal(j.numpy(), t.numpy())
+        assert j._version == a._version > v0
+
+
+def test_reshape_copies_only_when_needed():
+    j = jtorch.arange(6).reshape(2, 3) if hasattr(jtorch, "arange") else jtorch.tensor(
+        [[0, 1, 2], [3, 4, 5]])
+    assert j.reshape(3, 2)._base is (j._base if j._base is not None else j)
+    c = j.t().reshape(6)
+    assert c._base is None and c.is_contiguous()
+    assert c.tolist() == [0, 3, 1, 4, 2, 5]
+
+
+def test_view_of_view_keeps_one_base_and_offset():
+    j, t = _pair(_data((4, 5), "float64"))
+    jv, tv = j[1:][:, 2:].t()[1], t[1:][:, 2:].t()[1]
+    _check_tensor(jv, tv)
+    assert jv._base is j
+
+
+def test_inplace_view_methods():
+    for name, args in [("t_", ()), ("transpose_", (0, 1)), ("unsqueeze_", (1,)),
+                       ("squeeze_", ()), ("as_strided_", ((2, 2), (1, 2)))]:
+        arr = _data((2, 3), "float32")
+        j, t = _pair(arr)
+        getattr(j, name)(*args)
+        getattr(t, name)(*args)
+        _check_tensor(j, t)
+
+
+# -- copying movement ops -------------------------------------------------------------------
+
+COPY_CASES = [
+    ([(2, 3), (2, 3)], lambda m, a, b: m.cat([a, b])),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.cat((a, b), 1)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.cat([a, b], -1)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.cat([a.t(), b.t()], 1)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.concat([a[:, ::2], b[:, 1:]], 1)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.concatenate([a, b[:1]], 0)),
+    ([(2, 3), (0,)], lambda m, a, b: m.cat([a, b])),
+    ([(2, 3), (0,)], lambda m, a, b: m.cat([b, a, b], 1)),
+    ([(0,), (0,)], lambda m, a, b: m.cat([a, b])),
+    ([(2, 0), (2, 3)], lambda m, a, b: m.cat([a, b], 1)),
+    ([(2, 3), (2, 2)], lambda m, a, b: m.cat([a, b])),
+    ([(2, 3), (2,)], lambda m, a, b: m.cat([a, b])),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.cat([a, b], 2)),
+    ([(), ()], lambda m, a, b: m.cat([a, b])),
+    ([(2, 3)], lambda m, a: m.cat([])),
+    ([(2, 3)], lambda m, a: m.cat(a)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.stack([a, b])),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.stack([a, b], 2)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.stack([a, b.t()], 1)),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.stack([a, b], 3)),
+    ([(), ()], lambda m, a, b: m.stack([a, b])),
+    ([(2, 3)], lambda m, a: m.stack([])),
+    ([(3,), (3,)], lambda m, a, b: m.hstack([a, b])),
+    ([(2, 3), (2, 3)], lambda m, a, b: m.hstack([a, b])),
+    ([(3,), (3,)], lambda m, a, b: m.vstack([a, b])),
+    ([(3,), (2, 3)], lambda m, a, b: m.vstack([a, b])),
+    ([(3,), (3,)], lambda m, a, b: m.dstack([a, b])),
+    ([(3,), (3, 1)], lambda m, a, b: m.column_stack([a, b])),
+    ([(2, 3, 4)], lambda m, a: a.flip(0)),
+    ([(2, 3, 4)], lambda m, a: m.flip(a, (0, 2))),
+    ([(2, 3, 4)], lambda m, a: a.flip(-1, 1)),
+    ([(2, 3, 4)], lambda m, a: a.transpose(0, 2).flip(1)),
+    ([(2, 3, 4)], lambda m, a: a[:, ::2].flip(0, 1, 2)),
+    ([(2, 3)], lambda m, a: a.flip(0, 0)),
+    ([(2, 3)], lambda m, a: a.flip(2)),
+    ([()], lambda m, a: a.flip(0)),
+    ([(0, 3)], lambda m, a: a.flip(1)),
+    ([(2, 3)], lambda m, a: m.fliplr(a)),
+    ([(2, 3)], lambda m, a: m.flipud(a)),
+    ([(3,)], lambda m, a: m.fliplr(a)),
+    ([(2, 3, 4)], lambda m, a: a.roll(1, 0)),
+    ([(2, 3, 4)], lambda m, a: a.roll(-1, 2)),
+    ([(2, 3, 4)], lambda m, a: a.roll(5)),
+    ([(2, 3, 4)], lambda m, a: m.roll(a, (1, 2), (2, 1))),
+    ([(2, 3, 4)], lambda m, a: a.roll((1, 1), (2, 2))),
+    ([(2, 3, 4)], lambda m, a: a.t().roll(1, 0) if a.dim() == 2 else a.transpose(0, 1).roll(2, 1)),
+    ([(2, 3)], lambda m, a: a.roll(1, (0, 1))),
+    ([(2, 3)], lambda m, a: a.roll((1, 1), 0)),
+    ([(3,)], lambda m, a: a.roll(1, 1)),
+    ([(0, 3)], lambda m, a: a.roll(1, 0)),
+    ([()], lambda m, a: a.roll(1)),
+    ([(2, 3)], lambda m, a: a.repeat(2, 1)),
+    ([(2, 3)], lambda m, a: a.repeat(2, 3, 2)),
+    ([(2, 3)], lambda m, a: a.t().repeat((1, 2))),
+    ([(2, 3)], lambda m, a: a.repeat(0, 2)),
+    ([(2, 3)], lambda m, a: a.repeat(2)),
+    ([(3,)], lambda m, a: a.repeat(-1)),
+    ([()], lambda m, a: a.repeat(3)),
+    ([(2, 3)], lambda m, a: a.tile(2)),
+    ([(2, 3)], lambda m, a: m.tile(a, (2, 1, 2))),
+    ([(3,)], lambda m, a: a.tile((2, 2))),
+    ([(3, 4)], lambda m, a: a.tril()),
+    ([(3, 4)], lambda m, a: a.triu()),
+    ([(3, 4)], lambda m, a: m.tril(a, 1)),
+    ([(3, 4)], lambda m, a: m.triu(a, -1)),
+    ([(2, 3, 4)], lambda m, a: a.tril(-2)),
+    ([(2, 3, 4)], lambda m, a: a.transpose(1, 2).triu(1)),
+    ([(2, 3, 4)], lambda m, a: a.triu(10)),
+    ([(0, 3)], lambda m, a: a.triu()),
+    ([(3,)], lambda m, a: a.tril()),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes,fn", COPY_CASES)
+def test_copying_movement_ops_match_torch(shapes, fn, dtype):
+    arrays = [_data(s, dtype, seed=i) for i, s in enumerate(shapes)]
+    jr, tr = same(fn, *arrays, strides=False)
+    if isinstance(tr, torch.Tensor) and tr.is_contiguous() and tr.numel():
+        assert jr.is_contiguous() and jr.stride() == tr.stride()
+        # A copy: writing it does not touch the inputs.
+        assert jr._base is None or jr.numel() == 0
+
+
+def test_cat_promotes_dtypes():
+    for da, db in [("int64", "float32"), ("bool", "int64"), ("float32", "float64"),
+                   ("bool", "float32"), ("int64", "bool")]:
+        same(lambda m, a, b: m.cat([a, b]), _data((2, 2), da), _data((3, 2), db, 1),
+             strides=False)
+
+
+def test_cat_out_and_float16():
+    a, b = _data((2, 2), "float32"), _data((1, 2), "float32")
+    jo, to = jtorch.empty(0), torch.empty(0)
+    jtorch.cat([jtorch.from_numpy(a), jtorch.from_numpy(b)], out=jo)
+    torch.cat([torch.from_numpy(a), torch.from_numpy(b)], out=to)
+    _check_tensor(jo, to)
+    h = _data((2, 3), "float16")
+    same(lambda m, x: m.cat([x, x.flip(0)], 1), h, strides=False)
+    same(lambda m, x: m.cat([x, x.long()]) if False else m.cat([x.double(), x], 1), h,
+         strides=False)
+    with pytest.raises(TypeError, match="can't be cast"):
+        jtorch.cat([jtorch.ones(2)], out=jtorch.empty(0, dtype=jtorch.int64))
+
+
+def test_inplace_tril_triu_bump_version():
+    for name in ("tril_", "triu_"):
+        arr = _data((3, 4), "float64")
+        j, t = _pair(arr)
+        v = j._version
+        getattr(j.t(), name)(1)
+        getattr(t.t(), name)(1)
+        np.testing.assert_array_equal(j.numpy(), t.numpy())
+        assert j._version > v
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int8", "int32", "uint8", "complex64",
+                                   "complex128"])
+def test_other_dtypes_move_bits(dtype):
+    arr = (_data((3, 4), "int64")).astype(dtype)
+    for fn in (lambda m, a: a.flip(1), lambda m, a: m.cat([a, a.t().t()], 0),
+               lambda m, a: a.t().roll(1, 0), lambda m, a: a.repeat(2, 1),
+               lambda m, a: a.triu(1), lambda m, a: a.t().reshape(12)):
+        same(fn, arr, strides=False)
+
+
+def test_parallel_kernels_match_serial(monkeypatch):
+    """Above the grain size the prange variants run; they must give the same results."""
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 16)
+    monkeypatch.setattr(jtorch.kernels.cpu.movement, "BLOCK", 5)
+    arr = _data((3, 7, 11), "float32")
+    for fn in (lambda m, a: a.flip(2), lambda m, a: a.transpose(0, 2).flip(0),
+               lambda m, a: a.tril(2), lambda m, a: m.cat([a, a], 2)):
+        same(fn, arr, strides=False)
