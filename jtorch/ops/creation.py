@@ -532,9 +532,9 @@ def _arange_values(res: Tensor, start, step) -> None:
     d, a = res.dtype, res._a
     if d is _dt.float32 or d is _dt.float64:
         _fill.arange_float(a, float(start), float(step))
-    elif d is _dt.float16:  # computed in float32 lanes, then rounded (may differ by an ulp)
+    elif d is _dt.float16:
         tmp = np.empty(a.shape, np.float32)
-        _fill.arange_float(tmp, float(start), float(step))
+        _fill.arange_half(tmp, float(start), float(step))
         copy_array(a, d, Tensor._make(tmp))
     elif d is _dt.int64:
         _fill.arange_int(a, _int64(start), _int64(step))

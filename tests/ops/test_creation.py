@@ -101,10 +101,10 @@ def test_arange_explicit_dtypes(args, jd, td):
     same(jtorch.arange(*args, dtype=jd), torch.arange(*args, dtype=td))
 
 
-def test_arange_float16_fractional_step_close():
-    j = jtorch.arange(-2.5, 3.1, 0.7, dtype=jtorch.float16).numpy().astype(np.float32)
-    t = torch.arange(-2.5, 3.1, 0.7, dtype=torch.float16).float().numpy()
-    np.testing.assert_allclose(j, t, rtol=0, atol=2e-3)
+@pytest.mark.parametrize("args", [(-2.5, 3.1, 0.7), (0, 1, 0.1), (-90.3, 60.2, 0.37),
+                                  (70000 * 0.01, 0, -0.01), (0, 65504, 7.3)])
+def test_arange_float16_bit_exact(args):
+    same(jtorch.arange(*args, dtype=jtorch.float16), torch.arange(*args, dtype=torch.float16))
 
 
 @pytest.mark.parametrize("args,kw", [

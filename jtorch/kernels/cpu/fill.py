@@ -8,6 +8,8 @@ linspace from both ends, and arange through 256-bit vectors whose lanes are
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 from numba.core import types
@@ -123,6 +125,41 @@ def arange_float(out: np.ndarray, start: float, step: float) -> None:
     width = 32 // out.itemsize
     fn = _arange_float_par if n >= _flags.GRAIN_SIZE else _arange_float
     fn(out, np.float64(start), np.float64(step), width, _chunk(n))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def round_half(x):
+    """The float16 nearest to float32 ``x`` (ties to even), as a float32 (Numba has no half)."""
+    a = abs(np.float64(x))
+    if not a < 65520.0:  # overflow to inf, and nan
+        return np.float32(x) if math.isnan(a) else np.float32(math.copysign(math.inf, x))
+    _, e = math.frexp(a)
+    ulp = math.ldexp(1.0, max(e - 11, -24))
+    return np.float32(math.copysign(np.rint(a / ulp) * ulp, x))
+
+
+@numba.njit(cache=True, nogil=True)
+def _arange_half(out, start, step, chunk):
+    """ATen's Half arange: float32 accumulation, 16-lane vectors whose base and lanes are
+    rounded to half; ``out`` is float32 holding exactly representable half values."""
+    n = out.size
+    width = 16
+    for c in range((n + chunk - 1) // chunk):
+        lo, hi = c * chunk, min(n, (c + 1) * chunk)
+        nv = (hi - lo) // (2 * width) * (2 * width)
+        for j in range(0, nv, width):
+            i0 = lo + j
+            base = round_half(fma(step, np.float32(i0), start))
+            out[i0] = base
+            for k in range(1, width):
+                out[i0 + k] = round_half(fma(np.float32(k), step, base))
+        for i in range(lo + nv, hi):
+            out[i] = round_half(fma(step, np.float32(i), start))
+
+
+def arange_half(out: np.ndarray, start: float, step: float) -> None:
+    """torch's float16 arange values, into the float32 array ``out`` (exact half values)."""
+    _arange_half(out, np.float32(start), np.float32(step), _chunk(out.size))
 
 
 def arange_int(out: np.ndarray, start: int, step: int) -> None:
