@@ -122,6 +122,13 @@ class Generator:
             self._offset = (off + blocks) % _U64
             return self._seed, off
 
+    def __getstate__(self) -> dict:
+        return {"seed": self._seed, "offset": self._offset}
+
+    def __setstate__(self, state: dict) -> None:
+        self._seed, self._offset = state["seed"], state["offset"]
+        self._lock = threading.Lock()
+
     def __repr__(self) -> str:
         return f"<jtorch.Generator object at {id(self):#x}>"
 

@@ -126,6 +126,13 @@ def test_rng_state_roundtrip():
     assert jtorch.randint(0, 1000, (5,), generator=g).tolist() == x
     h = g.clone_state()
     assert jtorch.rand(4, generator=g).tolist() == jtorch.rand(4, generator=h).tolist()
+    import copy
+    import pickle
+
+    for dup in (copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))):
+        c = dup(g)
+        assert jtorch.rand(3, generator=c).tolist() == jtorch.rand(3, generator=h).tolist()
+        jtorch.rand(3, generator=g)
     off = g.get_offset()
     jtorch.rand(10, generator=g)  # 10 float32 draws: 3 Philox blocks
     assert g.get_offset() == off + 3
