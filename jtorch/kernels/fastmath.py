@@ -45,13 +45,14 @@ from numba.extending import intrinsic, overload
 
 __all__ = [
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh", "sigmoid",
-    "sinh", "cosh", "atan", "atan2", "asin", "acos", "asinh", "acosh", "atanh", "pow",
+    "sinh", "cosh", "atan", "atan2", "asin", "acos", "asinh", "acosh", "atanh", "pow", "erf", "erfc",
 ]
 
 import os
 _INLINE = os.environ.get("FM_INLINE", "never")
 _JIT_OPTIONS = {"forceinline": True}
-_HAS_FMA = bool(_llb.get_host_cpu_features().get("fma", False))
+# float64 functions that call math.* (correct, but the loop stays scalar)
+SCALAR_FLOAT64 = frozenset({"erf", "erfc"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,6 +308,21 @@ def _frac(s):
 # Shared pieces: rounding to integer, scaling by 2**k
 # --------------------------------------------------------------------------------------------
 
+@_jitable
+def _two_sum(a, b):
+    """a + b = s + e exactly."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@_jitable
+def _two_prod(a, b):
+    """a * b = p + e exactly (FMA)."""
+    p = a * b
+    return p, _fma(a, b, -p)
+
+
 def _make_scalers(T):
     as_int, as_float, F = T.as_int, T.as_float, T.f
     MAGIC, MAGIC_I, MANT, BIAS = T.magic, T.magic_i, T.mant, T.bias
@@ -390,13 +406,16 @@ def _make_exp(T, P, P2, PM1):
         return k, r + (r * r) * _poly(r, P)
 
     @_jitable
-    def expk_dw(a):
-        """exp(a) = 2^k * (1 + s + s_lo) with s + s_lo a double-word."""
+    def expk_dw(a, a_lo):
+        """exp(a + a_lo) = 2^k * (1 + s + s_lo) with s + s_lo a double-word."""
         kf, k = rint(a * LOG2E)
-        r = (a - kf * LN2_HI) - kf * LN2_LO
+        t = a - kf * LN2_HI  # exact
+        w, w_lo = _two_prod(kf, LN2_LO)
+        r, e = _two_sum(t, -w)
+        r, r_lo = _two_sum(r, (e - w_lo) + a_lo)
         q = (r * r) * _poly(r, P)
         s = r + q
-        return k, s, (r - s) + q
+        return k, s, ((r - s) + q) + r_lo * (ONE + s)
 
     def exp_(x):
         xc = LO if x < LO else x
@@ -626,21 +645,6 @@ _TAN_P64 = (0.3333333333333333, 0.133333333333338, 0.053968253967904514, 0.02186
             -1.7505030039042996e-05, 2.5117399671382653e-05, -1.2288790263020726e-05, 4.472963588062323e-06)
 
 
-@_jitable
-def _two_sum(a, b):
-    """a + b = s + e exactly."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-@_jitable
-def _two_prod(a, b):
-    """a * b = p + e exactly (FMA)."""
-    p = a * b
-    return p, _fma(a, b, -p)
-
-
 def _make_cody_waite(T):
     F = T.f
     _, _, rint = _scalers(T)
@@ -856,7 +860,7 @@ def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P):
     def inv_one_plus_exp(a):
         """1 / (1 + e^a) with one rounding of the denominator: e^a = 2^k (1 + s) and
         1 + e^a = 2^m * ((A + A_lo) + B), A + A_lo = 1 + 2^-|k| exactly."""
-        k, s, s_lo = expk_dw(a)
+        k, s, s_lo = expk_dw(a, ZERO)
         kneg = -k if k > 0 else k
         kneg = -KCAP if kneg < -KCAP else kneg
         m = pow2i(kneg)
@@ -1203,6 +1207,104 @@ _pow64 = _make_pow(_T64, _decompose64, _PLOG_Q64, _EXP2_P64)
 
 
 # --------------------------------------------------------------------------------------------
+# erf, erfc
+# --------------------------------------------------------------------------------------------
+#
+# float32: erf(x) = x + x*Q(x^2) for |x| < 0.8; beyond, erfc(x) = e^{-x^2} * G(x) with
+# G = e^{x^2} erfc(x) a polynomial in x - 0.8 on [0.8, 1.4), in x - 1.4 on [1.4, 2) and
+# G = H(1/x^2) / x on [2, 10.1]; e^{-x^2} is evaluated from the exact double-word x^2 and the
+# product, quotient and scaling are carried as double-words so that the result is rounded once.
+# float64 erf/erfc call math.erf / math.erfc (correct, scalar: these two loops do not vectorise).
+
+_ERF_Q32 = (0.12837916612625122, -0.37612608075141907, 0.11283162236213684, -0.026822242885828018,
+            0.005086925346404314, -0.0006543367053382099)
+# (c0_hi, c0_lo, c1, c2, ...) with G = c0_hi + (c0_lo + w * (c1 + c2 w + ...))
+_ERFC_GA32 = (0.4891005754470825, 1.3295188949768999e-08, -0.3458181321620941, 0.21244271099567413,
+              -0.11719571799039841, 0.05901968479156494, -0.026760466396808624, 0.009848435409367085,
+              -0.0021010469645261765)
+_ERFC_GB32 = (0.33874353766441345, 2.939428034309799e-09, -0.1798972338438034, 0.08688671141862869,
+              -0.038827765733003616, 0.016200857236981392, -0.006225826218724251, 0.0020002909004688263,
+              -0.0003850546490866691)
+_ERFC_H32 = (0.5641895532608032, 1.6265421010075443e-08, -0.28209179639816284, 0.4228990077972412,
+             -1.0475975275039673, 3.44273042678833, -12.312538146972656, 39.212242126464844,
+             -93.29014587402344, 138.90310668945312, -94.57195281982422)
+
+
+def _make_erf32():
+    F = np.float32
+    _, scale2, _ = _scalers(_T32)
+    expk_dw = _expk_dw32
+    Q = tuple(F(c) for c in _ERF_Q32)
+    GA, GB, H = (tuple(F(c) for c in t) for t in (_ERFC_GA32, _ERFC_GB32, _ERFC_H32))
+    GA0, GA0_LO, GAP = GA[0], GA[1], GA[2:]
+    GB0, GB0_LO, GBP = GB[0], GB[1], GB[2:]
+    H0, H0_LO, HP = H[0], H[1], H[2:]
+    ONE, TWO, HALF, ZERO = F(1), F(2), F(0.5), F(0)
+    XA, XB, XC, XMAX, QUARTER = F(0.8), F(1.4), F(2.0), F(10.1), F(0.25)
+
+    @_jitable
+    def erfc_pos(ax):
+        """erfc(ax) for ax >= 0.8 (nan and inf included)."""
+        a = XMAX if ax > XMAX else ax
+        h, l = _two_prod(a, a)
+        k, s, s_lo = expk_dw(-h, -l)
+        wa = a - XA  # exact on [0.8, 1.4)
+        wb = a - XB  # exact on [1.4, 2)
+        v = _div(ONE, a * a)
+        # G = c0 + c1*w + w^2 * P(w) with c0 + c1*w as an exact double-word
+        ta = (wa * wa) * _poly(wa, GAP[1:])
+        tb = (wb * wb) * _poly(wb, GBP[1:])
+        th = (v * v) * _poly(v, HP[1:])
+        w = wa if a < XB else (wb if a < XC else v)
+        c0 = GA0 if a < XB else (GB0 if a < XC else H0)
+        c0_lo = GA0_LO if a < XB else (GB0_LO if a < XC else H0_LO)
+        c1 = GAP[0] if a < XB else (GBP[0] if a < XC else HP[0])
+        tail = ta if a < XB else (tb if a < XC else th)
+        p1, p1_lo = _two_prod(c1, w)
+        g, e = _two_sum(c0, p1)
+        g_lo = e + ((c0_lo + p1_lo) + tail)
+        g2 = g + g_lo
+        g_lo = (g - g2) + g_lo
+        g = g2
+        # n = g * (1 + s + s_lo) as a double-word, then n / d with d = a (H piece) or 1
+        t, t_lo = _two_prod(g, s)
+        n, e = _two_sum(g, t)
+        n_lo = e + (t_lo + (g * s_lo + g_lo * (ONE + s)))
+        d = ONE if a < XC else a
+        q = _div(n, d)
+        q = q + _div(_fma(-q, d, n) + n_lo, d)
+        return scale2(q, k)
+
+    def erf_(x):
+        ax = abs(x)
+        y_small = x + x * _poly(x * x, Q)
+        y = ONE - erfc_pos(ax)
+        y = -y if x < ZERO else y
+        return y_small if ax < XA else y
+
+    def erfc_(x):
+        ax = abs(x)
+        e = erfc_pos(ax)
+        y_big = TWO - e if x < ZERO else e
+        p = x * _poly(x * x, Q)  # erf(x) = x + p
+        y_small = ONE - (x + p) if x < QUARTER else HALF - ((x - HALF) + p)
+        return y_small if ax < XA else y_big
+
+    return erf_, erfc_
+
+
+_erf32, _erfc32 = _make_erf32()
+
+
+def _erf64(x):
+    return math.erf(x)
+
+
+def _erfc64(x):
+    return math.erfc(x)
+
+
+# --------------------------------------------------------------------------------------------
 # Public stubs (NumPy fallbacks for plain Python calls)
 # --------------------------------------------------------------------------------------------
 
@@ -1324,6 +1426,24 @@ def pow(x, y):
     return np.power(x, y)
 
 
+def erf(x):
+    """Error function."""
+    x = _as_float(x)
+    return _np_unary(math.erf, x)
+
+
+def erfc(x):
+    """Complementary error function 1 - erf(x), accurate for large x."""
+    x = _as_float(x)
+    return _np_unary(math.erfc, x)
+
+
+def _np_unary(fn, x):
+    if isinstance(x, np.ndarray):
+        return np.frompyfunc(fn, 1, 1)(x).astype(x.dtype)
+    return type(x)(fn(float(x)))
+
+
 _register(exp, _exp32, _exp64)
 _register(exp2, _exp2_32, _exp2_64)
 _register(expm1, _expm1_32, _expm1_64)
@@ -1346,3 +1466,5 @@ _register(asinh, _asinh32, _asinh64)
 _register(acosh, _acosh32, _acosh64)
 _register(atanh, _atanh32, _atanh64)
 _register(pow, _pow32, _pow64)
+_register(erf, _erf32, _erf64)
+_register(erfc, _erfc32, _erfc64)
