@@ -284,8 +284,33 @@ def _gather_plan(p: _Plan) -> Tensor:
     return out
 
 
+def _fast_basic(self: Tensor, index):
+    """ints and unit-step slices only: NumPy's slicing gives torch's view directly."""
+    a = self._a
+    items = index if type(index) is tuple else (index,)
+    if len(items) > a.ndim:
+        return None
+    for k, it in enumerate(items):
+        t = type(it)
+        if t is int:
+            n = a.shape[k]
+            if not -n <= it < n:
+                return None
+        elif t is slice:
+            # (NumPy keeps the unstepped stride on empty stepped slices; torch does not.)
+            step = it.step
+            if step is not None and not (type(step) is int and step == 1):
+                return None
+        else:
+            return None
+    return self._view(a[items + (Ellipsis,)])
+
+
 def getitem(self: Tensor, index) -> Tensor:
     """``self[index]``: a view for basic indices, a gathered copy for advanced ones."""
+    out = _fast_basic(self, index)
+    if out is not None:
+        return _record(M.index_op, (self,), out, {"index": index})
     v, p = _prepare(self, index)
     out = v if p is None else _gather_plan(p)
     return _record(M.index_op, (self,), out, {"index": index})

@@ -178,7 +178,10 @@ def compute_stride(oldshape, oldstride, newshape):
 # -- view ops -------------------------------------------------------------------------------
 
 def _view_shape(self: Tensor, shape: tuple) -> Tensor:
-    shape = _infer(shape, self._a.size)
+    a = self._a
+    shape = _infer(shape, a.size)
+    if a.flags.c_contiguous and a.size:  # NumPy's contiguous strides are torch's here
+        return _record(M.view_op, (self,), self._view(a.reshape(shape)), {"shape": a.shape})
     st = compute_stride(self._a.shape, strides_of(self), shape)
     if st is None:
         raise RuntimeError(
@@ -216,7 +219,10 @@ def reshape(input: Tensor, shape) -> Tensor:
     >>> jtorch.arange(6).reshape(2, 3).t().reshape(6)
     tensor([0, 3, 1, 4, 2, 5])
     """
-    shape = _infer(_ints((shape,) if isinstance(shape, int) else shape), input._a.size)
+    a = input._a
+    shape = _infer(_ints((shape,) if isinstance(shape, int) else shape), a.size)
+    if a.flags.c_contiguous and a.size:
+        return _record(M.view_op, (input,), input._view(a.reshape(shape)), {"shape": a.shape})
     st = compute_stride(input._a.shape, strides_of(input), shape)
     if st is not None:
         out = make_view(input, shape, st, offset_of(input))

@@ -509,6 +509,10 @@ def test_parallel_index_kernels_match_torch(monkeypatch):
         lambda m, x: x.index_select(1, _i(m, [6, 5, 0, 1, 2])),
         lambda m, x: x[_i(m, [9])],
         lambda m, x: x.gather(1, _i(m, [[9] * 7] * 2)),
+        lambda m, x: _setitem(m, x, ("t", [4, 0, 2]), ("t", [1.5] * 7)),
+        lambda m, x: _setitem(m, x.t(), (slice(None), ("t", [4, 1])), 2.5),
+        lambda m, x: x.index_copy(1, _i(m, [6, 5, 0]), x[:, :3].flip(1)),
+        lambda m, x: _setitem(m, x, ("t", [9, 0]), 1.0),
     ]
     for fn in cases:
         same(fn, arr)

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .movement import tasks, use_parallel
+from .movement import row_copy, tasks, use_parallel
 
 _i64 = np.int64
 
@@ -32,6 +32,7 @@ def _arr(x) -> np.ndarray:
 def _gather_task(t, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, ioff, istr, size,
                  wrap, err):
     nd = shape.size - 1
+    t = np.int64(t)  # prange indices may be unsigned
     row = t // nb
     lo = (t % nb) * blk
     hi = min(shape[nd], lo + blk)
@@ -47,6 +48,16 @@ def _gather_task(t, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, io
     a = ostr[nd]
     b = xstr[nd]
     c = istr[nd]
+    if c == 0:  # one index for the whole row (index_select, advanced indexing): a row copy
+        v = idx[pi]
+        if v < 0 and wrap:
+            v += size
+        if v < 0 or v >= size:
+            err[0] = 1
+            err[1] = idx[pi]
+            return
+        row_copy(out, po + lo * a, a, x, px + lo * b + v * xds, b, hi - lo)
+        return
     for j in range(lo, hi):
         v = idx[pi + j * c]
         if v < 0 and wrap:
@@ -100,6 +111,7 @@ COPY, ADD, MUL, AMAX, AMIN = 0, 1, 2, 3, 4
 
 @numba.njit(cache=True, nogil=True)
 def _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr):
+    r = np.int64(r)  # a prange index may arrive unsigned; keep offset arithmetic in int64
     nd = shape.size - 1
     pd = doff
     pi = ioff
@@ -114,56 +126,95 @@ def _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr):
 
 
 @numba.njit(cache=True, nogil=True)
-def _scatter_copy(shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size, wrap,
-                  mode, err):
-    # Serial: two positions may scatter to one element, so rows cannot run concurrently.
-    nd = shape.size - 1
-    rows = 1
-    for d in range(nd):
-        rows *= shape[d]
-    a, b, c = dstr[nd], istr[nd], sstr[nd]
-    for r in range(rows):
-        pd, pi, ps = _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr)
-        for j in range(shape[nd]):
-            v = idx[pi + j * b]
-            if v < 0 and wrap:
-                v += size
-            if v < 0 or v >= size:
-                err[0] = 1
-                err[1] = idx[pi + j * b]
-                return
-            dst[pd + j * a + v * dds] = src[ps + j * c]
+def _check(v, size, wrap):
+    if v < 0 and wrap:
+        v += size
+    return v, v < 0 or v >= size
 
 
 @numba.njit(cache=True, nogil=True)
-def _scatter_reduce(shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size, wrap,
-                    mode, err):
+def _scatter_copy_row(r, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
+                      wrap, err):
     nd = shape.size - 1
-    rows = 1
-    for d in range(nd):
-        rows *= shape[d]
+    a, b, c = dstr[nd], istr[nd], sstr[nd]
+    pd, pi, ps = _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr)
+    if b == 0:  # one index for the row
+        v, bad = _check(idx[pi], size, wrap)
+        if bad:
+            err[0] = 1
+            err[1] = idx[pi]
+            return
+        row_copy(dst, pd + v * dds, a, src, ps, c, shape[nd])
+        return
+    for j in range(shape[nd]):
+        v, bad = _check(idx[pi + j * b], size, wrap)
+        if bad:
+            err[0] = 1
+            err[1] = idx[pi + j * b]
+            return
+        dst[pd + j * a + v * dds] = src[ps + j * c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter_copy(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
+                  wrap, err):
+    for r in range(rows):
+        _scatter_copy_row(r, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr,
+                          size, wrap, err)
+        if err[0]:
+            return
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _scatter_copy_par(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
+                      wrap, err):
+    # Rows run concurrently: where two positions write one element, either value may win
+    # (torch leaves duplicate indices of non-accumulating scatters undefined too).
+    for r in prange(rows):
+        _scatter_copy_row(r, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr,
+                          size, wrap, err)
+
+
+@numba.njit(cache=True, nogil=True)
+def _reduce_into(dst, p, s, mode):
+    if mode == 1:
+        dst[p] += s
+    elif mode == 2:
+        dst[p] *= s
+    elif mode == 3:
+        if s > dst[p] or s != s:  # noqa: PLR0124  (nan wins)
+            dst[p] = s
+    elif s < dst[p] or s != s:  # noqa: PLR0124
+        dst[p] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter_reduce(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
+                    wrap, mode, err):
+    # Serial: positions that share an index accumulate into one element.
+    nd = shape.size - 1
+    n = shape[nd]
     a, b, c = dstr[nd], istr[nd], sstr[nd]
     for r in range(rows):
         pd, pi, ps = _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr)
-        for j in range(shape[nd]):
-            v = idx[pi + j * b]
-            if v < 0 and wrap:
-                v += size
-            if v < 0 or v >= size:
+        if b == 0 and mode == 1 and a == 1 and c == 1:  # index_add / index_put rows: vectorised
+            v, bad = _check(idx[pi], size, wrap)
+            if bad:
+                err[0] = 1
+                err[1] = idx[pi]
+                return
+            d = dst[pd + v * dds:pd + v * dds + n]
+            s = src[ps:ps + n]
+            for j in range(n):
+                d[j] += s[j]
+            continue
+        for j in range(n):
+            v, bad = _check(idx[pi + j * b], size, wrap)
+            if bad:
                 err[0] = 1
                 err[1] = idx[pi + j * b]
                 return
-            p = pd + j * a + v * dds
-            s = src[ps + j * c]
-            if mode == 1:
-                dst[p] += s
-            elif mode == 2:
-                dst[p] *= s
-            elif mode == 3:
-                if s > dst[p] or s != s:  # noqa: PLR0124  (nan wins)
-                    dst[p] = s
-            elif s < dst[p] or s != s:  # noqa: PLR0124
-                dst[p] = s
+            _reduce_into(dst, pd + j * a + v * dds, src[ps + j * c], mode)
 
 
 def scatter(shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size, wrap,
@@ -176,9 +227,17 @@ def scatter(shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
             return None
     if not shape:
         shape, dstr, istr, sstr = (1,), (0,), (0,), (0,)
-    fn = _scatter_copy if mode == COPY else _scatter_reduce
-    fn(_arr(shape), dst, doff, _arr(dstr), dds, idx, ioff, _arr(istr), src, soff, _arr(sstr),
-       size, wrap, mode, err)
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    args = (rows, _arr(shape), dst, doff, _arr(dstr), dds, idx, ioff, _arr(istr), src, soff,
+            _arr(sstr), size, wrap)
+    if mode != COPY:
+        _scatter_reduce(*args, mode, err)
+    elif use_parallel(rows * shape[-1]) and rows > 1:
+        _scatter_copy_par(*args, err)
+    else:
+        _scatter_copy(*args, err)
     return int(err[1]) if err[0] else None
 
 
@@ -187,6 +246,7 @@ def scatter(shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
 @numba.njit(cache=True, nogil=True)
 def _offsets_task(t, nb, blk, shape, idx, ioff, istr, size, stride, offs, err):
     nd = shape.size - 1
+    t = np.int64(t)  # prange indices may be unsigned
     row = t // nb
     lin = row * shape[nd]
     lo = (t % nb) * blk
@@ -241,6 +301,7 @@ def add_offsets(offs: np.ndarray, shape, idx, ioff, istr, size: int, stride: int
 @numba.njit(cache=True, nogil=True)
 def _nz_row(t, nb, blk, shape, xoff, xstr, coords):
     nd = shape.size - 1
+    t = np.int64(t)  # prange indices may be unsigned
     row = t // nb
     px = xoff
     for d in range(nd - 1, -1, -1):

@@ -62,8 +62,22 @@ def use_parallel(n: int) -> bool:
 # -- strided copy ---------------------------------------------------------------------------
 
 @numba.njit(cache=True, nogil=True)
+def row_copy(dst, pd, b, src, ps, a, n):
+    """dst[pd + j*b] = src[ps + j*a] for j < n; unit strides take a vectorisable loop."""
+    if a == 1 and b == 1:
+        d = dst[pd:pd + n]
+        s = src[ps:ps + n]
+        for j in range(n):
+            d[j] = s[j]
+    else:
+        for j in range(n):
+            dst[pd + j * b] = src[ps + j * a]
+
+
+@numba.njit(cache=True, nogil=True)
 def _copy_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr):
     nd = shape.size - 1
+    t = np.int64(t)  # prange indices may be unsigned
     row = t // nb
     lo = (t % nb) * blk
     hi = min(shape[nd], lo + blk)
@@ -76,8 +90,7 @@ def _copy_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr):
         pd += q * dstr[d]
     a = sstr[nd]
     b = dstr[nd]
-    for j in range(lo, hi):
-        dst[pd + j * b] = src[ps + j * a]
+    row_copy(dst, pd + lo * b, b, src, ps + lo * a, a, hi - lo)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -126,6 +139,7 @@ def copy_array(dst: np.ndarray, src: np.ndarray) -> None:
 @numba.njit(cache=True, nogil=True)
 def _tri_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper):
     nd = shape.size - 1
+    t = np.int64(t)  # prange indices may be unsigned
     row = t // nb
     lo = (t % nb) * blk
     hi = min(shape[nd], lo + blk)
