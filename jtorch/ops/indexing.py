@@ -774,6 +774,11 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
         shape[d] = k
     elif index._a.ndim:
         shape = [k]
+    if nd == 0 and k != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {k} "
+                           "value(s)")
+    if nd and input._a.shape[d] == 0 and k:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     res = dispatch.empty_tensor(tuple(shape), input.dtype)
     if res._a.size:
         xpos, xds = _dim_strides(input, d)
@@ -812,7 +817,7 @@ def _index_source_check(self: Tensor, d: int, index: Tensor, source: Tensor, nam
                          f"({ssize})")
     mismatch = source._a.ndim != nd or any(
         a != b for i, (a, b) in enumerate(zip(self._a.shape, source._a.shape)) if i != d)
-    if mismatch and not (nd <= 1 and source._a.ndim <= 1):
+    if mismatch and not (name == "index_copy_" and nd <= 1 and source._a.ndim <= 1):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(self._a.shape)} "
                            f"source.shape = {list(source._a.shape)}")

@@ -242,13 +242,9 @@ def _contiguous_copy(t: Tensor) -> Tensor:
     return out
 
 
-def _dims(args, name: str = "dims") -> tuple:
-    return _ints(args, name)
-
-
 @tensor_method()
 def permute(input: Tensor, *dims) -> Tensor:
-    dims = _dims(dims)
+    dims = _ints(dims, "dims")
     nd = input._a.ndim
     if len(dims) != nd:
         raise RuntimeError(
@@ -463,11 +459,11 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     if -1 in sizes:
         if known == 0 or n % known:
             raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
-                               f"size of dim {dim} ({n}) in the input tensor")
+                               f"size of dim {d} ({n}) in the input tensor")
         sizes = tuple(n // known if s == -1 else s for s in sizes)
     elif known != n:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
-                           f"of dim {dim} ({n}) in the input tensor")
+                           f"of dim {d} ({n}) in the input tensor")
     return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
 
@@ -644,11 +640,6 @@ def _dsplit_like(input, ios, dim, name, min_dims):
 
 Tensor.hsplit = hsplit
 Tensor.vsplit = vsplit
-
-
-def _dim_list(x, nd: int, what: str) -> list:
-    dims = [x] if isinstance(x, int) else list(x)
-    return [wrap_dim(d, nd) for d in dims]
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:
@@ -890,11 +881,6 @@ def column_stack(tensors, *, out=None) -> Tensor:
     return cat(ts, 1, out=out)
 
 
-def _raw_operand(t: Tensor) -> tuple:
-    buf, st = K.buffer(t._a)
-    return buf, st
-
-
 def flip(input: Tensor, dims) -> Tensor:
     """A reversed copy along ``dims`` (a kernel reading with negative strides)."""
     nd = input._a.ndim
@@ -904,7 +890,7 @@ def flip(input: Tensor, dims) -> Tensor:
         raise RuntimeError(_dup_message(wrapped))
     out = dispatch.empty_tensor(input._a.shape, input.dtype)
     if out._a.size:
-        sb, ss = _raw_operand(input)
+        sb, ss = K.buffer(input._a)
         db, ds = K.buffer(out._a)
         shape = input._a.shape
         soff = 0

@@ -527,3 +527,46 @@ def test_index_errors_do_not_modify_or_crash():
             x[jtorch.tensor(bad)] = 1.0
     with pytest.raises(RuntimeError, match="out of bounds"):
         x.scatter_(0, jtorch.tensor([10**12]), 1.0)
+
+
+# -- 0-d and 0-size operands ----------------------------------------------------------------
+
+EDGE_CASES = [
+    ((0, 3), lambda m, x: x.gather(0, _i(m, np.zeros((0, 3))))),
+    ((0, 3), lambda m, x: x.gather(1, _i(m, np.zeros((0, 2))))),
+    ((0, 3), lambda m, x: x.index_select(1, _i(m, [2, 0]))),
+    ((0, 3), lambda m, x: x.index_select(0, _i(m, []))),
+    ((0, 3), lambda m, x: x.index_select(0, _i(m, [0]))),
+    ((0, 3), lambda m, x: x.scatter(1, _i(m, np.zeros((0, 2))), 1)),
+    ((0, 3), lambda m, x: x.index_add(1, _i(m, [0]), x[:, :1])),
+    ((0, 3), lambda m, x: x.index_fill(1, _i(m, [0]), 1)),
+    ((0, 3), lambda m, x: x.masked_fill(x > 0, 1)),
+    ((0, 3), lambda m, x: x.masked_select(m.ones(3, dtype=m.bool))),
+    ((0, 3), lambda m, x: x.take(_i(m, []))),
+    ((0, 3), lambda m, x: x.take(_i(m, [0]))),
+    ((0, 3), lambda m, x: x[_i(m, [])]),
+    ((0, 3), lambda m, x: x[:, _i(m, [1, 1])]),
+    ((0, 3), lambda m, x: x.masked_scatter(m.zeros(3, dtype=m.bool), x)),
+    ((), lambda m, x: x.gather(0, _i(m, 0))),
+    ((), lambda m, x: x.gather(0, _i(m, [0, 0]))),
+    ((), lambda m, x: x.gather(0, _i(m, 1))),
+    ((), lambda m, x: x.index_select(0, _i(m, [0, 0]))),
+    ((), lambda m, x: x.index_select(0, _i(m, 0))),
+    ((), lambda m, x: x.take(_i(m, [0, -1]))),
+    ((), lambda m, x: x.scatter(0, _i(m, 0), 5)),
+    ((), lambda m, x: x.scatter_add(0, _i(m, [0, 0]), x.expand(2).contiguous())),
+    ((), lambda m, x: x.index_fill(0, _i(m, [0]), 5)),
+    ((), lambda m, x: x.index_add(0, _i(m, [0]), x.reshape(1))),
+    ((), lambda m, x: x.masked_fill(m.tensor(True), 5)),
+    ((), lambda m, x: x.masked_select(m.tensor(True))),
+    ((), lambda m, x: x.masked_select(m.tensor([True, False]))),
+    ((), lambda m, x: x.masked_scatter(m.tensor(True), x.reshape(1) + 1)),
+    ((), lambda m, x: x.take_along_dim(_i(m, [0]))),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("case", range(len(EDGE_CASES)))
+def test_0d_and_empty_operands(case, dtype):
+    shape, fn = EDGE_CASES[case]
+    same(fn, _data(shape, dtype))

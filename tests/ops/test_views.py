@@ -156,6 +156,7 @@ VIEW_CASES = [
     ((2, 6), lambda m, x: x.unflatten(-1, (-1, 3))),
     ((2, 6), lambda m, x: m.unflatten(x, 0, (1, 2))),
     ((2, 3), lambda m, x: x.unflatten(1, (2, 2))),
+    ((2, 3), lambda m, x: x.unflatten(-1, (2, -1))),
     ((2, 3), lambda m, x: x.unflatten(1, ())),
     ((2, 3, 4), lambda m, x: x.narrow(1, 1, 2)),
     ((2, 3, 4), lambda m, x: x.narrow(-1, -2, 2)),
