@@ -221,17 +221,31 @@ def _jitable(fn):
 
 
 def _register(stub, impl32, impl64):
-    """Bind the float32 / float64 implementations to the public stub."""
+    """Bind the float32 / float64 implementations to the public stub.
+
+    All-float32 arguments use the float32 implementation, all-float64 the float64 one; mixed
+    arguments follow NumPy's promotion (integers join float32 as float32, anything else is
+    computed in float64)."""
+    names = ", ".join(stub.__code__.co_varnames[: stub.__code__.co_argcount])
+    wrappers = {}
+    for ftype in (np.float32, np.float64):
+        scope = {"impl": stub, "F": ftype}
+        cast = ", ".join(f"F({n})" for n in names.split(", "))
+        exec(f"def wrapper({names}):\n    return impl({cast})", scope)
+        wrappers[ftype] = scope["wrapper"]
 
     def choose(*args):
         if all(a == types.float32 for a in args):
             return impl32
         if all(a == types.float64 for a in args):
             return impl64
-        return None
+        if not all(isinstance(a, (types.Float, types.Integer, types.Boolean)) for a in args):
+            return None
+        floats = [a for a in args if isinstance(a, types.Float)]
+        use32 = floats and all(a == types.float32 for a in floats)
+        return wrappers[np.float32 if use32 else np.float64]
 
     # the typing function must have the stub's exact signature
-    names = ", ".join(stub.__code__.co_varnames[: stub.__code__.co_argcount])
     scope = {"choose": choose}
     exec(f"def typer({names}):\n    return choose({names})", scope)
     typer = scope["typer"]

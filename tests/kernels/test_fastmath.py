@@ -399,6 +399,17 @@ def test_python_fallback_keeps_dtype():
     assert fm.pow(2.0, 10.0) == 1024.0 and fm.sigmoid(0.0) == 0.5
 
 
+def test_mixed_argument_types_promote_like_numpy():
+    @numba.njit
+    def f(x):
+        return fm.pow(x, 2), fm.pow(x, 0.5), fm.exp(3), fm.atan2(x, 1)
+
+    got = f(np.float32(3.0))
+    (sig,) = f.nopython_signatures
+    assert [str(t) for t in sig.return_type] == ["float32", "float64", "float64", "float32"]
+    assert got[0] == 9.0 and got[1] == pytest.approx(3**0.5, rel=1e-15) and got[2] == pytest.approx(math.exp(3))
+
+
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="compile_ptx needs the real target")
 def test_compiles_for_cuda(monkeypatch):
     cuda = pytest.importorskip("numba.cuda")
