@@ -482,7 +482,8 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
     # 0-d integer indices are advanced indices here (unlike in __getitem__): a size-1 dim.
     items = tuple(t if t._a.ndim or t.dtype in _MASKS else reshape(t, (1,)) for t in indices)
     v, adv = _apply_basic(self, items)
-    _bcast_value(values, _plan(v, adv).out_shape if adv else v._a.shape, "indexing result")
+    p = _plan(v, adv) if adv else None
+    _bcast_value(values, p.out_shape if adv else v._a.shape, "indexing result")
     if values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_tname(self.dtype)} for the destination and {_tname(values.dtype)} "
@@ -498,9 +499,9 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
             K.copy_array(K.raw(v._a), K.raw(_bcast_value(values, v._a.shape, "indexing result")))
     elif accumulate:
         _via_float32(self, lambda s, x: _put_plan(
-            _plan(v, adv) if s is self else _plan(*_apply_basic(s, items)), x, True), values)
+            p if s is self else _plan(*_apply_basic(s, items)), x, True), values)
     else:
-        _put_plan(_plan(v, adv), values, False)
+        _put_plan(p, values, False)
     dispatch.bump_version(self)
     return _record(M.index_put_op, (self, values, *indices), self, {"accumulate": accumulate})
 
@@ -593,7 +594,7 @@ def _scatter_check(self: Tensor, d: int, index: Tensor, src, name: str) -> None:
 
 
 def _scatter_run(self: Tensor, d: int, index: Tensor, src, mode: int, wrap: bool = False,
-                 shape=None, istr=None, srcstr=None, err=None) -> None:
+                 shape=None, istr=None, err=None) -> None:
     """The scatter kernel over ``shape`` (default: the index's shape) into self along ``d``."""
     mode = _arith_mode(self.dtype, mode)
     shape = index._a.shape if shape is None else shape
@@ -607,8 +608,6 @@ def _scatter_run(self: Tensor, d: int, index: Tensor, src, mode: int, wrap: bool
         src = src.item()
     if isinstance(src, Tensor):
         sb, sst = K.buffer(src._a, as_raw=raw)
-        if srcstr is not None:
-            sst = srcstr
     else:
         sb, sst = _scalar_buf(src, self.dtype, raw), [0] * len(shape)
     db, _ = K.buffer(self._a, as_raw=raw)
@@ -1074,8 +1073,8 @@ Tensor.take = take
 @tensor_method()
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """The flattened self at ``index`` = (or += with ``accumulate``) source's elements."""
-    from .conversion import clone
     from .pointwise import _check_inplace
+    from .views import _contiguous_copy
 
     if not isinstance(index, Tensor) or index.dtype is not _dt.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
@@ -1090,7 +1089,7 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
                            f"{index._a.size}")
     _check_inplace(self)
     n = self._a.size
-    target = self if self.is_contiguous() else clone(self)
+    target = self if self.is_contiguous() else _contiguous_copy(self)
     flat = reshape(target, (-1,))
     idx = reshape(index, (-1,))
     src = reshape(source, (-1,))
@@ -1114,8 +1113,13 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return self
 
 
-Tensor.put = lambda self, index, source, accumulate=False: put_(
-    __import__("jtorch").clone(self), index, source, accumulate)
+def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    from .conversion import clone
+
+    return put_(clone(self), index, source, accumulate)
+
+
+Tensor.put = _put
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:

@@ -79,8 +79,8 @@ def strides_of(t: Tensor) -> tuple:
 
 
 def offset_of(t: Tensor) -> int:
-    """The storage offset in elements (exact also for empty views, unlike a data-pointer-free
-    rule: empty views keep the offset torch gives them)."""
+    """The storage offset in elements, from the data pointers (also for empty views, for
+    which ``Tensor.storage_offset()`` reports 0)."""
     a, st = t._a, t._st
     return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
 

@@ -570,3 +570,11 @@ EDGE_CASES = [
 def test_0d_and_empty_operands(case, dtype):
     shape, fn = EDGE_CASES[case]
     same(fn, _data(shape, dtype))
+
+
+def test_put_matches_torch():
+    arr = _data((2, 3), "float64")
+    same(lambda m, x: x.put_(_i(m, [0, 5, -1]), m.tensor([1.0, 2.0, 3.0], dtype=m.float64)), arr)
+    same(lambda m, x: x.t().put_(_i(m, [0, 1]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
+    same(lambda m, x: x.put(_i(m, [0, 0]), m.tensor([1.0, 2.0], dtype=m.float64), True), arr)
+    same(lambda m, x: x.put_(_i(m, [0, 6]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
