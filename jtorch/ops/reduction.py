@@ -274,17 +274,17 @@ def _reduce(op, name: str, input: Tensor, dim, keepdim: bool, dtype=None) -> Ten
     return dispatch.record(op, (input,), out, {"dim": dims, "keepdim": keepdim, "dtype": dtype})
 
 
-def _nonempty(name: str, a: np.ndarray, dims: tuple, dim_given: bool,
-              full_error=RuntimeError, full_tail: str = " Specify the reduction dim with the "
-              "'dim' argument.") -> None:
-    """torch's errors for reductions without an identity (max, amax, argmax...) on empties."""
+def _nonempty(name: str, a: np.ndarray, dims, dim_given: bool, full_error=RuntimeError,
+              full_tail: str = " Specify the reduction dim with the 'dim' argument.") -> None:
+    """torch's errors for reductions without an identity (max, amax, argmax...) on empties;
+    ``dims`` as the caller gave them (torch names the dim as written)."""
     if a.size:
         return
     if not dim_given:
         raise full_error(f"{name}(): Expected reduction dim to be specified for input.numel() "
                          f"== 0.{full_tail}")
-    for d in dims:
-        if a.shape[d] == 0:
+    for d in (dims,) if isinstance(dims, int) else dims:
+        if a.ndim and a.shape[wrap_dim(d, a.ndim)] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
@@ -317,9 +317,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.prod over all elements or one dim; ints and bool multiply in int64."""
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
-                        f"{type(dim).__name__}), but expected one of: (Tensor input, *, "
-                        f"torch.dtype dtype = None) (Tensor input, int dim, bool keepdim = False, "
-                        f"*, torch.dtype dtype = None, Tensor out = None)")
+                        f"{type(dim).__name__}), but expected one of:\n * (Tensor input, *, "
+                        f"torch.dtype dtype = None)\n * (Tensor input, int dim, bool keepdim = "
+                        f"False, *, torch.dtype dtype = None, Tensor out = None)\n")
     return _out(_reduce(D.prod_op, "prod", input, dim, keepdim, dtype), out)
 
 
@@ -328,7 +328,8 @@ def _minmax_reduce(op, name: str, input, dim, keepdim, out):
     dims = _dims(dim, input._a.ndim)
     if input.dtype.is_complex:
         raise RuntimeError(f"{name}(): does not support complex input")
-    _nonempty(name, input._a, dims, dim is not None and dim != ())
+    given = dim is not None and dim != ()
+    _nonempty(name, input._a, dim if given else (), given)
     return _out(_reduce(op, name, input, dims, keepdim), out)
 
 
@@ -419,7 +420,7 @@ def _arg_reduce(sel, name: str, input: Tensor, d, keepdim: bool) -> tuple:
 def _argminmax(sel, op, name: str, input, dim, keepdim):
     _check(input, name)
     if input.dtype is _bool:
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'')
+        raise RuntimeError(f"{name}(): does not support bool input")
     d = None if dim is None else wrap_dim(dim, input._a.ndim)
     _nonempty(name, input._a, () if d is None else (d,), d is not None, IndexError, "")
     _, idx = _arg_reduce(sel, name, input, d, keepdim)
@@ -684,8 +685,9 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None):
 
         x = cast(x, _dt.get_default_dtype())
     a, compute = _float_input(x, "logsumexp")
+    shape = a.shape
     dims = _dims(dim, a.ndim)
-    res = _allocator.empty(tuple(n for d, n in enumerate(a.shape) if d not in dims), compute.np)
+    res = _allocator.empty(tuple(n for d, n in enumerate(shape) if d not in dims), compute.np)
     if res.size:
         plan = _rk.plan_reduce(a.shape, _rk.elem_strides(a), dims)
         if plan is None:
@@ -697,7 +699,7 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None):
         fn = mod.lse_p if a.size >= _GRAIN and O * I > 1 else mod.lse_s
         fn(_rk.span(a), O, I, R, sO, sI, sR, res.reshape(-1), tO, tI)
     if keepdim:
-        res = res.reshape(_kept_shape(a.shape, dims, True))
+        res = res.reshape(_kept_shape(shape, dims, True))
     r = _cast_result(res, x.dtype)
     return _out(dispatch.record(D.logsumexp_op, (input,), r, {"dim": dims, "keepdim": keepdim}),
                 out)
@@ -708,7 +710,7 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None):
 def _scan(op, name: str, input, dim, dtype=None):
     _check(input, name)
     if dim is None:
-        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not NoneType")
     x = input
     rule = op.extra["rule"]
     if dtype is not None:

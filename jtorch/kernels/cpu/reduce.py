@@ -199,7 +199,7 @@ from numba import njit, prange
 from jtorch.kernels.cpu.reduce import part_of
 """
 
-_OPTS = "cache=True, nogil=True"
+_OPTS = "cache=True, nogil=True, error_model='numpy'"
 
 _REDUCE = """
 _m = part_of({name!r}, 'map')

@@ -23,7 +23,7 @@ from numba import njit, prange
 from jtorch.kernels.cpu.reduce import part_of
 """
 
-_OPTS = "cache=True, nogil=True"
+_OPTS = "cache=True, nogil=True, error_model='numpy'"
 
 _SCAN = """
 _c = part_of({name!r}, 'combine')

@@ -1,0 +1,542 @@
+"""Reductions, scans and sorting against torch: dtypes, dims, keepdim, 0-d, 0-size,
+non-contiguous inputs, nan/inf, ties, errors, and the parallel kernel variants."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jtorch
+from jtorch.ops import reduction as R
+
+DTYPES = ("float32", "float64", "int64", "bool")
+TOL = {"float16": (2e-3, 2e-3), "float32": (2e-5, 2e-5), "float64": (1e-12, 1e-12)}
+
+
+def _data(shape, dtype, seed=0, special=False):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in ("int64", "int32", "uint8"):
+        return rng.integers(0 if dtype == "uint8" else -5, 6, size=shape).astype(dtype)
+    a = rng.standard_normal(shape).astype(dtype)
+    if special and a.size >= 4:
+        flat = a.reshape(-1)
+        flat[1], flat[-2] = np.nan, np.inf
+        flat[len(flat) // 2] = -np.inf
+    return a
+
+
+def _layouts(a):
+    """The same values as contiguous, transposed and sliced (non-contiguous) arrays."""
+    yield "contiguous", a
+    if a.ndim >= 2:
+        yield "transposed", np.ascontiguousarray(np.moveaxis(a, 0, -1)).transpose(
+            [a.ndim - 1] + list(range(a.ndim - 1)))
+    if a.ndim >= 1:
+        big = np.repeat(a, 2, axis=0)
+        yield "sliced", big[::2]
+
+
+def pair(a):
+    """A jtorch and a torch tensor over the same (possibly strided) NumPy array."""
+    return jtorch.from_numpy(a), torch.from_numpy(a)
+
+
+def check(j, t, tol=None):
+    if isinstance(t, tuple):
+        assert isinstance(j, tuple) and len(j) == len(t)
+        for x, y in zip(j, t):
+            check(x, y, tol)
+        return
+    assert isinstance(j, jtorch.Tensor), type(j)
+    assert str(j.dtype) == str(t.dtype), (j.dtype, t.dtype)
+    assert tuple(j.shape) == tuple(t.shape), (j.shape, t.shape)
+    rtol, atol = tol or TOL.get(str(t.dtype).split(".")[-1], (0, 0))
+    jn, tn = j.numpy(), t.numpy()
+    if rtol == 0:
+        np.testing.assert_array_equal(jn, tn)
+    else:
+        np.testing.assert_allclose(jn, tn, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def same_error(fj, ft):
+    """jtorch raises what torch raises: same exception type and first message line."""
+    with pytest.raises(Exception) as et:
+        ft()
+    with pytest.raises(Exception) as ej:
+        fj()
+    assert type(ej.value) is type(et.value), (ej.value, et.value)
+    assert str(ej.value).split("\n")[0] == str(et.value).split("\n")[0]
+
+
+DIMS = (None, 0, 1, -1, (0, 2), (-1, 0), (0, 1, 2))
+
+
+def _call(fn, x, dim, keepdim, **kw):
+    if dim is None:
+        return fn(x, **kw) if not keepdim else fn(x, dim=None, keepdim=True, **kw)
+    return fn(x, dim, keepdim=keepdim, **kw)
+
+
+SIMPLE = ["sum", "nansum", "mean", "prod", "amax", "amin", "all", "any"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", SIMPLE)
+def test_simple_reductions(name, dtype):
+    jf, tf = getattr(jtorch, name), getattr(torch, name)
+    if name == "mean" and dtype in ("int64", "bool"):
+        x = _data((3, 4), dtype)
+        same_error(lambda: jf(jtorch.from_numpy(x)), lambda: tf(torch.from_numpy(x)))
+        return
+    special = name in ("sum", "nansum", "amax", "amin", "mean")
+    base = _data((3, 4, 5), dtype, special=special)
+    for _, a in _layouts(base):
+        jx, tx = pair(a)
+        for dim in DIMS:
+            if name == "prod" and isinstance(dim, tuple):
+                continue
+            for keepdim in (False, True):
+                if dim is None and name in ("amax", "amin", "prod", "all", "any") and keepdim:
+                    continue
+                check(_call(jf, jx, dim, keepdim), _call(tf, tx, dim, keepdim))
+        # the Tensor method
+        check(getattr(jx, name)(), getattr(tx, name)())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_count_nonzero(dtype):
+    a = _data((3, 4, 5), dtype)
+    if dtype.startswith("float"):
+        a[0, 0] = 0
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (None, 0, -1, (0, 2)):
+            check(jtorch.count_nonzero(jx, dim), torch.count_nonzero(tx, dim))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "amin", "nansum", "all", "any"])
+def test_zero_dim_and_empty(name):
+    jf, tf = getattr(jtorch, name), getattr(torch, name)
+    jx, tx = pair(np.array(2.5, np.float32))
+    check(jf(jx), tf(tx))
+    check(jf(jx, 0), tf(tx, 0))
+    check(jf(jx, -1, keepdim=True), tf(tx, -1, keepdim=True))
+    same_error(lambda: jf(jx, 1), lambda: tf(tx, 1))
+    je, te = pair(np.zeros((0, 3), np.float32))
+    for args in [(), (0,), (1,), (-1,)]:
+        try:
+            expect = tf(te, *args)
+        except Exception:
+            same_error(lambda: jf(je, *args), lambda: tf(te, *args))
+            continue
+        check(jf(je, *args), expect)
+
+
+def test_sum_dtypes_and_results():
+    x = _data((3, 4), "float32")
+    i = _data((3, 4), "int64")
+    b = _data((3, 4), "bool")
+    jx, tx = pair(x)
+    ji, ti = pair(i)
+    jb, tb = pair(b)
+    check(jtorch.sum(jb), torch.sum(tb))
+    check(jtorch.prod(jb), torch.prod(tb))
+    check(jtorch.sum(ji, dtype=jtorch.float32), torch.sum(ti, dtype=torch.float32))
+    check(jtorch.sum(ji, 0, dtype=jtorch.bool), torch.sum(ti, 0, dtype=torch.bool))
+    check(jtorch.sum(jx, 1, dtype=jtorch.float64), torch.sum(tx, 1, dtype=torch.float64))
+    check(jtorch.mean(ji, dtype=jtorch.float64), torch.mean(ti, dtype=torch.float64))
+    check(jtorch.prod(jx, 0, dtype=jtorch.float64), torch.prod(tx, 0, dtype=torch.float64))
+    check(jtorch.all(jtorch.from_numpy(i.astype(np.uint8)), 1),
+          torch.all(torch.from_numpy(i.astype(np.uint8)), 1))
+    check(jx.sum(axis=1), tx.sum(axis=1))
+    check(jx.mean(dim=(0, 1), keepdim=True), tx.mean(dim=(0, 1), keepdim=True))
+    same_error(lambda: jtorch.mean(jx, dtype=jtorch.int64), lambda: torch.mean(tx, dtype=torch.int64))
+    same_error(lambda: jtorch.mean(ji), lambda: torch.mean(ti))
+    same_error(lambda: jtorch.mean(jb), lambda: torch.mean(tb))
+    out = jtorch.empty(3)
+    r = jtorch.sum(jx, 1, out=out)
+    assert r is out
+    check(out, torch.sum(tx, 1))
+
+
+def test_float16():
+    a = _data((4, 6), "float32").astype(np.float16)
+    jx, tx = pair(a)
+    check(jtorch.sum(jx, 1), torch.sum(tx, 1))
+    check(jtorch.mean(jx), torch.mean(tx))
+    check(jtorch.amax(jx, 0), torch.amax(tx, 0))
+    check(jtorch.softmax(jx, 1), torch.softmax(tx, 1))
+    check(jtorch.cumsum(jx, 1), torch.cumsum(tx, 1), (5e-3, 5e-3))
+    check(jtorch.max(jx, 1), torch.max(tx, 1))
+
+
+def test_dim_errors():
+    jx, tx = pair(_data((2, 3), "float32"))
+    for f in ("sum", "mean", "amax", "all", "any", "count_nonzero"):
+        same_error(lambda f=f: getattr(jtorch, f)(jx, 2), lambda f=f: getattr(torch, f)(tx, 2))
+        same_error(lambda f=f: getattr(jtorch, f)(jx, (0, 0)),
+                   lambda f=f: getattr(torch, f)(tx, (0, 0)))
+        same_error(lambda f=f: getattr(jtorch, f)(jx, (0, -2)),
+                   lambda f=f: getattr(torch, f)(tx, (0, -2)))
+    same_error(lambda: jtorch.prod(jx, (0, 1)), lambda: torch.prod(tx, (0, 1)))
+
+
+def test_empty_errors():
+    je, te = pair(np.zeros((0, 3), np.float32))
+    for f in ("amax", "amin", "max", "min", "argmax", "argmin", "aminmax"):
+        same_error(lambda f=f: getattr(jtorch, f)(je), lambda f=f: getattr(torch, f)(te))
+    for f in ("amax", "amin", "max", "min", "argmax", "argmin", "median"):
+        same_error(lambda f=f: getattr(jtorch, f)(je, 0), lambda f=f: getattr(torch, f)(te, 0))
+        check(getattr(jtorch, f)(je, 1)[0] if f in ("max", "min", "median")
+              else getattr(jtorch, f)(je, 1),
+              getattr(torch, f)(te, 1)[0] if f in ("max", "min", "median")
+              else getattr(torch, f)(te, 1))
+    check(jtorch.median(je), torch.median(te))
+    check(jtorch.logsumexp(je, 0), torch.logsumexp(te, 0))
+    check(jtorch.var(je), torch.var(te))
+
+
+# -- max / min / argmax --------------------------------------------------------------------
+
+TIES = np.array([[1.0, 3.0, 3.0, 0.0],
+                 [2.0, 2.0, 1.0, 1.0],
+                 [np.nan, 5.0, np.nan, 5.0]], np.float32)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_max_min_with_dim(dtype):
+    a = TIES.astype(dtype) if dtype != "int64" else np.nan_to_num(TIES, nan=9).astype("int64")
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for fn in ("max", "min"):
+            for dim in (0, 1, -1):
+                for keepdim in (False, True):
+                    j = getattr(jtorch, fn)(jx, dim, keepdim)
+                    t = getattr(torch, fn)(tx, dim, keepdim)
+                    check(j.values, t.values)
+                    check(j.indices, t.indices)
+                    check(tuple(j), tuple(t))
+            check(getattr(jtorch, fn)(jx), getattr(torch, fn)(tx))
+            check(getattr(jx, fn)(dim=1).indices, getattr(tx, fn)(dim=1).indices)
+        for fn in ("argmax", "argmin"):
+            for dim in (None, 0, 1, -1):
+                for keepdim in (False, True):
+                    check(getattr(jtorch, fn)(jx, dim, keepdim), getattr(torch, fn)(tx, dim, keepdim))
+
+
+def test_max_misc():
+    jx, tx = pair(TIES)
+    r = jtorch.max(jx, 1)
+    assert isinstance(r, tuple) and repr(r).startswith("torch.return_types.max(\nvalues=")
+    jy, ty = pair(_data((3, 4), "float32", 1))
+    check(jtorch.max(jx, jy), torch.max(tx, ty))
+    check(jtorch.min(jx, jy), torch.min(tx, ty))
+    jb, tb = pair(_data((3, 4), "bool"))
+    check(jtorch.max(jb), torch.max(tb))
+    check(jtorch.max(jb, 1).values, torch.max(tb, 1).values)
+    same_error(lambda: jtorch.argmax(jb), lambda: torch.argmax(tb))
+    jz, tz = pair(np.array(3.0, np.float32))
+    check(tuple(jtorch.max(jz, 0)), tuple(torch.max(tz, 0)))
+    check(jtorch.argmax(jz, 0), torch.argmax(tz, 0))
+    check(tuple(jtorch.aminmax(jx)), tuple(torch.aminmax(tx)))
+    check(tuple(jtorch.aminmax(jx, dim=1, keepdim=True)), tuple(torch.aminmax(tx, dim=1, keepdim=True)))
+
+
+# -- statistics ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_var_std(dtype):
+    a = _data((3, 4, 5), dtype) * 3 + 1
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (None, 0, -1, (0, 2)):
+            for kw in ({}, {"correction": 0}, {"correction": 2}, {"keepdim": True}):
+                check(jtorch.var(jx, dim, **kw), torch.var(tx, dim, **kw))
+                check(jtorch.std(jx, dim, **kw), torch.std(tx, dim, **kw))
+                check(jtorch.var_mean(jx, dim, **kw), torch.var_mean(tx, dim, **kw))
+                check(jtorch.std_mean(jx, dim, **kw), torch.std_mean(tx, dim, **kw))
+        check(jtorch.var(jx, 1, False), torch.var(tx, 1, False))
+        check(jtorch.var(jx, unbiased=False), torch.var(tx, unbiased=False))
+        check(jx.std(), tx.std())
+    ji, ti = pair(_data((3,), "int64"))
+    same_error(lambda: jtorch.var(ji), lambda: torch.var(ti))
+    j1, t1 = pair(np.ones(1, dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(jtorch.var(j1), torch.var(t1))
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        jtorch.var(j1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nanmean_norm_logsumexp(dtype):
+    a = _data((3, 4, 5), dtype)
+    a[0, 1, 2] = np.nan
+    jx, tx = pair(a)
+    for dim in (None, 0, -1, (0, 2)):
+        check(jtorch.nanmean(jx, dim), torch.nanmean(tx, dim))
+    b = _data((3, 4, 5), dtype)
+    for _, v in _layouts(b):
+        jx, tx = pair(v)
+        for p in (2, 1, math.inf, -math.inf, 0, 3, 0.5, "fro"):
+            for dim in (None, 1, (0, 2)):
+                check(jtorch.norm(jx, p, dim), torch.norm(tx, p, dim))
+        check(jtorch.norm(jx, dim=-1, keepdim=True), torch.norm(tx, dim=-1, keepdim=True))
+        for dim in (0, -1, (0, 2), (0, 1, 2)):
+            check(jtorch.logsumexp(jx, dim), torch.logsumexp(tx, dim))
+            check(jtorch.logsumexp(jx, dim, keepdim=True), torch.logsumexp(tx, dim, keepdim=True))
+    inf = np.array([[np.inf, 1.0], [-np.inf, -np.inf], [np.inf, -np.inf], [np.nan, 1.0]], dtype)
+    check(jtorch.logsumexp(jtorch.from_numpy(inf), 1), torch.logsumexp(torch.from_numpy(inf), 1))
+    ji, ti = pair(_data((3, 4), "int64"))
+    check(jtorch.logsumexp(ji, 1), torch.logsumexp(ti, 1))
+    same_error(lambda: jtorch.norm(ji), lambda: torch.norm(ti))
+    same_error(lambda: jtorch.nanmean(ji), lambda: torch.nanmean(ti))
+
+
+# -- softmax -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax(dtype):
+    a = _data((3, 4, 5), dtype) * 4
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (0, 1, -1):
+            check(jtorch.softmax(jx, dim), torch.softmax(tx, dim))
+            check(jtorch.log_softmax(jx, dim), torch.log_softmax(tx, dim))
+            check(jx.softmax(dim), tx.softmax(dim))
+    special = np.array([[np.inf, 1.0, 2.0], [-np.inf, 1.0, 0.0], [-np.inf, -np.inf, -np.inf],
+                        [np.nan, 1.0, 0.0]], dtype)
+    jx, tx = pair(special)
+    for dim in (0, 1):
+        check(jtorch.softmax(jx, dim), torch.softmax(tx, dim))
+        check(jtorch.log_softmax(jx, dim), torch.log_softmax(tx, dim))
+    jz, tz = pair(np.array(1.5, dtype))
+    check(jtorch.softmax(jz, 0), torch.softmax(tz, 0))
+    je, te = pair(np.zeros((0, 3), dtype))
+    check(jtorch.log_softmax(je, 1), torch.log_softmax(te, 1))
+
+
+def test_softmax_dtype_and_errors():
+    ji, ti = pair(_data((3, 4), "int64"))
+    check(jtorch.softmax(ji, 0, dtype=jtorch.float64), torch.softmax(ti, 0, dtype=torch.float64))
+    jx, tx = pair(_data((3, 4), "float32"))
+    check(jtorch.log_softmax(jx, 1, dtype=jtorch.float64), torch.log_softmax(tx, 1, dtype=torch.float64))
+    for f in ("softmax", "log_softmax"):
+        for dim in (0, 1):
+            same_error(lambda f=f, d=dim: getattr(jtorch, f)(ji, d),
+                       lambda f=f, d=dim: getattr(torch, f)(ti, d))
+
+
+# -- scans ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cumsum_cumprod(dtype):
+    a = _data((3, 4, 5), dtype, special=dtype.startswith("float"))
+    if dtype.startswith("float"):
+        a = a * 0.5
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (0, 1, -1):
+            check(jtorch.cumsum(jx, dim), torch.cumsum(tx, dim))
+            check(jtorch.cumprod(jx, dim), torch.cumprod(tx, dim))
+    jx, tx = pair(a)
+    check(jtorch.cumsum(jx, 1, dtype=jtorch.float64), torch.cumsum(tx, 1, dtype=torch.float64))
+    check(jx.cumsum(0), tx.cumsum(0))
+    jz, tz = pair(np.array(3, dtype))
+    check(jtorch.cumsum(jz, 0), torch.cumsum(tz, 0))
+    je, te = pair(np.zeros((0, 3), dtype))
+    check(jtorch.cumprod(je, 0), torch.cumprod(te, 0))
+    same_error(lambda: jtorch.cumsum(jx, None), lambda: torch.cumsum(tx, None))
+    same_error(lambda: jtorch.cumsum(jx, 3), lambda: torch.cumsum(tx, 3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_cummax_cummin(dtype):
+    base = np.array([[1.0, 3.0, np.nan, 3.0, np.nan, 0.0], [2.0, 2.0, 1.0, 5.0, 5.0, -1.0]])
+    if dtype == "bool":
+        base = np.nan_to_num(base) > 1.5
+    elif dtype == "int64":
+        base = np.nan_to_num(base, nan=4)
+    a = base.astype(dtype)
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (0, 1, -1):
+            check(tuple(jtorch.cummax(jx, dim)), tuple(torch.cummax(tx, dim)))
+            check(tuple(jtorch.cummin(jx, dim)), tuple(torch.cummin(tx, dim)))
+    assert repr(jtorch.cummax(jx, 0)).startswith("torch.return_types.cummax(")
+
+
+def test_logcumsumexp():
+    a = _data((3, 5), "float64")
+    a[0, 1], a[1, 2], a[2, 0] = -np.inf, np.inf, np.nan
+    for dtype in ("float32", "float64"):
+        for _, v in _layouts(a.astype(dtype)):
+            jx, tx = pair(v)
+            for dim in (0, 1):
+                check(jtorch.logcumsumexp(jx, dim), torch.logcumsumexp(tx, dim))
+    ji, ti = pair(_data((3,), "int64"))
+    same_error(lambda: jtorch.logcumsumexp(ji, 0), lambda: torch.logcumsumexp(ti, 0))
+
+
+# -- sorting -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sort(dtype):
+    rng = np.random.default_rng(3)
+    # many ties (compare with stable=True) and nan/inf for floats
+    a = rng.integers(0, 4, size=(3, 40, 5)).astype(dtype)
+    if dtype.startswith("float"):
+        a[0, 3, 1] = a[1, 7, 2] = a[2, 0, 0] = np.nan
+        a[0, 5, 1] = np.inf
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (0, 1, -1):
+            for desc in (False, True):
+                j = jtorch.sort(jx, dim, desc, stable=True)
+                t = torch.sort(tx, dim=dim, descending=desc, stable=True)
+                check(tuple(j), tuple(t))
+                check(jtorch.argsort(jx, dim, desc, stable=True),
+                      torch.argsort(tx, dim=dim, descending=desc, stable=True))
+                check(jtorch.sort(jx, dim, desc).values, torch.sort(tx, dim, desc).values)
+    check(jtorch.msort(jx), torch.msort(tx))
+    jz, tz = pair(np.array(1, dtype))
+    check(tuple(jtorch.sort(jz)), tuple(torch.sort(tz)))
+    je, te = pair(np.zeros((0, 3), dtype))
+    check(tuple(jtorch.sort(je, 0)), tuple(torch.sort(te, 0)))
+
+
+def test_topk_kthvalue():
+    rng = np.random.default_rng(5)
+    a = rng.permutation(60).reshape(3, 4, 5).astype(np.float32)  # distinct: indices are unique
+    a[1, 2, 3] = np.nan
+    for dtype in ("float32", "float64", "int64"):
+        b = np.nan_to_num(a, nan=99).astype(dtype) if dtype == "int64" else a.astype(dtype)
+        for _, v in _layouts(b):
+            jx, tx = pair(v)
+            for dim in (0, 1, -1):
+                n = v.shape[dim]
+                for k in (0, 1, n):
+                    for largest in (True, False):
+                        check(tuple(jtorch.topk(jx, k, dim, largest)),
+                              tuple(torch.topk(tx, k, dim, largest)))
+                for k in (1, n):
+                    for keepdim in (False, True):
+                        check(tuple(jtorch.kthvalue(jx, k, dim, keepdim)),
+                              tuple(torch.kthvalue(tx, k, dim, keepdim)))
+    jx, tx = pair(a)
+    same_error(lambda: jtorch.topk(jx, 6), lambda: torch.topk(tx, 6))
+    same_error(lambda: jtorch.kthvalue(jx, 0), lambda: torch.kthvalue(tx, 0))
+    same_error(lambda: jtorch.kthvalue(jx, 6, 1), lambda: torch.kthvalue(tx, 6, 1))
+
+
+def test_median_mode():
+    rng = np.random.default_rng(7)
+    a = rng.permutation(60).reshape(3, 4, 5).astype(np.float64)
+    for dtype in ("float32", "float64", "int64"):
+        for _, v in _layouts(a.astype(dtype)):
+            jx, tx = pair(v)
+            check(jtorch.median(jx), torch.median(tx))
+            for dim in (0, 1, -1):
+                for keepdim in (False, True):
+                    check(tuple(jtorch.median(jx, dim, keepdim)), tuple(torch.median(tx, dim, keepdim)))
+    n = np.array([[1.0, 3.0, np.nan, 2.0, np.nan, 0.0], [np.nan, np.nan, np.nan, np.nan, 1, 2],
+                  [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]], np.float32)
+    jx, tx = pair(n)
+    check(jtorch.median(jx), torch.median(tx))
+    check(jtorch.nanmedian(jx), torch.nanmedian(tx))
+    for dim in (0, 1):
+        check(tuple(jtorch.median(jx, dim)), tuple(torch.median(tx, dim)))
+        check(tuple(jtorch.nanmedian(jx, dim)), tuple(torch.nanmedian(tx, dim)))
+    m = np.array([[3, 1, 2, 2, 1, 5], [3, 1, 1, 2, 2, 5], [7, 7, 7, 0, 0, 1]], np.int64)
+    jm, tm = pair(m)
+    check(tuple(jtorch.mode(jm)), tuple(torch.mode(tm)))
+    check(tuple(jtorch.mode(jm, 0, True)), tuple(torch.mode(tm, 0, True)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique(dtype):
+    a = _data((4, 6), dtype)
+    if dtype.startswith("float"):
+        a = np.round(a)
+    jx, tx = pair(a)
+    for inv in (False, True):
+        for cnt in (False, True):
+            check(jtorch.unique(jx, return_inverse=inv, return_counts=cnt),
+                  torch.unique(tx, return_inverse=inv, return_counts=cnt))
+            check(jtorch.unique_consecutive(jx, return_inverse=inv, return_counts=cnt),
+                  torch.unique_consecutive(tx, return_inverse=inv, return_counts=cnt))
+    check(jtorch.unique(jx.T if hasattr(jx, "T") else jx), torch.unique(tx.T))
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 1], [0, 5]]).astype(dtype)
+    jr, tr = pair(rows)
+    for dim in (0, 1):
+        check(jtorch.unique(jr, dim=dim, return_inverse=True, return_counts=True),
+              torch.unique(tr, dim=dim, return_inverse=True, return_counts=True))
+    je, te = pair(np.zeros((0,), dtype))
+    check(jtorch.unique(je), torch.unique(te))
+
+
+# -- accuracy and parallel paths -------------------------------------------------------------
+
+def test_float32_sum_accuracy():
+    rng = np.random.default_rng(11)
+    a = (rng.random(300_001) * 10).astype(np.float32)
+    jx, tx = pair(a)
+    exact = a.astype(np.float64).sum()
+    assert abs(float(jtorch.sum(jx)) - exact) <= abs(float(torch.sum(tx)) - exact) + exact * 1e-7
+    ones = np.full(20_000_000 // 8, 0.1, np.float32)
+    assert abs(float(jtorch.sum(jtorch.from_numpy(ones))) - ones.size * float(np.float32(0.1))) < 1
+    check(jtorch.mean(jx), torch.mean(tx), (1e-6, 0))
+
+
+def test_parallel_variants(monkeypatch):
+    """Small inputs through the prange kernels (GRAIN lowered) match torch."""
+    monkeypatch.setattr(R, "_GRAIN", 8)
+    a = _data((6, 7, 9), "float32", special=False)
+    for _, v in _layouts(a):
+        jx, tx = pair(v)
+        for dim in (None, 0, -1, (0, 2)):
+            check(jtorch.sum(jx, dim), torch.sum(tx, dim))
+        for dim in (0, 1, -1):
+            check(tuple(jtorch.max(jx, dim)), tuple(torch.max(tx, dim)))
+            check(jtorch.softmax(jx, dim), torch.softmax(tx, dim))
+            check(jtorch.log_softmax(jx, dim), torch.log_softmax(tx, dim))
+            check(jtorch.cumsum(jx, dim), torch.cumsum(tx, dim))
+            check(tuple(jtorch.sort(jx, dim)), tuple(torch.sort(tx, dim)))
+            check(tuple(jtorch.median(jx, dim)), tuple(torch.median(tx, dim)))
+        check(jtorch.logsumexp(jx, -1), torch.logsumexp(tx, -1))
+    big = _data((40_000,), "float32")
+    check(jtorch.sum(jtorch.from_numpy(big)), torch.sum(torch.from_numpy(big)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=0, max_size=4), st.data(), st.booleans(),
+       st.sampled_from(["sum", "mean", "amax"]), st.booleans())
+def test_hypothesis_reductions(shape, data, keepdim, name, transpose):
+    a = _data(tuple(shape), "float64", seed=len(shape))
+    if transpose and a.ndim >= 2:
+        a = a.T
+    nd = a.ndim
+    dims = data.draw(st.lists(st.integers(-builtins_max(nd, 1), builtins_max(nd, 1) - 1),
+                              unique_by=lambda d: d % builtins_max(nd, 1), max_size=builtins_max(nd, 1)))
+    dim = tuple(dims) if dims else None
+    jx, tx = pair(a)
+    jf, tf = getattr(jtorch, name), getattr(torch, name)
+    try:
+        expect = tf(tx, dim, keepdim) if dim is not None else tf(tx)
+    except (RuntimeError, IndexError):
+        same_error(lambda: jf(jx, dim, keepdim) if dim is not None else jf(jx),
+                   lambda: tf(tx, dim, keepdim) if dim is not None else tf(tx))
+        return
+    got = jf(jx, dim, keepdim) if dim is not None else jf(jx)
+    check(got, expect)
+
+
+builtins_max = max
