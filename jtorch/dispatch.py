@@ -294,7 +294,8 @@ def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
     if out.dtype == np.float16:
         tmp = np.empty(out.shape, np.float32)
         run_pointwise(op, tuple(conv), tmp, compute)
-        out[...] = tmp
+        with np.errstate(over="ignore"):  # values beyond float16's range round to inf, as in torch
+            out[...] = tmp
     else:
         run_pointwise(op, tuple(conv), out, compute)
 

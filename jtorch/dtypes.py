@@ -14,10 +14,34 @@ import threading
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
-    "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
-    "cfloat", "cdouble", "chalf", "get_default_dtype", "set_default_dtype", "promote_types",
-    "result_type", "can_cast", "finfo", "iinfo",
+    "bool",
+    "can_cast",
+    "cdouble",
+    "cfloat",
+    "chalf",
+    "complex64",
+    "complex128",
+    "double",
+    "dtype",
+    "finfo",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "get_default_dtype",
+    "half",
+    "iinfo",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "long",
+    "promote_types",
+    "result_type",
+    "set_default_dtype",
+    "short",
+    "uint8",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -26,8 +50,17 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 class dtype:
     """A tensor element type; compare with ``is``/``==`` against ``jtorch.float32`` etc."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "category", "_short", "_legacy")
+    __slots__ = (
+        "_legacy",
+        "_short",
+        "category",
+        "is_complex",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+        "name",
+        "np",
+    )
 
     def __init__(self, name: str, np_dtype, category: int, short: str, legacy: str):
         self.name = name
@@ -43,13 +76,18 @@ class dtype:
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
+    @property
+    def abbr(self) -> str:
+        """torch's short name ("f32", "i64", "b8") used in printed graphs."""
+        return self._short
+
     def __reduce__(self):
         return (_by_name, (self.name,))
 
-    def to_real(self) -> "dtype":
+    def to_real(self) -> dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
-    def to_complex(self) -> "dtype":
+    def to_complex(self) -> dtype:
         return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
 
 
@@ -225,10 +263,13 @@ def can_cast(from_: dtype, to: dtype) -> builtins.bool:
 
 
 class finfo:
+    """Machine limits of a floating dtype (of the real part for complex), as torch.finfo."""
+
     def __init__(self, type: dtype | None = None):
         type = get_default_dtype() if type is None else to_dtype(type)
         if not (type.is_floating_point or type.is_complex):
-            raise TypeError(f"torch.finfo() requires a floating point input type, got {type}")
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                            "handle 'torch.finfo'")
         info = np.finfo(type.to_real().np)
         self.dtype = type.to_real().name
         self.bits = info.bits
@@ -236,16 +277,41 @@ class finfo:
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.tiny)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -info.precision  # torch: a power of ten, not rounded to the dtype
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
 
 
 class iinfo:
+    """Limits of an integer dtype, as torch.iinfo."""
+
     def __init__(self, type: dtype):
         type = to_dtype(type)
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
         if type.category != _INT:
-            raise TypeError(f"torch.iinfo() requires an integer input type, got {type}")
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
         info = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = info.bits
         self.max = builtins.int(info.max)
         self.min = builtins.int(info.min)
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

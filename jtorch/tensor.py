@@ -63,10 +63,7 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._a.shape)
-        from .shape import wrap_dim
-
-        return self._a.shape[wrap_dim(dim, self._a.ndim)] if self._a.ndim else 1 if dim in (0, -1) \
-            else self._a.shape[wrap_dim(dim, 0)]
+        return self._a.shape[_dim_index(dim, self._a.ndim)]
 
     def dim(self) -> int:
         return self._a.ndim
@@ -113,9 +110,7 @@ class Tensor:
         st = tuple(s // isz for s in self._a.strides)
         if dim is None:
             return st
-        from .shape import wrap_dim
-
-        return st[wrap_dim(dim, self._a.ndim)]
+        return st[_dim_index(dim, self._a.ndim)]
 
     def storage_offset(self) -> int:
         return _offset(self)
@@ -228,18 +223,24 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._a.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                f"Boolean value of Tensor with {'no values' if self._a.size == 0 else 'more than one value'}"
+                " is ambiguous"
             )
         return bool(self._a.reshape(()))
 
+    def _scalar(self):
+        if self._a.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._a.reshape(()).item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __index__(self) -> int:
         if self.dtype.category > 1 or self._a.size != 1:
@@ -310,6 +311,15 @@ class Tensor:
     @property
     def mH(self) -> Tensor:
         return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+def _dim_index(dim, ndim: int) -> int:
+    """A size()/stride() dim argument as an index (0-d tensors have no dims to ask about)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    from .shape import wrap_dim
+
+    return wrap_dim(dim, ndim)
 
 
 def _offset(t: Tensor) -> int:

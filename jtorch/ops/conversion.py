@@ -11,15 +11,16 @@ from ..device import device as _device
 from ..device import to_device
 from ..tensor import Tensor
 from ._util import tensor_method
-from .creation import fill_array
+from .creation import fill_array, like
 from .pointwise import _COPY, _check_inplace
 
 __all__ = ["clone"]
 
 
 def cast(t: Tensor, d: _dt.dtype) -> Tensor:
-    """A new contiguous tensor holding ``t`` converted to dtype ``d`` (torch's casting rules)."""
-    out = dispatch.empty_tensor(t._a.shape, d)
+    """A new tensor holding ``t`` converted to dtype ``d`` (torch's casting rules; strides
+    preserved as by torch's ``.to``)."""
+    out = like(t, d)
     src = t
     if t.dtype.is_complex and not d.is_complex:
         src = Tensor._make(np.ascontiguousarray(t._a.real))
@@ -63,7 +64,8 @@ for _name, _d in [("float", _dt.float32), ("double", _dt.float64), ("half", _dt.
 
 @tensor_method()
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    out = dispatch.empty_tensor(input._a.shape, input.dtype)
+    """A copy with its own storage; a dense input's strides are preserved, as in torch."""
+    out = like(input, input.dtype, memory_format)
     dispatch.run_pointwise(_COPY, (input,), out._a, input.dtype)
     if dispatch.grad_hook is not None and dispatch.grad_enabled[0] and input._requires_grad:
         dispatch.grad_hook(_COPY, (input,), out, None)
@@ -72,7 +74,8 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 @tensor_method()
 def contiguous(self, memory_format=None) -> Tensor:
-    return self if self.is_contiguous() else clone(self)
+    """self if already contiguous, else a row-major copy (clone would keep a dense layout)."""
+    return self if self.is_contiguous() else clone(self, memory_format="contiguous_format")
 
 
 @tensor_method()

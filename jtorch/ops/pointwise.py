@@ -218,14 +218,27 @@ for _op, _names in [
     _binary(_op, *_names)
 
 
-def _scaled(other, alpha):
+def _scaled(input, other, alpha):
+    """alpha * other for add/sub, with torch's alpha checks against the result dtype."""
+    if type(alpha) is int and alpha == 1:
+        return other
+    common = _dt.result_type(input, other)
+    if isinstance(alpha, bool) and common is not _dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and common.category < 2:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if alpha == 1:
         return other
+    if common is _dt.bool:
+        return _pw(B.logical_and_op, (other, bool(alpha))) if isinstance(other, Tensor) else bool(
+            other and alpha)
     if isinstance(other, Tensor):
-        if isinstance(alpha, float) and not (other.dtype.is_floating_point or other.dtype.is_complex):
-            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
         return _pw(B.mul_op, (other, alpha))
     return other * alpha
+
+
+def _sub_check(a, b) -> None:
+    B.sub_op.extra["check"](None, (a, b))
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -234,15 +247,19 @@ def add(input, other, *, alpha=1, out=None):
     >>> jtorch.add(jtorch.tensor([1., 2.]), 1)
     tensor([2., 3.])
     """
-    return _pw(B.add_op, (input, _scaled(other, alpha)), out)
+    return _pw(B.add_op, (input, _scaled(input, other, alpha)), out)
 
 
 def sub(input, other, *, alpha=1, out=None):
-    return _pw(B.sub_op, (input, _scaled(other, alpha)), out)
+    """torch.sub: input - alpha * other (bool operands raise, whatever alpha is)."""
+    if type(alpha) is not int or alpha != 1:
+        _sub_check(input, other)
+    return _pw(B.sub_op, (input, _scaled(input, other, alpha)), out)
 
 
 def rsub(input, other, *, alpha=1):
-    return _pw(B.sub_op, (other, _scaled(input, alpha)))
+    _sub_check(other, input)
+    return _pw(B.sub_op, (other, _scaled(other, input, alpha)))
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -297,13 +314,15 @@ _export(sub, "subtract")
 @tensor_method()
 def add_(self, other, *, alpha=1):
     _check_inplace(self)
-    return _pw(B.add_op, (self, _scaled(other, alpha)), inplace=True)
+    return _pw(B.add_op, (self, _scaled(self, other, alpha)), inplace=True)
 
 
 @tensor_method("sub_", "subtract_")
 def sub_(self, other, *, alpha=1):
     _check_inplace(self)
-    return _pw(B.sub_op, (self, _scaled(other, alpha)), inplace=True)
+    if type(alpha) is not int or alpha != 1:
+        _sub_check(self, other)
+    return _pw(B.sub_op, (self, _scaled(self, other, alpha)), inplace=True)
 
 
 @tensor_method("div_", "divide_", "true_divide_")
