@@ -671,7 +671,8 @@ def _two_over_pi_table(e_min, e_max, nchunks, chunk_bits):
 
 # float32: |x| >= 2^-7 (E = exponent of the last mantissa bit >= -30) up to 2^127
 _RPI32_EMIN, _RPI32_EMAX = -30, 104
-_RPI32_TAB = _two_over_pi_table(_RPI32_EMIN, _RPI32_EMAX, 4, 27)
+# 24-bit chunks stored as float32 (exact): one 8-lane gather per chunk instead of two
+_RPI32_TAB = _two_over_pi_table(_RPI32_EMIN, _RPI32_EMAX, 4, 24).astype(np.float32)
 # float64: |x| >= 2^40 (E >= -12) up to the largest double
 _RPI64_EMIN, _RPI64_EMAX = -14, 971
 _RPI64_TAB = _two_over_pi_table(_RPI64_EMIN, _RPI64_EMAX, 4, 53)
@@ -738,12 +739,14 @@ def _payne_hanek32(ax):
     be = _RPI32_EMAX + 150 if be > _RPI32_EMAX + 150 else be
     row = be - (_RPI32_EMIN + 150)
     m = np.float64(_i32_as_f32((ix & 0x7FFFFF) | (150 << 23)))  # 24-bit integer mantissa
-    p0 = m * _RPI32_TAB[row, 0]  # all four products are exact (24 x 27 bits)
-    p1 = m * _RPI32_TAB[row, 1]
-    p2 = m * _RPI32_TAB[row, 2]
-    p3 = m * _RPI32_TAB[row, 3]
+    # the four products are exact (24 x 24 bits): p0 < 2^26 in steps of 2^-22, p1 < 4 in
+    # steps of 2^-46, p2 < 2^-22, p3 < 2^-46; the chunks end at 2^-94
+    p0 = m * np.float64(_RPI32_TAB[row, 0])
+    p1 = m * np.float64(_RPI32_TAB[row, 1])
+    p2 = m * np.float64(_RPI32_TAB[row, 2])
+    p3 = m * np.float64(_RPI32_TAB[row, 3])
     i0, k0 = _rint64(p0)
-    s1 = (p0 - i0) + p1  # exact: multiples of 2^-52 below 1
+    s1 = (p0 - i0) + p1  # exact: below 4.5 in steps of 2^-46
     i1, k1 = _rint64(s1)
     s2, e2 = _two_sum(s1 - i1, p2)
     f = s2 + (e2 + p3)
