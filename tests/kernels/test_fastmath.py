@@ -63,6 +63,7 @@ def apply(name, *args):
 # references and inputs
 # --------------------------------------------------------------------------------------------
 
+
 def _sigmoid(x):
     with np.errstate(over="ignore"):
         return 1 / (1 + np.exp(-x))
@@ -106,8 +107,12 @@ class _MpRef:
 UNARY = {
     "exp": (np.exp, np.exp, [(-104, 89, 1_000_000), (-1, 1, 200_000)], (-750, 750)),
     "exp2": (np.exp2, np.exp2, [(-151, 129, 1_000_000), (-1, 1, 200_000)], (-1080, 1030)),
-    "expm1": (np.expm1, np.expm1, [(-20, 89, 1_000_000), (-1, 1, 200_000), (-1e-3, 1e-3, 100_000)],
-              (-50, 720)),
+    "expm1": (
+        np.expm1,
+        np.expm1,
+        [(-20, 89, 1_000_000), (-1, 1, 200_000), (-1e-3, 1e-3, 100_000)],
+        (-50, 720),
+    ),
     "log": (np.log, np.log, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
     "log2": (np.log2, np.log2, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
     "log10": (np.log10, np.log10, [(0, 4, 1_000_000), (0.5, 2, 1_000_000)], (0, 5)),
@@ -143,10 +148,28 @@ def f64_inputs(lo, hi, n=300_000, seed=0):
     rng = np.random.default_rng(seed)
     sign = rng.choice([-1.0, 1.0], n // 3)
     bits = rng.integers(0, 1 << 64, n // 3, dtype=np.uint64, endpoint=False)
-    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
-                      1.0, -1.0, 0.5, 2.0, 1e-300, -1e-300, 1.7976931348623157e308])
-    return np.concatenate([rng.uniform(lo, hi, n), np.exp(rng.uniform(-745, 709, n // 3)) * sign,
-                           bits.view(np.float64), edges])
+    edges = np.array(
+        [
+            0.0,
+            -0.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            5e-324,
+            -5e-324,
+            2.2250738585072014e-308,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            1e-300,
+            -1e-300,
+            1.7976931348623157e308,
+        ]
+    )
+    return np.concatenate(
+        [rng.uniform(lo, hi, n), np.exp(rng.uniform(-745, 709, n // 3)) * sign, bits.view(np.float64), edges]
+    )
 
 
 def ulp_errors(y, ref, dtype):
@@ -169,7 +192,8 @@ def check(name, x_args, y, ref, dtype):
     err, bad, fin = ulp_errors(y, ref, dtype)
     assert not bad.any(), (
         f"{name}: nan/inf mismatch at {[a[bad][:5] for a in x_args]}: got {y[bad][:5]}, "
-        f"want {np.asarray(ref)[bad][:5]}")
+        f"want {np.asarray(ref)[bad][:5]}"
+    )
     i = int(np.argmax(err))
     where = [a[fin][i] for a in x_args]
     assert err[i] <= MAX_ULP, f"{name}: {err[i]:.3f} ulp at {where}: got {y[fin][i]!r}, want {ref[fin][i]!r}"
@@ -181,6 +205,7 @@ def check(name, x_args, y, ref, dtype):
 # --------------------------------------------------------------------------------------------
 # accuracy sweeps
 # --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_float32_sweep(name):
@@ -219,8 +244,18 @@ def binary_inputs(name, dtype):
     q = n // 4
     a, b = _bit_patterns(dtype, q, rng), _bit_patterns(dtype, q, rng)
     if name == "atan2":
-        xs = [a, rng.uniform(-5, 5, q), rng.uniform(-5, 5, q), np.exp(rng.uniform(-80, 80, q)) * rng.choice([-1, 1], q)]
-        ys = [b, rng.uniform(-5, 5, q), np.exp(rng.uniform(-80, 80, q)) * rng.choice([-1, 1], q), rng.uniform(-5, 5, q)]
+        xs = [
+            a,
+            rng.uniform(-5, 5, q),
+            rng.uniform(-5, 5, q),
+            np.exp(rng.uniform(-80, 80, q)) * rng.choice([-1, 1], q),
+        ]
+        ys = [
+            b,
+            rng.uniform(-5, 5, q),
+            np.exp(rng.uniform(-80, 80, q)) * rng.choice([-1, 1], q),
+            rng.uniform(-5, 5, q),
+        ]
     else:  # pow: random bits, moderate values, x near 1 with large y, negative x with integer y
         near = 1e-3 if dtype == np.float32 else 1e-6
         big = 3e4 if dtype == np.float32 else 3e8
@@ -243,8 +278,10 @@ def test_binary_sweep(name, dtype):
     out = apply(name, x, y)
     assert out.dtype == dtype
     with np.errstate(all="ignore"):
-        ref = BINARY[name](x.astype(np.float64 if dtype == np.float32 else LD),
-                           y.astype(np.float64 if dtype == np.float32 else LD))
+        ref = BINARY[name](
+            x.astype(np.float64 if dtype == np.float32 else LD),
+            y.astype(np.float64 if dtype == np.float32 else LD),
+        )
     check(name, [x, y], out, ref, dtype)
 
 
@@ -255,58 +292,198 @@ def test_binary_sweep(name, dtype):
 INF, NAN = math.inf, math.nan
 SPECIALS = {
     "exp": [(NAN, NAN), (INF, INF), (-INF, 0.0), (0.0, 1.0), (-0.0, 1.0), (1000.0, INF), (-1000.0, 0.0)],
-    "exp2": [(NAN, NAN), (INF, INF), (-INF, 0.0), (0.0, 1.0), (-0.0, 1.0), (10.0, 1024.0), (-3.0, 0.125),
-             (2000.0, INF), (-2000.0, 0.0)],
-    "expm1": [(NAN, NAN), (INF, INF), (-INF, -1.0), (0.0, 0.0), (-0.0, -0.0), (1000.0, INF), (-1000.0, -1.0),
-              (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "exp2": [
+        (NAN, NAN),
+        (INF, INF),
+        (-INF, 0.0),
+        (0.0, 1.0),
+        (-0.0, 1.0),
+        (10.0, 1024.0),
+        (-3.0, 0.125),
+        (2000.0, INF),
+        (-2000.0, 0.0),
+    ],
+    "expm1": [
+        (NAN, NAN),
+        (INF, INF),
+        (-INF, -1.0),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1000.0, INF),
+        (-1000.0, -1.0),
+        (1e-30, 1e-30),
+        (-1e-30, -1e-30),
+    ],
     "log": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (1.0, 0.0)],
-    "log2": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (1.0, 0.0),
-             (8.0, 3.0), (0.25, -2.0), (2.0**-140, -140.0)],
-    "log10": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (1.0, 0.0),
-              (1000.0, 3.0), (0.01, -2.0)],
-    "log1p": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (-1.0, -INF), (-2.0, NAN),
-              (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "log2": [
+        (NAN, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (0.0, -INF),
+        (-0.0, -INF),
+        (-1.0, NAN),
+        (1.0, 0.0),
+        (8.0, 3.0),
+        (0.25, -2.0),
+        (2.0**-140, -140.0),
+    ],
+    "log10": [
+        (NAN, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (0.0, -INF),
+        (-0.0, -INF),
+        (-1.0, NAN),
+        (1.0, 0.0),
+        (1000.0, 3.0),
+        (0.01, -2.0),
+    ],
+    "log1p": [
+        (NAN, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (-1.0, -INF),
+        (-2.0, NAN),
+        (1e-30, 1e-30),
+        (-1e-30, -1e-30),
+    ],
     "sin": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
     "cos": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 1.0), (-0.0, 1.0), (1e-30, 1.0)],
     "tan": [(NAN, NAN), (INF, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
-    "tanh": [(NAN, NAN), (INF, 1.0), (-INF, -1.0), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (30.0, 1.0),
-             (-30.0, -1.0)],
+    "tanh": [
+        (NAN, NAN),
+        (INF, 1.0),
+        (-INF, -1.0),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1e-30, 1e-30),
+        (30.0, 1.0),
+        (-30.0, -1.0),
+    ],
     "sigmoid": [(NAN, NAN), (INF, 1.0), (-INF, 0.0), (0.0, 0.5), (-0.0, 0.5), (100.0, 1.0), (-1000.0, 0.0)],
-    "sinh": [(NAN, NAN), (INF, INF), (-INF, -INF), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30), (1000.0, INF),
-             (-1000.0, -INF)],
+    "sinh": [
+        (NAN, NAN),
+        (INF, INF),
+        (-INF, -INF),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1e-30, 1e-30),
+        (1000.0, INF),
+        (-1000.0, -INF),
+    ],
     "cosh": [(NAN, NAN), (INF, INF), (-INF, INF), (0.0, 1.0), (-0.0, 1.0), (1000.0, INF), (-1000.0, INF)],
-    "atan": [(NAN, NAN), (INF, math.pi / 2), (-INF, -math.pi / 2), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30),
-             (1.0, math.pi / 4), (-1.0, -math.pi / 4)],
-    "asin": [(NAN, NAN), (INF, NAN), (2.0, NAN), (-1.5, NAN), (1.0, math.pi / 2), (-1.0, -math.pi / 2),
-             (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30)],
-    "acos": [(NAN, NAN), (INF, NAN), (2.0, NAN), (-1.5, NAN), (1.0, 0.0), (-1.0, math.pi), (0.0, math.pi / 2),
-             (-0.0, math.pi / 2)],
+    "atan": [
+        (NAN, NAN),
+        (INF, math.pi / 2),
+        (-INF, -math.pi / 2),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1e-30, 1e-30),
+        (1.0, math.pi / 4),
+        (-1.0, -math.pi / 4),
+    ],
+    "asin": [
+        (NAN, NAN),
+        (INF, NAN),
+        (2.0, NAN),
+        (-1.5, NAN),
+        (1.0, math.pi / 2),
+        (-1.0, -math.pi / 2),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1e-30, 1e-30),
+    ],
+    "acos": [
+        (NAN, NAN),
+        (INF, NAN),
+        (2.0, NAN),
+        (-1.5, NAN),
+        (1.0, 0.0),
+        (-1.0, math.pi),
+        (0.0, math.pi / 2),
+        (-0.0, math.pi / 2),
+    ],
     "asinh": [(NAN, NAN), (INF, INF), (-INF, -INF), (0.0, 0.0), (-0.0, -0.0), (1e-30, 1e-30)],
     "acosh": [(NAN, NAN), (INF, INF), (-INF, NAN), (1.0, 0.0), (0.5, NAN), (0.0, NAN)],
     "erf": [(NAN, NAN), (INF, 1.0), (-INF, -1.0), (0.0, 0.0), (-0.0, -0.0), (10.0, 1.0), (-10.0, -1.0)],
     "erfc": [(NAN, NAN), (INF, 0.0), (-INF, 2.0), (0.0, 1.0), (-0.0, 1.0), (30.0, 0.0), (-10.0, 2.0)],
-    "atanh": [(NAN, NAN), (1.0, INF), (-1.0, -INF), (2.0, NAN), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0),
-              (1e-30, 1e-30)],
+    "atanh": [
+        (NAN, NAN),
+        (1.0, INF),
+        (-1.0, -INF),
+        (2.0, NAN),
+        (-INF, NAN),
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1e-30, 1e-30),
+    ],
     # atan2(y, x): every signed-zero / infinity quadrant case of C99 (as math.atan2)
-    "atan2": [(y, x, math.atan2(y, x)) for y in (0.0, -0.0, 1.0, -1.0, INF, -INF)
-              for x in (0.0, -0.0, 2.0, -2.0, INF, -INF)] + [(NAN, 1.0, NAN), (1.0, NAN, NAN), (NAN, NAN, NAN),
-                                                             (0.0, NAN, NAN), (INF, NAN, NAN)],
+    "atan2": [
+        (y, x, math.atan2(y, x))
+        for y in (0.0, -0.0, 1.0, -1.0, INF, -INF)
+        for x in (0.0, -0.0, 2.0, -2.0, INF, -INF)
+    ]
+    + [(NAN, 1.0, NAN), (1.0, NAN, NAN), (NAN, NAN, NAN), (0.0, NAN, NAN), (INF, NAN, NAN)],
     # pow(x, y): C99 special cases (as math.pow / numpy)
-    "pow": [(x, 0.0, 1.0) for x in (NAN, INF, -INF, 0.0, -2.0)] + [(x, -0.0, 1.0) for x in (NAN, 3.0)]
+    "pow": [(x, 0.0, 1.0) for x in (NAN, INF, -INF, 0.0, -2.0)]
+    + [(x, -0.0, 1.0) for x in (NAN, 3.0)]
     + [(1.0, y, 1.0) for y in (NAN, INF, -INF, 2.5)]
-    + [(-1.0, INF, 1.0), (-1.0, -INF, 1.0), (NAN, 1.0, NAN), (2.0, NAN, NAN),
-       (0.0, -3.0, INF), (-0.0, -3.0, -INF), (0.0, -2.0, INF), (-0.0, -2.0, INF), (-0.0, -0.5, INF),
-       (0.0, 3.0, 0.0), (-0.0, 3.0, -0.0), (-0.0, 2.0, 0.0), (-0.0, 0.5, 0.0), (0.0, -INF, INF),
-       (0.5, -INF, INF), (-0.5, -INF, INF), (2.0, -INF, 0.0), (-2.0, -INF, 0.0),
-       (0.5, INF, 0.0), (-0.5, INF, 0.0), (2.0, INF, INF), (-2.0, INF, INF),
-       (-INF, -3.0, -0.0), (-INF, -2.0, 0.0), (-INF, -0.5, 0.0), (-INF, 3.0, -INF), (-INF, 2.0, INF),
-       (-INF, 0.5, INF), (INF, -1.0, 0.0), (INF, 0.5, INF),
-       (-2.0, 0.5, NAN), (-2.0, -1.5, NAN), (-2.0, 3.0, -8.0), (-2.0, -3.0, -0.125), (-2.0, 2.0, 4.0),
-       (-3.0, 1e30, INF), (-0.5, 1e30, 0.0), (2.0, 3.0, 8.0), (4.0, 0.5, 2.0), (10.0, -2.0, 0.01),
-       (2.0, 1e4, INF), (2.0, -1e4, 0.0), (-2.0, 1e4, INF), (-2.0, -1e4, 0.0)],
+    + [
+        (-1.0, INF, 1.0),
+        (-1.0, -INF, 1.0),
+        (NAN, 1.0, NAN),
+        (2.0, NAN, NAN),
+        (0.0, -3.0, INF),
+        (-0.0, -3.0, -INF),
+        (0.0, -2.0, INF),
+        (-0.0, -2.0, INF),
+        (-0.0, -0.5, INF),
+        (0.0, 3.0, 0.0),
+        (-0.0, 3.0, -0.0),
+        (-0.0, 2.0, 0.0),
+        (-0.0, 0.5, 0.0),
+        (0.0, -INF, INF),
+        (0.5, -INF, INF),
+        (-0.5, -INF, INF),
+        (2.0, -INF, 0.0),
+        (-2.0, -INF, 0.0),
+        (0.5, INF, 0.0),
+        (-0.5, INF, 0.0),
+        (2.0, INF, INF),
+        (-2.0, INF, INF),
+        (-INF, -3.0, -0.0),
+        (-INF, -2.0, 0.0),
+        (-INF, -0.5, 0.0),
+        (-INF, 3.0, -INF),
+        (-INF, 2.0, INF),
+        (-INF, 0.5, INF),
+        (INF, -1.0, 0.0),
+        (INF, 0.5, INF),
+        (-2.0, 0.5, NAN),
+        (-2.0, -1.5, NAN),
+        (-2.0, 3.0, -8.0),
+        (-2.0, -3.0, -0.125),
+        (-2.0, 2.0, 4.0),
+        (-3.0, 1e30, INF),
+        (-0.5, 1e30, 0.0),
+        (2.0, 3.0, 8.0),
+        (4.0, 0.5, 2.0),
+        (10.0, -2.0, 0.01),
+        (2.0, 1e4, INF),
+        (2.0, -1e4, 0.0),
+        (-2.0, 1e4, INF),
+        (-2.0, -1e4, 0.0),
+    ],
 }
-SPECIAL_CASES = [(name, dt, args, want) for name, rows in SPECIALS.items() if hasattr(fm, name)
-                 for dt in (np.float32, np.float64) for *args, want in rows]
+SPECIAL_CASES = [
+    (name, dt, args, want)
+    for name, rows in SPECIALS.items()
+    if hasattr(fm, name)
+    for dt in (np.float32, np.float64)
+    for *args, want in rows
+]
 
 
 def _same(got, want):
@@ -322,8 +499,11 @@ def test_special_values(name, dtype):
     with np.errstate(all="ignore"):
         want = np.array([w for _, w in rows], dtype)
     got = apply(name, *cols)
-    wrong = [(tuple(float(c[i]) for c in cols), float(got[i]), float(want[i]))
-             for i in range(len(rows)) if not _same(float(got[i]), float(want[i]))]
+    wrong = [
+        (tuple(float(c[i]) for c in cols), float(got[i]), float(want[i]))
+        for i in range(len(rows))
+        if not _same(float(got[i]), float(want[i]))
+    ]
     assert not wrong, f"{name} {np.dtype(dtype).name}: (args, got, want) {wrong}"
 
 
@@ -343,8 +523,20 @@ def test_trig_huge_arguments_float64():
     """Hard cases for the argument reduction (incl. the double closest to a multiple of pi/2)."""
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 2200
-    xs = np.array([6381956970095103 * 2.0**797, 5261692873635770 * 2.0**499, 2.0**1023 * 1.9999999999999998,
-                   1e22, 1e300, 2.0**40, np.nextafter(2.0**40, 0), 355.0, 103993.0, 1.5707963267948966])
+    xs = np.array(
+        [
+            6381956970095103 * 2.0**797,
+            5261692873635770 * 2.0**499,
+            2.0**1023 * 1.9999999999999998,
+            1e22,
+            1e300,
+            2.0**40,
+            np.nextafter(2.0**40, 0),
+            355.0,
+            103993.0,
+            1.5707963267948966,
+        ]
+    )
     for name in ("sin", "cos", "tan"):
         ref = np.array([LD(mpmath.nstr(getattr(mpmath, name)(mpmath.mpf(float(v))), 30)) for v in xs])
         check(name, [xs], apply(name, xs), ref, np.float64)
@@ -354,8 +546,12 @@ def test_trig_huge_arguments_float32():
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 400
     rng = np.random.default_rng(1)
-    xs = np.concatenate([np.float32([3.4028235e38, 1e38, 2.0**127, 10680707.0, 16367173.0, 1023.9999, 1024.0]),
-                         np.exp(rng.uniform(0, 88, 2000)).astype(np.float32)])
+    xs = np.concatenate(
+        [
+            np.float32([3.4028235e38, 1e38, 2.0**127, 10680707.0, 16367173.0, 1023.9999, 1024.0]),
+            np.exp(rng.uniform(0, 88, 2000)).astype(np.float32),
+        ]
+    )
     for name in ("sin", "cos", "tan"):
         ref = np.array([float(getattr(mpmath, name)(mpmath.mpf(float(v)))) for v in xs])
         check(name, [xs], apply(name, xs), ref, np.float32)
@@ -378,7 +574,7 @@ def test_loop_vectorises(name):
     for dt, ty, width in cases:
         a = np.ones(16, dt)
         k(*([a] * nargs), np.empty_like(a))
-        sig = [s for s in k.signatures if s[0].dtype == numba.from_dtype(np.dtype(dt))][0]
+        sig = next(s for s in k.signatures if s[0].dtype == numba.from_dtype(np.dtype(dt)))
         llvm = k.inspect_llvm(sig)
         widths = {int(w) for w, t in _VEC_OP.findall(llvm) if t == ty}
         assert widths and max(widths) >= width, f"{name} {dt.__name__}: vector widths {sorted(widths)}"
@@ -407,14 +603,16 @@ def test_mixed_argument_types_promote_like_numpy():
     got = f(np.float32(3.0))
     (sig,) = f.nopython_signatures
     assert [str(t) for t in sig.return_type] == ["float32", "float64", "float64", "float32"]
-    assert got[0] == 9.0 and got[1] == pytest.approx(3**0.5, rel=1e-15) and got[2] == pytest.approx(math.exp(3))
+    assert (
+        got[0] == 9.0 and got[1] == pytest.approx(3**0.5, rel=1e-15) and got[2] == pytest.approx(math.exp(3))
+    )
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="compile_ptx needs the real target")
 def test_compiles_for_cuda(monkeypatch):
     cuda = pytest.importorskip("numba.cuda")
-    from numba import types
     import numba.cuda.dispatcher as cuda_dispatcher
+    from numba import types
 
     class _Sm90:
         compute_capability = (9, 0)
@@ -434,6 +632,7 @@ def test_compiles_for_cuda(monkeypatch):
 # --------------------------------------------------------------------------------------------
 # exhaustive float32 (slow)
 # --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(UNARY))
