@@ -14,34 +14,10 @@ import threading
 import numpy as np
 
 __all__ = [
-    "bool",
-    "can_cast",
-    "cdouble",
-    "cfloat",
-    "chalf",
-    "complex64",
-    "complex128",
-    "double",
-    "dtype",
-    "finfo",
-    "float",
-    "float16",
-    "float32",
-    "float64",
-    "get_default_dtype",
-    "half",
-    "iinfo",
-    "int",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "long",
-    "promote_types",
-    "result_type",
-    "set_default_dtype",
-    "short",
-    "uint8",
+    "bool", "can_cast", "cdouble", "cfloat", "chalf", "complex64", "complex128", "double", "dtype",
+    "finfo", "float", "float16", "float32", "float64", "get_default_dtype", "half", "iinfo", "int",
+    "int8", "int16", "int32", "int64", "long", "promote_types", "result_type", "set_default_dtype",
+    "short", "uint8",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3

@@ -17,28 +17,9 @@ from ..ops.pointwise import _check_inplace, _check_tensor
 from ..tensor import Tensor
 
 __all__ = [
-    "celu",
-    "celu_",
-    "elu",
-    "elu_",
-    "gelu",
-    "hardsigmoid",
-    "hardswish",
-    "hardtanh",
-    "hardtanh_",
-    "leaky_relu",
-    "leaky_relu_",
-    "logsigmoid",
-    "mish",
-    "relu",
-    "relu6",
-    "relu_",
-    "selu",
-    "selu_",
-    "sigmoid",
-    "silu",
-    "softplus",
-    "tanh",
+    "celu", "celu_", "elu", "elu_", "gelu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "relu", "relu6", "relu_", "selu", "selu_",
+    "sigmoid", "silu", "softplus", "tanh",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -5,6 +5,7 @@ All of them go through ``dispatch.pointwise`` with an OpDef from ``kernels/defs`
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 
@@ -41,8 +42,14 @@ def _check_inplace(t: Tensor) -> None:
 
 
 def _unary(op: registry.OpDef, name: str, *aliases: str, method: bool = True):
+    same_dtype_out = op.dtype_rule == registry.PROMOTE
+
     def fn(input, *, out=None):
         _check_tensor(input, name)
+        if out is not None and same_dtype_out and out.dtype is not input.dtype:
+            # torch's non-float unary ops (abs, neg, floor, sign, ...) want out in input's dtype
+            raise RuntimeError(f"Found dtype {dispatch.torch_name(out.dtype)} but expected "
+                               f"{dispatch.torch_name(input.dtype)}")
         return _pw(op, (input,), out)
 
     def inplace(self):
@@ -112,7 +119,7 @@ for _op, _name in [(U.isnan_op, "isnan"), (U.isinf_op, "isinf"), (U.isfinite_op,
 
 
 def _round_scalar(decimals):
-    return float(10.0 ** abs(decimals))
+    return float(10.0 ** builtins.abs(decimals))
 
 
 @tensor_method()
@@ -269,7 +276,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         return _pw(B.div_trunc_op, (input, other), out)
     if rounding_mode == "floor":
         return _pw(B.floor_divide_op, (input, other), out)
-    raise ValueError(
+    raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )
 
@@ -291,8 +298,9 @@ def pow(input, exponent, *, out=None):
             return res if out is None else copy_into(out, res)
         if d is input.dtype and exponent == 2:
             return _pw(U.square_op, (input,), out)
-        if d is input.dtype and exponent == 0.5 and d.is_floating_point:
-            return _pw(U.sqrt_op, (input,), out)
+        if d is input.dtype and d.is_floating_point and exponent in (0.5, -0.5):
+            # torch's sqrt/rsqrt specialisation (so pow(-0.0, -0.5) is -inf, pow(-inf, 0.5) nan)
+            return _pw(U.sqrt_op if exponent > 0 else U.rsqrt_op, (input,), out)
     return _pw(B.pow_op, (input, exponent), out)
 
 
@@ -328,7 +336,9 @@ def sub_(self, other, *, alpha=1):
 @tensor_method("div_", "divide_", "true_divide_")
 def div_(self, other, *, rounding_mode=None):
     _check_inplace(self)
-    op = {None: B.div_op, "trunc": B.div_trunc_op, "floor": B.floor_divide_op}[rounding_mode]
+    op = {None: B.div_op, "trunc": B.div_trunc_op, "floor": B.floor_divide_op}.get(rounding_mode)
+    if op is None:
+        return div(self, other, rounding_mode=rounding_mode)  # raises torch's error
     return _pw(op, (self, other), inplace=True)
 
 

@@ -1,0 +1,418 @@
+"""Public pointwise functions, methods and nn.functional activations vs torch.
+
+The registry sweep (tests/test_registry_sweep.py) checks every OpDef on float32/float64/int64/
+bool; this file covers what it does not: the narrower integer dtypes, rounding modes and
+integer edge cases, argument handling of the wrappers (alpha, decimals, eps, in-place, out=),
+activations and their options, float16, and the parallel path above the grain size.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import jtorch
+import jtorch.nn.functional as JF
+
+
+def _both(arr, view=None):
+    arr = np.asarray(arr)
+    j, t = jtorch.from_numpy(arr.copy()), torch.from_numpy(arr.copy())
+    if view is not None:
+        j, t = jtorch.from_numpy(view(j.numpy())), torch.from_numpy(view(t.numpy()))
+    return j, t
+
+
+def assert_same(j, t, rtol=1e-6, atol=1e-6):
+    assert isinstance(j, jtorch.Tensor), type(j)
+    assert str(j.dtype) == str(t.dtype), (j.dtype, t.dtype)
+    assert tuple(j.shape) == tuple(t.shape), (tuple(j.shape), tuple(t.shape))
+    jn, tn = j.numpy(), t.numpy()
+    if tn.dtype.kind in "fc":
+        np.testing.assert_allclose(jn.astype(np.float64), tn.astype(np.float64), rtol=rtol, atol=atol,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(jn, tn)
+
+
+def same_call(fn, *arrays, rtol=1e-6, atol=1e-6):
+    """fn(module, *tensors) on jtorch and torch: same result, or the same error."""
+    pairs = [_both(a) for a in arrays]
+    try:
+        expected = fn(torch, *[p[1] for p in pairs])
+    except Exception as e:  # noqa: BLE001 - the oracle decides what is an error
+        with pytest.raises(type(e)) as info:
+            fn(jtorch, *[p[0] for p in pairs])
+        assert str(info.value) == str(e)
+        return None
+    got = fn(jtorch, *[p[0] for p in pairs])
+    assert_same(got, expected, rtol, atol)
+    return got
+
+
+# -- integer arithmetic on every integer width -------------------------------------------------
+
+INT_DTYPES = ["int8", "int16", "int32", "uint8"]
+
+
+def _int_values(dtype):
+    info = np.iinfo(dtype)
+    vals = [0, 1, 2, 3, 7, 13, info.max, info.max - 1, info.min, info.min + 1]
+    if info.min < 0:
+        vals += [-1, -2, -3, -7, -13]
+    return np.array(vals, dtype)
+
+
+def _grid(dtype, nonzero_second=False):
+    v = _int_values(dtype)
+    a, b = (x.ravel() for x in np.meshgrid(v, v, indexing="ij"))
+    if nonzero_second:
+        keep = b != 0
+        if np.iinfo(dtype).min < 0:  # INT_MIN / -1 traps inside torch's trunc division
+            keep &= ~((a == np.iinfo(dtype).min) & (b == -1))
+        a, b = a[keep], b[keep]
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "maximum", "minimum", "eq", "lt", "bitwise_and",
+                                  "bitwise_or", "bitwise_xor"])
+def test_integer_arithmetic_wraps_like_torch(name, dtype):
+    same_call(lambda m, x, y: getattr(m, name)(x, y), *_grid(dtype))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["int64"])
+@pytest.mark.parametrize("fn", [
+    lambda m, x, y: m.floor_divide(x, y), lambda m, x, y: m.remainder(x, y),
+    lambda m, x, y: m.fmod(x, y), lambda m, x, y: m.div(x, y, rounding_mode="trunc"),
+    lambda m, x, y: m.div(x, y, rounding_mode="floor"), lambda m, x, y: m.div(x, y),
+    lambda m, x, y: x // y, lambda m, x, y: x % y,
+], ids=["floor_divide", "remainder", "fmod", "div_trunc", "div_floor", "true_div", "//", "%"])
+def test_integer_division_family_matches_torch_with_negative_operands(fn, dtype):
+    same_call(fn, *_grid(dtype, nonzero_second=True))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_division_of_int_min_by_minus_one_wraps(dtype):
+    lo = np.iinfo(dtype).min
+    x = jtorch.tensor([lo, lo], dtype=getattr(jtorch, dtype))
+    y = jtorch.tensor([-1, -1], dtype=getattr(jtorch, dtype))
+    # torch wraps floor division to INT_MIN and gives 0 for the remainders (its trunc division
+    # traps on this input, so jtorch follows floor division there too).
+    tx, ty = torch.tensor([lo, lo], dtype=getattr(torch, dtype)), torch.tensor([-1, -1], dtype=getattr(torch, dtype))
+    assert_same(jtorch.floor_divide(x, y), torch.floor_divide(tx, ty))
+    assert_same(jtorch.remainder(x, y), torch.remainder(tx, ty))
+    assert_same(jtorch.fmod(x, y), torch.fmod(tx, ty))
+    assert jtorch.div(x, y, rounding_mode="trunc").tolist() == [lo, lo]
+
+
+def test_float_division_rounding_modes_match_torch():
+    v = np.array([-7.5, -7.0, -0.5, -0.0, 0.0, 0.5, 7.0, 7.5, math.inf, -math.inf, math.nan, 3.0],
+                 np.float32)
+    a, b = (x.ravel() for x in np.meshgrid(v, v, indexing="ij"))
+    for mode in (None, "trunc", "floor"):
+        same_call(lambda m, x, y, mode=mode: m.div(x, y, rounding_mode=mode), a, b)
+    for name in ("floor_divide", "remainder", "fmod"):
+        same_call(lambda m, x, y, name=name: getattr(m, name)(x, y), a, b)
+    same_call(lambda m, x, y: m.div(x, y, rounding_mode="round"), a, b)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["int64"])
+def test_pow_integer_exponents_match_torch(dtype):
+    base = _int_values(dtype)[:8]
+    exps = np.array([0, 1, 2, 3, 5, 7, 10, 63], dtype)
+    a, b = (x.ravel() for x in np.meshgrid(base, exps, indexing="ij"))
+    same_call(lambda m, x, y: m.pow(x, y), a, b)
+    for e in (0, 1, 2, 3, 7, True, False, 2.0, 0.5, -1, -2):
+        same_call(lambda m, x, e=e: m.pow(x, e), base)
+        same_call(lambda m, x, e=e: x ** e, base)
+    same_call(lambda m, x: 2 ** x, np.array([0, 1, 5, 9], dtype))
+    same_call(lambda m, x: 2.5 ** x, np.array([0, 1, 5, 9], dtype))
+    if np.iinfo(dtype).min < 0:  # negative tensor exponents: 1 -> 1, -1 -> +-1, else 0
+        same_call(lambda m, x, y: m.pow(x, y), np.array([1, -1, -1, 2, 0, 3], dtype),
+                  np.array([-3, -3, -2, -1, 2, -1], dtype))
+
+
+def test_pow_float_and_special_exponents():
+    v = np.array([-2.0, -0.5, 0.0, -0.0, 0.5, 2.0, 3.0, math.inf, -math.inf, math.nan], np.float32)
+    for e in (0, 1, 2, 3, 0.5, -0.5, -1, -2, 2.5, math.inf, -math.inf, math.nan, True):
+        same_call(lambda m, x, e=e: m.pow(x, e), v)
+    same_call(lambda m, x: m.pow(x, 2), np.array([True, False]))
+    same_call(lambda m, x: m.pow(x, True), np.array([True, False]))
+    same_call(lambda m, x: m.pow(x, x), np.array([True, False]))
+    same_call(lambda m, x: m.pow(2, x), np.array([1.5, -1.0], np.float64))
+    same_call(lambda m, x: m.float_power(x, 2), np.array([1, -3], np.int32))
+    same_call(lambda m, x: m.float_power(x, x), np.array([1.5, 2.0], np.float32))
+    same_call(lambda m, x: x.pow_(2), np.array([1, -3]))
+    same_call(lambda m, x: x.pow_(0.5), np.array([4, 9]))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["int64"])
+def test_shifts_match_torch(dtype):
+    bits = np.iinfo(dtype).bits
+    x = _int_values(dtype)
+    s = np.array([0, 1, 3, bits - 1, bits, bits + 1, 70] + ([-1, -5] if np.iinfo(dtype).min < 0 else []),
+                 dtype if bits > 8 else np.int64).astype(dtype, casting="unsafe")
+    a, b = (v.ravel() for v in np.meshgrid(x, s, indexing="ij"))
+    same_call(lambda m, x, y: m.bitwise_left_shift(x, y), a, b)
+    same_call(lambda m, x, y: m.bitwise_right_shift(x, y), a, b)
+    same_call(lambda m, x: x << 2, x)
+    same_call(lambda m, x: x >> 1, x)
+
+
+def test_bitwise_not_and_logical_ops():
+    for arr in (np.array([True, False]), np.array([0, 5, -1, 127, -128], np.int8), np.array([0, 255], np.uint8)):
+        same_call(lambda m, x: m.bitwise_not(x), arr)
+        same_call(lambda m, x: ~x, arr)
+        same_call(lambda m, x: m.logical_not(x), arr)
+    v = np.array([0.0, 1.5, math.nan, -0.0], np.float32)
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        same_call(lambda m, x, y, name=name: getattr(m, name)(x, y), v, v[::-1].copy())
+        same_call(lambda m, x, y, name=name: getattr(m, name)(x, y), v, np.array([0, 2, 0, 1]))
+
+
+# -- wrappers' arguments -----------------------------------------------------------------------
+
+def test_add_sub_alpha():
+    f, i = np.array([1.5, -2.0], np.float32), np.array([3, 4])
+    same_call(lambda m, x, y: m.add(x, y, alpha=2), f, i)
+    same_call(lambda m, x, y: m.sub(x, y, alpha=0.5), f, f)
+    same_call(lambda m, x, y: m.add(x, y, alpha=1.5), i, i)
+    same_call(lambda m, x, y: m.add(x, y, alpha=True), f, f)
+    same_call(lambda m, x, y: m.add(x, y, alpha=2), np.array([True]), np.array([True]))
+    same_call(lambda m, x: m.add(x, 2.5, alpha=2), i)
+    same_call(lambda m, x: x.add(3, alpha=-1), f)
+    same_call(lambda m, x, y: x.sub_(y, alpha=2), f, f)
+    same_call(lambda m, x, y: m.rsub(x, y, alpha=2), f, f)
+    same_call(lambda m, x, y: m.sub(x, y, alpha=2), f, np.array([True, False]))
+
+
+def test_round_decimals_and_rounding_ops():
+    v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1.2345, -1.2355, 123.456, math.nan, math.inf], np.float32)
+    for d in (0, 1, 2, -1, -2):
+        same_call(lambda m, x, d=d: m.round(x, decimals=d), v)
+        same_call(lambda m, x, d=d: x.round(decimals=d), v.astype(np.float64))
+    same_call(lambda m, x: m.round(x, decimals=1), np.array([1, 2]))
+    same_call(lambda m, x: m.round(x), np.array([1, 2]))
+    for name in ("floor", "ceil", "trunc", "round", "frac", "fix"):
+        same_call(lambda m, x, name=name: getattr(m, name)(x), v)
+        same_call(lambda m, x, name=name: getattr(x, name + "_")(), v.copy())
+    same_call(lambda m, x: m.floor(x), np.array([2**62 + 1, -(2**62) - 1]))
+
+
+def test_clamp_variants():
+    v = np.array([-3.0, -0.5, 0.0, 0.5, 3.0, math.nan], np.float32)
+    lo, hi = np.array([-1.0, 0.0, math.nan, -1.0, 1.0, 0.0], np.float32), np.full(6, 1.0, np.float32)
+    same_call(lambda m, x: m.clamp(x, -1, 1), v)
+    same_call(lambda m, x: m.clamp(x, min=0.25), v)
+    same_call(lambda m, x: m.clamp(x, max=0.25), v)
+    same_call(lambda m, x: m.clip(x, -1, 1), v)
+    same_call(lambda m, x: m.clamp(x, 2, -2), v)  # min > max: every element becomes max
+    same_call(lambda m, x, a, b: m.clamp(x, a, b), v, lo, hi)
+    same_call(lambda m, x, a: m.clamp(x, min=a), v, lo)
+    same_call(lambda m, x, a: m.clamp_min(x, a), v, lo)
+    same_call(lambda m, x, b: x.clamp_max(b), v, lo)
+    same_call(lambda m, x: x.clamp_(-1, 1), v)
+    same_call(lambda m, x: x.clamp_min_(0), v)
+    same_call(lambda m, x: m.clamp(x, 0.5, 2.5), np.array([0, 1, 3]))
+    same_call(lambda m, x: m.clamp(x, 1, 2), np.array([0, 1, 3]))
+    same_call(lambda m, x: m.clamp(x), v)
+    same_call(lambda m, x: m.clamp(x, 0, 1), np.array([True, False]))
+
+
+def test_where_lerp_nan_to_num_logit():
+    c = np.array([True, False, True, False])
+    x, y = np.array([1.0, 2.0, 3.0, 4.0], np.float32), np.array([-1, -2, -3, -4])
+    same_call(lambda m, c, x, y: m.where(c, x, y), c, x, y)
+    same_call(lambda m, c, x: m.where(c, x, 0.5), c, y)
+    same_call(lambda m, c, y: m.where(c, 2, y), c, y)
+    same_call(lambda m, c, x: x.where(c, -1.0), c, x)
+    same_call(lambda m, c, x, y: m.where(c, x, y), c.astype(np.int64), x, y)
+    s, e = np.array([0.0, 1.0, -2.0, 10.0], np.float32), np.array([1.0, 3.0, 2.0, -10.0], np.float32)
+    same_call(lambda m, s, e: m.lerp(s, e, 0.3), s, e)
+    same_call(lambda m, s, e: m.lerp(s, e, m.tensor([0.0, 0.5, 1.0, 2.0])), s, e)
+    same_call(lambda m, s, e: s.lerp_(e, 0.75), s, e)
+    same_call(lambda m, s, e: m.lerp(s, e.double(), 0.5), s, e)
+    v = np.array([math.nan, math.inf, -math.inf, 1.0, -2.0], np.float32)
+    same_call(lambda m, x: m.nan_to_num(x), v)
+    same_call(lambda m, x: m.nan_to_num(x, nan=0.5, posinf=10, neginf=-10), v)
+    same_call(lambda m, x: m.nan_to_num(x, posinf=1e30), v.astype(np.float64))
+    same_call(lambda m, x: x.nan_to_num_(1.0), v)
+    same_call(lambda m, x: m.nan_to_num(x), np.array([1, 2]))
+    p = np.array([0.0, 1e-9, 0.3, 0.5, 0.999, 1.0, -1.0, math.nan], np.float32)
+    same_call(lambda m, x: m.logit(x), p)
+    same_call(lambda m, x: m.logit(x, eps=1e-6), p)
+    same_call(lambda m, x: m.logit(x, 0.1), p.astype(np.float64))
+    same_call(lambda m, x: m.logit(x, 0.1), np.array([0, 1]))
+
+
+def test_isclose_allclose_equal():
+    a = np.array([1.0, 1.0 + 1e-6, math.nan, math.inf, -math.inf, 0.0, 1e-9], np.float32)
+    b = np.array([1.0, 1.0, math.nan, math.inf, math.inf, 1e-9, 0.0], np.float32)
+    same_call(lambda m, x, y: m.isclose(x, y), a, b)
+    same_call(lambda m, x, y: m.isclose(x, y, equal_nan=True), a, b)
+    same_call(lambda m, x, y: m.isclose(x, y, rtol=0, atol=1e-8), a, b)
+    same_call(lambda m, x, y: m.isclose(x, y, rtol=0.2), np.array([5, 100, 2**40 + 1]),
+              np.array([6, 130, 2**40]))
+    same_call(lambda m, x, y: m.isclose(x, y), np.array([1.0]), np.array([1]))
+    same_call(lambda m, x, y: m.isclose(x, y, rtol=-1.0), a, b)
+    for x, y in ((a, a), (a, b), (a[3:4], a[3:4])):
+        jx, tx = _both(x)
+        jy, ty = _both(y)
+        assert jtorch.allclose(jx, jy) == torch.allclose(tx, ty)
+        assert jtorch.allclose(jx, jy, equal_nan=True) == torch.allclose(tx, ty, equal_nan=True)
+        assert jtorch.equal(jx, jy) == torch.equal(tx, ty)
+    assert jtorch.equal(jtorch.tensor([1, 2]), jtorch.tensor([1, 2, 3])) is False
+
+
+def test_unary_out_and_inplace_variants():
+    v = np.array([0.5, 1.0, 2.0], np.float32)
+    j, t = _both(v)
+    jo, to = jtorch.empty(0), torch.empty(0)
+    assert jtorch.exp(j, out=jo) is jo
+    torch.exp(t, out=to)
+    assert_same(jo, to)
+    r = j.sqrt_()
+    assert r is j
+    assert_same(j, t.sqrt_())
+    same_call(lambda m, x: m.sin_(x), v)
+    same_call(lambda m, x: m.abs(x, out=m.empty(3, dtype=m.float64)), np.array([-1.5, 2.0, -0.0], np.float32))
+    same_call(lambda m, x: m.neg(x, out=m.empty(3, dtype=m.int64)), v)
+    same_call(lambda m, x: x.exp_(), np.array([1, 2]))
+    same_call(lambda m, x: m.square(x), np.array([True, False]))
+    same_call(lambda m, x: x.square_(), np.array([True, False]))
+    same_call(lambda m, x: m.square(x, out=m.empty(2, dtype=m.float32)), np.array([True, False]))
+
+
+def test_aliases_are_the_same_ops():
+    v = np.array([0.25, -0.5], np.float32)
+    for a, b in [("absolute", "abs"), ("negative", "neg"), ("arcsin", "asin"), ("arccos", "acos"),
+                 ("arctan", "atan"), ("arcsinh", "asinh"), ("arctanh", "atanh"), ("fix", "trunc")]:
+        same_call(lambda m, x, a=a: getattr(m, a)(x), v)
+        assert getattr(jtorch, a)(jtorch.tensor(v)).tolist() == getattr(jtorch, b)(jtorch.tensor(v)).tolist()
+    for name in ("multiply", "divide", "true_divide", "subtract", "greater", "greater_equal", "less",
+                 "less_equal", "not_equal", "arctan2"):
+        same_call(lambda m, x, y, name=name: getattr(m, name)(x, y), v, v[::-1].copy())
+    same_call(lambda m, x: m.arccosh(x), np.array([1.0, 2.0, 0.5], np.float32))
+
+
+def test_functions_reject_non_tensor_input_like_torch():
+    for fn in (lambda m: m.exp(1.0), lambda m: m.sin([1.0]), lambda m: m.isnan(1.0), lambda m: m.round(2.5)):
+        with pytest.raises(TypeError):
+            fn(torch)
+        with pytest.raises(TypeError):
+            fn(jtorch)
+
+
+def test_float16_inputs_compute_like_torch():
+    v = np.array([0.5, -1.25, 3.0, 65000.0, -0.0, math.nan], np.float16)
+    for fn in (lambda m, x: x + 1, lambda m, x: x * x, lambda m, x: m.exp(x), lambda m, x: x / 3,
+               lambda m, x: m.sigmoid(x), lambda m, x: x > 0.5, lambda m, x: x + m.tensor([1.0]),
+               lambda m, x: x.float(), lambda m, x: m.maximum(x, x[::-1].clone())):
+        same_call(fn, v, rtol=1e-3, atol=1e-3)
+
+
+def test_large_inputs_use_the_parallel_loops():
+    n = 40_000  # above GRAIN_SIZE (32768)
+    a = np.linspace(-5, 5, n, dtype=np.float32)
+    same_call(lambda m, x: m.exp(x) + x, a)
+    b = a.reshape(200, 200)
+    same_call(lambda m, x, y: x.T * y[:1], b, b)
+
+
+# -- nn.functional -----------------------------------------------------------------------------
+
+_ACT_VALUES = np.array([-30.0, -20.5, -3.0, -1.0, -0.5, -0.0, 0.0, 1e-4, 0.5, 1.0, 2.9, 3.0, 6.5, 20.5,
+                        30.0, math.nan, math.inf, -math.inf], np.float32)
+ACTIVATIONS = {
+    "relu": lambda F, x: F.relu(x),
+    "relu6": lambda F, x: F.relu6(x),
+    "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "silu": lambda F, x: F.silu(x),
+    "softplus": lambda F, x: F.softplus(x),
+    "softplus_beta": lambda F, x: F.softplus(x, beta=2.0, threshold=10.0),
+    "elu": lambda F, x: F.elu(x),
+    "elu_alpha": lambda F, x: F.elu(x, alpha=0.5),
+    "selu": lambda F, x: F.selu(x),
+    "celu": lambda F, x: F.celu(x, alpha=2.0),
+    "leaky_relu": lambda F, x: F.leaky_relu(x),
+    "leaky_relu_slope": lambda F, x: F.leaky_relu(x, negative_slope=0.2),
+    "hardtanh": lambda F, x: F.hardtanh(x),
+    "hardtanh_range": lambda F, x: F.hardtanh(x, min_val=-2.0, max_val=0.5),
+    "mish": lambda F, x: F.mish(x),
+    "sigmoid": lambda F, x: F.sigmoid(x),
+    "tanh": lambda F, x: F.tanh(x),
+    "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x),
+    "hardswish": lambda F, x: F.hardswish(x),
+}
+# torch's float32 gelu(inf) differs between its vectorised and scalar paths.
+_QUIRKS = {"gelu": math.inf}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activation_matches_torch(name, dtype):
+    v = _ACT_VALUES.astype(dtype)
+    if name in _QUIRKS:
+        v = v[v != _QUIRKS[name]]
+    fn = ACTIVATIONS[name]
+    same_call(lambda m, x: fn(JF if m is jtorch else TF, x), v)
+    # non-contiguous input
+    same_call(lambda m, x: fn(JF if m is jtorch else TF, x), v[: v.size // 2 * 2].reshape(2, -1).T.copy().T)
+
+
+_INPLACE = ["relu", "relu6", "silu", "elu", "selu", "celu", "leaky_relu", "hardtanh", "mish",
+            "hardsigmoid", "hardswish"]
+
+
+@pytest.mark.parametrize("name", _INPLACE)
+def test_activation_inplace_modifies_and_returns_input(name):
+    v = _ACT_VALUES[np.isfinite(_ACT_VALUES)]
+    j, t = _both(v)
+    jr = getattr(JF, name)(j, inplace=True)
+    tr = getattr(TF, name)(t, inplace=True)
+    assert jr is j
+    assert_same(j, tr)
+    assert_same(j, t)
+
+
+def test_activation_trailing_underscore_functions():
+    v = np.array([-2.0, 0.5, 3.0], np.float32)
+    for name, args in (("relu_", ()), ("elu_", (0.5,)), ("leaky_relu_", (0.1,)), ("hardtanh_", (-1.0, 1.0)),
+                       ("selu_", ()), ("celu_", (1.5,))):
+        j, t = _both(v)
+        assert getattr(JF, name)(j, *args) is j
+        getattr(TF, name)(t, *args)
+        assert_same(j, t)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "int32"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh", "gelu", "silu", "elu", "leaky_relu",
+                                  "softplus", "mish", "sigmoid", "tanh", "logsigmoid", "hardswish"])
+def test_activation_integer_inputs_match_torch(name, dtype):
+    v = np.array([-3, 0, 2, 7]).astype(dtype)
+    same_call(lambda m, x: getattr(JF if m is jtorch else TF, name)(x), v)
+
+
+def test_activation_argument_errors_match_torch():
+    v = np.array([1.0, -1.0], np.float32)
+    same_call(lambda m, x: (JF if m is jtorch else TF).gelu(x, approximate="foo"), v)
+    same_call(lambda m, x: (JF if m is jtorch else TF).hardtanh(x, 2.0, 1.0), v)
+    same_call(lambda m, x: (JF if m is jtorch else TF).celu(x, alpha=0.0), v)
+    same_call(lambda m, x: (JF if m is jtorch else TF).softplus(x, beta=0.0), v)
+    for name in ("relu", "gelu", "silu"):
+        with pytest.raises(TypeError):
+            getattr(TF, name)(1.0)
+        with pytest.raises(TypeError):
+            getattr(JF, name)(1.0)
+
+
+def test_nn_functional_is_reachable_as_attribute():
+    assert jtorch.nn.functional.relu is JF.relu
+    assert JF.relu(jtorch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
