@@ -409,3 +409,28 @@ def test_parallel_kernels_match_serial(monkeypatch):
     for fn in (lambda m, a: a.flip(2), lambda m, a: a.transpose(0, 2).flip(0),
                lambda m, a: a.tril(2), lambda m, a: m.cat([a, a], 2)):
         same(fn, arr, strides=False)
+
+
+def test_view_dtype_same_itemsize():
+    arr = _data((2, 3), "float32")
+    jr, _ = same(lambda m, x: x.view(m.int32), arr)
+    assert jr._base is not None
+
+
+def test_ops_report_to_the_autograd_hook(monkeypatch):
+    """Views and copies call dispatch.record with their OpDef, inputs and kwargs."""
+    from jtorch import dispatch
+    from jtorch.kernels.defs import movement as M
+
+    seen = []
+    monkeypatch.setattr(dispatch, "grad_hook", lambda op, ins, out, kw: seen.append((op, kw)))
+    for op in (M.view_op, M.permute_op, M.cat_op, M.index_op, M.gather_op):
+        monkeypatch.setattr(op, "vjp", lambda *a: None)
+    x = jtorch.zeros(2, 3)
+    x.t().reshape(6)
+    jtorch.cat([x, x], 1)
+    x[jtorch.tensor([1, 0])]
+    x.gather(1, jtorch.tensor([[0], [2]]))
+    names = [op.name for op, _ in seen]
+    assert names == ["permute", "view", "cat", "index", "gather"]
+    assert seen[0][1] == {"dims": (1, 0)} and seen[2][1] == {"dim": 1}
