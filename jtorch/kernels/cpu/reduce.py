@@ -331,14 +331,21 @@ def span(row):
 
 @njit({opts})
 def first(row, m):
-    if m != m:
-        for j in range(row.size):
-            if row[j] != row[j]:
-                return j
-    else:
-        for j in range(row.size):
-            if row[j] == m:
-                return j
+    # index of the first element equal to m (nan matches nan): a vectorised "any match"
+    # test per chunk of 64, then a scalar search inside the chunk that has one.
+    isnan = m != m
+    n = row.size
+    for b in range(0, n, 64):
+        e = min(b + 64, n)
+        hit = False
+        for j in range(b, e):
+            v = row[j]
+            hit |= (v == m) | (isnan & (v != v))
+        if hit:
+            for j in range(b, e):
+                v = row[j]
+                if v == m or (isnan and v != v):
+                    return j
     return 0
 
 

@@ -36,15 +36,29 @@ _IDT = _ct({idt})
 @njit({opts})
 def block(x, p, R, I, sR, sI, out, q, acc):
     # rows p + r*sR (inner stride sI) of one outer index into out[q:q + R*I]
+    if I == 1:
+        t = _IDT
+        for r in range(R):
+            t = _ct(_c(t, _ct(_ci(x[p + r * sR]))))
+            out[q + r] = _co(t)
+        return
     for i in range(I):
         acc[i] = _IDT
     for r in range(R):
         a = p + r * sR
         b = q + r * I
-        for i in range(I):
-            v = _ct(_c(acc[i], _ct(_ci(x[a + i * sI]))))
-            acc[i] = v
-            out[b + i] = _co(v)
+        if sI == 1:
+            src = x[a:a + I]
+            dst = out[b:b + I]
+            for i in range(I):
+                v = _ct(_c(acc[i], _ct(_ci(src[i]))))
+                acc[i] = v
+                dst[i] = _co(v)
+        else:
+            for i in range(I):
+                v = _ct(_c(acc[i], _ct(_ci(x[a + i * sI]))))
+                acc[i] = v
+                out[b + i] = _co(v)
 
 
 @njit({opts})
@@ -68,6 +82,17 @@ _ci = {ci}
 
 @njit({opts})
 def block(x, p, R, I, sR, sI, vals, inds, q, best, bi):
+    if I == 1:
+        b = _ci(x[p])
+        k = 0
+        for r in range(R):
+            v = _ci(x[p + r * sR])
+            if _t(v, b):
+                b = v
+                k = r
+            vals[q + r] = b
+            inds[q + r] = k
+        return
     for r in range(R):
         a = p + r * sR
         b = q + r * I

@@ -10,6 +10,7 @@ fused softmax rows are extern: hand-written kernels in ``kernels/cpu``.
 
 ``maximum``/``minimum`` propagate nan and compile to ``llvm.maximum``/``llvm.minimum`` for
 floats, which LLVM vectorises as reductions (a compare-and-select with a nan test does not).
+Combine functions call them through a lambda so that jitted code picks up the overload.
 """
 # ruff: noqa: PLR0124, FURB136  (x != x is the nan test that compiles for every dtype;
 # the conditional forms keep nan semantics that min()/max() would change)
@@ -105,8 +106,8 @@ nansum_op = reduction("nansum", _add, 0, extra={"rule": SUM, "wide": True,
                                                 "map": lambda x: x if x == x else 0})
 mean_op = reduction("mean", _add, 0, extra={"rule": FLOAT, "wide": True, "post": _mean_post})
 prod_op = reduction("prod", lambda a, b: a * b, 1, extra={"rule": SUM})
-amax_op = reduction("amax", maximum, "lowest", extra={"rule": SAME})
-amin_op = reduction("amin", minimum, "highest", extra={"rule": SAME})
+amax_op = reduction("amax", lambda a, b: maximum(a, b), "lowest", extra={"rule": SAME})
+amin_op = reduction("amin", lambda a, b: minimum(a, b), "highest", extra={"rule": SAME})
 all_op = reduction("all", lambda a, b: a & b, True, differentiable=False,
                    extra={"rule": BOOL, "map": lambda x: x != 0})
 any_op = reduction("any", lambda a, b: a | b, False, differentiable=False,
@@ -119,8 +120,8 @@ norm_l1_op = reduction("norm_l1", _add, 0, extra={"rule": FLOAT, "wide": True,
 norm_l2_op = reduction("norm_l2", _add, 0, extra={"rule": FLOAT, "wide": True,
                                                   "map": lambda x: x * x,
                                                   "post": lambda acc, n: math.sqrt(acc)})
-norm_linf_op = reduction("norm_linf", maximum, 0, extra={"rule": FLOAT, "map": lambda x: abs(x)})
-norm_lninf_op = reduction("norm_lninf", minimum, "highest", extra={"rule": FLOAT,
+norm_linf_op = reduction("norm_linf", lambda a, b: maximum(a, b), 0, extra={"rule": FLOAT, "map": lambda x: abs(x)})
+norm_lninf_op = reduction("norm_lninf", lambda a, b: minimum(a, b), "highest", extra={"rule": FLOAT,
                                                                    "map": lambda x: abs(x)})
 # Sum of squares: the second pass of var/std (over x - mean).
 sumsq_op = reduction("sumsq", _add, 0, extra={"rule": FLOAT, "wide": True, "map": lambda x: x * x})
@@ -136,9 +137,9 @@ logcumsumexp_op = _scan("logcumsumexp", logaddexp, -math.inf,
                         kernel_name="logcumsumexp_out_cpu", extra={"rule": FLOAT, "wide": True})
 # Running max/min with indices: ``take(x, acc)`` says when x replaces the running value
 # (torch: ties and nan take the later index).
-cummax_op = _scan("cummax", maximum, "lowest", extra={"rule": SAME,
+cummax_op = _scan("cummax", lambda a, b: maximum(a, b), "lowest", extra={"rule": SAME,
                                                       "take": lambda x, acc: x != x or x >= acc})
-cummin_op = _scan("cummin", minimum, "highest", extra={"rule": SAME,
+cummin_op = _scan("cummin", lambda a, b: minimum(a, b), "highest", extra={"rule": SAME,
                                                        "take": lambda x, acc: x != x or x <= acc})
 
 # -- value-and-index reductions, composites and extern kernels -------------------------------
