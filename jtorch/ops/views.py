@@ -193,11 +193,11 @@ def _view_shape(self: Tensor, shape: tuple) -> Tensor:
 
 
 @tensor_method()
-def view(self: Tensor, *shape) -> Tensor:
+def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
     """A view with a new shape (one -1 inferred); strides must allow it, else use reshape."""
-    if len(shape) == 1 and isinstance(shape[0], _dt.dtype):
-        return _view_dtype(self, shape[0])
-    return _view_shape(self, _ints(shape))
+    if dtype is not None or len(shape) == 1 and isinstance(shape[0], _dt.dtype):
+        return _view_dtype(self, dtype if dtype is not None else shape[0])
+    return _view_shape(self, _ints(shape if size is None else (size,)))
 
 
 def _view_dtype(self: Tensor, d: _dt.dtype) -> Tensor:
@@ -232,7 +232,8 @@ def reshape(input: Tensor, shape) -> Tensor:
     return _record(M.view_op, (input,), out, {"shape": input._a.shape})
 
 
-Tensor.reshape = lambda self, *shape: reshape(self, _ints(shape))
+Tensor.reshape = lambda self, *shape_args, shape=None: reshape(
+    self, _ints(shape_args if shape is None else (shape,)))
 Tensor.reshape_as = lambda self, other: reshape(self, other._a.shape)
 
 
@@ -263,7 +264,8 @@ def _permuted(input: Tensor, dims: tuple) -> Tensor:
     return _record(M.permute_op, (input,), out, {"dims": dims})
 
 
-Tensor.permute = lambda self, *dims: permute(self, *dims)
+Tensor.permute = lambda self, *dims_args, dims=None: permute(
+    self, *(dims_args if dims is None else (dims,)))
 
 
 @tensor_method("transpose", "swapaxes", "swapdims")
@@ -405,9 +407,9 @@ def _expand_geometry(t: Tensor, size: tuple) -> tuple:
 
 
 @tensor_method()
-def expand(self: Tensor, *size) -> Tensor:
+def expand(self: Tensor, *sizes, size=None) -> Tensor:
     """A broadcast view: size-1 dims (and new leading dims) get stride 0; -1 keeps a size."""
-    size = _ints(size)
+    size = _ints(sizes if size is None else (size,))
     shape, st = _expand_geometry(self, size)
     out = make_view(self, shape, st, offset_of(self))
     return _record(M.expand_op, (self,), out, {"size": tuple(shape)})
@@ -794,13 +796,14 @@ def _finish(out_arg, result: Tensor, name: str) -> Tensor:
     return out_arg
 
 
-def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+def cat(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     """Concatenate along ``dim``, promoting dtypes; 1-D empty tensors are skipped (legacy).
 
     >>> jtorch.cat([jtorch.tensor([1, 2]), jtorch.tensor([3.5])])
     tensor([1.0000, 2.0000, 3.5000])
     """
     tensors = _tensor_list(tensors, "cat")
+    dim = dim if axis is None else axis
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     d = tensors[0].dtype
@@ -846,8 +849,9 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
 concat = concatenate = cat
 
 
-def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+def stack(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
+    dim = dim if axis is None else axis
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     s0 = tensors[0]._a.shape
@@ -902,8 +906,8 @@ def flip(input: Tensor, dims) -> Tensor:
     return _record(M.flip_op, (input,), out, {"dims": tuple(wrapped)})
 
 
-Tensor.flip = lambda self, *dims: flip(self, dims[0] if len(dims) == 1 and not isinstance(
-    dims[0], int) else dims)
+Tensor.flip = lambda self, *dims_args, dims=None: flip(self, dims if dims is not None else (
+    dims_args[0] if len(dims_args) == 1 and not isinstance(dims_args[0], int) else dims_args))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -962,8 +966,9 @@ Tensor.roll = lambda self, shifts, dims=None: roll(self, shifts, dims)
 
 
 @tensor_method()
-def repeat(self: Tensor, *repeats) -> Tensor:
+def repeat(self: Tensor, *repeats_args, repeats=None) -> Tensor:
     """Tile the tensor ``repeats`` times per dim: one strided copy from a 0-stride view."""
+    repeats = repeats_args if repeats is None else (repeats,)
     if not repeats:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     reps = _ints(repeats, "repeats")
@@ -1000,8 +1005,8 @@ def tile(input: Tensor, dims) -> Tensor:
     return repeat(input, *dims)
 
 
-Tensor.tile = lambda self, *dims: tile(self, dims[0] if len(dims) == 1 and not isinstance(
-    dims[0], int) else dims)
+Tensor.tile = lambda self, *dims_args, dims=None: tile(self, dims if dims is not None else (
+    dims_args[0] if len(dims_args) == 1 and not isinstance(dims_args[0], int) else dims_args))
 
 
 def _tri(input: Tensor, diagonal: int, upper: bool, out=None, inplace: bool = False) -> Tensor:
