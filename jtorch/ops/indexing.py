@@ -201,9 +201,55 @@ def _apply_basic(self: Tensor, items: tuple) -> tuple:
 
 class _Plan:
     """Where an advanced index reads/writes: a table of storage offsets (shape ``bshape``)
-    into the view ``v``, and the result layout."""
+    into the view ``v``, and the result layout (``istrides``: each index tensor's strides
+    broadcast to ``bshape``, which decide the result's memory order as in torch)."""
 
-    __slots__ = ("bshape", "offs", "out_shape", "pos", "rest", "v")
+    __slots__ = ("bshape", "istrides", "offs", "out_shape", "pos", "rest", "v")
+
+
+def _iter_order(shape: tuple, operands: list) -> list:
+    """TensorIterator's dimension order (fastest first) for operands' strides over ``shape``:
+    insertion sort where a dim goes after another when the first operand with non-zero
+    strides in both says so (ties: the larger dim goes later)."""
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def _result_strides(p: _Plan) -> tuple:
+    """The strides torch's index kernel gives its result (it follows the operands' layout)."""
+    nb, pos = len(p.bshape), p.pos
+    vst = strides_of(p.v)
+    rest_st = [vst[d] for d in p.rest]
+    src = rest_st[:pos] + [0] * nb + rest_st[pos:]
+    ops = [src] + [[0] * pos + list(st) + [0] * (len(p.rest) - pos) for st in p.istrides]
+    shape = p.out_shape
+    out = [0] * len(shape)
+    acc = 1
+    for d in _iter_order(shape, ops):
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
 
 
 def _plan(v: Tensor, adv: list) -> _Plan:
@@ -228,10 +274,11 @@ def _plan(v: Tensor, adv: list) -> _Plan:
         raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with "
                          f"shapes {shapes}") from None
     offs = np.zeros(bshape, np.int64)
+    istrides = []
     for k, (d, t) in enumerate(idx):
         buf, ist = _ibuf(t)
-        bad = I.add_offsets(offs, bshape, buf, 0, _bcast_strides(t._a.shape, ist, bshape),
-                            vshape[d], vst[d])
+        istrides.append(_bcast_strides(t._a.shape, ist, bshape))
+        bad = I.add_offsets(offs, bshape, buf, 0, istrides[-1], vshape[d], vst[d])
         if bad is not None:
             if vshape[d] == 0:
                 raise IndexError("index is out of bounds for dimension with size 0")
@@ -242,7 +289,7 @@ def _plan(v: Tensor, adv: list) -> _Plan:
     pos = dims[0] if adjacent else 0
     rshape = [vshape[d] for d in rest]
     p = _Plan()
-    p.v, p.bshape, p.offs, p.rest = v, bshape, offs, rest
+    p.v, p.bshape, p.offs, p.rest, p.istrides = v, bshape, offs, rest, istrides
     p.pos = sum(1 for d in rest if d < pos) if adjacent else 0
     p.out_shape = tuple(rshape[:p.pos]) + bshape + tuple(rshape[p.pos:])
     return p
@@ -274,9 +321,12 @@ def _prepare(self: Tensor, index) -> tuple:
 
 
 def _gather_plan(p: _Plan) -> Tensor:
-    out = dispatch.empty_tensor(p.out_shape, p.v.dtype)
+    from .creation import alloc_strided
+
+    ost = _result_strides(p)
+    out = alloc_strided(p.out_shape, ost, p.v.dtype)
     if out._a.size:
-        it_shape, it_out, it_v, it_i = _iter_layout(p, contiguous_strides(p.out_shape))
+        it_shape, it_out, it_v, it_i = _iter_layout(p, ost)
         xb, _ = K.buffer(p.v._a)
         ob, _ = K.buffer(out._a)
         I.gather(it_shape, ob, 0, it_out, xb, 0, it_v, 1, p.offs.reshape(-1), 0, it_i,

@@ -892,7 +892,9 @@ def flip(input: Tensor, dims) -> Tensor:
     wrapped = [wrap_dim(d, nd) for d in dims]
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError(_dup_message(wrapped))
-    out = dispatch.empty_tensor(input._a.shape, input.dtype)
+    from .creation import like
+
+    out = like(input, input.dtype)  # torch keeps a dense input's layout here
     if out._a.size:
         sb, ss = K.buffer(input._a)
         db, ds = K.buffer(out._a)

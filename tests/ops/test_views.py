@@ -375,6 +375,13 @@ def test_copying_movement_ops_match_torch(shapes, fn, dtype):
         assert jr._base is None or jr.numel() == 0
 
 
+def test_flip_keeps_a_dense_layout():
+    arr = _data((2, 3, 4), "float32")
+    for fn in (lambda m, a: a.transpose(0, 2).flip(1), lambda m, a: a.permute(1, 2, 0).flip(0, 2)):
+        jr, tr = same(fn, arr, strides=False)
+        assert jr.stride() == tr.stride()
+
+
 def test_cat_promotes_dtypes():
     for da, db in [("int64", "float32"), ("bool", "int64"), ("float32", "float64"),
                    ("bool", "float32"), ("int64", "bool")]:
