@@ -24,7 +24,7 @@ from ..kernels.defs import movement as M
 from ..shape import broadcast_shapes, contiguous_strides, wrap_dim
 from ..tensor import Tensor
 from ._util import tensor_method
-from .views import expand, make_view, offset_of, reshape, strides_of
+from .views import _contiguous_copy, expand, make_view, offset_of, reshape, strides_of
 
 __all__ = [
     "argwhere",
@@ -710,9 +710,8 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *,
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *,
             reduce: str | None = None) -> Tensor:
-    from .conversion import clone
 
-    out = scatter_(clone(input), dim, index, src, value, reduce=reduce)
+    out = scatter_(_contiguous_copy(input), dim, index, src, value, reduce=reduce)
     return _record(M.scatter_op, (input, index) + ((src,) if isinstance(src, Tensor) else ()),
                    out, {"dim": dim, "reduce": reduce, "value": None if isinstance(
                        src, Tensor) else src if src is not None else value})
@@ -735,9 +734,8 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    from .conversion import clone
 
-    out = scatter_add_(clone(input), dim, index, src)
+    out = scatter_add_(_contiguous_copy(input), dim, index, src)
     return _record(M.scatter_add_op, (input, index, src), out, {"dim": dim})
 
 
@@ -796,9 +794,8 @@ def _copy_result(dst: Tensor, src: Tensor) -> None:
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
-    from .conversion import clone
 
-    out = scatter_reduce_(clone(input), dim, index, src, reduce, include_self=include_self)
+    out = scatter_reduce_(_contiguous_copy(input), dim, index, src, reduce, include_self=include_self)
     return _record(M.scatter_reduce_op, (input, index, src), out,
                    {"dim": dim, "reduce": reduce, "include_self": include_self})
 
@@ -905,9 +902,8 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    from .conversion import clone
 
-    out = index_add_(clone(input), dim, index, source, alpha=alpha)
+    out = index_add_(_contiguous_copy(input), dim, index, source, alpha=alpha)
     return _record(M.index_add_op, (input, index, source), out, {"dim": dim, "alpha": alpha})
 
 
@@ -942,9 +938,8 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    from .conversion import clone
 
-    out = index_copy_(clone(input), dim, index, source)
+    out = index_copy_(_contiguous_copy(input), dim, index, source)
     return _record(M.index_copy_op, (input, index, source), out, {"dim": dim})
 
 
@@ -1081,11 +1076,10 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    from .conversion import clone
 
     _mask_check(mask, "masked_scatter_")
     shape = broadcast_shapes(input._a.shape, mask._a.shape)
-    base = clone(expand(input, shape)) if shape != input._a.shape else clone(input)
+    base = _contiguous_copy(expand(input, shape))
     out = masked_scatter_(base, mask, source)
     return _record(M.masked_scatter_op, (input, mask, source), out)
 
@@ -1124,7 +1118,6 @@ Tensor.take = take
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """The flattened self at ``index`` = (or += with ``accumulate``) source's elements."""
     from .pointwise import _check_inplace
-    from .views import _contiguous_copy
 
     if not isinstance(index, Tensor) or index.dtype is not _dt.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got "

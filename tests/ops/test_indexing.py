@@ -597,3 +597,23 @@ def test_put_matches_torch():
     same(lambda m, x: x.t().put_(_i(m, [0, 1]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
     same(lambda m, x: x.put(_i(m, [0, 0]), m.tensor([1.0, 2.0], dtype=m.float64), True), arr)
     same(lambda m, x: x.put_(_i(m, [0, 6]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
+
+
+OUT_OF_PLACE_LAYOUT = [
+    lambda m, x: x.scatter(0, _i(m, [[[0]]]), 1.0),
+    lambda m, x: x.scatter_add(0, _i(m, [[[0]]]), x),
+    lambda m, x: x.scatter_reduce(0, _i(m, [[[0]]]), x, "sum"),
+    lambda m, x: x.index_add(0, _i(m, [0]), x[:1]),
+    lambda m, x: x.index_copy(0, _i(m, [0]), x[:1]),
+    lambda m, x: x.index_fill(0, _i(m, [0]), 1.0),
+    lambda m, x: x.index_put((_i(m, [0]),), m.tensor(1.0)),
+    lambda m, x: x.masked_scatter(x > 3, x),
+    lambda m, x: x.masked_fill(x > 3, 1.0),
+    lambda m, x: x.put(_i(m, [0]), m.tensor([1.0])),
+]
+
+
+@pytest.mark.parametrize("case", range(len(OUT_OF_PLACE_LAYOUT)))
+def test_out_of_place_results_have_torchs_layout(case):
+    same(lambda m, x: OUT_OF_PLACE_LAYOUT[case](m, x.transpose(0, 2)),
+         _data((2, 3, 4), "float32"), strides=True)
