@@ -281,6 +281,9 @@ def p(x, O, I, R, sO, sI, sR, out, tO, tI):
         for c in range(nch):
             t = _ct(_c(t, parts[c]))
         out[0] = _co(_p(t, R))
+    elif (sR == 1 or R <= 1) and I == 1:
+        for o in prange(O):
+            out[o * tO] = _co(_p(total(x, o * sO, R), R))
     elif sR == 1 or R <= 1:
         for k in prange(n):
             o = k // I
