@@ -1501,50 +1501,54 @@ _ERFC_H32 = (
 )
 
 
-def _make_erf32():
-    F = np.float32
-    _, scale2, _ = _scalers(_T32)
-    expk_dw = _expk_dw32
-    Q = tuple(F(c) for c in _ERF_Q32)
-    GA, GB, H = (tuple(F(c) for c in t) for t in (_ERFC_GA32, _ERFC_GB32, _ERFC_H32))
-    GA0, GA0_LO, GAP = GA[0], GA[1], GA[2:]
-    GB0, GB0_LO, GBP = GB[0], GB[1], GB[2:]
-    H0, H0_LO, HP = H[0], H[1], H[2:]
+def _make_erf(T, expk_dw, Q, pieces, xmax):
+    """erf/erfc from the small-|x| series and erfc(x) = e^{-x^2} G(x) on ``pieces``: a list of
+    (start, (c0_hi, c0_lo, c1, c2, ...)); G is a polynomial in w = x - start on each piece but
+    the last, where G = H(1/x^2) / x."""
+    F = T.f
+    _, scale2, _ = _scalers(T)
+    Q = tuple(F(c) for c in Q)
     ONE, TWO, HALF, ZERO = F(1), F(2), F(0.5), F(0)
-    XA, XB, XC, XMAX, QUARTER = F(0.8), F(1.4), F(2.0), F(10.1), F(0.25)
-
-    @_jitable
-    def erfc_pos(ax):
-        """erfc(ax) for ax >= 0.8 (nan and inf included)."""
-        a = XMAX if ax > XMAX else ax
-        h, l = _two_prod(a, a)
-        k, s, s_lo = expk_dw(-h, -l)
-        wa = a - XA  # exact on [0.8, 1.4)
-        wb = a - XB  # exact on [1.4, 2)
-        v = _div(ONE, a * a)
+    XA, XMAX, QUARTER = F(pieces[0][0]), F(xmax), F(0.25)
+    n = len(pieces)
+    scope = {"F": F, "ONE": ONE, "XMAX": XMAX, "expk_dw": expk_dw, "scale2": scale2}
+    scope.update(_two_prod=_two_prod, _two_sum=_two_sum, _poly=_poly, _div=_div, _fma=_fma)
+    lines = [
+        "def erfc_pos(ax):",
+        "    a = XMAX if ax > XMAX else ax",
+        "    h, l = _two_prod(a, a)",
+        "    k, s, s_lo = expk_dw(-h, -l)",
+    ]
+    for i, (start, coeffs) in enumerate(pieces):
+        coeffs = tuple(F(c) for c in coeffs)
+        scope.update({f"S{i}": F(start), f"C0_{i}": coeffs[0], f"CL_{i}": coeffs[1]})
+        scope.update({f"C1_{i}": coeffs[2], f"P_{i}": coeffs[3:]})
+        # w = x - start is exact on the piece (it spans less than a factor 2); last piece: 1/x^2
+        lines.append(f"    w{i} = a - S{i}" if i < n - 1 else f"    w{i} = _div(ONE, a * a)")
+        lines.append(f"    t{i} = (w{i} * w{i}) * _poly(w{i}, P_{i})")
+    for name, fmt in (("w", "w{}"), ("c0", "C0_{}"), ("c0_lo", "CL_{}"), ("c1", "C1_{}"), ("tail", "t{}")):
+        lines.append(f"    {name} = {fmt.format(n - 1)}")
+        for i in range(n - 2, -1, -1):
+            lines.append(f"    {name} = {fmt.format(i)} if a < S{i + 1} else {name}")
+    lines += [
         # G = c0 + c1*w + w^2 * P(w) with c0 + c1*w as an exact double-word
-        ta = (wa * wa) * _poly(wa, GAP[1:])
-        tb = (wb * wb) * _poly(wb, GBP[1:])
-        th = (v * v) * _poly(v, HP[1:])
-        w = wa if a < XB else (wb if a < XC else v)
-        c0 = GA0 if a < XB else (GB0 if a < XC else H0)
-        c0_lo = GA0_LO if a < XB else (GB0_LO if a < XC else H0_LO)
-        c1 = GAP[0] if a < XB else (GBP[0] if a < XC else HP[0])
-        tail = ta if a < XB else (tb if a < XC else th)
-        p1, p1_lo = _two_prod(c1, w)
-        g, e = _two_sum(c0, p1)
-        g_lo = e + ((c0_lo + p1_lo) + tail)
-        g2 = g + g_lo
-        g_lo = (g - g2) + g_lo
-        g = g2
-        # n = g * (1 + s + s_lo) as a double-word, then n / d with d = a (H piece) or 1
-        t, t_lo = _two_prod(g, s)
-        n, e = _two_sum(g, t)
-        n_lo = e + (t_lo + (g * s_lo + g_lo * (ONE + s)))
-        d = ONE if a < XC else a
-        q = _div(n, d)
-        q = q + _div(_fma(-q, d, n) + n_lo, d)
-        return scale2(q, k)
+        "    p1, p1_lo = _two_prod(c1, w)",
+        "    g, e = _two_sum(c0, p1)",
+        "    g_lo = e + ((c0_lo + p1_lo) + tail)",
+        "    g2 = g + g_lo",
+        "    g_lo = (g - g2) + g_lo",
+        "    g = g2",
+        # n = g * (1 + s + s_lo) as a double-word, then n / d with d = x (last piece) or 1
+        "    t, t_lo = _two_prod(g, s)",
+        "    m, e = _two_sum(g, t)",
+        "    m_lo = e + (t_lo + (g * s_lo + g_lo * (ONE + s)))",
+        f"    d = ONE if a < S{n - 1} else a",
+        "    q = _div(m, d)",
+        "    q = q + _div(_fma(-q, d, m) + m_lo, d)",
+        "    return scale2(q, k)",
+    ]
+    exec("\n".join(lines), scope)
+    erfc_pos = _jitable(scope["erfc_pos"])
 
     def erf_(x):
         ax = abs(x)
@@ -1564,7 +1568,9 @@ def _make_erf32():
     return erf_, erfc_
 
 
-_erf32, _erfc32 = _make_erf32()
+_erf32, _erfc32 = _make_erf(
+    _T32, _expk_dw32, _ERF_Q32, [(0.8, _ERFC_GA32), (1.4, _ERFC_GB32), (2.0, _ERFC_H32)], 10.1
+)
 
 
 def _erf64(x):
