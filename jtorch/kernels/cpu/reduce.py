@@ -223,6 +223,8 @@ def span(row):
 
 @njit({opts})
 def total(x, p, n):
+    if n <= _B:
+        return _ct(span(x[p:p + n]))
     t = _IDT
     for b in range(p, p + n, _B):
         t = _ct(_c(t, _ct(span(x[b:min(b + _B, p + n)]))))
@@ -471,18 +473,23 @@ def vmax(row):
     return m
 
 
-@njit({opts})
-def expsub(src, m, dst):
+@njit({opts}, fastmath={{'reassoc'}})
+def expsum(src, m, dst):
+    # dst = exp(src - m) and its sum. ``reassoc`` lets the sum vectorise; fastmath.exp is
+    # compiled separately (force-inlined by LLVM), so its own arithmetic keeps strict order.
+    acc = _T(0)
     for j in range(src.size):
-        dst[j] = fm.exp(src[j] - m)
+        e = fm.exp(src[j] - m)
+        dst[j] = e
+        acc += e
+    return acc
 
 
 @njit({opts})
 def row(src, dst, log):
-    # max pass, exp pass (written to dst), sum pass, then the write pass.
+    # max pass, exp-and-sum pass (exp written to dst), then the write pass.
     m = vmax(src)
-    expsub(src, m, dst)
-    tot = vsum(dst)
+    tot = expsum(src, m, dst)
     if log:
         c = m + fm.log(tot)
         for j in range(src.size):
@@ -585,9 +592,7 @@ def lse_one(x, p, R, sR, tmp):
         src = x[p:p + R]
         m = vmax(src)
         m = m if abs(m) < _INF else _T(0)
-        dst = tmp[:R]
-        expsub(src, m, dst)
-        return fm.log(vsum(dst)) + m
+        return fm.log(expsum(src, m, tmp[:R])) + m
     m = -_INF
     for r in range(R):
         m = maximum(m, x[p + r * sR])
