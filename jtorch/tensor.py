@@ -39,7 +39,7 @@ class Tensor:
         """Wrap array ``a``; ``st`` is its 1-D storage (``a`` itself, flattened, if fresh)."""
         t = object.__new__(cls)
         t._a = a
-        t._st = a.reshape(-1) if st is None else st
+        t._st = (a.reshape(-1) if a.flags.c_contiguous else _span(a)) if st is None else st
         t.dtype = _dt._FROM_NP[a.dtype] if dtype is None else dtype
         t._requires_grad = False
         t.grad = None
@@ -106,8 +106,8 @@ class Tensor:
         return self._a.nbytes
 
     def stride(self, dim: int | None = None):
-        isz = self._a.itemsize
-        st = tuple(s // isz for s in self._a.strides)
+        a = self._a
+        st = tuple(s // a.itemsize for s in a.strides)
         if dim is None:
             return st
         return st[_dim_index(dim, self._a.ndim)]
@@ -162,7 +162,7 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -320,6 +320,13 @@ def _dim_index(dim, ndim: int) -> int:
     from .shape import wrap_dim
 
     return wrap_dim(dim, ndim)
+
+
+def _span(a: np.ndarray) -> np.ndarray:
+    """A 1-D view over the memory ``a`` touches (its storage), so views of it alias it."""
+    isz = a.itemsize
+    span = 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) if a.size else 0
+    return np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(isz,))
 
 
 def _offset(t: Tensor) -> int:
