@@ -975,10 +975,12 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 @tensor_method()
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """torch.unique_consecutive: collapse runs of equal neighbours (flattened input)."""
+    """torch.unique_consecutive: collapse runs of equal neighbours (of the flattened input, or
+    of slices along ``dim``)."""
     _check(input, "unique_consecutive")
     if dim is not None:
-        raise NotImplementedError("unique_consecutive(dim=...) is not implemented in jtorch")
+        return _unique_dim(input, wrap_dim(dim, input._a.ndim), return_inverse, return_counts,
+                           False)
     a, compute = _sortable(input, "unique_consecutive")
     flat = _contiguous(a, compute).reshape(-1)
     n = flat.size
@@ -990,8 +992,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return dispatch.record(D.unique_consecutive_op, (input,), res, {})
 
 
-def _unique_dim(input, d, return_inverse, return_counts):
-    """Unique slices along ``d``: sort the slices lexicographically, then collapse runs."""
+def _unique_dim(input, d, return_inverse, return_counts, do_sort=True):
+    """Unique slices along ``d``: sort the slices lexicographically (unless only consecutive
+    duplicates collapse), then collapse runs."""
     a, compute = _sortable(input, "unique")
     moved = np.moveaxis(a, d, 0)
     n = moved.shape[0] if moved.ndim else 1
@@ -1000,7 +1003,7 @@ def _unique_dim(input, d, return_inverse, return_counts):
     starts = np.empty(n, np.int64)
     inv = np.empty(n, np.int64)
     cnt = np.empty(n, np.int64)
-    m = _so.unique_rows(rows, order, starts, inv, cnt) if n else 0
+    m = _so.unique_rows(rows, order, starts, inv, cnt, do_sort) if n else 0
     picked = _allocator.empty((m, rows.shape[1]), rows.dtype)
     if m:
         _so.take_rows(rows, order, starts[:m], picked)

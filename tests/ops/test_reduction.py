@@ -474,11 +474,13 @@ def test_unique(dtype):
             check(jtorch.unique_consecutive(jx, return_inverse=inv, return_counts=cnt),
                   torch.unique_consecutive(tx, return_inverse=inv, return_counts=cnt))
     check(jtorch.unique(jx.T if hasattr(jx, "T") else jx), torch.unique(tx.T))
-    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 1], [0, 5]]).astype(dtype)
+    rows = np.array([[1, 2], [0, 5], [0, 5], [1, 2], [0, 1], [0, 5]]).astype(dtype)
     jr, tr = pair(rows)
     for dim in (0, 1):
         check(jtorch.unique(jr, dim=dim, return_inverse=True, return_counts=True),
               torch.unique(tr, dim=dim, return_inverse=True, return_counts=True))
+        check(jtorch.unique_consecutive(jr, dim=dim, return_inverse=True, return_counts=True),
+              torch.unique_consecutive(tr, dim=dim, return_inverse=True, return_counts=True))
     je, te = pair(np.zeros((0,), dtype))
     check(jtorch.unique(je), torch.unique(te))
 

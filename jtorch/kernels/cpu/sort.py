@@ -254,10 +254,11 @@ def _rows_equal(rows, a, b):
 
 
 @njit(**_OPTS)
-def unique_rows(rows, order, starts, inv, cnt):
+def unique_rows(rows, order, starts, inv, cnt, do_sort):
     """Unique rows of a 2-D array: ``order`` <- rows sorted lexicographically (stable sorts
-    by column, last column first); runs of equal rows give ``starts`` (into order), each
-    row's run id ``inv`` and run lengths ``cnt``. Returns the number of runs."""
+    by column, last column first; identity when not ``do_sort``); runs of equal rows give
+    ``starts`` (into order), each row's run id ``inv`` and run lengths ``cnt``. Returns the
+    number of runs."""
     n, w = rows.shape
     for r in range(n):
         order[r] = r
@@ -265,7 +266,7 @@ def unique_rows(rows, order, starts, inv, cnt):
     tv = np.empty(n, rows.dtype)
     ki = np.empty(n, np.int64)
     ti = np.empty(n, np.int64)
-    for c in range(w - 1, -1, -1):
+    for c in range(w - 1 if do_sort else -1, -1, -1):
         for r in range(n):
             kv[r] = rows[order[r], c]
             ki[r] = order[r]
