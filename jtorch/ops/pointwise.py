@@ -86,6 +86,33 @@ for _op, _names in [
     _unary(_op, *_names)
 
 
+_real_abs = globals()["abs"]
+
+
+def _abs(input, *, out=None):
+    """torch.abs; complex inputs give their real dtype (|z| = hypot(re, im))."""
+    _check_tensor(input, "abs")
+    if input.dtype.is_complex:
+        a, d = input._a, input.dtype.to_real()
+        re, im = Tensor._make(a.real, input._st, d), Tensor._make(a.imag, input._st, d)
+        return _pw(B.hypot_op, (re, im), out)
+    return _real_abs(input, out=out)
+
+
+def _abs_(self):
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    _check_inplace(self)
+    return _pw(U.abs_op, (self,), inplace=True)
+
+
+for _n in ("abs", "absolute"):
+    _abs.__name__ = "abs"
+    globals()[_n] = _abs
+    globals()[_n + "_"] = _abs_
+    setattr(Tensor, _n, lambda self, _f=_abs: _f(self))
+    setattr(Tensor, _n + "_", _abs_)
+
 
 @tensor_method()
 def square(input, *, out=None):
@@ -404,7 +431,7 @@ Tensor.__rpow__ = _op2(pow, True)
 Tensor.__ipow__ = _iop(Tensor.pow_)
 Tensor.__neg__ = lambda self: _pw(U.neg_op, (self,))
 Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: _pw(U.abs_op, (self,))
+Tensor.__abs__ = lambda self: _abs(self)
 
 
 def _invert(self):

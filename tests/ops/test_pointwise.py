@@ -414,3 +414,11 @@ def test_activation_argument_errors_match_torch():
 def test_nn_functional_is_reachable_as_attribute():
     assert jtorch.nn.functional.relu is JF.relu
     assert JF.relu(jtorch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+def test_abs_of_complex_returns_the_real_dtype():
+    z = np.array([3 + 4j, -1 - 1j, 0j, complex(math.inf, math.nan), complex(math.nan, 1.0)], np.complex64)
+    same_call(lambda m, x: m.abs(x), z)
+    same_call(lambda m, x: abs(x), z.astype(np.complex128))
+    same_call(lambda m, x: x.absolute(), z)
+    same_call(lambda m, x: x.abs_(), z)
