@@ -336,22 +336,15 @@ def span(row):
 
 @njit({opts})
 def first(row, m):
-    # index of the first element equal to m (nan matches nan): a vectorised "any match"
-    # test per chunk of 64, then a scalar search inside the chunk that has one.
+    # index of the first element equal to m (nan matches nan), as a min-reduction over
+    # indices: no early exit, but it vectorises (an early-exit search does not).
     isnan = m != m
     n = row.size
-    for b in range(0, n, 64):
-        e = min(b + 64, n)
-        hit = False
-        for j in range(b, e):
-            v = row[j]
-            hit |= (v == m) | (isnan & (v != v))
-        if hit:
-            for j in range(b, e):
-                v = row[j]
-                if v == m or (isnan and v != v):
-                    return j
-    return 0
+    best = n
+    for j in range(n):
+        v = row[j]
+        best = min(best, j if (v == m) | (isnan & (v != v)) else n)
+    return best if best < n else 0
 
 
 @njit({opts})
