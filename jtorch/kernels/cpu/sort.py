@@ -1,20 +1,69 @@
-"""Sorting kernels: stable merge sort of rows, top-k / k-th value, median, mode, unique.
+"""Sorting kernels: stable row sorts, top-k / k-th value, median, mode, unique.
 
-Rows are read along one dim of a strided ``(O, R, I)`` view (see ``reduce.plan_dim``) into a
-scratch buffer with their indices, sorted there, and written to contiguous outputs. Order is
-torch's: ascending puts nan last, descending puts nan first (nan counts as the largest value);
-equal keys keep their input order (stable), which torch's stable sort also gives. Each kernel
-has a serial and a ``prange`` variant (rows in parallel), picked by the caller on size.
+Rows are read along one dim of a strided ``(O, R, I)`` view (see ``reduce.plan_dim``), sorted
+in scratch buffers with their indices, and written to contiguous outputs. Order is torch's:
+ascending puts nan last, descending puts nan first (nan counts as the largest value), -0.0
+equals 0.0, and equal keys keep their input order (stable). Rows of 64 or more elements use
+an LSD radix sort (8 bits a pass, passes over bytes that all keys share are skipped) on
+unsigned keys that order like the values (``radix_key``); shorter rows a merge sort with
+insertion-sorted runs. Kernels have a serial and a ``prange`` variant (rows in parallel).
 """
 # ruff: noqa: PLR0124  (x != x is the nan test that compiles for every dtype)
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic, overload
 
 _OPTS = {"cache": True, "nogil": True}
 _RUN = 32
+_RADIX_MIN = 64
+
+
+@intrinsic
+def _bits(typingctx, x):
+    """The bits of a float as uint64 (zero-extended for float32)."""
+    if not isinstance(x, types.Float):
+        return None
+    width = x.bitwidth
+
+    def codegen(context, builder, sig, args):
+        i = builder.bitcast(args[0], ir.IntType(width))
+        return builder.zext(i, ir.IntType(64)) if width < 64 else i
+
+    return types.uint64(x), codegen
+
+
+def radix_key(v):
+    """An unsigned key whose order is the ascending sort order of ``v`` (jitted only)."""
+    raise NotImplementedError
+
+
+@overload(radix_key, inline="always")
+def _ov_radix_key(v):
+    if isinstance(v, types.Float):
+        w = v.bitwidth
+        sign = np.uint64(1 << (w - 1))
+        full = np.uint64((1 << w) - 1)
+
+        def key_float(v):
+            if v != v:
+                return full  # every nan sorts last, in input order
+            if v == 0:
+                return sign  # -0.0 == 0.0
+            b = _bits(v)
+            return (b ^ full) if b & sign else (b | sign)
+
+        return key_float
+    if isinstance(v, types.Integer) and v.signed:
+        off = np.uint64(1 << (v.bitwidth - 1))
+        mask = np.uint64((1 << v.bitwidth) - 1)
+        return lambda v: (np.uint64(np.int64(v)) + off) & mask
+    if isinstance(v, (types.Integer, types.Boolean)):
+        return lambda v: np.uint64(v)
+    return None
 
 
 @njit(inline="always")
@@ -85,16 +134,70 @@ def msort(kv, ki, tv, ti, n, desc):
 
 
 @njit(**_OPTS)
-def _load(x, p, R, sR, kv, ki):
-    for r in range(R):
-        kv[r] = x[p + r * sR]
-        ki[r] = r
+def radix(ku, ki, tu, ti, n, nbytes, cnt):
+    """Stable LSD radix sort of unsigned keys ``ku[:n]`` carrying ``ki[:n]``."""
+    su, si, du, di = ku, ki, tu, ti
+    flipped = False
+    for b in range(nbytes):
+        shift = np.uint64(8 * b)
+        for j in range(256):
+            cnt[j] = 0
+        for r in range(n):
+            cnt[(su[r] >> shift) & np.uint64(255)] += 1
+        if cnt[(su[0] >> shift) & np.uint64(255)] == n:
+            continue  # every key has this byte
+        tot = 0
+        for j in range(256):
+            c = cnt[j]
+            cnt[j] = tot
+            tot += c
+        for r in range(n):
+            u = su[r]
+            j = (u >> shift) & np.uint64(255)
+            k = cnt[j]
+            du[k] = u
+            di[k] = si[r]
+            cnt[j] = k + 1
+        su, si, du, di = du, di, su, si
+        flipped = not flipped
+    if flipped:
+        for r in range(n):
+            ku[r] = tu[r]
+            ki[r] = ti[r]
 
 
 @njit(**_OPTS)
-def _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti):
-    _load(x, o * sO + i * sI, R, sR, kv, ki)
-    msort(kv, ki, tv, ti, R, desc)
+def scratch(R, x):
+    """Buffers for ``sort_row``: values, indices, keys (each twice) and radix counts."""
+    return (np.empty(R, x.dtype), np.empty(R, x.dtype), np.empty(R, np.int64),
+            np.empty(R, np.int64), np.empty(R, np.uint64), np.empty(R, np.uint64),
+            np.empty(256, np.int64))
+
+
+@njit(**_OPTS)
+def sort_row(x, p, R, sR, desc, buf):
+    """Stable sort of x[p + r*sR], r < R: sorted values in buf[0][:R], indices in buf[2][:R]."""
+    kv, tv, ki, ti, ku, tu, cnt = buf
+    if R < _RADIX_MIN:
+        for r in range(R):
+            kv[r] = x[p + r * sR]
+            ki[r] = r
+        msort(kv, ki, tv, ti, R, desc)
+        return
+    nbytes = x.itemsize
+    flip = (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * nbytes)) if desc else np.uint64(0)
+    for r in range(R):
+        ku[r] = radix_key(x[p + r * sR]) ^ flip
+        ki[r] = r
+    radix(ku, ki, tu, ti, R, nbytes, cnt)
+    for r in range(R):
+        kv[r] = x[p + ki[r] * sR]
+
+
+@njit(**_OPTS)
+def _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, buf):
+    sort_row(x, o * sO + i * sI, R, sR, desc, buf)
+    kv, ki = buf[0], buf[2]
     m = k - k0
     for r in range(m):
         q = (o * m + r) * I + i
@@ -105,13 +208,10 @@ def _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti
 @njit(**_OPTS)
 def sort_s(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
     """Sort each row; write sorted positions k0..k-1 as an (O, k - k0, I) output."""
-    kv = np.empty(R, x.dtype)
-    tv = np.empty(R, x.dtype)
-    ki = np.empty(R, np.int64)
-    ti = np.empty(R, np.int64)
+    buf = scratch(R, x)
     for o in range(O):
         for i in range(I):
-            _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti)
+            _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, buf)
 
 
 @njit(**_OPTS, parallel=True)
@@ -119,17 +219,13 @@ def sort_p(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
     for t in prange(O * I):
         o = t // I
         i = t - o * I
-        kv = np.empty(R, x.dtype)
-        tv = np.empty(R, x.dtype)
-        ki = np.empty(R, np.int64)
-        ti = np.empty(R, np.int64)
-        _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, kv, ki, tv, ti)
+        _sort_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, scratch(R, x))
 
 
 @njit(**_OPTS)
-def _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, ti):
-    _load(x, o * sO + i * sI, R, sR, kv, ki)
-    msort(kv, ki, tv, ti, R, False)
+def _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, buf):
+    sort_row(x, o * sO + i * sI, R, sR, False, buf)
+    kv, ki = buf[0], buf[2]
     c = R  # number of non-nan values (nan sorts last)
     while c > 0 and kv[c - 1] != kv[c - 1]:
         c -= 1
@@ -144,13 +240,10 @@ def _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, t
 @njit(**_OPTS)
 def median_s(x, O, R, I, sO, sR, sI, vals, inds, ignore_nan):
     """Lower median of each row (torch.median / nanmedian) with its index."""
-    kv = np.empty(R, x.dtype)
-    tv = np.empty(R, x.dtype)
-    ki = np.empty(R, np.int64)
-    ti = np.empty(R, np.int64)
+    buf = scratch(R, x)
     for o in range(O):
         for i in range(I):
-            _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, ti)
+            _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, buf)
 
 
 @njit(**_OPTS, parallel=True)
@@ -158,24 +251,17 @@ def median_p(x, O, R, I, sO, sR, sI, vals, inds, ignore_nan):
     for t in prange(O * I):
         o = t // I
         i = t - o * I
-        kv = np.empty(R, x.dtype)
-        tv = np.empty(R, x.dtype)
-        ki = np.empty(R, np.int64)
-        ti = np.empty(R, np.int64)
-        _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, kv, ki, tv, ti)
+        _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, scratch(R, x))
 
 
 @njit(**_OPTS)
 def mode_s(x, O, R, I, sO, sR, sI, vals, inds):
     """Most frequent value of each row (the smallest on ties) and its last index."""
-    kv = np.empty(R, x.dtype)
-    tv = np.empty(R, x.dtype)
-    ki = np.empty(R, np.int64)
-    ti = np.empty(R, np.int64)
+    buf = scratch(R, x)
+    kv, ki = buf[0], buf[2]
     for o in range(O):
         for i in range(I):
-            _load(x, o * sO + i * sI, R, sR, kv, ki)
-            msort(kv, ki, tv, ti, R, False)
+            sort_row(x, o * sO + i * sI, R, sR, False, buf)
             best = 0
             best_n = 0
             s = 0
@@ -198,12 +284,11 @@ def mode_s(x, O, R, I, sO, sR, sI, vals, inds):
 def argsort_flat(x, kv, ki):
     """kv, ki <- x sorted ascending (stable) and the permutation."""
     n = x.size
+    buf = scratch(n, x)
+    sort_row(x, 0, n, 1, False, buf)
     for r in range(n):
-        kv[r] = x[r]
-        ki[r] = r
-    tv = np.empty(n, kv.dtype)
-    ti = np.empty(n, np.int64)
-    msort(kv, ki, tv, ti, n, False)
+        kv[r] = buf[0][r]
+        ki[r] = buf[2][r]
 
 
 @njit(**_OPTS)
