@@ -815,7 +815,11 @@ def _sort_rows(x: Tensor, name: str, dim: int, desc: bool, k0: int, k: int) -> t
     inds = _allocator.empty(tuple(oshape), _I64)
     if a.size and vals.size:
         a, (O, R, I, sO, sR, sI) = _along(a, d if a.ndim else 0, compute)
-        fn = _so.sort_p if a.size >= _GRAIN and O * I > 1 else _so.sort_s
+        par = a.size >= _GRAIN and O * I > 1
+        if k * 8 <= R and R >= 64:  # a heap of the best k beats sorting the row
+            fn = _so.select_p if par else _so.select_s
+        else:
+            fn = _so.sort_p if par else _so.sort_s
         fn(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), desc, k0, k)
     return vals, inds
 

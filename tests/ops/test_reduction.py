@@ -446,6 +446,19 @@ def test_topk_kthvalue():
                     for keepdim in (False, True):
                         check(tuple(jtorch.kthvalue(jx, k, dim, keepdim)),
                               tuple(torch.kthvalue(tx, k, dim, keepdim)))
+    # rows of 64+ with small k take the heap selection: stable order among ties
+    b = np.random.default_rng(6).integers(-20, 20, size=(3, 200)).astype(np.float32)
+    b[0, ::9] = np.nan
+    jb = jtorch.from_numpy(b)
+    for largest in (True, False):
+        for k in (1, 7, 25):
+            j = jtorch.topk(jb, k, 1, largest)
+            s = jtorch.sort(jb, 1, largest, stable=True)
+            np.testing.assert_array_equal(j.values.numpy(), s.values.numpy()[:, :k])
+            np.testing.assert_array_equal(j.indices.numpy(), s.indices.numpy()[:, :k])
+            t = torch.topk(torch.from_numpy(b), k, 1, largest)
+            np.testing.assert_array_equal(j.values.numpy(), t.values.numpy())
+        check(jtorch.kthvalue(jb, 3, 1).values, torch.kthvalue(torch.from_numpy(b), 3, 1).values)
     jx, tx = pair(a)
     same_error(lambda: jtorch.topk(jx, 6), lambda: torch.topk(tx, 6))
     same_error(lambda: jtorch.kthvalue(jx, 0), lambda: torch.kthvalue(tx, 0))

@@ -223,6 +223,74 @@ def sort_p(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
 
 
 @njit(**_OPTS)
+def _sift_down(hk, hi, i, n):
+    """Max-heap on (key, index) pairs: move entry i down to its place."""
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and (hk[c + 1] > hk[c] or (hk[c + 1] == hk[c] and hi[c + 1] > hi[c])):
+            c += 1
+        if hk[c] > hk[i] or (hk[c] == hk[i] and hi[c] > hi[i]):
+            hk[c], hk[i] = hk[i], hk[c]
+            hi[c], hi[i] = hi[i], hi[c]
+            i = c
+        else:
+            return
+
+
+@njit(**_OPTS)
+def _select_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, hk, hi):
+    # the k first of the stable sort order, by a max-heap of the best k (key, index) pairs
+    p = o * sO + i * sI
+    flip = (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * x.itemsize)) if desc else np.uint64(0)
+    n = 0
+    for r in range(R):
+        u = radix_key(x[p + r * sR]) ^ flip
+        if n < k:
+            hk[n] = u
+            hi[n] = r
+            n += 1
+            if n == k:
+                for j in range(k // 2 - 1, -1, -1):
+                    _sift_down(hk, hi, j, k)
+        elif u < hk[0]:  # a later index never beats an equal key
+            hk[0] = u
+            hi[0] = r
+            _sift_down(hk, hi, 0, k)
+    for e in range(k - 1, 0, -1):  # heap sort: ascending (key, index)
+        hk[0], hk[e] = hk[e], hk[0]
+        hi[0], hi[e] = hi[e], hi[0]
+        _sift_down(hk, hi, 0, e)
+    m = k - k0
+    for r in range(m):
+        q = (o * m + r) * I + i
+        j = hi[k0 + r]
+        vals[q] = x[p + j * sR]
+        inds[q] = j
+
+
+@njit(**_OPTS)
+def select_s(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
+    """Like ``sort_s`` for small k: positions k0..k-1 of each row's stable sort order."""
+    hk = np.empty(max(k, 1), np.uint64)
+    hi = np.empty(max(k, 1), np.int64)
+    for o in range(O):
+        for i in range(I):
+            _select_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, hk, hi)
+
+
+@njit(**_OPTS, parallel=True)
+def select_p(x, O, R, I, sO, sR, sI, vals, inds, desc, k0, k):
+    for t in prange(O * I):
+        o = t // I
+        i = t - o * I
+        hk = np.empty(max(k, 1), np.uint64)
+        hi = np.empty(max(k, 1), np.int64)
+        _select_one(x, R, I, sO, sR, sI, vals, inds, desc, k0, k, o, i, hk, hi)
+
+
+@njit(**_OPTS)
 def _median_one(x, R, sO, sR, sI, I, vals, inds, ignore_nan, o, i, buf):
     sort_row(x, o * sO + i * sI, R, sR, False, buf)
     kv, ki = buf[0], buf[2]
