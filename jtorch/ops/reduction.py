@@ -816,7 +816,7 @@ def _sort_rows(x: Tensor, name: str, dim: int, desc: bool, k0: int, k: int) -> t
     if a.size and vals.size:
         a, (O, R, I, sO, sR, sI) = _along(a, d if a.ndim else 0, compute)
         par = a.size >= _GRAIN and O * I > 1
-        if k * 8 <= R and R >= 64:  # a heap of the best k beats sorting the row
+        if k * 32 <= R:  # a heap of the best k beats sorting the row
             fn = _so.select_p if par else _so.select_s
         else:
             fn = _so.sort_p if par else _so.sort_s

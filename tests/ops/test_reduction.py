@@ -451,7 +451,7 @@ def test_topk_kthvalue():
     b[0, ::9] = np.nan
     jb = jtorch.from_numpy(b)
     for largest in (True, False):
-        for k in (1, 7, 25):
+        for k in (1, 6, 25):
             j = jtorch.topk(jb, k, 1, largest)
             s = jtorch.sort(jb, 1, largest, stable=True)
             np.testing.assert_array_equal(j.values.numpy(), s.values.numpy()[:, :k])

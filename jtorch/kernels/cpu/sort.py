@@ -47,14 +47,16 @@ def _ov_radix_key(v):
         w = v.bitwidth
         sign = np.uint64(1 << (w - 1))
         full = np.uint64((1 << w) - 1)
+        top = np.uint64(w - 1)
+        zero = np.uint64(0)
 
         def key_float(v):
-            if v != v:
-                return full  # every nan sorts last, in input order
-            if v == 0:
-                return sign  # -0.0 == 0.0
+            # branch-free (the sign is unpredictable): negatives flip every bit, others
+            # set the sign bit; every nan sorts last (in input order), -0.0 == 0.0.
             b = _bits(v)
-            return (b ^ full) if b & sign else (b | sign)
+            k = b ^ (((zero - (b >> top)) & full) | sign)
+            k = full if v != v else k
+            return sign if v == 0 else k
 
         return key_float
     if isinstance(v, types.Integer) and v.signed:
