@@ -27,6 +27,11 @@ from .ops.views import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
+from . import autograd  # noqa: E402
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled  # noqa: F401
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import nn  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -7,6 +7,8 @@ Keep this path lean: its Python cost is a product metric (see perf/bench_dispatc
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import _allocator, _flags
@@ -16,11 +18,33 @@ from .kernels.cpu import pointwise as _pw
 from .shape import broadcast_shapes
 from .tensor import Tensor
 
+
+
+class _GradState(threading.local):
+    """Grad mode is per thread, as in torch (``autograd/grad_mode.py`` switches it)."""
+
+    enabled = True
+    inference = False
+
+
+grad_state = _GradState()
+
 # Hooks the autograd and compile layers install. ``grad_hook(op, inputs, out, kw)`` records a
-# backward node; ``trace_hook`` (when not None) intercepts the call while a graph is traced.
-grad_enabled = [True]
+# backward node when an input requires grad; ``trace_hook`` (when not None) intercepts the
+# call while a graph is traced.
 grad_hook = None
 trace_hook = None
+
+
+def needs_grad(inputs) -> bool:
+    """Whether an op over ``inputs`` must be recorded for autograd (grad mode on and some
+    tensor input requires grad)."""
+    if grad_hook is None or not grad_state.enabled:
+        return False
+    for x in inputs:
+        if isinstance(x, _TENSOR) and x._requires_grad:
+            return True
+    return False
 
 _GRAIN = _flags.GRAIN_SIZE
 _float16 = _dt.float16
@@ -113,8 +137,11 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
             elif s != shape:
                 shape = broadcast_shapes(*[y._a.shape for y in args if isinstance(y, _TENSOR)])
                 break
+    saved_self = None
     if inplace:
         out = args[0]
+        if grad_hook is not None and grad_state.enabled:
+            saved_self = _inplace_check(op, args)
     if out is not None:
         check_cast(result, out.dtype)
         if out._a.shape != shape:
@@ -131,9 +158,36 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
         a = _allocator.empty(shape, result.np)
         res = Tensor._make(a, a.reshape(-1), result)
         run_pointwise(op, args, a, compute, result)
-    if grad_hook is not None and grad_enabled[0] and op.vjp is not None:
-        grad_hook(op, args, res, None)
+    if grad_hook is not None and grad_state.enabled:
+        for x in args:
+            if isinstance(x, _TENSOR) and x._requires_grad:
+                grad_hook(op, args, res, None if saved_self is None else {"_self": saved_self})
+                break
     return res
+
+
+def check_inplace(t: Tensor) -> None:
+    """torch refuses in-place writes to a leaf that requires grad, or to a view of one, while
+    grad mode is on (optimizers write under ``no_grad``)."""
+    if not grad_state.enabled:
+        return
+    if t._requires_grad and t.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = t._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _inplace_check(op: registry.OpDef, args: tuple):
+    """torch's leaf check for in-place ops, and the old value of ``self`` where the op's vjp
+    reads it (it is overwritten by the kernel)."""
+    t = args[0]
+    check_inplace(t)
+    if op.saves is not None and "0" in op.saves and needs_grad(args):
+        return Tensor._make(t._a.copy(), None, t.dtype)
+    return None
 
 
 def bump_version(t: Tensor) -> None:
@@ -303,6 +357,9 @@ def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
 def record(op: registry.OpDef, inputs: tuple, out, kw: dict | None = None):
     """Non-pointwise ops (reductions, movement, extern) call this after their kernel ran, so
     autograd can attach a node holding ``op`` (its vjp), the inputs and the kwargs."""
-    if grad_hook is not None and grad_enabled[0] and op.vjp is not None:
-        grad_hook(op, inputs, out, kw)
+    if grad_hook is not None and grad_state.enabled:
+        for x in inputs:
+            if isinstance(x, _TENSOR) and x._requires_grad:
+                grad_hook(op, inputs, out, kw)
+                break
     return out

@@ -39,7 +39,11 @@ class OpDef:
     combine: Callable | None = None
     identity: Any = None
     impl: Callable | None = None  # extern ops: the CPU kernel entry
-    vjp: Callable | None = None   # (ctx, grad, *inputs, out) -> tuple of input grads
+    # Gradient rule ``vjp(node, grad) -> one grad (or None) per input``, written in jtorch ops;
+    # ``node.args``/``node.out``/``node.kw`` hold what ``saves`` names: input positions as
+    # digits, "o" for the output ("" saves nothing; None saves every input).
+    vjp: Callable | None = None
+    saves: str | None = None
     ref: Callable | None = None   # NumPy/Python reference used by the registry sweep
     decomposition: Callable | None = None
     # Domain hints for generated tests: e.g. (0.0, None) for log/sqrt.
@@ -97,6 +101,13 @@ def reduction(name: str, combine: Callable, identity, **kw) -> OpDef:
 
 def extern(name: str, impl: Callable | None = None, **kw) -> OpDef:
     return register(OpDef(name, "extern", impl=impl, **kw))
+
+
+def defvjp(op: OpDef, vjp: Callable, saves: str | None = None, name: str | None = None) -> None:
+    """Attach a gradient rule to ``op`` (``name``: torch's grad_fn name, e.g. "MulBackward0")."""
+    op.vjp, op.saves = vjp, saves
+    if name is not None:
+        op.extra["grad_name"] = name
 
 
 _jitted: dict[tuple, Callable] = {}

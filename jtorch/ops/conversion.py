@@ -29,9 +29,7 @@ def cast(t: Tensor, d: _dt.dtype) -> Tensor:
     else:
         dispatch.run_pointwise(_COPY, (src,), out._a, _dt.promote_types(src.dtype, d)
                                if src.dtype.category == d.category else d)
-    if dispatch.grad_hook is not None and dispatch.grad_enabled[0] and t._requires_grad:
-        dispatch.grad_hook(_COPY, (t,), out, {"dtype": d})
-    return out
+    return dispatch.record(_COPY, (t,), out, {"dtype": d})
 
 
 @tensor_method()
@@ -67,9 +65,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage; a dense input's strides are preserved, as in torch."""
     out = like(input, input.dtype, memory_format)
     dispatch.run_pointwise(_COPY, (input,), out._a, input.dtype)
-    if dispatch.grad_hook is not None and dispatch.grad_enabled[0] and input._requires_grad:
-        dispatch.grad_hook(_COPY, (input,), out, None)
-    return out
+    return dispatch.record(_COPY, (input,), out)
 
 
 @tensor_method()

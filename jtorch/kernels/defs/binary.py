@@ -230,3 +230,129 @@ def _ipow(x, y):
         b = b * b
         e >>= 1
     return r
+
+
+# -- gradient rules: vjp(node, grad) in jtorch ops (so they are differentiable themselves) ----
+# Inputs may be Python scalars (no gradient); the node reduces broadcast gradients back to
+# each input's shape and casts them to its dtype.
+
+import jtorch as J  # noqa: E402  (the rules run after the package is imported)
+
+from ..registry import defvjp  # noqa: E402
+
+
+def _zeros2(c, g):
+    return tuple(J.zeros_like(g) if n else None for n in c.needs)
+
+
+def _mul_vjp(c, g):
+    x, y = c.args
+    n = c.needs
+    return (g * y if n[0] else None, g * x if n[1] else None)
+
+
+def _div_vjp(c, g):
+    _, y = c.args
+    n = c.needs
+    return (g / y if n[0] else None, -g * c.out / y if n[1] else None)
+
+
+def _pow_vjp(c, g):
+    x, y = c.args
+    n = c.needs
+    gx = gy = None
+    if n[0]:
+        gx = J.where(y == 0, 0.0, g * y * J.pow(x, y - 1)) if isinstance(y, J.Tensor) else (
+            g * 0 if y == 0 else g * y * J.pow(x, y - 1))
+    if n[1]:
+        gy = J.where((x == 0) & (y >= 0), 0.0, g * c.out * J.log(x))
+    return gx, gy
+
+
+def _atan2_vjp(c, g):
+    y, x = c.args
+    r = g / (x * x + y * y)
+    return (r * x, -r * y)
+
+
+def _copysign_vjp(c, g):
+    x, _ = c.args
+    return (J.where(x == 0, 0.0, g * (c.out / x)), None if not c.needs[1] else J.zeros_like(g))
+
+
+def _max_min_vjp(pick):
+    def vjp(c, g):
+        x, y = c.args
+        half = J.where(x == y, g / 2, g)
+        n = c.needs
+        return (J.where(pick(y, x), 0.0, half) if n[0] else None,
+                J.where(pick(x, y), 0.0, half) if n[1] else None)
+    return vjp
+
+
+def _fmax_fmin_vjp(pick):
+    def vjp(c, g):
+        x, y = c.args
+        take_x = pick(x, y) | J.isnan(y)
+        return (J.where(take_x, g, 0.0), J.where(take_x, 0.0, g))
+    return vjp
+
+
+def _clamp_vjp(c, g):
+    x, lo, hi = c.args
+    inside = None
+    if lo is not None:
+        inside = x >= lo
+    if hi is not None:
+        inside = x <= hi if inside is None else inside & (x <= hi)
+    gx = g if inside is None else J.where(inside, g, 0.0)
+    glo = J.where(x < lo, g, 0.0) if c.needs[1] else None
+    ghi = J.where(x > hi, g, 0.0) if c.needs[2] else None
+    if glo is not None and hi is not None:
+        glo = J.where(x > hi, 0.0, glo)  # hi wins where lo > hi
+    return gx, glo, ghi
+
+
+def _lerp_vjp(c, g):
+    s, e, w = c.args
+    n = c.needs
+    return (g * (1 - w) if n[0] else None, g * w if n[1] else None,
+            g * (e - s) if n[2] else None)
+
+
+def _where_vjp(c, g):
+    cond = c.args[2]
+    n = c.needs
+    return (J.where(cond, g, 0.0) if n[0] else None, J.where(cond, 0.0, g) if n[1] else None, None)
+
+
+for _op, _rule, _saves in [
+    (add_op, lambda c, g: (g, g), ""),
+    (sub_op, lambda c, g: (g, -g if c.needs[1] else None), ""),
+    (mul_op, _mul_vjp, "01"),
+    (div_op, _div_vjp, "1o"),
+    (div_trunc_op, _zeros2, ""),
+    (floor_divide_op, _zeros2, ""),
+    (remainder_op, lambda c, g: (g, -g * J.floor_divide(c.args[0], c.args[1])
+                                 if c.needs[1] else None), "01"),
+    (fmod_op, lambda c, g: (g, -g * J.div(c.args[0], c.args[1], rounding_mode="trunc")
+                            if c.needs[1] else None), "01"),
+    (pow_op, _pow_vjp, "01o"),
+    (atan2_op, _atan2_vjp, "01"),
+    (hypot_op, lambda c, g: (g * c.args[0] / c.out, g * c.args[1] / c.out), "01o"),
+    (copysign_op, _copysign_vjp, "0o"),
+    (maximum_op, _max_min_vjp(lambda a, b: a > b), "01"),
+    (minimum_op, _max_min_vjp(lambda a, b: a < b), "01"),
+    (fmax_op, _fmax_fmin_vjp(lambda a, b: a >= b), "01"),
+    (fmin_op, _fmax_fmin_vjp(lambda a, b: a <= b), "01"),
+    (clamp_min_op, lambda c, g: (J.where(c.args[0] >= c.args[1], g, 0.0),
+                                 J.where(c.args[0] < c.args[1], g, 0.0) if c.needs[1] else None),
+     "01"),
+    (clamp_max_op, lambda c, g: (J.where(c.args[0] <= c.args[1], g, 0.0),
+                                 J.where(c.args[0] > c.args[1], g, 0.0) if c.needs[1] else None),
+     "01"),
+    (clamp_op, _clamp_vjp, "012"),
+    (lerp_op, _lerp_vjp, "012"),
+    (where_op, _where_vjp, "2"),
+]:
+    defvjp(_op, _rule, _saves)

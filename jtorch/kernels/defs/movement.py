@@ -49,3 +49,27 @@ masked_scatter_op = extern("masked_scatter")  # (input, mask, source)
 masked_select_op = extern("masked_select")    # (input, mask)
 take_op = extern("take")                 # (input, index)
 nonzero_op = extern("nonzero", differentiable=False)
+
+
+# -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
+
+from ..registry import defvjp  # noqa: E402
+
+
+def _permute_vjp(c, g):
+    dims = c.kw["dims"]
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return (g.permute(inv),)
+
+
+def _expand_vjp(c, g):
+    from ...autograd.node import sum_to
+
+    return (sum_to(g, c._meta[0][0]),)
+
+
+defvjp(view_op, lambda c, g: (g.reshape(c._meta[0][0]),), "")
+defvjp(permute_op, _permute_vjp, "")
+defvjp(expand_op, _expand_vjp, "")

@@ -168,3 +168,36 @@ nanmedian_op = extern("nanmedian")
 mode_op = extern("mode")
 unique_op = extern("unique", differentiable=False)
 unique_consecutive_op = extern("unique_consecutive", differentiable=False)
+
+
+# -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
+
+import jtorch as J  # noqa: E402  (the rules run after the package is imported)
+
+from ..registry import defvjp  # noqa: E402
+
+
+def unreduce(g, shape: tuple, dims: tuple, keepdim: bool):
+    """A reduction's gradient broadcast back over the reduced ``dims`` of ``shape``."""
+    if not keepdim and len(shape):
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+def _sum_vjp(c, g):
+    shape = c._meta[0][0]
+    return (unreduce(g, shape, c.kw["dim"], c.kw["keepdim"]),)
+
+
+def _mean_vjp(c, g):
+    shape = c._meta[0][0]
+    dims = c.kw["dim"]
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return (unreduce(g / n, shape, dims, c.kw["keepdim"]),)
+
+
+defvjp(sum_op, _sum_vjp, "", name="SumBackward0")
+defvjp(mean_op, _mean_vjp, "", name="MeanBackward0")

@@ -142,3 +142,123 @@ def _erfinv(y):
     for _ in range(2):
         x -= (math.erf(x) - y) / (1.1283791670955126 * math.exp(-x * x))
     return x
+
+
+# -- gradient rules: vjp(node, grad) in jtorch ops (so they are differentiable themselves) ----
+# ``saves`` names what a rule reads: input positions, "o" for the output.
+
+import jtorch as J  # noqa: E402  (the rules run after the package is imported)
+
+from ..registry import defvjp  # noqa: E402
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def _x(c):
+    return c.args[0]
+
+
+def _zero_grad(c, g):
+    return (J.zeros_like(g),)
+
+
+def _gelu_tanh_vjp(c, g):
+    x = _x(c)
+    x_sq = x * x
+    t = J.tanh(_SQRT_2_PI * (x + 0.044715 * x_sq * x))
+    left = 0.5 * x
+    dright = (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x_sq)
+    return (g * (0.5 * (1 + t) + left * dright),)
+
+
+def _mish_vjp(c, g):
+    x = _x(c)
+    t = J.tanh(J.nn.functional.softplus(x))
+    return (g * (t + x * J.sigmoid(x) * (1 - t * t)),)
+
+
+def _elu_vjp(c, g):
+    x, alpha, scale, iscale = c.args
+    return (J.where(x > 0, g * scale, g * (iscale * (c.out + alpha * scale))),)
+
+
+def _softplus_vjp(c, g):
+    x, beta, threshold = c.args
+    z = x * beta
+    return (J.where(z > threshold, g, g * J.sigmoid(z)),)
+
+
+def _hardswish_vjp(c, g):
+    x = _x(c)
+    return (J.where(x < -3, 0.0, J.where(x <= 3, g * (x / 3 + 0.5), g)),)
+
+
+def _logit_eps_vjp(c, g):
+    x, lo, hi = c.args
+    return (J.where((x < lo) | (x > hi), 0.0, g / (x * (1 - x))),)
+
+
+for _op, _rule, _saves in [
+    (neg_op, lambda c, g: (-g,), ""),
+    (abs_op, lambda c, g: (g * J.sign(_x(c)),), "0"),
+    (sign_op, _zero_grad, ""),
+    (sgn_op, _zero_grad, ""),
+    (square_op, lambda c, g: (g * _x(c) * 2,), "0"),
+    (sqrt_op, lambda c, g: (g / (2 * c.out),), "o"),
+    (rsqrt_op, lambda c, g: (-0.5 * g * c.out ** 3,), "o"),
+    (reciprocal_op, lambda c, g: (-g * c.out * c.out,), "o"),
+    (exp_op, lambda c, g: (g * c.out,), "o"),
+    (exp2_op, lambda c, g: (g * c.out * _LN2,), "o"),
+    (expm1_op, lambda c, g: (g * (c.out + 1),), "o"),
+    (log_op, lambda c, g: (g / _x(c),), "0"),
+    (log2_op, lambda c, g: (g / (_x(c) * _LN2),), "0"),
+    (log10_op, lambda c, g: (g / (_x(c) * _LN10),), "0"),
+    (log1p_op, lambda c, g: (g / (_x(c) + 1),), "0"),
+    (sin_op, lambda c, g: (g * J.cos(_x(c)),), "0"),
+    (cos_op, lambda c, g: (-g * J.sin(_x(c)),), "0"),
+    (tan_op, lambda c, g: (g * (1 + c.out * c.out),), "o"),
+    (asin_op, lambda c, g: (g * J.rsqrt(1 - _x(c) * _x(c)),), "0"),
+    (acos_op, lambda c, g: (-g * J.rsqrt(1 - _x(c) * _x(c)),), "0"),
+    (atan_op, lambda c, g: (g / (1 + _x(c) * _x(c)),), "0"),
+    (sinh_op, lambda c, g: (g * J.cosh(_x(c)),), "0"),
+    (cosh_op, lambda c, g: (g * J.sinh(_x(c)),), "0"),
+    (tanh_op, lambda c, g: (g * (1 - c.out * c.out),), "o"),
+    (asinh_op, lambda c, g: (g * J.rsqrt(_x(c) * _x(c) + 1),), "0"),
+    (acosh_op, lambda c, g: (g * J.rsqrt(_x(c) * _x(c) - 1),), "0"),
+    (atanh_op, lambda c, g: (g / (1 - _x(c) * _x(c)),), "0"),
+    (sigmoid_op, lambda c, g: (g * c.out * (1 - c.out),), "o"),
+    (erf_op, lambda c, g: (g * _2_SQRTPI * J.exp(-_x(c) * _x(c)),), "0"),
+    (erfc_op, lambda c, g: (-g * _2_SQRTPI * J.exp(-_x(c) * _x(c)),), "0"),
+    (erfinv_op, lambda c, g: (g * (0.5 * math.sqrt(math.pi)) * J.exp(c.out * c.out),), "o"),
+    (floor_op, _zero_grad, ""),
+    (ceil_op, _zero_grad, ""),
+    (trunc_op, _zero_grad, ""),
+    (round_op, _zero_grad, ""),
+    (frac_op, lambda c, g: (g,), ""),
+    (relu_op, lambda c, g: (J.where(c.out <= 0, 0.0, g),), "o"),
+    (silu_op, lambda c, g: (g * _silu_grad(_x(c)),), "0"),
+    (mish_op, _mish_vjp, "0"),
+    (gelu_op, lambda c, g: (g * (0.5 * (1 + J.erf(_x(c) * 0.7071067811865476))
+                                 + _x(c) * _INV_SQRT2PI * J.exp(-0.5 * _x(c) * _x(c))),), "0"),
+    (gelu_tanh_op, _gelu_tanh_vjp, "0"),
+    (leaky_relu_op, lambda c, g: (J.where(_x(c) > 0, g, g * c.args[1]), None), "0"),
+    (hardtanh_op, lambda c, g: (J.where((_x(c) <= c.args[1]) | (_x(c) >= c.args[2]), 0.0, g),),
+     "0"),
+    (hardsigmoid_op, lambda c, g: (J.where((_x(c) > -3) & (_x(c) < 3), g / 6, 0.0),), "0"),
+    (hardswish_op, _hardswish_vjp, "0"),
+    (logsigmoid_op, lambda c, g: (g * J.sigmoid(-_x(c)),), "0"),
+    (elu_op, _elu_vjp, "0o"),
+    (softplus_op, _softplus_vjp, "0"),
+    (logit_op, lambda c, g: (g / (_x(c) * (1 - _x(c))),), "0"),
+    (logit_eps_op, _logit_eps_vjp, "0"),
+    (nan_to_num_op, lambda c, g: (g * J.isfinite(_x(c)),), "0"),
+]:
+    defvjp(_op, _rule, _saves)
+
+
+def _silu_grad(x):
+    s = J.sigmoid(x)
+    return s * (1 + x * (1 - s))

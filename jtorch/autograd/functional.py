@@ -1,0 +1,1 @@
+"""``autograd.functional``: jacobian, hessian, vjp, jvp, hvp, vhp (filled in below)."""

@@ -1,0 +1,353 @@
+"""Backward nodes (torch's ``grad_fn``): what the forward pass records for the engine.
+
+``record`` is the hook ``dispatch`` calls after an op whose inputs require grad: it makes one
+node holding the OpDef (whose ``vjp`` is the gradient rule), the values the rule reads (as
+``OpDef.saves`` names them, with their version counters), the inputs' shapes and dtypes, and
+one edge per input to the node that produced it. Nodes are named as torch names them
+(``MulBackward0``) so that printed tensors and ``type(t.grad_fn).__name__`` match.
+"""
+
+from __future__ import annotations
+
+import traceback
+import weakref
+
+from .. import dispatch
+from ..tensor import Tensor
+from . import graph as _graph
+
+_TENSOR = Tensor
+_FREED = object()
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+
+
+class anomaly:
+    """Anomaly-mode switches, read at record time (trace) and in the engine (nan check)."""
+
+    enabled = False
+    check_nan = True
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook out again."""
+
+    def __init__(self, hooks: list, hook) -> None:
+        self._ref = (hooks, hook)
+
+    def remove(self) -> None:
+        hooks, hook = self._ref
+        for i, h in enumerate(hooks):
+            if h is hook:
+                del hooks[i]
+                break
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _describe(t: Tensor) -> str:
+    return f"[torch.{t.dtype._legacy} [{', '.join(str(n) for n in t._a.shape)}]]"
+
+
+class SavedTensor:
+    """A tensor a gradient rule reads, with the version it had when saved.
+
+    Outputs of the node itself are kept as detached data (no reference cycle node -> output ->
+    node) and rebuilt with their ``grad_fn`` on unpack, so that ``create_graph`` sees them in
+    the graph."""
+
+    __slots__ = ("data", "version", "nr", "packed", "unpack")
+
+    def __init__(self, t: Tensor, nr: int = -1) -> None:
+        self.nr = nr
+        self.version = t._vc.value
+        hooks = _graph.saved_hooks()
+        if hooks is not None:
+            pack, self.unpack = hooks
+            self.packed = pack(t)
+            self.data = None
+            return
+        self.packed = self.unpack = None
+        self.data = t.detach() if nr >= 0 else t
+
+    def get(self, node: Node) -> Tensor:
+        if self.unpack is not None:
+            return self.unpack(self.packed)
+        t = self.data
+        if t._vc.value != self.version:
+            self._raise_modified(node, t)
+        if self.nr >= 0 and dispatch.grad_state.enabled:
+            t = Tensor._make(t._a, t._st, t.dtype, vc=t._vc)
+            t.grad_fn, t._output_nr, t._requires_grad = node, self.nr, True
+        return t
+
+    def _raise_modified(self, node: Node, t: Tensor):
+        if self.nr >= 0:
+            what = f"{_describe(t)}, which is output {self.nr} of {node.name()},"
+        elif t.grad_fn is not None:
+            what = f"{_describe(t)}, which is output {t._output_nr} of {t.grad_fn.name()},"
+        else:
+            what = _describe(t)
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {what} is at version {t._vc.value}; expected version "
+            f"{self.version} instead. Hint: enable anomaly detection to find the operation that "
+            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+        )
+
+
+class Node:
+    """A backward function. ``next_functions`` lists, per tensor input, the node its gradient
+    flows to and which of that node's outputs it is."""
+
+    __slots__ = ("_edges", "_pre_hooks", "_hooks", "_retain", "_trace", "_meta_dict",
+                 "__weakref__")
+
+    def __init__(self) -> None:
+        self._edges = ()
+        self._pre_hooks = None  # {output index (-1: the node's own prehooks): [hooks]}
+        self._hooks = None      # [fn(grad_inputs, grad_outputs)]
+        self._retain = None     # {output index: weakref to a non-leaf that retains its grad}
+        self._trace = None
+        self._meta_dict = None
+
+    @property
+    def metadata(self) -> dict:
+        if self._meta_dict is None:
+            self._meta_dict = {}
+        return self._meta_dict
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((None, 0) if e is None else e for e, is_t in self._edges if is_t)
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new
+        grad_inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        return self._add_pre_hook(-1, fn)
+
+    def _add_pre_hook(self, nr: int, fn) -> RemovableHandle:
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def n_outputs(self) -> int:
+        return 1
+
+    def release(self) -> None:
+        """Drop saved values after a backward pass without ``retain_graph``."""
+
+    def apply(self, grads: list) -> list:
+        raise NotImplementedError
+
+
+class OpNode(Node):
+    """The node of one OpDef call. Gradient rules read ``args`` (saved inputs; Python scalars
+    as given), ``out`` (saved output(s)), ``kw`` and ``needs`` (which inputs want a grad)."""
+
+    __slots__ = ("op", "kw", "needs", "_args", "_out", "_meta", "_out_meta", "_freed")
+
+    @property
+    def args(self) -> tuple:
+        a = self._args
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        return tuple(x.get(self) if type(x) is SavedTensor else x for x in a)
+
+    @property
+    def out(self):
+        o = self._out
+        if o is None:
+            if self._freed:
+                raise RuntimeError(_FREED_MSG)
+            raise RuntimeError(f"{self.name()}: the output was not saved for backward")
+        if type(o) is tuple:
+            return tuple(None if x is None else x.get(self) for x in o)
+        return o.get(self)
+
+    def n_outputs(self) -> int:
+        return len(self._out_meta)
+
+    def release(self) -> None:
+        saved = self._out is not None or any(type(x) is SavedTensor for x in self._args)
+        if saved:
+            self._freed = True
+            self._out = None
+            self._args = tuple(_FREED if type(x) is SavedTensor else x for x in self._args)
+
+    def apply(self, grads: list) -> list:
+        op = self.op
+        if op.vjp is None:
+            raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
+        if len(grads) == 1:
+            g = grads[0] if grads[0] is not None else _zeros(self._out_meta[0])
+        else:
+            g = tuple(x if x is not None or m is None else _zeros(m)
+                      for x, m in zip(grads, self._out_meta))
+        res = op.vjp(self, g)
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        out = []
+        for r, need, meta in zip(res, self.needs, self._meta):
+            if r is None or not need:
+                out.append(None)
+                continue
+            shape, dtype = meta
+            if r._a.shape != shape:
+                r = sum_to(r, shape)
+            if r.dtype is not dtype:
+                r = r.to(dtype)
+            out.append(r)
+        return out
+
+
+def _zeros(meta) -> Tensor:
+    shape, dtype = meta
+    return dispatch.empty_tensor(shape, dtype).zero_()
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Reduce a broadcast gradient back to ``shape`` (sum over the broadcast dims)."""
+    lead = g._a.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
+                                if n == 1 and g._a.shape[lead + i] != 1]
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead or g._a.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf: the engine adds what reaches it into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grads: list) -> list:  # the engine accumulates (it knows create_graph)
+        return []
+
+
+_classes: dict[str, type] = {}
+
+
+def node_class(name: str) -> type:
+    """The OpNode subclass named like torch's grad_fn (``ExpBackward0``)."""
+    cls = _classes.get(name)
+    if cls is None:
+        cls = _classes[name] = type(name, (OpNode,), {"__slots__": ()})
+    return cls
+
+
+def _grad_name(op) -> str:
+    name = op.extra.get("grad_name")
+    if name is None:
+        name = op.extra["grad_name"] = "".join(p.capitalize() for p in op.name.split("_")) + \
+            "Backward0"
+    return name
+
+
+def accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node; the leaf keeps only a weak reference to it (the graph
+    keeps it alive), so every graph built on the leaf shares one node while any is alive."""
+    ref = t.__dict__.get("_acc")
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t.__dict__["_acc"] = weakref.ref(acc)
+    return acc
+
+
+def edge_of(t: Tensor):
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (accumulator(t), 0)
+    return None
+
+
+def _is_diff(x) -> bool:
+    return isinstance(x, _TENSOR) and x.dtype.category >= 2
+
+
+def record(op, inputs: tuple, out, kw: dict | None) -> None:
+    """Attach a node for ``op`` to its differentiable outputs (dispatch calls this only when
+    grad mode is on and some input requires grad)."""
+    if not op.differentiable:
+        return
+    multi = isinstance(out, (tuple, list))
+    outs = tuple(out) if multi else (out,)
+    if not any(_is_diff(o) for o in outs):
+        return
+    inplace = not multi and len(inputs) > 0 and out is inputs[0]
+    if inplace and out._base is not None:
+        from .inplace import record_view_inplace
+
+        return record_view_inplace(op, inputs, out, kw)
+    node = make_node(op, inputs, outs, kw)
+    for i, o in enumerate(outs):
+        if _is_diff(o):
+            o.grad_fn, o._output_nr, o._requires_grad = node, i, True
+
+
+def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
+    node = node_class(_grad_name(op))()
+    node.op, node.kw, node._freed = op, kw, False
+    saves = op.saves
+    self_old = kw.get("_self") if kw else None
+    edges, needs, metas, args = [], [], [], []
+    for i, x in enumerate(inputs):
+        if isinstance(x, _TENSOR):
+            e = edge_of(x)
+            edges.append((e, True))
+            needs.append(e is not None)
+            metas.append((x._a.shape, x.dtype))
+            if saves is None or str(i) in saves:
+                if i == 0 and self_old is not None:
+                    x = self_old
+                args.append(SavedTensor(x))
+            else:
+                args.append(None)
+        else:
+            edges.append((None, False))
+            needs.append(False)
+            metas.append(None)
+            args.append(x)
+    node._edges, node.needs, node._meta, node._args = tuple(edges), tuple(needs), metas, tuple(args)
+    node._out_meta = tuple((o._a.shape, o.dtype) if _is_diff(o) else None for o in outs)
+    if saves and "o" in saves:
+        saved = tuple(SavedTensor(o, i) if _is_diff(o) else None for i, o in enumerate(outs))
+        node._out = saved if len(outs) > 1 else saved[0]
+    else:
+        node._out = None
+    if anomaly.enabled:
+        node._trace = traceback.format_stack()[:-3]
+    return node
