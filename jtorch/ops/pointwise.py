@@ -34,11 +34,7 @@ def _check_tensor(x, name: str) -> None:
                         f"{type(x).__name__}")
 
 
-def _check_inplace(t: Tensor) -> None:
-    if t._requires_grad and t.grad_fn is None and dispatch.grad_enabled[0]:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
+_check_inplace = dispatch.check_inplace
 
 
 def _unary(op: registry.OpDef, name: str, *aliases: str, method: bool = True):
