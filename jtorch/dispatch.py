@@ -138,11 +138,16 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                 shape = broadcast_shapes(*[y._a.shape for y in args if isinstance(y, _TENSOR)])
                 break
     saved_self = None
+    if out is not None and args and out is args[0]:
+        inplace = True  # x.op_(...) written as op(x, ..., out=x)
     if inplace:
         out = args[0]
         if grad_hook is not None and grad_state.enabled:
             saved_self = _inplace_check(op, args)
     if out is not None:
+        if saved_self is None and not inplace and needs_grad(args):
+            raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
         check_cast(result, out.dtype)
         if out._a.shape != shape:
             if inplace:

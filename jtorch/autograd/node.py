@@ -9,6 +9,7 @@ one edge per input to the node that produced it. Nodes are named as torch names 
 
 from __future__ import annotations
 
+import re
 import traceback
 import weakref
 
@@ -92,17 +93,23 @@ class SavedTensor:
 
     def _raise_modified(self, node: Node, t: Tensor):
         if self.nr >= 0:
-            what = f"{_describe(t)}, which is output {self.nr} of {node.name()},"
+            what = f"{_describe(t)}, which is output {self.nr} of {_short(node)},"
         elif t.grad_fn is not None:
-            what = f"{_describe(t)}, which is output {t._output_nr} of {t.grad_fn.name()},"
+            what = f"{_describe(t)}, which is output {t._output_nr} of {_short(t.grad_fn)},"
         else:
             what = _describe(t)
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {what} is at version {t._vc.value}; expected version "
             f"{self.version} instead. Hint: enable anomaly detection to find the operation that "
-            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            "check_nan=False)."
         )
+
+
+def _short(node) -> str:
+    """torch names the op in this message, not its node: ExpBackward0 -> Exp."""
+    return re.sub(r"Backwards?\d*$", "", node.name())
 
 
 class Node:

@@ -12,6 +12,8 @@ from ..device import to_device
 from ..tensor import Tensor
 from ._util import tensor_method
 from .creation import fill_array, like
+from ..kernels.defs.unary import copy_inplace_op as _copy_inplace
+from ..kernels.defs.unary import fill_op as _fill
 from .pointwise import _COPY, _check_inplace
 
 __all__ = ["clone"]
@@ -87,13 +89,17 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
             f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
             f"{list(broadcast_shapes(self._a.shape, src._a.shape))}"
         )
+    given = src
+    with_grad = dispatch.needs_grad((self, src))
+    if with_grad:
+        src = src.detach()  # the copy itself is recorded once, as copy_
     if src.dtype is not self.dtype:
         src = cast(src, self.dtype)
     if _overlaps(self, src):
         src = clone(src)
     dispatch.run_pointwise(_COPY, (src,), self._a, self.dtype)
     dispatch.bump_version(self)
-    return self
+    return dispatch.record(_copy_inplace, (self, given), self) if with_grad else self
 
 
 def _overlaps(a: Tensor, b: Tensor) -> bool:
@@ -103,19 +109,21 @@ def _overlaps(a: Tensor, b: Tensor) -> bool:
 @tensor_method()
 def fill_(self, value) -> Tensor:
     _check_inplace(self)
+    inputs = (self,)
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.dim()} dimensions."
             )
+        inputs = (self, value)
         value = value.item()
     if self._a.flags.c_contiguous:
         fill_array(self._a, value)
     else:
         dispatch.run_pointwise(_COPY, (value,), self._a, self.dtype)
     dispatch.bump_version(self)
-    return self
+    return dispatch.record(_fill, inputs, self)
 
 
 @tensor_method()

@@ -178,11 +178,18 @@ _export(round_)
 
 
 def copy_into(dst: Tensor, src: Tensor) -> Tensor:
-    """dst[...] = src through the identity kernel (broadcast, cast, version bump)."""
-    return _pw(_COPY, (src,), out=dst) if dst._a.shape == src._a.shape else _copy_bcast(dst, src)
+    """dst[...] = src through the identity kernel (broadcast, cast, version bump); autograd
+    sees ``dst.copy_(src)``."""
+    if dst._a.shape == src._a.shape:
+        dispatch.check_cast(src.dtype, dst.dtype)
+        dispatch.run_pointwise(_COPY, (src,), dst._a, dst.dtype)
+        dispatch.bump_version(dst)
+    else:
+        _copy_bcast(dst, src)
+    return dispatch.record(U.copy_inplace_op, (dst, src), dst)
 
 
-_COPY = registry.unary("copy", lambda x: x, complex_scalar=lambda x: x)
+_COPY = U.copy_op
 
 
 def _copy_bcast(dst: Tensor, src) -> Tensor:

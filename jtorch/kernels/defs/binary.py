@@ -265,6 +265,9 @@ def _pow_vjp(c, g):
         gx = J.where(y == 0, 0.0, g * y * J.pow(x, y - 1)) if isinstance(y, J.Tensor) else (
             g * 0 if y == 0 else g * y * J.pow(x, y - 1))
     if n[1]:
+        if not isinstance(x, J.Tensor):  # scalar base: d/dy x**y = x**y * log(x)
+            return gx, g * c.out * math.log(x) if x > 0 else J.where(y >= 0, 0.0, g * c.out *
+                                                                     math.log(x) if x else g * c.out * -math.inf)
         gy = J.where((x == 0) & (y >= 0), 0.0, g * c.out * J.log(x))
     return gx, gy
 

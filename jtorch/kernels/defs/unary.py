@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit
 
 from .. import fastmath as fm
-from ..registry import ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, unary
+from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS,
+                        extern, unary)
 
 _REAL_NOBOOL = frozenset({1, 2})
 _FLOAT = frozenset({2})
@@ -112,6 +113,12 @@ logit_eps_op = unary("logit_eps", lambda x, lo, hi: _logit_clamped(x, lo, hi), r
                      nparams=2, kernel_name="logit_cpu")
 nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
     posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
+
+# The identity (clone, dtype casts, copy_ and out= copies run its kernel); copy_ and fill_ are
+# in-place writes that autograd sees as ops of their own (their gradient rules are below).
+copy_op = unary("copy", lambda x: x, complex_scalar=lambda x: x)
+copy_inplace_op = extern("copy_")   # (self, src): self[...] = src, broadcast and cast
+fill_op = extern("fill_")           # (self[, value 0-d tensor])
 
 
 @njit(inline="always")
@@ -255,8 +262,15 @@ for _op, _rule, _saves in [
     (logit_op, lambda c, g: (g / (_x(c) * (1 - _x(c))),), "0"),
     (logit_eps_op, _logit_eps_vjp, "0"),
     (nan_to_num_op, lambda c, g: (g * J.isfinite(_x(c)),), "0"),
+    (copy_op, lambda c, g: (g,), ""),
+    # the old value of self is overwritten: a zero gradient flows to it (as in torch)
+    (copy_inplace_op, lambda c, g: (J.zeros_like(g), g), ""),
+    (fill_op, lambda c, g: (J.zeros_like(g), g.sum()), ""),
 ]:
     defvjp(_op, _rule, _saves)
+copy_op.extra["grad_name"] = "CloneBackward0"
+copy_inplace_op.extra["grad_name"] = "CopyBackwards"
+fill_op.extra["grad_name"] = "FillBackward0"
 
 
 def _silu_grad(x):
