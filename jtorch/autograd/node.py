@@ -209,7 +209,7 @@ class OpNode(Node):
     def apply(self, grads: list) -> list:
         op = self.op
         if op.vjp is None:
-            raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
+            raise RuntimeError(f"derivative for aten::{op.name} is not implemented")
         if len(grads) == 1:
             g = grads[0] if grads[0] is not None else _zeros(self._out_meta[0])
         else:

@@ -309,10 +309,12 @@ def _clamp_vjp(c, g):
     if hi is not None:
         inside = x <= hi if inside is None else inside & (x <= hi)
     gx = g if inside is None else J.where(inside, g, 0.0)
-    glo = J.where(x < lo, g, 0.0) if c.needs[1] else None
-    ghi = J.where(x > hi, g, 0.0) if c.needs[2] else None
-    if glo is not None and hi is not None:
-        glo = J.where(x > hi, 0.0, glo)  # hi wins where lo > hi
+    # where lo > hi the result is hi: the gradient goes to hi (torch's clamp_backward_min_max)
+    glo = ghi = None
+    if c.needs[1]:
+        glo = J.where((x < lo) if hi is None else (x < lo) & (lo < hi), g, 0.0)
+    if c.needs[2]:
+        ghi = J.where((x > hi) if lo is None else (x > hi) | (hi < lo), g, 0.0)
     return gx, glo, ghi
 
 
@@ -335,7 +337,6 @@ for _op, _rule, _saves in [
     (mul_op, _mul_vjp, "01"),
     (div_op, _div_vjp, "1o"),
     (div_trunc_op, _zeros2, ""),
-    (floor_divide_op, _zeros2, ""),
     (remainder_op, lambda c, g: (g, -g * J.floor_divide(c.args[0], c.args[1])
                                  if c.needs[1] else None), "01"),
     (fmod_op, lambda c, g: (g, -g * J.div(c.args[0], c.args[1], rounding_mode="trunc")
