@@ -325,6 +325,7 @@ def pow(input, exponent, *, out=None):
         if exponent == 0 or exponent == 1:
             res = dispatch.empty_tensor(input._a.shape, d)
             dispatch.run_pointwise(_COPY, (input if exponent == 1 else 1,), res._a, d)
+            dispatch.record(B.pow_op, (input, exponent), res)
             return res if out is None else copy_into(out, res)
         if d is input.dtype and exponent == 2:
             return _pw(U.square_op, (input,), out)

@@ -568,3 +568,21 @@ def test_anomaly_reports_forward_trace():
             y.sum().backward()
     finally:
         jtorch.autograd.set_detect_anomaly(False)
+
+
+# -- no op drops the graph ------------------------------------------------------------------
+
+def test_special_cased_ops_keep_the_graph():
+    def f(m):
+        x = _t(m, [0.5, 1.5, -2.0])
+        F = m.nn.functional
+        parts = [x ** 0, x ** 1, x ** 2, x.abs() ** 0.5, x.abs() ** -0.5, 2 ** x,
+                 m.add(x, x, alpha=2), m.sub(x, x * x, alpha=0.5), 1 - x, x.float().double(),
+                 F.relu(x), F.gelu(x), F.silu(x), F.elu(x), F.selu(x), F.celu(x), F.relu6(x),
+                 F.leaky_relu(x), F.hardtanh(x), F.softplus(x), F.mish(x), F.logsigmoid(x),
+                 F.hardswish(x), m.lerp(x, x * 2, 0.3), m.nan_to_num(x), x.clamp(min=0)]
+        for p in parts:
+            assert p.requires_grad
+        sum(p.sum() * (i + 1) for i, p in enumerate(parts)).backward()
+        return x.grad
+    assert_same(f, rtol=1e-6)
