@@ -273,11 +273,15 @@ def node_class(name: str) -> type:
     return cls
 
 
-def _grad_name(op) -> str:
+def _grad_name(op, inputs: tuple, kw) -> str:
+    """torch's node name: ``op.extra["grad_name"]`` (a string, or a function of the inputs and
+    kwargs where torch's name depends on the overload), else CamelCase(op) + "Backward0"."""
     name = op.extra.get("grad_name")
     if name is None:
         name = op.extra["grad_name"] = "".join(p.capitalize() for p in op.name.split("_")) + \
             "Backward0"
+    elif not isinstance(name, str):
+        name = name(inputs, kw)
     return name
 
 
@@ -326,7 +330,7 @@ def record(op, inputs: tuple, out, kw: dict | None) -> None:
 
 
 def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
-    node = node_class(_grad_name(op))()
+    node = node_class(_grad_name(op, inputs, kw))()
     node.op, node.kw, node._freed = op, kw, False
     saves = op.saves
     self_old = kw.get("_self") if kw else None

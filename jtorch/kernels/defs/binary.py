@@ -360,3 +360,19 @@ for _op, _rule, _saves in [
     (where_op, _where_vjp, "2"),
 ]:
     defvjp(_op, _rule, _saves)
+
+
+def _is_t(x) -> bool:
+    return isinstance(x, J.Tensor)
+
+
+# torch's node names where they depend on the overload (scalar or tensor operands)
+sub_op.extra["grad_name"] = lambda a, kw: "SubBackward0" if _is_t(a[0]) else "RsubBackward1"
+div_op.extra["grad_name"] = lambda a, kw: "DivBackward0" if _is_t(a[0]) else "MulBackward0"
+pow_op.extra["grad_name"] = lambda a, kw: ("PowBackward2" if not _is_t(a[0]) else
+                                           "PowBackward1" if _is_t(a[1]) else "PowBackward0")
+clamp_op.extra["grad_name"] = lambda a, kw: ("ClampBackward0" if _is_t(a[1]) or _is_t(a[2])
+                                             else "ClampBackward1")
+for _op in (clamp_min_op, clamp_max_op):
+    _op.extra["grad_name"] = lambda a, kw: "ClampBackward0" if _is_t(a[1]) else "ClampBackward1"
+lerp_op.extra["grad_name"] = lambda a, kw: "LerpBackward1" if _is_t(a[2]) else "LerpBackward0"

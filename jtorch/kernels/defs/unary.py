@@ -268,7 +268,10 @@ for _op, _rule, _saves in [
     (fill_op, lambda c, g: (J.zeros_like(g), g.sum()), ""),
 ]:
     defvjp(_op, _rule, _saves)
-copy_op.extra["grad_name"] = "CloneBackward0"
+copy_op.extra["grad_name"] = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
+square_op.extra["grad_name"] = "PowBackward0"
+logsigmoid_op.extra["grad_name"] = "LogSigmoidBackward0"
+gelu_tanh_op.extra["grad_name"] = "GeluBackward0"
 copy_inplace_op.extra["grad_name"] = "CopyBackwards"
 fill_op.extra["grad_name"] = "FillBackward0"
 
