@@ -586,3 +586,62 @@ def test_special_cased_ops_keep_the_graph():
         sum(p.sum() * (i + 1) for i, p in enumerate(parts)).backward()
         return x.grad
     assert_same(f, rtol=1e-6)
+
+
+# -- memory: graphs and saved tensors are freed ---------------------------------------------
+
+def test_graph_is_freed_without_cycles():
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        x = _t(jtorch, [1.0, 2.0])
+        h = x.exp()
+        z = (h.sin() * h).sum()
+        refs = [weakref.ref(h), weakref.ref(z.grad_fn), weakref.ref(h.grad_fn)]
+        del h, z
+        assert all(r() is None for r in refs)  # plain reference counting frees the graph
+    finally:
+        gc.enable()
+
+
+def test_saved_tensors_are_released_after_backward():
+    import weakref
+
+    x = _t(jtorch, [1.0, 2.0])
+    h = x.exp()
+    z = h.sin().sum()
+    ref = weakref.ref(h)
+    del h
+    assert ref() is not None  # SinBackward0 saved it
+    z.backward()
+    assert ref() is None      # released by the backward pass
+    z2 = x.exp().sin().sum()
+    h_ref = weakref.ref(z2.grad_fn.next_functions[0][0])
+    z2.backward(retain_graph=True)
+    z2.backward()
+    del z2
+    assert h_ref() is None
+
+
+def test_training_loop_does_not_grow():
+    import gc
+
+    w = _t(jtorch, [0.5, -0.5])
+    for _ in range(3):
+        loss = ((w * 3).tanh() ** 2).sum()
+        loss.backward()
+        with jtorch.no_grad():
+            w -= 0.1 * w.grad
+        w.grad = None
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(20):
+        loss = ((w * 3).tanh() ** 2).sum()
+        loss.backward()
+        with jtorch.no_grad():
+            w -= 0.1 * w.grad
+        w.grad = None
+    gc.collect()
+    assert len(gc.get_objects()) - before < 50
