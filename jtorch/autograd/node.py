@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from . import graph as _graph
 
 _TENSOR = Tensor
+_hook_state = _graph._state
 _FREED = object()
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -71,9 +72,8 @@ class SavedTensor:
     def __init__(self, t: Tensor, nr: int = -1) -> None:
         self.nr = nr
         self.version = t._vc.value
-        hooks = _graph.saved_hooks()
-        if hooks is not None:
-            pack, self.unpack = hooks
+        if _hook_state.stack:
+            pack, self.unpack = _hook_state.stack[-1]
             self.packed = pack(t)
             self.data = None
             return
@@ -314,30 +314,46 @@ def record(op, inputs: tuple, out, kw: dict | None) -> None:
     grad mode is on and some input requires grad)."""
     if not op.differentiable:
         return
-    multi = isinstance(out, (tuple, list))
-    outs = tuple(out) if multi else (out,)
-    if not any(_is_diff(o) for o in outs):
-        return
-    inplace = not multi and len(inputs) > 0 and out is inputs[0]
-    if inplace and out._base is not None:
-        from .inplace import record_view_inplace
+    if isinstance(out, (tuple, list)):
+        outs = tuple(out)
+        if not any(_is_diff(o) for o in outs):
+            return
+    else:
+        if out.dtype.category < 2:
+            return
+        if inputs and out is inputs[0] and out._base is not None:
+            from .inplace import record_view_inplace
 
-        return record_view_inplace(op, inputs, out, kw)
+            return record_view_inplace(op, inputs, out, kw)
+        outs = (out,)
     node = make_node(op, inputs, outs, kw)
     for i, o in enumerate(outs):
         if _is_diff(o):
             o.grad_fn, o._output_nr, o._requires_grad = node, i, True
 
 
+def _node_factory(op, inputs: tuple, kw) -> type:
+    cls = op.extra.get("_node_cls")
+    if cls is None:
+        name = _grad_name(op, inputs, kw)
+        cls = node_class(name)
+        if isinstance(op.extra["grad_name"], str):  # fixed name: cache the class on the op
+            op.extra["_node_cls"] = cls
+    return cls
+
+
 def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
-    node = node_class(_grad_name(op, inputs, kw))()
+    node = _node_factory(op, inputs, kw)()
     node.op, node.kw, node._freed = op, kw, False
     saves = op.saves
     self_old = kw.get("_self") if kw else None
     edges, needs, metas, args = [], [], [], []
-    for i, x in enumerate(inputs):
+    i = 0
+    for x in inputs:
         if isinstance(x, _TENSOR):
-            e = edge_of(x)
+            fn = x.grad_fn
+            e = (fn, x._output_nr) if fn is not None else (accumulator(x), 0) \
+                if x._requires_grad else None
             edges.append((e, True))
             needs.append(e is not None)
             metas.append((x._a.shape, x.dtype))
@@ -352,13 +368,16 @@ def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
             needs.append(False)
             metas.append(None)
             args.append(x)
+        i += 1
     node._edges, node.needs, node._meta, node._args = tuple(edges), tuple(needs), metas, tuple(args)
-    node._out_meta = tuple((o._a.shape, o.dtype) if _is_diff(o) else None for o in outs)
-    if saves and "o" in saves:
-        saved = tuple(SavedTensor(o, i) if _is_diff(o) else None for i, o in enumerate(outs))
-        node._out = saved if len(outs) > 1 else saved[0]
+    if len(outs) == 1:
+        o = outs[0]
+        node._out_meta = ((o._a.shape, o.dtype),)
+        node._out = SavedTensor(o, 0) if saves and "o" in saves else None
     else:
-        node._out = None
+        node._out_meta = tuple((o._a.shape, o.dtype) if _is_diff(o) else None for o in outs)
+        node._out = tuple(SavedTensor(o, i) if _is_diff(o) else None for i, o in
+                          enumerate(outs)) if saves and "o" in saves else None
     if anomaly.enabled:
         node._trace = traceback.format_stack()[:-3]
     return node
