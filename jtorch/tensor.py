@@ -24,7 +24,7 @@ class _Version:
 
 
 class Tensor:
-    __slots__ = ("_a", "_st", "dtype", "_requires_grad", "grad", "grad_fn", "_vc", "_base",
+    __slots__ = ("_a", "_st", "dtype", "_requires_grad", "_grad", "grad_fn", "_vc", "_base",
                  "_retains_grad", "_hooks", "_output_nr", "__weakref__", "__dict__")
 
     # -- construction -----------------------------------------------------------------------
@@ -42,7 +42,7 @@ class Tensor:
         t._st = (a.reshape(-1) if a.flags.c_contiguous else _span(a)) if st is None else st
         t.dtype = _dt._FROM_NP[a.dtype] if dtype is None else dtype
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t._base = base
         t._vc = vc if vc is not None else base._vc if base is not None else _Version()
@@ -165,6 +165,42 @@ class Tensor:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def grad(self):
+        """The gradient accumulated by backward (leaves, and non-leaves that retain_grad)."""
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self._retains_grad:
+            import warnings
+
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, g) -> None:
+        if g is not None:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(g).__name__}")
+            if g._a.shape != self._a.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(g._a.shape)}' to a tensor of size "
+                                   f"'{list(self._a.shape)}'. Please ensure that the gradient "
+                                   "and the tensor are the same size")
+            if g.dtype is not self.dtype:
+                from .dispatch import torch_name
+                from .kernels.defs.binary import _CPP_NAMES
+
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_NAMES[g.dtype.name]}' to "
+                    f"a tensor "
+                    f"with grad_dtype '{torch_name(self.dtype)}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype).")
+        self._grad = g
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def _version(self) -> int:
@@ -311,6 +347,14 @@ class Tensor:
     @property
     def mH(self) -> Tensor:
         return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
 
 
 def _dim_index(dim, ndim: int) -> int:

@@ -645,3 +645,23 @@ def test_training_loop_does_not_grow():
         w.grad = None
     gc.collect()
     assert len(gc.get_objects()) - before < 50
+
+
+def test_grad_attribute_checks_and_non_leaf_warning():
+    for m in MODS:
+        x = m.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' "
+                                               r"to a tensor of size '\[2\]'"):
+            x.grad = m.ones(3)
+        with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype "
+                                               "'double' to a tensor with grad_dtype 'Float'"):
+            x.grad = m.ones(2, dtype=m.float64)
+        with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but "
+                                            "got grad of type int"):
+            x.grad = 3
+        x.grad = m.ones(2)
+        del x.grad
+        assert x.grad is None
+        y = x * 2
+        with pytest.warns(UserWarning, match="The .grad attribute of a Tensor that is not a leaf"):
+            assert y.grad is None
