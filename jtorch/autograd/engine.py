@@ -78,10 +78,6 @@ def _retain(node, grads: list, create_graph: bool) -> None:
 
 def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set) -> None:
     t = acc.variable
-    for fn in list(t._hooks or ()):
-        r = fn(g)
-        if r is not None:
-            g = r
     if t.grad is None:
         if not create_graph:
             # the engine may hand one tensor (or views of it) to several leaves: own a copy
@@ -157,6 +153,11 @@ def run_backward(roots: list, grads: list, retain_graph: bool, create_graph: boo
                 continue
             if node._pre_hooks:
                 gs = _run_pre_hooks(node, gs)
+            if type(node) is AccumulateGrad and node.variable._hooks and gs[0] is not None:
+                for fn in list(node.variable._hooks):  # a leaf's tensor hooks
+                    r = fn(gs[0])
+                    if r is not None:
+                        gs[0] = r
             if node._retain:
                 _retain(node, gs, create_graph)
             if targets is not None:

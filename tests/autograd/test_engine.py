@@ -665,3 +665,13 @@ def test_grad_attribute_checks_and_non_leaf_warning():
         y = x * 2
         with pytest.warns(UserWarning, match="The .grad attribute of a Tensor that is not a leaf"):
             assert y.grad is None
+
+
+def test_tensor_hooks_apply_to_autograd_grad_results():
+    for m in MODS:
+        x = m.ones(2, requires_grad=True)
+        x.register_hook(lambda g: g * 10)
+        assert m.autograd.grad((x * 3).sum(), x)[0].tolist() == [30.0, 30.0]
+        y = x * 2
+        y.register_hook(lambda g: g * 100)
+        assert m.autograd.grad((y * 3).sum(), y)[0].tolist() == [300.0, 300.0]
