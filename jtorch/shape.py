@@ -20,38 +20,44 @@ class Size(tuple):
         return Size(r) if isinstance(i, slice) else r
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
+def broadcast_shapes(*shapes: Sequence[int]) -> Size:
+    """torch.broadcast_shapes: shapes are folded in order, each checked from its last dim, so
+    a mismatch names the shapes and dimension as torch's infer_size does."""
     if len(shapes) == 2:
         a, b = shapes
         if a == b:
-            return tuple(a)
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
+            return Size(a)
+    out: list = []
     for s in shapes:
-        off = ndim - len(s)
-        for i, n in enumerate(s):
-            o = out[off + i]
+        s = (s,) if isinstance(s, int) else s
+        if len(s) > len(out):
+            out = [1] * (len(s) - len(out)) + out
+        off = len(out) - len(s)
+        for i in range(len(s) - 1, -1, -1):
+            n, o = s[i], out[off + i]
             if n == o or n == 1:
                 continue
-            if o == 1:
-                out[off + i] = n
-                continue
-            raise RuntimeError(_broadcast_message(shapes, off + i - ndim))
-    return tuple(out)
-
-
-def _broadcast_message(shapes, neg_dim: int) -> str:
-    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
-    dim = len(max(shapes, key=len)) + neg_dim
-    sa = a[len(a) + neg_dim] if len(a) + neg_dim >= 0 else 1
-    sb = b[len(b) + neg_dim] if len(b) + neg_dim >= 0 else 1
-    return (
-        f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton "
-        f"dimension {dim}"
-    )
+            if o != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({o}) must match the size of tensor b ({n}) at "
+                    f"non-singleton dimension {off + i}")
+            out[off + i] = n
+    return Size(out)
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

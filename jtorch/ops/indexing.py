@@ -1019,7 +1019,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     _mask_check(mask, "masked_fill_", "cpp")
     v = _masked_value(value, "masked_fill_")
-    out = dispatch.empty_tensor(broadcast_shapes(input._a.shape, mask._a.shape), input.dtype)
+    out = dispatch.empty_tensor(broadcast_shapes(mask._a.shape, input._a.shape), input.dtype)
     dispatch.run_pointwise(B.where_op, (v, input, mask), out._a, input.dtype)
     return _record(M.masked_fill_op, (input, mask), out, {"value": value})
 
