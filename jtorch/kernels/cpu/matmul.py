@@ -1,0 +1,102 @@
+"""Matrix products.
+
+float32/float64/complex go through BLAS from inside Numba (``np.dot`` in ``njit`` binds to
+scipy's BLAS): one kernel call per op, the batch loop inside it, so Numba's thread pool never
+alternates with BLAS's. BLAS wants each matrix C- or F-contiguous: a batch whose matrices are
+transposed views is passed as its C-contiguous transpose plus a flag (``t``), and the kernel
+multiplies by the ``.T`` view (an F-layout operand BLAS reads with its transpose flag).
+Integer dtypes use a compiled triple loop, parallel over output rows when it pays.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import prange
+
+from ... import _flags
+
+
+@numba.njit(cache=True, nogil=True)
+def gemm_nn(a, b, out):
+    for i in range(a.shape[0]):
+        np.dot(a[i], b[i], out[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def gemm_tn(a, b, out):
+    for i in range(a.shape[0]):
+        np.dot(a[i].T, b[i], out[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def gemm_nt(a, b, out):
+    for i in range(a.shape[0]):
+        np.dot(a[i], b[i].T, out[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def gemm_tt(a, b, out):
+    for i in range(a.shape[0]):
+        np.dot(a[i].T, b[i].T, out[i])
+
+
+_GEMM = {(False, False): gemm_nn, (True, False): gemm_tn, (False, True): gemm_nt,
+         (True, True): gemm_tt}
+
+
+def _loop_body(a, b, out, r):
+    m_rows = a.shape[1]
+    i = r // m_rows
+    m = r - i * m_rows
+    for n in range(out.shape[2]):
+        out[i, m, n] = 0
+    for k in range(a.shape[2]):
+        av = a[i, m, k]
+        for n in range(out.shape[2]):
+            out[i, m, n] += av * b[i, k, n]
+
+
+_loop_row = numba.njit(cache=True, nogil=True, inline="always")(_loop_body)
+
+
+@numba.njit(cache=True, nogil=True)
+def gemm_loop(a, b, out):
+    for r in range(out.shape[0] * out.shape[1]):
+        _loop_row(a, b, out, r)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gemm_loop_par(a, b, out):
+    for r in prange(out.shape[0] * out.shape[1]):
+        _loop_row(a, b, out, r)
+
+
+def _as_blas(x: np.ndarray) -> tuple:
+    """(array whose matrices are C-contiguous, transposed?) for a 3-D operand."""
+    if x.flags.c_contiguous:
+        return x, False
+    xt = x.transpose(0, 2, 1)
+    if xt.flags.c_contiguous:
+        return xt, True
+    return np.ascontiguousarray(x), False
+
+
+_BLAS = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+         np.dtype(np.complex128)}
+
+
+def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = a[i] @ b[i] for 3-D arrays of one dtype; ``out`` is C-contiguous."""
+    if out.size == 0:
+        return
+    if a.shape[2] == 0:
+        out[...] = 0
+        return
+    if a.dtype in _BLAS:
+        a, ta = _as_blas(a)
+        b, tb = _as_blas(b)
+        _GEMM[ta, tb](a, b, out)
+        return
+    work = a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    (gemm_loop_par if work >= _flags.GRAIN_SIZE * 8 else gemm_loop)(a, b, out)

@@ -1,0 +1,35 @@
+"""Contractions: the matrix-product primitives every contraction lowers to.
+
+``mm`` (2-D) and ``bmm`` (3-D, batched) run ``kernels/cpu/matmul`` (BLAS inside Numba for
+floating and complex dtypes, a compiled loop for integers). matmul, mv, dot, addmm, einsum,
+tensordot... are compositions of these and of view ops (``ops/linalg.py``), so their
+gradients follow from the rules below and the view rules.
+"""
+
+from __future__ import annotations
+
+import jtorch as J
+
+from ..cpu import matmul as _mk
+from ..registry import defvjp, extern
+
+mm_op = extern("mm", impl=_mk.bmm_into)    # (mat1, mat2)
+bmm_op = extern("bmm", impl=_mk.bmm_into)  # (batch1, batch2)
+
+
+# -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
+
+def _mm_vjp(c, g):
+    a, b = c.args
+    n = c.needs
+    return (J.mm(g, b.mT) if n[0] else None, J.mm(a.mT, g) if n[1] else None)
+
+
+def _bmm_vjp(c, g):
+    a, b = c.args
+    n = c.needs
+    return (J.bmm(g, b.mT) if n[0] else None, J.bmm(a.mT, g) if n[1] else None)
+
+
+defvjp(mm_op, _mm_vjp, "01")
+defvjp(bmm_op, _bmm_vjp, "01")

@@ -1,0 +1,8 @@
+"""``jtorch.linalg``: torch.linalg's names over the contraction and norm ops."""
+
+from __future__ import annotations
+
+from .ops.linalg import matmul, multi_dot, vecdot  # noqa: F401
+from .ops.reduction import vector_norm  # noqa: F401
+
+__all__ = ["matmul", "multi_dot", "vecdot", "vector_norm"]

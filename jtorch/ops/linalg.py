@@ -1,0 +1,362 @@
+"""Matrix products and contractions: torch-named functions and Tensor methods.
+
+Everything lowers to the ``mm``/``bmm`` OpDefs (one BLAS-backed kernel call per op) plus
+view ops, so autograd needs no rules beyond theirs. ``matmul`` follows torch's cases: a
+batched operand against a matrix is folded into one ``mm`` (batch rows stacked), broadcast
+batches are expanded into one ``bmm``.
+
+>>> import jtorch as torch
+>>> torch.ones(2, 3) @ torch.ones(3)
+tensor([3., 3.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _allocator, dispatch
+from .. import dtypes as _dt
+from ..kernels.defs import linalg as L
+from ..shape import broadcast_shapes
+from ..tensor import Tensor
+from ._util import tensor_method
+
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "dot", "ger",
+           "inner", "matmul", "mm", "mv", "outer", "vdot"]
+
+_float16 = _dt.float16
+
+
+def _cpp(d: _dt.dtype) -> str:
+    from ..kernels.defs.binary import _CPP_NAMES
+
+    return _CPP_NAMES[d.name]
+
+
+def _check_tensor(x, name: str, pos: int = 1, arg: str = "input") -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _same_dtype(a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp(a.dtype)} "
+                           f"!= {_cpp(b.dtype)}")
+
+
+def _kernel_dtype(d: _dt.dtype, name: str) -> None:
+    if d is _dt.bool:
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+
+
+def _product(op, a: Tensor, b: Tensor, out_shape: tuple) -> Tensor:
+    """Run the mm/bmm kernel on 3-D views of ``a``/``b`` into a fresh tensor of ``out_shape``."""
+    a3, b3 = a._a, b._a
+    if a3.ndim == 2:
+        a3, b3 = a3[None], b3[None]
+    d = a.dtype
+    if d is _float16:  # no float16 BLAS: compute in float32, round once
+        res = np.empty((a3.shape[0], a3.shape[1], b3.shape[2]), np.float32)
+        op.impl(a3.astype(np.float32), b3.astype(np.float32), res)
+        r = _allocator.empty(out_shape, np.dtype(np.float16))
+        r[...] = res.reshape(out_shape)
+    else:
+        r = _allocator.empty((a3.shape[0], a3.shape[1], b3.shape[2]), d.np)
+        op.impl(a3, b3, r)
+        r = r.reshape(out_shape)
+    return dispatch.record(op, (a, b), Tensor._make(r, None, d))
+
+
+def _deliver(res: Tensor, out: Tensor | None) -> Tensor:
+    if out is None:
+        return res
+    from .pointwise import copy_into
+
+    if out._a.shape != res._a.shape:
+        dispatch.resize_out(out, res._a.shape)
+    return copy_into(out, res)
+
+
+@tensor_method()
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix product of two 2-D tensors (BLAS for float/complex)."""
+    _check_tensor(input, "mm")
+    _check_tensor(mat2, "mm", 2, "mat2")
+    if input.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    (m, k), (k2, n) = input._a.shape, mat2._a.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    _same_dtype(input, mat2)
+    _kernel_dtype(input.dtype, "addmm_impl_cpu_")
+    return _deliver(_product(L.mm_op, input, mat2, (m, n)), out)
+
+
+@tensor_method()
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Batched matrix product of two 3-D tensors with the same batch size."""
+    _check_tensor(input, "bmm")
+    _check_tensor(mat2, "bmm", 2, "mat2")
+    if input.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    (bs, m, k), (bs2, k2, n) = input._a.shape, mat2._a.shape
+    if (bs2, k2) != (bs, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{bs}, {k}] but got: [{bs2}, {k2}].")
+    _same_dtype(input, mat2)
+    _kernel_dtype(input.dtype, "bmm")
+    return _deliver(_product(L.bmm_op, input, mat2, (bs, m, n)), out)
+
+
+@tensor_method()
+def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix-vector product."""
+    _check_tensor(input, "mv")
+    _check_tensor(vec, "mv", 2, "vec")
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
+    m, k = input._a.shape
+    if vec._a.shape[0] != k:
+        raise RuntimeError(f"size mismatch, got input ({m}), mat ({m}x{k}), vec "
+                           f"({vec._a.shape[0]})")
+    _same_dtype(input, vec)
+    return _deliver(mm(input, vec.unsqueeze(1)).squeeze(1), out)
+
+
+@tensor_method()
+def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Inner product of two 1-D tensors (a 0-d result)."""
+    _check_tensor(input, "dot")
+    _check_tensor(tensor, "dot", 2, "tensor")
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D "
+                           "tensors")
+    n, n2 = input._a.shape[0], tensor._a.shape[0]
+    if n != n2:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{n2}] to "
+                           f"have the same number of elements, but got {n} and {n2} elements "
+                           "respectively")
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{dispatch.torch_name(input.dtype)} and "
+                           f"{dispatch.torch_name(tensor.dtype)}")
+    _kernel_dtype(input.dtype, "dot")
+    return _deliver(mm(input.unsqueeze(0), tensor.unsqueeze(1)).reshape(()), out)
+
+
+@tensor_method()
+def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """dot(conj(input), other)."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        input = input.conj()
+    return dot(input, other, out=out)
+
+
+@tensor_method()
+def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Sum over the last dims of both (a scalar operand multiplies)."""
+    if input.dim() == 0 or other.dim() == 0:
+        return _deliver(input * other, out)
+    if input._a.shape[-1] != other._a.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input._a.shape)} and {list(other._a.shape)}")
+    return _deliver(tensordot(input, other, ([input.dim() - 1], [other.dim() - 1])), out)
+
+
+@tensor_method("outer", "ger")
+def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Outer product of two 1-D tensors (a broadcast multiply, as in torch)."""
+    _check_tensor(input, "outer")
+    _check_tensor(vec2, "outer", 2, "vec2")
+    if input.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.dim()}-D"
+                           if input.dim() != 1 else
+                           f"outer: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return _deliver(input.unsqueeze(1) * vec2, out)
+
+
+ger = outer
+
+
+def _fold(x: Tensor) -> Tensor:
+    return x.reshape(-1, x._a.shape[-1])
+
+
+@tensor_method()
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """torch.matmul: dot, mv, mm, or a broadcast batched product, by the operands' ranks.
+
+    >>> jtorch.matmul(jtorch.ones(2, 4, 3), jtorch.ones(3, 5)).shape
+    torch.Size([2, 4, 5])
+    """
+    _check_tensor(input, "matmul")
+    _check_tensor(other, "matmul", 2, "other")
+    da, db = input.dim(), other.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(input, other, out=out)
+    if da == 2 and db == 1:
+        return mv(input, other, out=out)
+    if da == 1 and db == 2:
+        _same_dtype(input, other)
+        return _deliver(mm(input.unsqueeze(0), other).squeeze(0), out)
+    if da == 2 and db == 2:
+        return mm(input, other, out=out)
+    if da >= 3 and db <= 2:
+        # fold the batch into the rows: one mm
+        b2 = other.unsqueeze(1) if db == 1 else other
+        k = input._a.shape[-1]
+        if b2._a.shape[0] != k:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({int(np.prod(input._a.shape[:-1]))}x{k} and "
+                               f"{b2._a.shape[0]}x{b2._a.shape[1]})")
+        res = mm(_fold(input), b2).reshape(*input._a.shape[:-1], b2._a.shape[1])
+        return _deliver(res.squeeze(-1) if db == 1 else res, out)
+    if da <= 2 and db >= 3 and da == 2 and input._a.shape[-1] == other._a.shape[-2]:
+        # a @ B = (B^T @ a^T)^T: fold B's batch into the columns' rows
+        res = matmul(other.mT, input.mT).mT
+        return _deliver(res, out)
+    return _deliver(_batched(input, other), out)
+
+
+def _batched(a: Tensor, b: Tensor) -> Tensor:
+    a2 = a.unsqueeze(0) if a.dim() == 1 else a
+    b2 = b.unsqueeze(-1) if b.dim() == 1 else b
+    (m, k), (k2, n) = a2._a.shape[-2:], b2._a.shape[-2:]
+    if k != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{int(np.prod(b2._a.shape[:-2]))}, {k}] but got: "
+                           f"[{int(np.prod(b2._a.shape[:-2]))}, {k2}].")
+    _same_dtype(a, b)
+    batch = broadcast_shapes(a2._a.shape[:-2], b2._a.shape[:-2])
+    nb = int(np.prod(batch))
+    a3 = a2.expand(*batch, m, k).reshape(nb, m, k)
+    b3 = b2.expand(*batch, k, n).reshape(nb, k, n)
+    res = bmm(a3, b3).reshape(*batch, m, n)
+    if a.dim() == 1:
+        res = res.squeeze(-2)
+    if b.dim() == 1:
+        res = res.squeeze(-1)
+    return res
+
+
+Tensor.__matmul__ = matmul
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+
+
+def _scaled_sum(input, prod, beta, alpha, name: str) -> Tensor:
+    """beta * input + alpha * prod; beta == 0 ignores input's values (nan and inf too)."""
+    _check_tensor(input, name)
+    if broadcast_shapes(input._a.shape, prod._a.shape) != prod._a.shape:
+        raise RuntimeError(f"The expanded size of the tensor ({prod._a.shape[-1]}) must match the "
+                           f"existing size ({input._a.shape[-1]}) at non-singleton dimension "
+                           f"{input.dim() - 1}.  Target sizes: {list(prod._a.shape)}.  Tensor "
+                           f"sizes: {list(input._a.shape)}")
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod
+    return (input if beta == 1 else input * beta) + prod
+
+
+@tensor_method()
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
+          out: Tensor | None = None) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2)."""
+    return _deliver(_scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm"), out)
+
+
+@tensor_method()
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1,
+          out: Tensor | None = None) -> Tensor:
+    """beta * input + alpha * (mat @ vec)."""
+    return _deliver(_scaled_sum(input, mv(mat, vec), beta, alpha, "addmv"), out)
+
+
+@tensor_method()
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
+            out: Tensor | None = None) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2)."""
+    return _deliver(_scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out)
+
+
+@tensor_method()
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
+           out: Tensor | None = None) -> Tensor:
+    """beta * input + alpha * sum_i batch1[i] @ batch2[i] (one mm over the joined batch)."""
+    if batch1.dim() != 3 or batch2.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if batch1.dim() != 3 else
+                           "batch2 must be a 3D tensor")
+    a = batch1.permute(1, 0, 2).reshape(batch1._a.shape[1], -1)
+    b = batch2.reshape(-1, batch2._a.shape[2])
+    return _deliver(_scaled_sum(input, mm(a, b), beta, alpha, "addbmm"), out)
+
+
+@tensor_method()
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1,
+         out: Tensor | None = None) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2)."""
+    return _deliver(_scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr"), out)
+
+
+def chain_matmul(*matrices, out: Tensor | None = None) -> Tensor:
+    return _deliver(multi_dot(list(matrices)), out)
+
+
+def multi_dot(tensors, *, out: Tensor | None = None) -> Tensor:
+    """Product of a chain of matrices (1-D ends allowed), multiplied left to right."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    res = tensors[0]
+    for t in tensors[1:]:
+        res = matmul(res, t)
+    return _deliver(res, out)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """Dot products along ``dim`` (broadcast over the other dims; conj(x) for complex)."""
+    if x.dtype.is_complex:
+        x = x.conj()
+    return _deliver((x * y).sum(dim), out)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor:
+    """Contract ``dims`` (a count of trailing/leading dims, or two lists) with one mm."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da = list(range(a.dim() - dims, a.dim()))
+        db = list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da = [d % a.dim() if a.dim() else d for d in da]
+    db = [d % b.dim() if b.dim() else d for d in db]
+    for x, y in zip(da, db):
+        if a._a.shape[x] != b._a.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a._a.shape[x]} in dim {x} and second has size {b._a.shape[y]} "
+                               f"in dim {y}")
+    fa = [d for d in range(a.dim()) if d not in da]
+    fb = [d for d in range(b.dim()) if d not in db]
+    k = int(np.prod([a._a.shape[d] for d in da]))
+    left = a.permute(*fa, *da).reshape(-1, k)
+    right = b.permute(*db, *fb).reshape(k, -1)
+    shape = [a._a.shape[d] for d in fa] + [b._a.shape[d] for d in fb]
+    return _deliver(mm(left, right).reshape(shape), out)
+
+
+Tensor.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self.copy_(
+    addmm(self, mat1, mat2, beta=beta, alpha=alpha))

@@ -1,0 +1,158 @@
+"""Matrix products and contractions against torch: values, dtypes, shapes, gradients, errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import jtorch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograd"))
+from gradutil import compare_grads  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                 ((5, 2, 3), (3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4)),
+                 ((5, 2, 3), (5, 3, 4)), ((5, 1, 2, 3), (7, 3, 4)), ((4, 2, 3), (1, 3, 4)),
+                 ((0, 3), (3, 2)), ((2, 0), (0, 3)), ((0, 2, 3), (3, 4))]
+
+
+def _pair(shapes, dtype=np.float64):
+    arrs = [RNG.standard_normal(s).astype(dtype) for s in shapes]
+    return ([jtorch.from_numpy(a.copy()) for a in arrs], [torch.from_numpy(a.copy()) for a in arrs])
+
+
+def _same(j, t, rtol=1e-6, atol=1e-6):
+    assert tuple(j.shape) == tuple(t.shape)
+    assert str(j.dtype) == str(t.dtype)
+    np.testing.assert_allclose(j.numpy(), t.numpy(), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES)
+def test_matmul_cases(shapes):
+    (ja, jb), (ta, tb) = _pair(shapes)
+    _same(ja @ jb, ta @ tb)
+    _same(jtorch.matmul(ja, jb), torch.matmul(ta, tb))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32, np.complex64])
+def test_matmul_dtypes(dtype):
+    a = (RNG.standard_normal((3, 4, 5)) * 5).astype(dtype)
+    b = (RNG.standard_normal((5, 2)) * 5).astype(dtype)
+    _same(jtorch.from_numpy(a) @ jtorch.from_numpy(b), torch.from_numpy(a) @ torch.from_numpy(b),
+          rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_float16_and_non_contiguous():
+    a = RNG.standard_normal((6, 4)).astype(np.float16)
+    b = RNG.standard_normal((4, 3)).astype(np.float16)
+    _same(jtorch.from_numpy(a) @ jtorch.from_numpy(b), torch.from_numpy(a) @ torch.from_numpy(b),
+          rtol=1e-2, atol=1e-2)
+    x = RNG.standard_normal((4, 6, 5))
+    ja, ta = jtorch.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    for f in (lambda t: t.transpose(1, 2) @ t, lambda t: t[:, ::2] @ t[0].T,
+              lambda t: t.mT @ t.mT.mT, lambda t: t[1].T @ t[2].flip(1)):
+        _same(f(ja), f(ta))
+
+
+def test_mm_bmm_mv_dot_outer_and_friends():
+    (a, b, v, w, c, d), (ta, tb, tv, tw, tc, td) = _pair([(2, 3), (3, 4), (3,), (3,), (5, 2, 3),
+                                                          (5, 3, 4)])
+    _same(jtorch.mm(a, b), torch.mm(ta, tb))
+    _same(a.mm(b), ta.mm(tb))
+    _same(jtorch.bmm(c, d), torch.bmm(tc, td))
+    _same(jtorch.mv(a, v), torch.mv(ta, tv))
+    _same(jtorch.dot(v, w), torch.dot(tv, tw))
+    _same(jtorch.vdot(v, w), torch.vdot(tv, tw))
+    _same(jtorch.outer(v, w), torch.outer(tv, tw))
+    _same(jtorch.ger(v, w), torch.ger(tv, tw))
+    _same(jtorch.inner(a, c), torch.inner(ta, tc))
+    _same(jtorch.addmm(b[0], a, b, beta=0.5, alpha=2), torch.addmm(tb[0], ta, tb, beta=0.5,
+                                                                    alpha=2))
+    _same(jtorch.addmv(v[:2], a, w, alpha=3), torch.addmv(tv[:2], ta, tw, alpha=3))
+    _same(jtorch.baddbmm(d[:, :2], c, d, beta=2), torch.baddbmm(td[:, :2], tc, td, beta=2))
+    _same(jtorch.addbmm(b[:2], c, d), torch.addbmm(tb[:2], tc, td))
+    _same(jtorch.addr(a, v[:2], w), torch.addr(ta, tv[:2], tw))
+    nan = jtorch.full((2, 4), float("nan"), dtype=jtorch.float64)
+    assert not jtorch.isnan(jtorch.addmm(nan, a, b, beta=0)).any()
+    _same(jtorch.tensordot(c, d, dims=([0, 2], [0, 1])), torch.tensordot(tc, td,
+                                                                        dims=([0, 2], [0, 1])))
+    _same(jtorch.tensordot(a, b, dims=1), torch.tensordot(ta, tb, dims=1))
+    _same(jtorch.tensordot(a, b, dims=0), torch.tensordot(ta, tb, dims=0))
+    _same(jtorch.linalg.multi_dot([v, b, b.T]), torch.linalg.multi_dot([tv, tb, tb.T]))
+
+
+def test_out_argument():
+    (a, b), (ta, tb) = _pair([(2, 3), (3, 4)])
+    o = jtorch.empty(2, 4, dtype=jtorch.float64)
+    r = jtorch.matmul(a, b, out=o)
+    assert r is o
+    _same(o, ta @ tb)
+
+
+ERRORS = [
+    (lambda m: m.ones(2, 3) @ m.ones(4, 5), RuntimeError,
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
+    (lambda m: m.ones(3) @ m.ones(4), RuntimeError,
+     r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"),
+    (lambda m: m.bmm(m.ones(2, 2, 3), m.ones(2, 4, 5)), RuntimeError,
+     r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\]"),
+    (lambda m: m.mv(m.ones(2, 3), m.ones(4)), RuntimeError,
+     r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
+    (lambda m: m.ones(2, 3) @ m.ones(3, 2, dtype=m.float64), RuntimeError,
+     "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda m: m.mm(m.ones(3), m.ones(3)), RuntimeError, "self must be a matrix"),
+    (lambda m: m.bmm(m.ones(2, 3), m.ones(2, 3)), RuntimeError, "batch1 must be a 3D tensor"),
+    (lambda m: m.dot(m.ones(3), m.ones(3, 1)), RuntimeError,
+     "1D tensors expected, but got 1D and 2D tensors"),
+    (lambda m: m.ones(3, dtype=m.bool) @ m.ones(3, dtype=m.bool), NotImplementedError,
+     "\"dot\" not implemented for 'Bool'"),
+    (lambda m: m.matmul(m.ones(()), m.ones(3)), RuntimeError,
+     "both arguments to matmul need to be at least 1D, but they are 0D and 1D"),
+    (lambda m: m.ones(2, 2, 3) @ m.ones(3, 3, 2), RuntimeError,
+     "The size of tensor a"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors_match_torch(case):
+    fn, exc, msg = ERRORS[case]
+    for m in (jtorch, torch):
+        with pytest.raises(exc, match=msg):
+            fn(m)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)),
+                                    ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((3,), (5, 3, 4)),
+                                    ((2, 3), (5, 3, 4)), ((5, 1, 2, 3), (7, 3, 4))])
+def test_matmul_gradients(shapes):
+    (a, b), _ = _pair(shapes)
+    compare_grads(lambda m, x, y: m.matmul(x, y), a.requires_grad_(), b.requires_grad_())
+
+
+def test_product_gradients_and_second_order():
+    (a, b, v, c, d), _ = _pair([(2, 3), (3, 4), (3,), (4, 2, 3), (4, 3, 2)])
+    for t in (a, b, v, c, d):
+        t.requires_grad_()
+    compare_grads(lambda m, x, y, z: m.addmm(z.sum(), x, y, beta=0.3, alpha=2) * 2, a, b,
+                  b.detach().clone().requires_grad_())
+    compare_grads(lambda m, x, y: m.bmm(x, y).tanh(), c, d)
+    compare_grads(lambda m, x, y: m.outer(x, y.sum(0)) * m.mv(
+        x.unsqueeze(0).T @ y.sum(0, True), y.sum(0)).unsqueeze(1), v, b)
+    compare_grads(lambda m, x, y: m.tensordot(x, y, dims=([0, 2], [0, 1])), c, d)
+    for m in (jtorch, torch):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        y = ((x @ x) ** 2).sum()
+        (g,) = m.autograd.grad(y, x, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), x)
+        if m is jtorch:
+            jres = (g.detach().numpy(), gg.numpy())
+        else:
+            np.testing.assert_allclose(jres[0], g.detach().numpy())
+            np.testing.assert_allclose(jres[1], gg.numpy())
+    assert type((a @ b).grad_fn).__name__ == "MmBackward0"
