@@ -82,3 +82,52 @@ def test_broadcast_error_names_last_mismatching_dim(shapes):
 
 def test_masked_fill_broadcast_error():
     same(lambda t: t.ones(3).masked_fill(t.tensor([True, False]), 0.0), message=True)
+
+
+# --- nn.functional: softmax family and compositions -----------------------------------------
+
+
+def test_functional_softmax_family():
+    x = [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]
+    same(lambda t: (F(t).softmax(t.tensor(x), dim=1), F(t).log_softmax(t.tensor(x), -1),
+                    F(t).softmax(t.tensor(x), 0), F(t).softmin(t.tensor(x), 1),
+                    F(t).softmax(t.tensor(x), dim=1, dtype=t.float64),
+                    F(t).log_softmax(t.tensor(x).t(), 1)))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        same(lambda t: F(t).softmax(t.tensor(x)))
+    same(lambda t: F(t).softmax(t.tensor([1, 2]), 0), message=True)
+
+
+def test_functional_shrink_threshold_softsign_glu():
+    x = [[-1.0, float("nan"), 0.5, 2.0]]
+
+    def prog(t):
+        f, a = F(t), t.tensor(x)
+        y = a.clone()
+        f.threshold_(y, 0.5, -3)
+        z = a.clone()
+        r = f.threshold(z, 0.0, 7.0, inplace=True)
+        return (f.threshold(a, 0.5, 9), f.threshold(t.tensor([1, 5]), 2, 0.5), y, z, r is z,
+                f.hardshrink(a), f.softshrink(a, 0.25), f.tanhshrink(t.tensor([1, 2])),
+                f.softsign(t.tensor([-3, 1])), f.glu(t.ones(2, 4), 0), f.rrelu(a), f.relu(a.int()))
+
+    same(prog)
+    for bad in (lambda t: F(t).hardshrink(t.tensor([1, 2])), lambda t: F(t).softshrink(t.ones(2), -1),
+                lambda t: F(t).threshold(t.tensor([True]), 0, 1), lambda t: F(t).glu(t.ones(3)),
+                lambda t: F(t).dropout(t.ones(2), 1.5)):
+        same(bad, message=True)
+
+
+def test_functional_normalize_dropout():
+    x = [[3.0, 4.0], [0.0, 0.0]]
+
+    def prog(t):
+        f, a, o = F(t), t.tensor(x), t.empty(2, 2)
+        return (f.normalize(a), f.normalize(a, dim=0), f.normalize(a, p=1),
+                f.normalize(a, p=float("inf"), dim=1), f.normalize(a, out=o) is o, o,
+                f.dropout(a, 0.5, training=False) is a, f.dropout(a, 1.0), f.dropout(a, 0.0))
+
+    same(prog)
+    jtorch.manual_seed(0)
+    y = jtorch.nn.functional.dropout(jtorch.ones(1000), 0.3)
+    assert bool(((y == 0) | ((y - 1 / 0.7).abs() < 1e-6)).all()) and 200 < int((y == 0).sum()) < 400

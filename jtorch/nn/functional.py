@@ -2,7 +2,9 @@
 
 Each activation is one ``dispatch.pointwise`` call on an OpDef from ``kernels/defs/unary.py``
 (parameterised ones pass their scalars as trailing parameters), so they get the same kernels,
-dtype checks and autograd hook as every other pointwise op.
+dtype checks and autograd hook as every other pointwise op. The softmax family, shrinkage,
+normalisation and dropout functions are compositions of jtorch ops, as they are in torch's
+``functional.py``, so autograd follows them without rules of their own.
 
 >>> import jtorch
 >>> jtorch.nn.functional.relu(jtorch.tensor([-1.0, 2.0]))
@@ -11,15 +13,23 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+import warnings
+
 from .. import dispatch
+from .. import dtypes as _dt
 from ..kernels.defs import unary as U
+from ..ops import creation as _creation
+from ..ops import reduction as _red
+from ..ops import views as _views
 from ..ops.pointwise import _check_inplace, _check_tensor
 from ..tensor import Tensor
 
 __all__ = [
-    "celu", "celu_", "elu", "elu_", "gelu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
-    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "relu", "relu6", "relu_", "selu", "selu_",
-    "sigmoid", "silu", "softplus", "tanh",
+    "celu", "celu_", "dropout", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid",
+    "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid",
+    "mish", "normalize", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid",
+    "silu", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
+    "threshold", "threshold_",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -143,3 +153,142 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * hardsigmoid(x)."""
     return _apply("hardswish", U.hardswish_op, input, inplace=inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """value where input <= threshold, input elsewhere (nan passes; input's dtype is kept)."""
+    _check_tensor(input, "threshold")
+    if input.dtype is _dt.bool:
+        raise _not_implemented("threshold_cpu", input.dtype)
+    mask = input <= threshold
+    if inplace:
+        _check_inplace(input)
+        return input.masked_fill_(mask, value)
+    return input.masked_fill(mask, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def _not_implemented(kernel: str, d) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dispatch.torch_name(d)}\'')
+
+
+def _float_only(input: Tensor, kernel: str) -> None:
+    _check_tensor(input, kernel.split("_")[0])
+    if not input.dtype.is_floating_point:
+        raise _not_implemented(kernel, input.dtype)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """0 where -lambd <= x <= lambd, x elsewhere."""
+    _float_only(input, "hardshrink_cpu")
+    return input.masked_fill((input >= -lambd) & (input <= lambd), 0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between: x - clamp(x, -lambd, lambd)."""
+    _float_only(input, "softshrink_check")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, {_dt.finfo(input.dtype).max:g}] for input "
+                           f"dtype {dispatch.torch_name(input.dtype)}, but found {lambd:g}")
+    return input - input.clamp(-lambd, lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  f"include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (torch picks a dim, with a warning, when omitted).
+
+    >>> import jtorch
+    >>> jtorch.nn.functional.softmax(jtorch.tensor([0.0, 0.0]), dim=0)
+    tensor([0.5000, 0.5000])
+    """
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    return _red.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x)."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim())
+    return _red.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """x - logsumexp(x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    return _red.log_softmax(input, dim, dtype=dtype)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) where a, b are the two halves of ``input`` along ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension "
+                           f"{dim % input.dim()} is size {n}")
+    a, b = _views.chunk(input, 2, dim)
+    return a * b.sigmoid()
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim``."""
+    denom = _red.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    from ..ops.pointwise import div
+
+    return div(input, denom, out=out)
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) (training only)."""
+    _check_p(p)
+    if not training:
+        return input
+    keep = _creation.empty_like(input).bernoulli_(1 - p) if p < 1 else _creation.zeros_like(input)
+    scale = keep.div_(1 - p) if p < 1 else keep
+    if inplace:
+        _check_inplace(input)
+        return input.mul_(scale)
+    return input * scale
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """leaky_relu with slope (lower + upper) / 2 in eval; a uniform slope per element in training."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = _creation.empty_like(input).uniform_(lower, upper)
+    res = input.where(input >= 0, input * slope)
+    return input.copy_(res) if inplace else res
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
