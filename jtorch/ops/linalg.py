@@ -360,3 +360,193 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor
 
 Tensor.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self.copy_(
     addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+
+
+# -- einsum -----------------------------------------------------------------------------------
+
+def _einsum_parse(equation: str, operands: list) -> tuple:
+    """(per-operand label lists, output labels); '...' becomes one label per broadcast dim
+    (labels 0, 1, ... as ints, ahead of the letters in an implicit output)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+                         if len(operands) > len(terms) else
+                         "einsum(): fewer operands were provided than specified in the equation")
+    n_ell = 0
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            n_ell = max(n_ell, x.dim() - (len(t) - 3))
+    labels = []
+    for i, (t, x) in enumerate(zip(terms, operands)):
+        for ch in t.replace("...", ""):
+            if not ch.isalpha():
+                raise ValueError(f"einsum(): invalid subscript given at index "
+                                 f"{eq.index(ch)} in the equation string, subscripts must be in "
+                                 "[a-zA-Z]")
+        if "..." in t:
+            pre, post = t.split("...")
+            k = x.dim() - len(pre) - len(post)
+            if k < 0:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({len(pre) + len(post)}) is more than the number of "
+                                   f"dimensions ({x.dim()}) for operand {i}")
+            labels.append(list(pre) + list(range(n_ell - k, n_ell)) + list(post))
+        else:
+            if len(t) != x.dim():
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) "
+                                   f"does not match the number of dimensions ({x.dim()}) for "
+                                   f"operand {i} and no ellipsis was given")
+            labels.append(list(t))
+    if arrow:
+        if "..." in rhs:
+            pre, post = rhs.split("...")
+            out = list(pre) + list(range(n_ell)) + list(post)
+        else:
+            out = list(rhs)
+        seen = set()
+        for ch in out:
+            if ch in seen:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in "
+                                   "the output")
+            seen.add(ch)
+            if isinstance(ch, str) and not any(ch in lab for lab in labels):
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the "
+                                   "equation for any input operand")
+    else:
+        counts: dict = {}
+        for lab in labels:
+            for ch in lab:
+                if isinstance(ch, str):
+                    counts[ch] = counts.get(ch, 0) + 1
+        out = list(range(n_ell)) + sorted(ch for ch, c in counts.items() if c == 1)
+    return labels, out
+
+
+def _diagonalise(x: Tensor, lab: list, i: int) -> tuple:
+    """Repeated labels within one operand take the diagonal."""
+    while True:
+        dup = next((ch for ch in lab if lab.count(ch) > 1), None)
+        if dup is None:
+            return x, lab
+        d1 = lab.index(dup)
+        d2 = lab.index(dup, d1 + 1)
+        if x._a.shape[d1] != x._a.shape[d2]:
+            raise RuntimeError(f"einsum(): subscript {dup} is repeated for operand {i} but the "
+                               f"sizes don't match, {x._a.shape[d2]} != {x._a.shape[d1]}")
+        x = x.diagonal(0, d1, d2)
+        lab = [c for k, c in enumerate(lab) if k not in (d1, d2)] + [dup]
+
+
+def _contract(x: Tensor, lx: list, y: Tensor, ly: list, keep: set) -> tuple:
+    """One pairwise contraction as a bmm: labels in both and kept are batch dims, labels in
+    both and not kept are summed, the others stay."""
+    batch = [c for c in lx if c in ly and c in keep]
+    summed = [c for c in lx if c in ly and c not in keep]
+    xo = [c for c in lx if c not in ly]
+    yo = [c for c in ly if c not in lx]
+    size = {**dict(zip(lx, x._a.shape)), **dict(zip(ly, y._a.shape))}
+
+    def prod(labels):
+        p = 1
+        for c in labels:
+            p *= size[c]
+        return p
+
+    xp = x.permute(*[lx.index(c) for c in batch + xo + summed])
+    yp = y.permute(*[ly.index(c) for c in batch + summed + yo])
+    nb, m, k, n = prod(batch), prod(xo), prod(summed), prod(yo)
+    r = bmm(xp.reshape(nb, m, k), yp.reshape(nb, k, n))
+    return r.reshape([size[c] for c in batch + xo + yo]), batch + xo + yo
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation: explicit or implicit output, '...', repeated labels, any number of
+    operands; contracted pairwise as batched matrix products, cheapest pair first.
+
+    >>> jtorch.einsum("ij,jk->ik", jtorch.ones(2, 3), jtorch.ones(3, 4)).shape
+    torch.Size([2, 4])
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    d = operands[0].dtype
+    for x in operands[1:]:
+        if x.dtype is not d:
+            raise RuntimeError(f"expected scalar type {dispatch.torch_name(d)} but found "
+                               f"{dispatch.torch_name(x.dtype)}")
+    labels, out = _einsum_parse(equation, list(operands))
+    xs = []
+    size: dict = {}
+    for i, (x, lab) in enumerate(zip(operands, labels)):
+        x, lab = _diagonalise(x, list(lab), i)
+        for c, n in zip(lab, x._a.shape):
+            prev = size.get(c)
+            if prev is not None and n != prev and n != 1 and prev != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which "
+                                   f"does not broadcast with previously seen size {prev}")
+            size[c] = n if prev is None or prev == 1 else prev
+        xs.append([x, lab])
+    for item in xs:  # broadcast size-1 dims, then sum labels used nowhere else
+        x, lab = item
+        full = [size[c] for c in lab]
+        if list(x._a.shape) != full:
+            x = x.expand(full)
+        others = set(out)
+        for other in xs:
+            if other is not item:
+                others.update(other[1])
+        gone = [k for k, c in enumerate(lab) if c not in others]
+        if gone:
+            x = x.sum(gone)
+            lab = [c for k, c in enumerate(lab) if k not in gone]
+        item[0], item[1] = x, lab
+    while len(xs) > 1:
+        best = None
+        for i in range(len(xs)):
+            for j in range(i + 1, len(xs)):
+                keep = set(out)
+                for k, other in enumerate(xs):
+                    if k not in (i, j):
+                        keep.update(other[1])
+                labs = set(xs[i][1]) | set(xs[j][1])
+                cost = 1
+                for c in labs:
+                    if c in keep:
+                        cost *= size[c]
+                if best is None or cost < best[0]:
+                    best = (cost, i, j, keep)
+        _, i, j, keep = best
+        r, lab = _contract(xs[i][0], xs[i][1], xs[j][0], xs[j][1], keep)
+        xs = [x for k, x in enumerate(xs) if k not in (i, j)] + [[r, lab]]
+    x, lab = xs[0]
+    missing = [c for c in out if c not in lab]
+    if missing:  # an output label only on a removed diagonal cannot happen; keep shapes exact
+        raise RuntimeError(f"einsum(): output subscripts {missing} were contracted")
+    return x.permute(*[lab.index(c) for c in out]) if lab != out else x
+
+
+__all__ += ["einsum", "kron", "trace"]
+
+
+def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Kronecker product: a broadcast multiply of interleaved views."""
+    nd = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (nd - input.dim()) + tuple(input._a.shape))
+    b = other.reshape((1,) * (nd - other.dim()) + tuple(other._a.shape))
+    ai = a.reshape([s for n in a._a.shape for s in (n, 1)])
+    bi = b.reshape([s for n in b._a.shape for s in (1, n)])
+    return _deliver((ai * bi).reshape([x * y for x, y in zip(a._a.shape, b._a.shape)]), out)
+
+
+@tensor_method()
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+
+Tensor.kron = kron
