@@ -29,6 +29,7 @@ from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.linalg import tensordot  # noqa: F401
+from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F401
 from . import linalg  # noqa: E402,F401
 from . import autograd  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401

@@ -22,6 +22,7 @@ from ..ops import creation as _creation
 from ..ops import reduction as _red
 from ..ops import views as _views
 from ..ops.pointwise import _check_inplace, _check_tensor
+from ..ops.distance import cosine_similarity, pairwise_distance  # noqa: F401
 from ..tensor import Tensor
 
 __all__ = [
