@@ -22,7 +22,11 @@ from ..ops import creation as _creation
 from ..ops import reduction as _red
 from ..ops import views as _views
 from ..ops.pointwise import _check_inplace, _check_tensor
+from ..ops.conv import *  # noqa: F401,F403  (structured kernels: each file owns its names)
 from ..ops.distance import cosine_similarity, pairwise_distance  # noqa: F401
+from ..ops.embedding import *  # noqa: F401,F403
+from ..ops.pooling import *  # noqa: F401,F403
+from ..ops.resample import *  # noqa: F401,F403
 from ..tensor import Tensor
 
 __all__ = [
