@@ -15,7 +15,7 @@ from . import _allocator, _flags
 from . import dtypes as _dt
 from .kernels import registry
 from .kernels.cpu import pointwise as _pw
-from .shape import broadcast_shapes
+from .shape import broadcast_shapes, iter_order
 from .tensor import Tensor
 
 
@@ -160,8 +160,8 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
         bump_version(out)
         res = out
     else:
-        a = _allocator.empty(shape, result.np)
-        res = Tensor._make(a, a.reshape(-1), result)
+        a, st = new_output(args, shape, result.np)
+        res = Tensor._make(a, st, result)
         run_pointwise(op, args, a, compute, result)
     if grad_hook is not None and grad_state.enabled:
         for x in args:
@@ -193,6 +193,25 @@ def _inplace_check(op: registry.OpDef, args: tuple):
     if op.saves is not None and "0" in op.saves and needs_grad(args):
         return Tensor._make(t._a.copy(), None, t.dtype)
     return None
+
+
+def new_output(args: tuple, shape: tuple, np_dtype) -> tuple:
+    """(array, storage) of a fresh result: C-contiguous unless an input is not, then laid out
+    in the inputs' dimension order as torch's TensorIterator does (``x.t() + 1`` is ``x.t()``-
+    ordered)."""
+    for x in args:
+        if isinstance(x, _TENSOR) and not x._a.flags.c_contiguous:
+            break
+    else:
+        a = _allocator.empty(shape, np_dtype)
+        return a, a.reshape(-1)
+    nd = len(shape)
+    order = iter_order(shape, [_bcast_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
+    phys = order[::-1]  # slowest dim first
+    buf = _allocator.empty(tuple(shape[d] for d in phys), np_dtype)
+    if phys == list(range(nd)):
+        return buf, buf.reshape(-1)
+    return buf.transpose([phys.index(d) for d in range(nd)]), buf.reshape(-1)
 
 
 def bump_version(t: Tensor) -> None:
@@ -286,7 +305,24 @@ def _strided(op, args, out: np.ndarray, compute: _dt.dtype, out_dtype: _dt.dtype
         else:
             spans.append(np.asarray(x).reshape(1))
             strides.append([0] * nd)
+    ost = strides[0]
+    if any(ost[i] < ost[i + 1] for i in range(nd - 1)):  # walk in the output's memory order
+        perm = sorted(range(nd), key=lambda d: -ost[d])
+        shape = tuple(shape[d] for d in perm)
+        strides = [[st[d] for d in perm] for st in strides]
     cshape, cstrides = coalesce(shape, strides)
+    if len(cshape) == 1 and cstrides[0][0] == 1 and all(st[0] in (0, 1) for st in cstrides):
+        # every operand is dense in the output's order (x.t() + y.t()): the contiguous loop
+        pat = "".join("a" if st[0] else "s" for st in cstrides[1:])
+        if "a" in pat:
+            flat = [sp if st[0] else (x if not isinstance(x, _TENSOR) else sp[0])
+                    for x, sp, st in zip(args, spans[1:], cstrides[1:])]
+            fn = kernel(op, len(args), compute, out_dtype, ("p_" if out.size >= _GRAIN else "c_") + pat)
+            try:
+                fn(spans[0], *flat)
+            except ZeroDivisionError:
+                raise RuntimeError("ZeroDivisionError") from None
+            return
     fn = kernel(op, len(args), compute, out_dtype, ("ps_" if out.size >= _GRAIN else "s_") + str(len(args)))
     call = []
     for sp, st in zip(spans, cstrides):

@@ -120,6 +120,35 @@ def infer_size(shape: Sequence[int], numel: int) -> tuple:
     return shape
 
 
+def iter_order(shape: Sequence[int], operands: list) -> list:
+    """TensorIterator's dimension order (fastest first) for operands' element strides over
+    ``shape`` (0 for broadcast dims): insertion sort where a dim goes after another when the
+    first operand with non-zero strides in both says so (ties: the larger dim goes later)."""
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
 def contiguous_strides(shape: Sequence[int]) -> tuple:
     strides, acc = [], 1
     for s in reversed(shape):

@@ -131,3 +131,20 @@ def test_functional_normalize_dropout():
     jtorch.manual_seed(0)
     y = jtorch.nn.functional.dropout(jtorch.ones(1000), 0.3)
     assert bool(((y == 0) | ((y - 1 / 0.7).abs() < 1e-6)).all()) and 200 < int((y == 0).sum()) < 400
+
+
+# --- pointwise results take the inputs' memory order (TensorIterator) -----------------------
+
+
+def test_pointwise_result_layout_follows_inputs():
+    def prog(t):
+        x = t.arange(6.0).reshape(2, 3).t()
+        y = t.arange(24.0).reshape(4, 6)[::2, 1::2]
+        p = t.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)
+        e = t.tensor([1.0, 2.0, 3.0]).expand(2, 3)
+        return (x + 1, x.exp(), x + x, y.t() * 2, y * 2, p.add(1), x + t.ones(3, 2), t.ones(3, 2) + x,
+                e * 2, e.t() + 1, x > 1, t.where(x > 1, x, 0.0), x.float().int(), x.clamp(1, 3),
+                (x + 1).reshape(-1), x.sigmoid().neg_())
+
+    same(prog)
+    same(lambda t: (t.arange(6.0).reshape(2, 3).t() + 1).view(6))

@@ -21,7 +21,7 @@ from ..kernels.cpu import indexing as I
 from ..kernels.cpu import movement as K
 from ..kernels.defs import binary as B
 from ..kernels.defs import movement as M
-from ..shape import broadcast_shapes, contiguous_strides, wrap_dim
+from ..shape import broadcast_shapes, contiguous_strides, iter_order, wrap_dim
 from ..tensor import Tensor
 from ._util import tensor_method
 from .views import _contiguous_copy, expand, make_view, offset_of, reshape, strides_of
@@ -207,35 +207,6 @@ class _Plan:
     __slots__ = ("bshape", "istrides", "offs", "out_shape", "pos", "rest", "v")
 
 
-def _iter_order(shape: tuple, operands: list) -> list:
-    """TensorIterator's dimension order (fastest first) for operands' strides over ``shape``:
-    insertion sort where a dim goes after another when the first operand with non-zero
-    strides in both says so (ties: the larger dim goes later)."""
-
-    def should_swap(d0, d1):
-        for st in operands:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(len(shape) - 1, -1, -1))
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return perm
-
-
 def _result_strides(p: _Plan) -> tuple:
     """The strides torch's index kernel gives its result (it follows the operands' layout)."""
     nb, pos = len(p.bshape), p.pos
@@ -246,7 +217,7 @@ def _result_strides(p: _Plan) -> tuple:
     shape = p.out_shape
     out = [0] * len(shape)
     acc = 1
-    for d in _iter_order(shape, ops):
+    for d in iter_order(shape, ops):
         out[d] = acc
         acc *= shape[d]
     return tuple(out)
