@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ops.linalg import matmul, multi_dot, vecdot  # noqa: F401
+from .ops.linalg import matmul, matrix_norm, multi_dot, norm, svdvals, vecdot  # noqa: F401
 from .ops.reduction import vector_norm  # noqa: F401
 
-__all__ = ["matmul", "multi_dot", "vecdot", "vector_norm"]
+__all__ = ["matmul", "matrix_norm", "multi_dot", "norm", "svdvals", "vecdot", "vector_norm"]

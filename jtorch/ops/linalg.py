@@ -550,3 +550,84 @@ def trace(input: Tensor) -> Tensor:
 
 
 Tensor.kron = kron
+
+
+# -- norms of matrices --------------------------------------------------------------------
+
+def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
+    """Singular values of the matrices in ``A`` (..., M, N), descending."""
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. "
+                           f"Got {dispatch.torch_name(A.dtype)}")
+    *batch, m, n = A._a.shape
+    k = min(m, n)
+    a3 = np.ascontiguousarray(A._a.reshape(-1, m, n))
+    u = np.empty((a3.shape[0], m, k), a3.dtype)
+    vh = np.empty((a3.shape[0], k, n), a3.dtype)
+    s = np.empty((a3.shape[0], k), a3.real.dtype)
+    if a3.size:
+        L.svdvals_op.impl(a3, u, s, vh)
+    mk = lambda x, shape: Tensor._make(x.reshape(shape))  # noqa: E731
+    outs = (mk(s, (*batch, k)), mk(u, (*batch, m, k)), mk(vh, (*batch, k, n)))
+    dispatch.record(L.svdvals_op, (A,), outs)
+    return _deliver(outs[0], out)
+
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None,
+                out: Tensor | None = None) -> Tensor:
+    """torch.linalg.matrix_norm: 'fro', 'nuc', +-1, +-2, +-inf over the two dims ``dim``."""
+    from .reduction import vector_norm
+
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {dispatch.torch_name(A.dtype)}")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{dim if not isinstance(dim, (tuple, list)) else ' '.join(map(str, dim))}")
+    if ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = (d % A.dim() for d in dim)
+    if ord == "fro":
+        res = vector_norm(A, 2, (d0, d1), keepdim)
+    elif ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        res = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                res = res.unsqueeze(d)
+    else:
+        inner, outer_d = (d1, d0) if abs(ord) == float("inf") else (d0, d1)
+        sums = A.abs().sum(inner, keepdim=True)
+        res = sums.amax(outer_d, keepdim=True) if ord > 0 else sums.amin(outer_d, keepdim=True)
+        if not keepdim:
+            res = res.squeeze((d0, d1))
+    return _deliver(res, out)
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None,
+         out: Tensor | None = None) -> Tensor:
+    """torch.linalg.norm: a vector norm or a matrix norm, by ``ord`` and ``dim``."""
+    from .reduction import vector_norm
+
+    if dim is not None and not isinstance(dim, int) and len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, tuple(dim), keepdim, dtype=dtype,
+                           out=out)
+    if dim is None and ord is not None:
+        if A.dim() == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+        if A.dim() != 1:
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported for vectors.")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)

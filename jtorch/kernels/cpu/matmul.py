@@ -100,3 +100,13 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         return
     work = a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
     (gemm_loop_par if work >= _flags.GRAIN_SIZE * 8 else gemm_loop)(a, b, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def svd_batched(a, u, s, vh):
+    """Thin SVD of each matrix of a C-contiguous (B, M, N) batch (LAPACK through Numba)."""
+    for i in range(a.shape[0]):
+        uu, ss, vv = np.linalg.svd(a[i], full_matrices=False)
+        u[i] = uu
+        s[i] = ss
+        vh[i] = vv

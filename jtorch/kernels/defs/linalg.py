@@ -33,3 +33,17 @@ def _bmm_vjp(c, g):
 
 defvjp(mm_op, _mm_vjp, "01")
 defvjp(bmm_op, _bmm_vjp, "01")
+
+
+# Singular values (matrix 2-norms and the nuclear norm): the kernel also returns U and V^T,
+# which the gradient rule needs (d sigma_i = u_i^T dA v_i).
+svdvals_op = extern("linalg_svdvals", impl=_mk.svd_batched)  # (A,) -> (S, U, Vh)
+
+
+def _svdvals_vjp(c, g):
+    gs = g[0] if isinstance(g, tuple) else g
+    _, u, vh = c.out
+    return ((u * gs.unsqueeze(-2)) @ vh,)
+
+
+defvjp(svdvals_op, _svdvals_vjp, "o", name="LinalgSvdBackward0")
