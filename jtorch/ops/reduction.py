@@ -271,7 +271,9 @@ def _reduce(op, name: str, input: Tensor, dim, keepdim: bool, dtype=None) -> Ten
     if keepdim:
         res = res.reshape(_kept_shape(a.shape, dims, True))
     out = _cast_result(res, out_dtype)
-    return dispatch.record(op, (input,), out, {"dim": dims, "keepdim": keepdim, "dtype": dtype})
+    # "fn" and "full" (no dim given) pick the rule's variant and torch's node name (max() vs amax)
+    return dispatch.record(op, (input,), out, {"dim": dims, "keepdim": keepdim, "dtype": dtype,
+                                               "fn": name, "full": dim is None})
 
 
 def _nonempty(name: str, a: np.ndarray, dims, dim_given: bool, full_error=RuntimeError,
@@ -454,7 +456,7 @@ def _max_min(sel, op, binary_op, name: str, rt, input, dim, keepdim, out):
     _nonempty(name, input._a, (d,), True)
     vals, idx = _arg_reduce(sel, name, input, d, keepdim)
     res = rt(vals, idx)
-    dispatch.record(op, (input,), res, {"dim": d, "keepdim": keepdim})
+    dispatch.record(op, (input,), res, {"dim": d, "keepdim": keepdim, "indices": idx})
     if out is not None:
         _out(vals, out[0])
         _out(idx, out[1])
@@ -514,12 +516,23 @@ def _var_parts(name: str, input: Tensor, dim, unbiased, keepdim, correction):
     return var_t, m
 
 
+def _var_kw(input: Tensor, dim, unbiased, keepdim: bool, correction) -> dict:
+    """What the var/std gradient rules read: the reduced dims, the effective correction, and
+    whether no dim was given (torch's full-reduction formula)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    return {"dim": _dims(dim, input._a.ndim), "keepdim": keepdim,
+            "correction": _correction("var", unbiased, correction),
+            "full": dim is None or input._a.ndim == 0}
+
+
 @tensor_method()
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """torch.var: sum of squared deviations / max(0, N - correction); correction=1 default
     (``unbiased=False`` means 0)."""
     v, _ = _var_parts("var", input, dim, unbiased, keepdim, correction)
-    return _out(dispatch.record(D.var_op, (input,), v, {"dim": dim, "correction": correction}), out)
+    kw = _var_kw(input, dim, unbiased, keepdim, correction)
+    return _out(dispatch.record(D.var_op, (input,), v, kw), out)
 
 
 @tensor_method()
@@ -527,20 +540,23 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     """torch.std: sqrt of var."""
     v, _ = _var_parts("std", input, dim, unbiased, keepdim, correction)
     s = dispatch.pointwise(U.sqrt_op, (v,))
-    return _out(dispatch.record(D.std_op, (input,), s, {"dim": dim, "correction": correction}), out)
+    kw = _var_kw(input, dim, unbiased, keepdim, correction)
+    return _out(dispatch.record(D.std_op, (input,), s, kw), out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """torch.var_mean: (var, mean) as a tuple."""
     v, m = _var_parts("var_mean", input, dim, unbiased, keepdim, correction)
-    return dispatch.record(D.var_mean_op, (input,), (v, m), {"dim": dim})
+    kw = _var_kw(input, dim, unbiased, keepdim, correction)
+    return dispatch.record(D.var_mean_op, (input,), (v, m), kw)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """torch.std_mean: (std, mean) as a tuple."""
     v, m = _var_parts("std_mean", input, dim, unbiased, keepdim, correction)
     s = dispatch.pointwise(U.sqrt_op, (v,))
-    return dispatch.record(D.std_mean_op, (input,), (s, m), {"dim": dim})
+    kw = _var_kw(input, dim, unbiased, keepdim, correction)
+    return dispatch.record(D.std_mean_op, (input,), (s, m), kw)
 
 
 @tensor_method()
@@ -554,7 +570,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     notnan = dispatch.pointwise(U.logical_not_op, (dispatch.pointwise(U.isnan_op, (input,)),))
     cnt = _reduce(D.count_nonzero_op, "nanmean", notnan, dim, keepdim)
     res = dispatch.pointwise(B.div_op, (total, cnt))
-    return _out(dispatch.record(D.nanmean_op, (input,), res, {"dim": dim}), out)
+    kw = {"dim": _dims(dim, input._a.ndim), "keepdim": keepdim}
+    return _out(dispatch.record(D.nanmean_op, (input,), res, kw), out)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -592,7 +609,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         powed = dispatch.pointwise(B.pow_op, (dispatch.pointwise(U.abs_op, (x,)), p))
         s = _reduce(D.sum_op, "linalg.vector_norm", powed, dim, keepdim)
         res = dispatch.pointwise(B.pow_op, (s, 1.0 / p))
-    return _out(dispatch.record(D.norm_op, (x,), res, {"ord": ord, "dim": dim}), out)
+    kw = {"ord": ord, "dim": _dims(dim, x._a.ndim), "keepdim": keepdim}
+    return _out(dispatch.record(D.norm_op, (x,), res, kw), out)
 
 
 @tensor_method()
@@ -743,9 +761,11 @@ def _scan(op, name: str, input, dim, dtype=None):
         else:
             fn(_rk.span(a), O, R, I, sO, sR, sI, out.reshape(-1))
     res = _cast_result(out, out_dtype)
+    kw = {"dim": d, "dtype": dtype}
     if take:
         res = (res, _wrap(idx, _int64))
-    return dispatch.record(op, (input,), res, {"dim": d, "dtype": dtype})
+        kw["indices"] = res[1]
+    return dispatch.record(op, (input,), res, kw)
 
 
 @tensor_method()
@@ -831,7 +851,8 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     n = input._a.shape[wrap_dim(dim, input._a.ndim)] if input._a.ndim else 1
     vals, inds = _sort_rows(input, "sort", dim, bool(descending), 0, n)
     res = return_types.sort(_cast_result(vals, input.dtype), _wrap(inds, _int64))
-    dispatch.record(D.sort_op, (input,), res, {"dim": dim, "descending": descending})
+    dispatch.record(D.sort_op, (input,), res, {"dim": dim, "descending": descending,
+                                               "indices": res[1]})
     if out is not None:
         _out(res[0], out[0])
         _out(res[1], out[1])
@@ -861,7 +882,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         raise RuntimeError("selected index k out of range")
     vals, inds = _sort_rows(input, "topk", dim, bool(largest), 0, k)
     res = return_types.topk(_cast_result(vals, input.dtype), _wrap(inds, _int64))
-    return dispatch.record(D.topk_op, (input,), res, {"k": k, "dim": dim, "largest": largest})
+    return dispatch.record(D.topk_op, (input,), res, {"k": k, "dim": dim, "largest": largest,
+                                                      "indices": res[1]})
 
 
 def _squeeze(a: np.ndarray, d: int, keepdim: bool) -> np.ndarray:
@@ -879,7 +901,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     vals, inds = _sort_rows(input, "kthvalue", d, False, k - 1, k)
     res = return_types.kthvalue(_cast_result(_squeeze(vals, d, keepdim), input.dtype),
                                 _wrap(_squeeze(inds, d, keepdim), _int64))
-    return dispatch.record(D.kthvalue_op, (input,), res, {"k": k, "dim": d})
+    return dispatch.record(D.kthvalue_op, (input,), res, {"k": k, "dim": d, "keepdim": keepdim,
+                                                          "indices": res[1]})
 
 
 def _median(name: str, op, rt, input, dim, keepdim, ignore_nan: bool):
@@ -906,7 +929,7 @@ def _median(name: str, op, rt, input, dim, keepdim, ignore_nan: bool):
         fn(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), ignore_nan)
     res = rt(_cast_result(_squeeze(vals, d, keepdim), input.dtype),
              _wrap(_squeeze(inds, d, keepdim), _int64))
-    return dispatch.record(op, (input,), res, {"dim": d, "keepdim": keepdim})
+    return dispatch.record(op, (input,), res, {"dim": d, "keepdim": keepdim, "indices": res[1]})
 
 
 @tensor_method()
@@ -939,7 +962,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         _so.mode_s(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1))
     res = return_types.mode(_cast_result(_squeeze(vals, d, keepdim), input.dtype),
                             _wrap(_squeeze(inds, d, keepdim), _int64))
-    return dispatch.record(D.mode_op, (input,), res, {"dim": d, "keepdim": keepdim})
+    return dispatch.record(D.mode_op, (input,), res, {"dim": d, "keepdim": keepdim,
+                                                      "indices": res[1]})
 
 
 def _unique_result(input, uniq, inv, cnt, m, return_inverse, return_counts, inv_shape):

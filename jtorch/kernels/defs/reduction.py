@@ -177,12 +177,27 @@ import jtorch as J  # noqa: E402  (the rules run after the package is imported)
 from ..registry import defvjp  # noqa: E402
 
 
-def unreduce(g, shape: tuple, dims: tuple, keepdim: bool):
-    """A reduction's gradient broadcast back over the reduced ``dims`` of ``shape``."""
+def restore(t, shape: tuple, dims: tuple, keepdim: bool):
+    """A reduction's result (or gradient) with its reduced ``dims`` back as size-1 dims."""
     if not keepdim and len(shape):
         for d in dims:
-            g = g.unsqueeze(d)
-    return g.expand(shape)
+            t = t.unsqueeze(d)
+    return t
+
+
+def unreduce(g, shape: tuple, dims: tuple, keepdim: bool):
+    """A reduction's gradient broadcast back over the reduced ``dims`` of ``shape``."""
+    return restore(g, shape, dims, keepdim).expand(shape)
+
+
+def _numel(shape: tuple, dims: tuple) -> int:
+    return math.prod(shape[d] for d in dims)
+
+
+def _overload(base: str):
+    """torch's node name: ``<base>Backward0`` without a dim argument, ``Backward1`` with one."""
+    names = (f"{base}Backward1", f"{base}Backward0")
+    return lambda inputs, kw: names[kw["full"]]
 
 
 def _sum_vjp(c, g):
@@ -190,14 +205,310 @@ def _sum_vjp(c, g):
     return (unreduce(g, shape, c.kw["dim"], c.kw["keepdim"]),)
 
 
+def _nansum_vjp(c, g):
+    x = c.args[0]
+    return (J.where(J.isnan(x), 0.0, unreduce(g, x.shape, c.kw["dim"], c.kw["keepdim"])),)
+
+
 def _mean_vjp(c, g):
     shape = c._meta[0][0]
     dims = c.kw["dim"]
-    n = 1
-    for d in dims:
-        n *= shape[d]
-    return (unreduce(g / n, shape, dims, c.kw["keepdim"]),)
+    return (unreduce(g / _numel(shape, dims), shape, dims, c.kw["keepdim"]),)
 
 
-defvjp(sum_op, _sum_vjp, "", name="SumBackward0")
-defvjp(mean_op, _mean_vjp, "", name="MeanBackward0")
+def _nanmean_vjp(c, g):
+    x = c.args[0]
+    dims, keepdim = c.kw["dim"], c.kw["keepdim"]
+    keep = J.logical_not(J.isnan(x))
+    return (J.where(keep, restore(g, x.shape, dims, keepdim) / keep.sum(dims, keepdim=True), 0.0),)
+
+
+# prod: g * prod / x without zeros; with zeros, products of the elements before and after each
+# position (torch's prod_safe_zeros_backward, also correct for higher derivatives).
+
+def _exclusive_prods(x, d: int):
+    """prod of x along ``d`` leaving out each position in turn."""
+    n = x.shape[d]
+    ones = J.ones(x.shape[:d] + (1,) + x.shape[d + 1:], dtype=x.dtype)
+    before = J.cat([ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = J.cat([ones, x.narrow(d, 1, n - 1).flip(d)], d).cumprod(d).flip(d)
+    return before * after
+
+
+def _prod_vjp(c, g):
+    x, out = c.args[0], c.out
+    shape = c._meta[0][0]
+    if not len(shape):
+        return (g,)
+    dims, keepdim = c.kw["dim"], c.kw["keepdim"]
+    if x.dtype is not g.dtype:
+        x = x.to(g.dtype)
+    g, out = restore(g, shape, dims, keepdim), restore(out, shape, dims, keepdim)
+    zeros = x == 0
+    if not zeros.any().item():
+        return (g * (out / x),)
+    if len(dims) == 1:
+        return (g * _exclusive_prods(x, dims[0]) if shape[dims[0]] > 1 else g,)
+    if not J.is_grad_enabled() and zeros.sum().item() > 1:
+        return (J.zeros_like(x),)
+    return ((g.reshape(-1) * _exclusive_prods(x.reshape(-1), 0)).reshape(shape),)
+
+
+def _minmax_vjp(c, g):
+    """amax/amin: split evenly among the ties; max()/min() as torch's
+    evenly_distribute_backward (a nan result goes to the nan elements)."""
+    x, out = c.args[0], c.out
+    if c.kw["fn"] in ("max", "min"):
+        return (_evenly(g, x, out),)
+    shape = x.shape
+    dims, keepdim = c.kw["dim"], c.kw["keepdim"]
+    mask = restore(out, shape, dims, keepdim) == x
+    return (restore(g, shape, dims, keepdim) / mask.sum(dims, keepdim=True) * mask,)
+
+
+def _evenly(g, x, out):
+    mask = J.isnan(x) if J.isnan(out).item() else x == out
+    return J.where(mask, g / mask.sum(), 0.0)
+
+
+def _amax_name(base: str):
+    def name(inputs, kw):
+        fn = kw["fn"]
+        if fn in ("max", "min"):
+            return fn.capitalize() + "Backward1"
+        return "AminmaxBackward0" if fn == "aminmax" else base
+    return name
+
+
+def _select_back(c, g, dim: int, keepdim: bool):
+    """Values picked by index (max(dim), sort, topk, median(dim), ...): the gradient goes back
+    to the picked positions (torch's value_selecting_reduction_backward)."""
+    shape = c._meta[0][0]
+    if not len(shape):
+        return g.reshape(())
+    idx = c.kw["indices"]
+    if not keepdim:
+        g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
+    return J.zeros(shape, dtype=g.dtype).scatter(dim, idx, g)
+
+
+def _select_vjp(keepdim: bool | None = None):
+    def vjp(c, g):
+        d = c.kw["dim"]
+        if d is None:  # median()/nanmedian() over all elements
+            return (_evenly(g, c.args[0], c.out),)
+        g = g[0] if isinstance(g, tuple) else g
+        shape = c._meta[0][0]
+        d = d + len(shape) if d < 0 else d
+        return (_select_back(c, g, d, c.kw["keepdim"] if keepdim is None else keepdim),)
+    return vjp
+
+
+def _median_name(base: str):
+    names = (f"{base}Backward1", f"{base}Backward0")
+    return lambda inputs, kw: names[kw["dim"] is None]
+
+
+def _cummaxmin_vjp(c, g):
+    shape, dtype = c._meta[0]
+    g = g[0]
+    if not len(shape) or not g.numel():
+        return (g,)
+    return (J.zeros(shape, dtype=g.dtype).scatter_add(c.kw["dim"], c.kw["indices"], g),)
+
+
+# var/std (torch's var_backward, std_backward, var_mean_backward)
+
+def _var_back(g, x, kw):
+    dims = kw["dim"]
+    dof = _numel(x.shape, dims) - kw["correction"]
+    if kw["full"]:
+        m = x.mean()
+        if dof <= 0:  # 2 / dof is inf: nan where x is the mean, inf elsewhere
+            return g * J.where(x == m, math.nan, math.inf)
+        return (2.0 / dof) * g * (x - m)
+    g = restore(g, x.shape, dims, kw["keepdim"])
+    scale = 2.0 / dof if dof else math.inf
+    return scale * g * (x - x.mean(dims, keepdim=True))
+
+
+def _std_grad(g, out):
+    return J.where(out == 0, 0.0, g / (out * 2))
+
+
+def _mean_back(g, x, kw):
+    dims = kw["dim"]
+    return unreduce(g / _numel(x.shape, dims), x.shape, dims, kw["keepdim"])
+
+
+def _var_vjp(c, g):
+    return (_var_back(g, c.args[0], c.kw),)
+
+
+def _std_vjp(c, g):
+    return (_var_back(_std_grad(g, c.out), c.args[0], c.kw),)
+
+
+def _var_mean_vjp(c, g):
+    x = c.args[0]
+    return (_var_back(g[0], x, c.kw) + _mean_back(g[1], x, c.kw),)
+
+
+def _std_mean_vjp(c, g):
+    x = c.args[0]
+    return (_var_back(_std_grad(g[0], c.out[0]), x, c.kw) + _mean_back(g[1], x, c.kw),)
+
+
+# vector norms (torch's norm_backward)
+
+def _norm_back(g, x, p: float, out, dims: tuple, keepdim: bool):
+    if p == 0:
+        return None
+    g, out = restore(g, x.shape, dims, keepdim), restore(out, x.shape, dims, keepdim)
+    if p == 1:
+        return x.sgn() * g
+    if p == 2:
+        return g * J.where(out == 0, 0.0, x / out)
+    if math.isinf(p):  # the gradient of amax(abs(x)), split among ties and nans
+        ax = x.abs()
+        mask = (ax == out) | J.isnan(ax)
+        return x.sgn() * (g / mask.sum(dims, keepdim=True) * mask)
+    if p < 1:
+        scaled = x.sgn() * J.where(x == 0, 0.0, x.abs().pow(p - 1))
+        return scaled * g * out.pow(1 - p)
+    scaled = x.sgn() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    return scaled * J.where(out == 0, 0.0, g / out.pow(p - 1))
+
+
+def _norm_vjp(p=None):
+    def vjp(c, g):
+        kw = c.kw
+        return (_norm_back(g, c.args[0], float(kw["ord"]) if p is None else p, c.out, kw["dim"],
+                           kw["keepdim"]),)
+    return vjp
+
+
+def _sumsq_vjp(c, g):
+    x = c.args[0]
+    return (2 * x * unreduce(g, x.shape, c.kw["dim"], c.kw["keepdim"]),)
+
+
+# logsumexp and the softmax family
+
+def _logsumexp_vjp(c, g):
+    x = c.args[0]
+    dims, keepdim = c.kw["dim"], c.kw["keepdim"]
+    return (restore(g, x.shape, dims, keepdim) * (x - restore(c.out, x.shape, dims, keepdim)).exp(),)
+
+
+def _softmax_vjp(c, g):
+    y = c.out
+    return (y * (g - (g * y).sum(c.kw["dim"], keepdim=True)),)
+
+
+def _log_softmax_vjp(c, g):
+    return (g - c.out.exp() * g.sum(c.kw["dim"], keepdim=True),)
+
+
+# scans
+
+def _rev_cumsum(w, d: int):
+    return w.flip(d).cumsum(d).flip(d)
+
+
+def _cumsum_vjp(c, g):
+    shape, dtype = c._meta[0]
+    d = c.kw["dim"]
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    if g.numel() <= 1 or shape[d] == 1:
+        return (g,)
+    return (_rev_cumsum(g, d),)
+
+
+def _cumprod_vjp(c, g):
+    """torch's cumprod_backward: sum_{j>=k} g_j y_j / x_k without zeros; with zeros an O(n)
+    masked form (first-order only) or, when the gradient itself is differentiated, the
+    O(n^2) products that leave out each position."""
+    x = c.args[0]
+    d = c.kw["dim"]
+    if x.numel() <= 1 or x.shape[d] == 1:
+        return (g,)
+    g = g.to(x.dtype) if g.dtype is not x.dtype else g
+    y = c.out
+    y = y.to(x.dtype) if y.dtype is not x.dtype else y
+    zero = x == 0
+    if not zero.any().item():
+        return (_rev_cumsum(y * g, d) / x,)
+    if J.is_grad_enabled():
+        return (_cumprod_back_quadratic(g, x, d),)
+    nz = zero.cumsum(d)
+    before = nz == 0                  # positions before the first zero
+    first = zero & (nz == 1)          # the first zero
+    through = J.where(first, 1.0, x).cumprod(d)  # products skipping the first zero
+    g_before = _rev_cumsum(y * g, d) / J.where(before, x, 1.0)
+    g_first = _rev_cumsum(g * through, d)
+    return (J.where(before, g_before, J.where(first, g_first, 0.0)),)
+
+
+def _cumprod_back_quadratic(g, x, d: int):
+    n = x.shape[d]
+    xm, gm = x.movedim(d, -1), g.movedim(d, -1)
+    eye = J.eye(n, dtype=J.bool)
+    # row k: the running products of x with x_k left out; only columns j >= k reach y_j
+    left_out = J.where(eye, 1.0, xm.unsqueeze(-2)).cumprod(-1)
+    upper = J.ones((n, n), dtype=J.bool).triu()
+    res = J.where(upper, left_out * gm.unsqueeze(-2), 0.0).sum(-1)
+    return res.movedim(-1, d)
+
+
+def _logcumsumexp_vjp(c, g):
+    """torch's logcumsumexp_backward: positive and negative parts of g in log space."""
+    x, out = c.args[0], c.out
+    d = c.kw["dim"]
+    if g.dim() == 0 or g.numel() == 0:
+        return (g,)
+    lowest = J.finfo(g.dtype).min
+    log_abs = g.abs().log()
+    pos = J.where(g > 0, log_abs, lowest)
+    neg = J.where(g < 0, log_abs, lowest)
+
+    def rev(t):
+        return t.flip(d).logcumsumexp(d).flip(d)
+
+    return ((rev(pos - out) + x).exp() - (rev(neg - out) + x).exp(),)
+
+
+defvjp(sum_op, _sum_vjp, "", name=_overload("Sum"))
+defvjp(mean_op, _mean_vjp, "", name=_overload("Mean"))
+defvjp(nansum_op, _nansum_vjp, "0")
+defvjp(nanmean_op, _nanmean_vjp, "0", name="DivBackward0")  # torch: nansum(x) / count
+defvjp(prod_op, _prod_vjp, "0o", name=_overload("Prod"))
+defvjp(amax_op, _minmax_vjp, "0o", name=_amax_name("AmaxBackward0"))
+defvjp(amin_op, _minmax_vjp, "0o", name=_amax_name("AminBackward0"))
+defvjp(max_op, _select_vjp(), "")
+defvjp(min_op, _select_vjp(), "")
+defvjp(var_op, _var_vjp, "0")
+defvjp(std_op, _std_vjp, "0o")
+defvjp(var_mean_op, _var_mean_vjp, "0")
+defvjp(std_mean_op, _std_mean_vjp, "0o")
+defvjp(norm_op, _norm_vjp(), "0o", name="LinalgVectorNormBackward0")
+defvjp(norm_l1_op, _norm_vjp(1.0), "0o")
+defvjp(norm_l2_op, _norm_vjp(2.0), "0o")
+defvjp(norm_linf_op, _norm_vjp(math.inf), "0o")
+defvjp(norm_lninf_op, _norm_vjp(-math.inf), "0o")
+defvjp(sumsq_op, _sumsq_vjp, "0")
+defvjp(logsumexp_op, _logsumexp_vjp, "0o")
+defvjp(softmax_op, _softmax_vjp, "o")
+defvjp(log_softmax_op, _log_softmax_vjp, "o")
+defvjp(cumsum_op, _cumsum_vjp, "")
+defvjp(cumprod_op, _cumprod_vjp, "0o")
+defvjp(logcumsumexp_op, _logcumsumexp_vjp, "0o")
+defvjp(cummax_op, _cummaxmin_vjp, "")
+defvjp(cummin_op, _cummaxmin_vjp, "")
+defvjp(sort_op, _select_vjp(keepdim=True), "")
+defvjp(topk_op, _select_vjp(keepdim=True), "")
+defvjp(kthvalue_op, _select_vjp(), "")
+defvjp(median_op, _select_vjp(), "0o", name=_median_name("Median"))
+defvjp(nanmedian_op, _select_vjp(), "0o", name=_median_name("Nanmedian"))
+defvjp(mode_op, _select_vjp(), "")
