@@ -148,3 +148,33 @@ def test_pointwise_result_layout_follows_inputs():
 
     same(prog)
     same(lambda t: (t.arange(6.0).reshape(2, 3).t() + 1).view(6))
+
+
+# --- pointwise functions: logaddexp, xlogy, heaviside, gcd/lcm, addcmul/addcdiv, sinc, ... ----
+
+
+def test_more_pointwise_functions():
+    def prog(t):
+        x = t.tensor([1.0, 2.0, 3.0])
+        a, c = t.tensor([2.0, -1.0, 0.5]), t.tensor([4.0, 2.0, 8.0])
+        i = t.tensor([12, -8, 0])
+        y, z = x.clone(), x.clone()
+        y.addcmul_(a, c, value=2)
+        z.addcdiv_(a, c, value=-1)
+        return (t.logaddexp(x, a), x.logaddexp2(c), t.xlogy(2, x), t.xlogy(t.tensor([0.0, 2.0]), 3),
+                t.xlogy(i, i), t.heaviside(t.tensor([-1.0, 0.0, 2.0]), t.tensor(0.5)),
+                t.gcd(i, t.tensor([18, 4, 0])), i.lcm(t.tensor([5, 6, 7])),
+                t.addcmul(x, a, c, value=0.5), x.addcdiv(a, c, value=2), y, z,
+                t.addcmul(i, i, i, value=0.5), t.addcdiv(i, x, c),
+                t.addcmul(t.tensor([-math.inf]), t.tensor([1e30]), t.tensor([1e30])),
+                t.deg2rad(i), x.rad2deg(), t.sinc(t.tensor([0.0, 0.5, 1.5])), t.sinc(i), t.positive(i),
+                t.logical_and(i, t.tensor(0)))
+
+    same(prog)
+    for bad in (lambda t: t.logaddexp(t.ones(2), 2.0), lambda t: t.logaddexp(t.tensor([1]), t.tensor([1])),
+                lambda t: t.heaviside(t.ones(2), 0.5), lambda t: t.heaviside(t.ones(2), t.tensor(1)),
+                lambda t: t.gcd(t.ones(2), t.ones(2)), lambda t: t.logical_and(t.ones(2), 1),
+                lambda t: t.ones(2).logical_or(1), lambda t: t.addcdiv(t.ones(2), t.tensor([1]), t.tensor([1])),
+                lambda t: t.addcmul(t.tensor([True]), t.tensor([True]), t.tensor([True])),
+                lambda t: t.positive(t.tensor([True])), lambda t: t.deg2rad(t.tensor([1j]))):
+        same(bad, message=True)

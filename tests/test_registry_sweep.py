@@ -33,6 +33,8 @@ PUBLIC = {
     "gelu_tanh": lambda T, F: lambda x: F.gelu(x, approximate="tanh"),
     "logit_eps": lambda T, F: T.logit,
     "where": lambda T, F: lambda x, y, c: T.where(c, x, y),
+    "addcmul": lambda T, F: lambda x, a, b, v: T.addcmul(x, a, b, value=v),
+    "addcdiv": lambda T, F: lambda x, a, b, v: T.addcdiv(x, a, b, value=v),
 }
 # OpDefs with no public jtorch function of their own: torch's equivalent, and jtorch runs the
 # OpDef through dispatch.pointwise with the same operands.
@@ -49,6 +51,8 @@ PARAMS = {
     "logit_eps": [(1e-3,), (0.25,)],
     "nan_to_num": [(1.5, 100.0, -100.0)],
     "isclose": [(1e-5, 1e-8, False), (1e-3, 1e-2, True)],
+    "addcmul": [(1,), (-0.5,)],
+    "addcdiv": [(2,)],
 }
 # Ops whose trailing parameter is a tensor operand rather than a scalar.
 TENSOR_PARAMS = {"where"}
@@ -70,6 +74,9 @@ TORCH_QUIRKS = {
                           "vectorised path and inf on its scalar path (n % 8 elements)")),
     **{(op, d): _FMOD_QUIRK for op in ("fmod", "remainder", "floor_divide")
        for d in ("float32", "float64")},
+    **{(op, "int64"): (lambda x, y: (x == -2**63) | (y == -2**63), (
+        "|INT_MIN| overflows: torch's own gcd/lcm kernel traps (SIGFPE) on some INT_MIN pairs"))
+       for op in ("gcd", "lcm")},
 }
 
 

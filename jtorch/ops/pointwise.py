@@ -78,6 +78,7 @@ for _op, _names in [
     (U.erfinv_op, ("erfinv",)), (U.floor_op, ("floor",)), (U.ceil_op, ("ceil",)),
     (U.trunc_op, ("trunc", "fix")), (U.frac_op, ("frac",)), (U.relu_op, ("relu",)),
     (U.logical_not_op, ("logical_not",)), (U.bitwise_not_op, ("bitwise_not",)),
+    (U.sinc_op, ("sinc",)),
 ]:
     _unary(_op, *_names)
 
@@ -217,17 +218,34 @@ def _is_scalar(x) -> bool:
     return isinstance(x, numbers.Number)
 
 
-def _binary(op: registry.OpDef, name: str, *aliases: str):
+def _other_tensor(name: str, other, pos: int) -> None:
+    if not isinstance(other, Tensor):
+        arg = "values" if name.startswith("heaviside") else "other"
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
+def _binary(op: registry.OpDef, name: str, *aliases: str, tensors: bool = False,
+            inplace_method: bool = True):
+    """torch.<name>, Tensor.<name> and Tensor.<name>_; ``tensors``: both operands must be tensors
+    (torch has no Scalar overload: logical_and, logaddexp, gcd, ...)."""
     def fn(input, other, *, out=None):
-        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        if tensors:
+            _check_tensor(input, name)
+            _other_tensor(name, other, 2)
+        elif not isinstance(input, Tensor) and not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(input).__name__}")
         return _pw(op, (input, other), out)
 
     def method(self, other):
+        if tensors:
+            _other_tensor(name, other, 1)
         return _pw(op, (self, other))
 
     def inplace(self, other):
+        if tensors:
+            _other_tensor(name + "_", other, 1)
         _check_inplace(self)
         return _pw(op, (self, other), inplace=True)
 
@@ -235,7 +253,8 @@ def _binary(op: registry.OpDef, name: str, *aliases: str):
     for n in (name, *aliases):
         _export(fn, n)
         setattr(Tensor, n, method)
-        setattr(Tensor, n + "_", inplace)
+        if inplace_method:
+            setattr(Tensor, n + "_", inplace)
     return fn
 
 
@@ -245,14 +264,21 @@ for _op, _names in [
     (B.minimum_op, ("minimum",)), (B.fmax_op, ("fmax",)), (B.fmin_op, ("fmin",)),
     (B.eq_op, ("eq",)), (B.ne_op, ("ne", "not_equal")), (B.lt_op, ("lt", "less")),
     (B.le_op, ("le", "less_equal")), (B.gt_op, ("gt", "greater")),
-    (B.ge_op, ("ge", "greater_equal")), (B.logical_and_op, ("logical_and",)),
-    (B.logical_or_op, ("logical_or",)), (B.logical_xor_op, ("logical_xor",)),
+    (B.ge_op, ("ge", "greater_equal")), (B.xlogy_op, ("xlogy",)),
     (B.bitwise_and_op, ("bitwise_and",)), (B.bitwise_or_op, ("bitwise_or",)),
     (B.bitwise_xor_op, ("bitwise_xor",)), (B.bitwise_left_shift_op, ("bitwise_left_shift",)),
     (B.bitwise_right_shift_op, ("bitwise_right_shift",)), (B.remainder_op, ("remainder",)),
     (B.fmod_op, ("fmod",)), (B.floor_divide_op, ("floor_divide",)),
 ]:
     _binary(_op, *_names)
+for _op, _names in [
+    (B.logical_and_op, ("logical_and",)), (B.logical_or_op, ("logical_or",)),
+    (B.logical_xor_op, ("logical_xor",)), (B.heaviside_op, ("heaviside",)), (B.gcd_op, ("gcd",)),
+    (B.lcm_op, ("lcm",)),
+]:
+    _binary(_op, *_names, tensors=True)
+for _op, _names in [(B.logaddexp_op, ("logaddexp",)), (B.logaddexp2_op, ("logaddexp2",))]:
+    _binary(_op, *_names, tensors=True, inplace_method=False)
 
 
 def _scaled(input, other, alpha):
@@ -495,6 +521,58 @@ def _clamp_inplace(self, min=None, max=None):
     return clamp(self, min, max, out=self)
 
 
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2 in one pass (value is cast to the result dtype)."""
+    _check_tensor(input, "addcmul")
+    return _pw(B.addcmul_op, (input, tensor1, tensor2, value), out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2 in one pass; integer tensor1 and tensor2 raise."""
+    _check_tensor(input, "addcdiv")
+    return _pw(B.addcdiv_op, (input, tensor1, tensor2, value), out)
+
+
+def _addc_inplace(op):
+    def inplace(self, tensor1, tensor2, *, value=1):
+        _check_inplace(self)
+        return _pw(op, (self, tensor1, tensor2, value), inplace=True)
+    return inplace
+
+
+def _angle_scale(name: str, factor: float):
+    """deg2rad/rad2deg: a multiplication by a constant; integers give the default float dtype."""
+    def fn(input, *, out=None):
+        _check_tensor(input, name)
+        if input.dtype.is_complex:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        return _pw(B.mul_op, (input, factor), out)
+
+    def inplace(self):
+        _check_inplace(self)
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        return _pw(B.mul_op, (self, factor), inplace=True)
+
+    fn.__name__ = fn.__qualname__ = name
+    _export(fn, name)
+    _export(inplace, name + "_")
+    setattr(Tensor, name, lambda self: fn(self))
+    setattr(Tensor, name + "_", inplace)
+
+
+_angle_scale("deg2rad", math.pi / 180)
+_angle_scale("rad2deg", 180 / math.pi)
+
+
+def positive(input):
+    """torch.positive: the input itself (bool raises as unary + does)."""
+    _check_tensor(input, "positive")
+    if input.dtype is _dt.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
 def lerp(input, end, weight, *, out=None):
     return _pw(B.lerp_op, (input, end, weight), out)
 
@@ -563,7 +641,7 @@ def logit(input, eps=None, *, out=None):
     return _pw(U.logit_eps_op, (input, float(lo), float(d.np.type(1) - lo)), out)
 
 
-for _fn in (clamp, clamp_min, clamp_max, lerp, where, isclose, allclose, equal, nan_to_num, logit):
+for _fn in (addcmul, addcdiv, positive, clamp, clamp_min, clamp_max, lerp, where, isclose, allclose, equal, nan_to_num, logit):
     _export(_fn)
 _export(clamp, "clip")
 
@@ -573,6 +651,11 @@ Tensor.clamp_min = lambda self, min: clamp_min(self, min)
 Tensor.clamp_max = lambda self, max: clamp_max(self, max)
 Tensor.clamp_min_ = lambda self, min: _pw(B.clamp_min_op, (self, min), inplace=True)
 Tensor.clamp_max_ = lambda self, max: _pw(B.clamp_max_op, (self, max), inplace=True)
+Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: addcmul(self, tensor1, tensor2, value=value)
+Tensor.addcdiv = lambda self, tensor1, tensor2, *, value=1: addcdiv(self, tensor1, tensor2, value=value)
+Tensor.addcmul_ = _addc_inplace(B.addcmul_op)
+Tensor.addcdiv_ = _addc_inplace(B.addcdiv_op)
+Tensor.positive = positive
 Tensor.lerp = lambda self, end, weight: lerp(self, end, weight)
 Tensor.lerp_ = lambda self, end, weight: _pw(B.lerp_op, (self, end, weight), inplace=True)
 Tensor.where = lambda self, condition, other: where(condition, self, other)

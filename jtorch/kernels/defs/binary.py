@@ -232,6 +232,61 @@ def _ipow(x, y):
     return r
 
 
+
+def _heaviside_check(common, args):
+    x, v = args
+    if _operand_dtype(x) is not _operand_dtype(v):
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if common.category == 3:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+
+
+def _addcdiv_check(common, args):
+    if all(_operand_dtype(t).category < 2 for t in args[1:3]):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
+            "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+            "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
+            "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+            "tensor2), for all dtypes.")
+
+
+_INT_NOBOOL = frozenset({1})
+# log(exp(x) + exp(y)) as max + log1p(exp(-|x - y|)); equal infinities return themselves.
+logaddexp_op = binary("logaddexp", lambda x, y: x if abs(x) == math.inf and x == y else max(x, y) + fm.log1p(
+    fm.exp(-abs(x - y))), cats=_FLOAT)
+logaddexp2_op = binary("logaddexp2", lambda x, y: x if abs(x) == math.inf and x == y else max(x, y) + fm.log1p(
+    fm.exp2(-abs(x - y))) * 1.4426950408889634, cats=_FLOAT)
+xlogy_op = binary("xlogy", lambda x, y: y if y != y else (0.0 if x == 0 else x * fm.log(y)),
+                  rule=INT_TO_FLOAT)
+heaviside_op = binary("heaviside", lambda x, v: v if x == 0 else (x > 0), differentiable=False,
+                      extra={"check": _heaviside_check})
+gcd_op = binary("gcd", lambda x, y: _gcd(x, y), cats=_INT_NOBOOL, differentiable=False)
+lcm_op = binary("lcm", lambda x, y: _lcm(x, y), cats=_INT_NOBOOL, differentiable=False)
+# value is a trailing parameter: cast to the common dtype (torch casts it, 0.5 on ints is 0).
+# torch's compiled kernel contracts the float form to fma(value * a, b, x): so does this one.
+addcmul_op = ternary("addcmul", lambda x, a, b, v: fm._fma(v * a, b, x), cats=frozenset({1, 2, 3}),
+                     nparams=1, int_scalar=lambda x, a, b, v: x + v * a * b,
+                     complex_scalar=lambda x, a, b, v: x + v * a * b, kernel_name="addcmul_cpu_out")
+addcdiv_op = ternary("addcdiv", lambda x, a, b, v: x + v * a / b, cats=frozenset({1, 2, 3}), nparams=1,
+                     complex_scalar=lambda x, a, b, v: x + v * a / b, kernel_name="addcdiv_cpu_out",
+                     extra={"check": _addcdiv_check})
+
+
+@njit(inline="always")
+def _gcd(a, b):
+    a, b = abs(a), abs(b)
+    while a != 0:
+        a, b = b % a, a
+    return b
+
+
+@njit(inline="always")
+def _lcm(a, b):
+    g = _gcd(a, b)
+    return 0 if g == 0 else abs(a // g * b)
+
 # -- gradient rules: vjp(node, grad) in jtorch ops (so they are differentiable themselves) ----
 # Inputs may be Python scalars (no gradient); the node reduces broadcast gradients back to
 # each input's shape and casts them to its dtype.
@@ -376,3 +431,28 @@ clamp_op.extra["grad_name"] = lambda a, kw: ("ClampBackward0" if _is_t(a[1]) or 
 for _op in (clamp_min_op, clamp_max_op):
     _op.extra["grad_name"] = lambda a, kw: "ClampBackward0" if _is_t(a[1]) else "ClampBackward1"
 lerp_op.extra["grad_name"] = lambda a, kw: "LerpBackward1" if _is_t(a[2]) else "LerpBackward0"
+
+
+def _addcmul_vjp(c, g):
+    _, a, b, v = c.args
+    n = c.needs
+    return (g if n[0] else None, g * b * v if n[1] else None, g * a * v if n[2] else None)
+
+
+def _addcdiv_vjp(c, g):
+    _, a, b, v = c.args
+    n = c.needs
+    return (g if n[0] else None, g * v / b if n[1] else None, -g * v * a / (b * b) if n[2] else None)
+
+
+for _op, _rule, _saves in [
+    (logaddexp_op, lambda c, g: (g / (1 + J.exp(c.args[1] - c.args[0])),
+                                 g / (1 + J.exp(c.args[0] - c.args[1]))), "01"),
+    (logaddexp2_op, lambda c, g: (g / (1 + J.exp2(c.args[1] - c.args[0])),
+                                  g / (1 + J.exp2(c.args[0] - c.args[1]))), "01"),
+    (xlogy_op, lambda c, g: (g * J.xlogy(c.args[0] != 0, c.args[1]) if c.needs[0] else None,
+                             g * c.args[0] / c.args[1] if c.needs[1] else None), "01"),
+    (addcmul_op, _addcmul_vjp, "12"),
+    (addcdiv_op, _addcdiv_vjp, "12"),
+]:
+    defvjp(_op, _rule, _saves)

@@ -111,6 +111,8 @@ logit_op = unary("logit", lambda x: fm.log(x / (1 - x)), rule=INT_TO_FLOAT)
 # computes them (jtorch.logit does this), so clamped values match torch's exactly.
 logit_eps_op = unary("logit_eps", lambda x, lo, hi: _logit_clamped(x, lo, hi), rule=INT_TO_FLOAT,
                      nparams=2, kernel_name="logit_cpu")
+sinc_op = unary("sinc", lambda x: 1.0 if x == 0 else fm.sin(x * math.pi) / (x * math.pi),
+                rule=INT_TO_FLOAT)
 nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
     posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
 
@@ -262,6 +264,8 @@ for _op, _rule, _saves in [
     (logit_op, lambda c, g: (g / (_x(c) * (1 - _x(c))),), "0"),
     (logit_eps_op, _logit_eps_vjp, "0"),
     (nan_to_num_op, lambda c, g: (g * J.isfinite(_x(c)),), "0"),
+    (sinc_op, lambda c, g: (J.where(_x(c) == 0, 0.0, g * (J.cos(math.pi * _x(c)) - c.out) / _x(c)),),
+     "0o"),
     (copy_op, lambda c, g: (g,), ""),
     # the old value of self is overwritten: a zero gradient flows to it (as in torch)
     (copy_inplace_op, lambda c, g: (J.zeros_like(g), g), ""),
