@@ -376,8 +376,11 @@ def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
         node._out = SavedTensor(o, 0) if saves and "o" in saves else None
     else:
         node._out_meta = tuple((o._a.shape, o.dtype) if _is_diff(o) else None for o in outs)
-        node._out = tuple(SavedTensor(o, i) if _is_diff(o) else None for i, o in
-                          enumerate(outs)) if saves and "o" in saves else None
+        # integer outputs (indices) are saved like inputs: version-checked, released after
+        # backward, and never given this node as grad_fn
+        node._out = tuple(SavedTensor(o, i) if _is_diff(o) else SavedTensor(o)
+                          if isinstance(o, _TENSOR) else None
+                          for i, o in enumerate(outs)) if saves and "o" in saves else None
     if anomaly.enabled:
         node._trace = traceback.format_stack()[:-3]
     return node

@@ -675,3 +675,17 @@ def test_tensor_hooks_apply_to_autograd_grad_results():
         y = x * 2
         y.register_hook(lambda g: g * 100)
         assert m.autograd.grad((y * 3).sum(), y)[0].tolist() == [300.0, 300.0]
+
+
+def test_index_outputs_saved_by_a_rule_are_version_checked():
+    from jtorch.autograd.node import make_node
+    from jtorch.kernels.registry import OpDef
+
+    op = OpDef("probe", "extern", saves="o")
+    x = _t(jtorch, [1.0, 2.0])
+    vals, idx = x * 1, jtorch.tensor([0, 1])
+    node = make_node(op, (x,), (vals, idx), None)
+    assert node.out[1] is idx
+    idx.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        node.out  # noqa: B018
