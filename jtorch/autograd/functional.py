@@ -301,8 +301,11 @@ def _jacobian_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> t
     numels = tuple(out.numel() for out in outputs)
     grad_outputs = _standard_basis_for(outputs, numels)
     flat_outputs = tuple(out.reshape(-1) for out in outputs)
-    vj = list(_autograd_grad(flat_outputs, inputs, grad_outputs, create_graph=create_graph,
-                             is_grads_batched=True))
+    if sum(numels):
+        vj = list(_autograd_grad(flat_outputs, inputs, grad_outputs, create_graph=create_graph,
+                                 is_grads_batched=True))
+    else:  # no rows at all: an empty batch
+        vj = [None] * len(inputs)
     for idx, g in enumerate(vj):
         if g is None:
             vj[idx] = zeros_like(inputs[idx]).expand((sum(numels),) + tuple(inputs[idx].shape))

@@ -162,6 +162,10 @@ def _set_entry(entry: Tensor, value: Tensor) -> None:
         _state.enabled = prev
 
 
+def _snapshot(out) -> list:
+    return [o.detach().clone() if isinstance(o, Tensor) else o for o in _as_tuple(out)]
+
+
 def _numerical_jacobian_wrt_input(fn, inputs: tuple, inp: Tensor, func_out: tuple,
                                   eps: float) -> tuple:
     """One ``(inp.numel(), out.numel())`` matrix per floating output of ``fn``: row ``k`` is
@@ -173,9 +177,9 @@ def _numerical_jacobian_wrt_input(fn, inputs: tuple, inp: Tensor, func_out: tupl
         entry = data[idx]
         orig = entry.clone()
         _set_entry(entry, orig - eps)
-        outa = [o.detach().clone() for o in _as_tuple(fn(*inputs))]
+        outa = _snapshot(fn(*inputs))
         _set_entry(entry, orig + eps)
-        outb = [o.detach().clone() for o in _as_tuple(fn(*inputs))]
+        outb = _snapshot(fn(*inputs))
         _set_entry(entry, orig)
         k = 0
         for a, b in zip(outa, outb):

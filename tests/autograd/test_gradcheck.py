@@ -69,6 +69,12 @@ def test_non_contiguous_input_and_input_left_unchanged():
 def test_output_not_requiring_grad_is_fine_when_constant():
     x = _x()
     assert gradcheck(lambda t: (t * 2, jtorch.ones(2, dtype=jtorch.float64)), (x,))
+    assert gradcheck(lambda t: (t * 2, jtorch.tensor([1, 2]), 3), (x,))
+
+
+def test_empty_and_list_inputs():
+    e = jtorch.zeros(0, dtype=jtorch.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a * 2, b * 3), [_x(), e])
 
 
 def test_no_differentiable_outputs_must_have_zero_numerical_jacobian():
