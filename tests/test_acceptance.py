@@ -178,3 +178,28 @@ def test_more_pointwise_functions():
                 lambda t: t.addcmul(t.tensor([True]), t.tensor([True]), t.tensor([True])),
                 lambda t: t.positive(t.tensor([True])), lambda t: t.deg2rad(t.tensor([1j]))):
         same(bad, message=True)
+
+
+# --- tensor core: nested-data errors, complex parts, type_as --------------------------------
+
+
+@pytest.mark.parametrize("data", [[[1], [2, 3]], [[1, 2], [3]], [[[1, 2], [3, 4]], [[1, 2], [3]]],
+                                  [[1, 2], 3], [1, [2]], [1, "a"], [[1, "a"]]])
+def test_tensor_from_bad_nested_data(data):
+    same(lambda t: t.tensor(data), message=True)
+
+
+def test_real_imag_views_conj_type_as():
+    def prog(t):
+        z = t.tensor([1 + 2j, 3 - 1j, 0.5j])
+        r, i = z.real, z.imag
+        r[0] = 10.0
+        i[1] += 5
+        x = t.tensor([[1 + 1j, 2], [3, 4j]]).t()
+        f = t.ones(2)
+        return (z, r, i, x.real, x.imag, t.real(z), t.imag(z[1:]), f.real is f, z.conj(), f.conj() is f,
+                z[1:].imag.storage_offset(), t.tensor([1.5, -2.0]).type_as(t.tensor([1])),
+                t.tensor([1]).type_as(t.ones(1, dtype=t.float64)))
+
+    same(prog)
+    same(lambda t: t.ones(2).imag, message=True)

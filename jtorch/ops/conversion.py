@@ -16,7 +16,7 @@ from ..kernels.defs.unary import copy_inplace_op as _copy_inplace
 from ..kernels.defs.unary import fill_op as _fill
 from .pointwise import _COPY, _check_inplace
 
-__all__ = ["clone"]
+__all__ = ["clone", "conj", "conj_physical", "imag", "real", "resolve_conj"]
 
 
 def cast(t: Tensor, d: _dt.dtype) -> Tensor:
@@ -133,3 +133,56 @@ def zero_(self) -> Tensor:
 
 Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: \
     __import__("jtorch").tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def type_as(self, other: Tensor) -> Tensor:
+    """self converted to other's dtype (self itself when they already agree)."""
+    return self.to(other.dtype)
+
+
+Tensor.type_as = type_as
+
+
+def _part(input: Tensor, imag_part: bool) -> Tensor:
+    """A real-dtype view of a complex tensor's real or imaginary parts (writes go through)."""
+    if not input.dtype.is_complex:
+        if imag_part:
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return input
+    d = input.dtype.to_real()
+    a = input._a.imag if imag_part else input._a.real
+    return Tensor._make(a, input._st.view(d.np), d, input._base if input._base is not None else input)
+
+
+def real(input: Tensor) -> Tensor:
+    """torch.real: the real parts as a view (a real tensor is returned as is)."""
+    return _part(input, False)
+
+
+def imag(input: Tensor) -> Tensor:
+    """torch.imag: the imaginary parts as a view; real tensors raise as in torch."""
+    return _part(input, True)
+
+
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (a new tensor here; torch returns a lazily conjugated view). Real
+    tensors are returned as they are."""
+    if not input.dtype.is_complex:
+        return input
+    from .creation import complex as _complex
+
+    return _complex(_part(input, False), -_part(input, True))
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    return input
+
+
+conj_physical = conj
+Tensor.conj = Tensor.conj_physical = conj
+Tensor.resolve_conj = resolve_conj
+Tensor.is_conj = lambda self: False

@@ -58,7 +58,36 @@ def _infer_dtype(arr: np.ndarray) -> _dt.dtype:
         return _dt.get_default_dtype()
     if kind == "c":
         return _dt.get_default_dtype().to_complex()
+    if kind in "US":
+        raise TypeError("new(): invalid data type 'str'")
     raise TypeError(f"Could not infer dtype of {type(arr).__name__}")
+
+
+def _ragged_error(data) -> Exception:
+    """torch's error for nested sequences of unequal lengths (sizes come from first items)."""
+    sizes, x = [], data
+    while isinstance(x, (list, tuple)):
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def walk(x, dim):
+        if dim == len(sizes):
+            if isinstance(x, (list, tuple)):
+                return TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            return None
+        if not isinstance(x, (list, tuple)):
+            return TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            return ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        for y in x:
+            err = walk(y, dim + 1)
+            if err is not None:
+                return err
+        return None
+
+    return walk(data, 0) or ValueError("expected a rectangular nested sequence")
 
 
 def _to_numpy(data):
@@ -82,13 +111,14 @@ def _to_numpy(data):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     try:
         arr = np.array(data)
-    except (ValueError, OverflowError) as e:
+    except OverflowError as e:
         raise ValueError(str(e)) from None
+    except ValueError:
+        raise _ragged_error(data) from None
     if arr.dtype == object:
         if any(isinstance(v, int) and not isinstance(v, bool) for v in np.ravel(arr)):
             raise RuntimeError("Overflow when unpacking long")
-        raise ValueError(f"expected sequence of length {len(data[0])} at dim 1 (got "
-                         f"{len(data[1]) if len(data) > 1 else 0})")
+        raise _ragged_error(data)
     return arr, _infer_dtype(arr)
 
 
