@@ -248,7 +248,7 @@ def _standard_basis_for(tensors: tuple, numels: tuple) -> tuple:
     total = sum(numels)
     basis, start = [], 0
     for t, n in zip(tensors, numels):
-        basis.append(eye(total, dtype=t.dtype).narrow(1, start, n))
+        basis.append(eye(total, dtype=t.dtype, device=t.device).narrow(1, start, n))
         start += n
     return tuple(basis)
 
@@ -387,7 +387,7 @@ def _one_hot(out: Tensor, j: int) -> Tensor:
     """A grad_output selecting element ``j`` (row-major) of ``out``."""
     from ..ops.creation import zeros
 
-    g = zeros((out.nelement(),), dtype=out.dtype)
+    g = zeros((out.nelement(),), dtype=out.dtype, device=out.device)
     g[j] = 1
     return g.view(out.shape)
 
@@ -397,7 +397,7 @@ def _stack_rows(rows: list, out: Tensor, inp: Tensor, stack) -> Tensor:
     if not rows:  # an output with no elements
         from ..ops.creation import zeros
 
-        return zeros(shape, dtype=inp.dtype)
+        return zeros(shape, dtype=inp.dtype, device=inp.device)
     if len(rows) == 1:  # a one-element output: no copy
         return rows[0].view(shape)
     return stack(rows, dim=0).view(shape)

@@ -81,17 +81,18 @@ def _differentiable_outputs(x) -> tuple:
     return tuple(o for o in _as_tuple(x) if isinstance(o, Tensor) and o.requires_grad)
 
 
-def _zeros(shape: tuple, dtype) -> Tensor:
+def _zeros(shape: tuple, like: Tensor) -> Tensor:
+    """Zeros with ``like``'s dtype and device."""
     from ..ops.creation import zeros
 
-    return zeros(shape, dtype=dtype)
+    return zeros(shape, dtype=like.dtype, device=like.device)
 
 
-def _stack(cols: list, dim: int, shape: tuple, dtype) -> Tensor:
+def _stack(cols: list, dim: int, shape: tuple, like: Tensor) -> Tensor:
     """``stack(cols, dim)``, or zeros of ``shape`` when there is nothing to stack."""
     from ..ops.views import stack
 
-    return stack(cols, dim) if cols else _zeros(shape, dtype)
+    return stack(cols, dim) if cols else _zeros(shape, like)
 
 
 def _allclose_promoted(a: Tensor, b: Tensor, rtol: float, atol: float) -> bool:
@@ -189,7 +190,7 @@ def _numerical_jacobian_wrt_input(fn, inputs: tuple, inp: Tensor, func_out: tupl
             rows[k].append(((b - a) / (2 * eps)).reshape(-1))
             k += 1
     n = inp.numel()
-    return tuple(_stack(r, 0, (n, o.numel()), o.dtype) for r, o in zip(rows, float_outs))
+    return tuple(_stack(r, 0, (n, o.numel()), o) for r, o in zip(rows, float_outs))
 
 
 def _numerical_jacobian(fn, inputs: tuple, func_out: tuple, eps: float) -> list:
@@ -207,7 +208,7 @@ def _analytical_rows(output: Tensor, diff_inputs: list) -> list:
     n = output.numel()
     rows: list = [[] for _ in diff_inputs]
     for j in range(n):
-        g = _zeros((n,), output.dtype)
+        g = _zeros((n,), output)
         g[j] = 1.0
         res = grad(output, diff_inputs, g.view(output.shape), retain_graph=True,
                    allow_unused=True)
@@ -226,7 +227,7 @@ def _stack_and_check(rows: list, diff_inputs: list, n_out: int) -> tuple:
         flat = []
         for d in cols:
             if d is None:
-                flat.append(_zeros((n_in,), inp.dtype))
+                flat.append(_zeros((n_in,), inp))
                 continue
             if d.shape != inp.shape:
                 sizes_ok = False
@@ -235,7 +236,7 @@ def _stack_and_check(rows: list, diff_inputs: list, n_out: int) -> tuple:
             if d.numel() != n_in:
                 raise GradcheckError("Analytical gradient has incorrect size")
             flat.append(d.reshape(-1).to(inp.dtype))
-        jacobians.append(_stack(flat, 1, (n_in, n_out), inp.dtype))
+        jacobians.append(_stack(flat, 1, (n_in, n_out), inp))
     return jacobians, sizes_ok, types_ok
 
 
@@ -313,7 +314,7 @@ def _test_batched_grad(inputs: tuple, output: Tensor, output_idx: int) -> None:
         res = grad(output, diff_inputs, v, retain_graph=True, allow_unused=True,
                    is_grads_batched=batched)
         shape = (lambda t: (v.shape[0],) + tuple(t.shape)) if batched else (lambda t: t.shape)
-        return tuple(_zeros((), t.dtype).expand(shape(t)) if g is None else g
+        return tuple(_zeros((), t).expand(shape(t)) if g is None else g
                      for g, t in zip(res, diff_inputs))
 
     grad_outputs = [randn_like(output) for _ in range(2)]
@@ -475,9 +476,9 @@ def _make_grad_output(x: Tensor, noncontiguous: bool) -> Tensor:
     dtype = x.dtype if _is_float_or_complex(x) else float64
     shape = tuple(x.shape)
     if noncontiguous and x.numel() > 1:
-        t = rand(*shape[:-1], 2 * shape[-1], dtype=dtype)[..., ::2]
+        t = rand(*shape[:-1], 2 * shape[-1], dtype=dtype, device=x.device)[..., ::2]
     else:
-        t = rand(*shape, dtype=dtype)
+        t = rand(*shape, dtype=dtype, device=x.device)
     prev = _state.enabled
     _state.enabled = False
     try:
