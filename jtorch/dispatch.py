@@ -149,6 +149,7 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
             raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
         check_cast(result, out.dtype)
+        check_overlap(out, args)
         if out._a.shape != shape:
             if inplace:
                 raise RuntimeError(
@@ -193,6 +194,45 @@ def _inplace_check(op: registry.OpDef, args: tuple):
     if op.saves is not None and "0" in op.saves and needs_grad(args):
         return Tensor._make(t._a.copy(), None, t.dtype)
     return None
+
+
+def check_overlap(out: Tensor, args: tuple) -> None:
+    """torch's memory-overlap checks for written-to tensors: no element written twice (an
+    expanded output), and no input that partly overlaps the output (``x[1:] += x[:-1]``)."""
+    a = out._a
+    for n, st in zip(a.shape, a.strides):
+        if st == 0 and n > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation.")
+    for x in args:
+        if isinstance(x, _TENSOR) and x is not out and x._st is out._st and partial_overlap(a, x._a):
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to tensor "
+                "refer to a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Non-overlapping and dense: the elements fill ``a.size`` consecutive slots in some order."""
+    expected = a.itemsize
+    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """torch's get_overlap_status(a, b) == PARTIAL: both dense, their memory ranges intersect,
+    and they are not the same elements in the same layout (layouts too hard to decide pass)."""
+    if not a.size or not b.size or not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
 
 
 def new_output(args: tuple, shape: tuple, np_dtype) -> tuple:

@@ -203,3 +203,52 @@ def test_real_imag_views_conj_type_as():
 
     same(prog)
     same(lambda t: t.ones(2).imag, message=True)
+
+
+# --- memory overlap of written-to tensors ---------------------------------------------------
+
+
+def _overlap_programs():
+    def shifted_iadd(t):
+        x = t.arange(6.0)
+        x[1:] += x[:-1]
+        return x
+
+    def shifted_copy(t):
+        x = t.arange(6.0)
+        x[1:].copy_(x[:-1])
+        return x
+
+    def transposed_copy(t):
+        x = t.arange(4.0).reshape(2, 2)
+        return x.copy_(x.t())
+
+    def out_overlap(t):
+        x = t.arange(6.0)
+        return t.add(x[:3], 1, out=x[1:4])
+
+    def scalar_view_overlap(t):
+        x = t.arange(6.0)
+        return x[:3].add_(x[2])
+
+    def expanded_inplace(t):
+        return t.zeros(3).expand(2, 3).add_(1)
+
+    def expanded_copy(t):
+        return t.zeros(3).expand(2, 3).copy_(t.ones(2, 3))
+
+    def disjoint_and_full(t):
+        x = t.arange(6.0)
+        x[::2].add_(x[1::2])
+        x[:3].add_(x[3:])
+        x.add_(x.view(2, 3).view(6))
+        return x, t.zeros(3).expand(2, 3).fill_(1), t.arange(4.0).reshape(2, 2).clone().copy_(
+            t.arange(4.0).reshape(2, 2))
+
+    return [shifted_iadd, shifted_copy, transposed_copy, out_overlap, scalar_view_overlap,
+            expanded_inplace, expanded_copy, disjoint_and_full]
+
+
+@pytest.mark.parametrize("prog", _overlap_programs(), ids=lambda f: f.__name__)
+def test_written_to_tensor_overlap(prog):
+    same(prog, message=True)

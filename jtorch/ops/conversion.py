@@ -93,6 +93,7 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
     with_grad = dispatch.needs_grad((self, src))
     if with_grad:
         src = src.detach()  # the copy itself is recorded once, as copy_
+    dispatch.check_overlap(self, (src,))
     if src.dtype is not self.dtype:
         src = cast(src, self.dtype)
     if _overlaps(self, src):
