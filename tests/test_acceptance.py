@@ -252,3 +252,17 @@ def _overlap_programs():
 @pytest.mark.parametrize("prog", _overlap_programs(), ids=lambda f: f.__name__)
 def test_written_to_tensor_overlap(prog):
     same(prog, message=True)
+
+
+# --- sort keeps the input's layout ----------------------------------------------------------
+
+
+def test_sort_results_laid_out_like_input():
+    def prog(t):
+        x = t.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, -1.0]]).t()
+        p = t.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1).neg()
+        return (x.sort(0), x.sort(1, descending=True), x.half().sort(1), (x > 1).sort(0), x.long().argsort(0),
+                t.msort(x), [p.sort(d) for d in range(3)], p[:, ::2].sort(0), x.topk(1, 0),
+                x.sort(0).indices.reshape(-1))
+
+    same(prog)

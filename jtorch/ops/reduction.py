@@ -28,7 +28,7 @@ from ..kernels.cpu import sort as _so
 from ..kernels.defs import binary as B
 from ..kernels.defs import reduction as D
 from ..kernels.defs import unary as U
-from ..shape import wrap_dim
+from ..shape import iter_order, wrap_dim
 from ..tensor import Tensor
 from ._util import tensor_method
 from .pointwise import _COPY
@@ -844,12 +844,25 @@ def _sort_rows(x: Tensor, name: str, dim: int, desc: bool, k0: int, k: int) -> t
     return vals, inds
 
 
+def _sort_like_input(x: Tensor, dim: int, desc: bool, n: int) -> tuple:
+    """Sorted (values, indices) arrays laid out like ``x``, as torch's sort gives them: the
+    rows are sorted over ``x`` seen in its memory order, so no extra copy is made."""
+    a = x._a
+    if a.flags.c_contiguous or a.ndim < 2:
+        return _sort_rows(x, "sort", dim, desc, 0, n)
+    phys = iter_order(a.shape, [[st // a.itemsize for st in a.strides]])[::-1]  # slowest first
+    seen = Tensor._make(a.transpose(phys), x._st, x.dtype)
+    vals, inds = _sort_rows(seen, "sort", phys.index(wrap_dim(dim, a.ndim)), desc, 0, n)
+    back = [phys.index(d) for d in range(a.ndim)]
+    return vals.transpose(back), inds.transpose(back)
+
+
 @tensor_method()
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     """torch.sort: (values, indices); stable for every call, nan sorts as the largest value."""
     _check(input, "sort")
     n = input._a.shape[wrap_dim(dim, input._a.ndim)] if input._a.ndim else 1
-    vals, inds = _sort_rows(input, "sort", dim, bool(descending), 0, n)
+    vals, inds = _sort_like_input(input, dim, bool(descending), n)
     res = return_types.sort(_cast_result(vals, input.dtype), _wrap(inds, _int64))
     dispatch.record(D.sort_op, (input,), res, {"dim": dim, "descending": descending,
                                                "indices": res[1]})
