@@ -1,5 +1,11 @@
-"""jtorch.nn: neural-network building blocks (``functional`` holds the stateless ops)."""
+"""jtorch.nn: neural-network building blocks. ``functional`` holds the stateless ops,
+``modules`` the layers, ``init`` the initialisers.
 
-from . import functional
+>>> import jtorch as torch
+>>> net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+"""
 
-__all__ = ["functional"]
+from . import functional, init  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules.module import Module  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedParameter  # noqa: F401

@@ -297,3 +297,77 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False) -> Tensor:
     return rrelu(input, lower, upper, training, inplace=True)
+
+
+# -- layers' functional forms (contractions live in ops/linalg.py) -----------------------------
+
+from ..ops.linalg import bilinear, linear  # noqa: E402
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1)."""
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape([channels] + [1] * (input.dim() - 2))
+    return _red_where(input > 0, input, weight * input)
+
+
+def _red_where(cond, a, b):
+    from ..ops.pointwise import where
+
+    return where(cond, a, b)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: int,
+                     name: str) -> Tensor:
+    """Zero whole channels: one Bernoulli draw per (N, C) broadcast over the feature dims."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    nd = input.dim()
+    if nd not in (batched, batched - 1):
+        raise RuntimeError(f"{name}: Expected {batched - 1}D or {batched}D input, but received a "
+                           f"{nd}D input.")
+    lead = 2 if nd == batched else 1
+    shape = list(input.shape[:lead]) + [1] * (nd - lead)
+    keep = _creation.empty(shape, dtype=input.dtype).bernoulli_(1 - p) if p < 1 else \
+        _creation.zeros(shape, dtype=input.dtype)
+    scale = keep.div_(1 - p) if p < 1 else keep
+    if inplace:
+        _check_inplace(input)
+        return input.mul_(scale)
+    return input * scale
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
+    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
+    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's self-normalising mean and variance (torch's formula)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0
+    alpha = 1.7580993408473766
+    a = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5
+    keep = _creation.empty_like(input).bernoulli_(1 - p)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return input * (keep * a) + b

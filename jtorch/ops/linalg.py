@@ -631,3 +631,34 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None,
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported for vectors.")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+# -- layers' contractions ------------------------------------------------------------------
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias (one BLAS call on the transposed weight, no copy)."""
+    if weight.dim() not in (1, 2):
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{weight.dim()}D")
+    if input.dim() == 2 and weight.dim() == 2 and bias is not None:
+        return addmm(bias, input, weight.t())
+    out = matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = x1 . W[o] . x2 + b[o]."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+__all__ += ["linear", "bilinear"]

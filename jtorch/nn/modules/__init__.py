@@ -1,0 +1,9 @@
+"""nn modules, one file per layer family; each file's ``__all__`` is re-exported by ``nn``."""
+
+from .activation import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .module import Module  # noqa: F401
+from .sparse import *  # noqa: F401,F403
