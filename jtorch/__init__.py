@@ -29,6 +29,7 @@ from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.linalg import tensordot  # noqa: F401
+from .ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401,E501
 from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F401
 from . import linalg  # noqa: E402,F401
 from . import autograd  # noqa: E402
@@ -37,6 +38,7 @@ from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled  # 
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import nn  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,228 @@
+"""``jtorch.save`` / ``jtorch.load``: tensors, state_dicts and nested containers in one
+safetensors file.
+
+Format (version 1): a safetensors file whose tensors are the saved tensors' data (keys "0",
+"1", ...) and whose metadata holds ``{"format": "jtorch", "version": "1", "tree": JSON}``. The
+JSON tree describes the saved object: JSON scalars, lists and strings as themselves; other
+values as objects keyed first by a "$" tag — ``{"$t": key, "s": shape, "dt": dtype,
+"rg": requires_grad, "p": is_parameter}`` for a tensor (its data flat and contiguous;
+complex128 as float64 pairs), ``{"$d": [[key, value], ...]}`` for a dict, ``{"$od": ...}`` an OrderedDict,
+``{"$tu": [...]}`` a tuple, ``{"$sz": [...]}`` a torch.Size, ``{"$dt": name}`` a dtype,
+``{"$f": "nan" | "inf" | "-inf"}`` a non-finite float, ``{"$b": base64}`` bytes,
+``{"$set": [...]}`` a set, and ``{"$pk": i}`` an object only pickle can store, kept in the
+metadata entry "pickles" and restored only by ``load(..., weights_only=False)``.
+
+Loading parses JSON and raw tensor bytes (the safetensors library): it never executes code
+unless ``weights_only=False`` is asked for a file holding pickled objects. A truncated or
+corrupt file raises ``RuntimeError`` naming the problem.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import json
+import math
+import os
+import pickle
+import struct
+from collections import OrderedDict
+
+import numpy as np
+
+from . import dtypes as _dt
+from .shape import Size
+from .tensor import Tensor
+
+__all__ = ["load", "save"]
+
+_MAGIC = "jtorch"
+_VERSION = "1"
+
+
+class _Writer:
+    def __init__(self, allow_pickle: bool) -> None:
+        self.arrays: dict = {}
+        self.ids: dict = {}
+        self.pickles: list = []
+        self.allow_pickle = allow_pickle
+
+    def enc(self, obj):
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, int) and not isinstance(obj, bool):
+            return obj
+        if isinstance(obj, float):
+            if math.isfinite(obj):
+                return obj
+            return {"$f": "nan" if obj != obj else ("inf" if obj > 0 else "-inf")}
+        if isinstance(obj, Tensor):
+            from .nn.parameter import Parameter
+
+            key = self.ids.get(id(obj))
+            a = obj.detach()._a
+            if key is None:
+                key = self.ids[id(obj)] = str(len(self.arrays))
+                flat = np.ascontiguousarray(a).reshape(-1)
+                if flat.dtype == np.complex128:  # stored as (re, im) float64 pairs
+                    flat = flat.view(np.float64)
+                self.arrays[key] = flat
+            return {"$t": key, "s": list(a.shape), "dt": obj.dtype.name,
+                    "rg": bool(obj.requires_grad), "p": isinstance(obj, Parameter)}
+        if isinstance(obj, _dt.dtype):
+            return {"$dt": obj.name}
+        if isinstance(obj, Size):
+            return {"$sz": list(obj)}
+        if isinstance(obj, OrderedDict):
+            return {"$od": [[self.enc(k), self.enc(v)] for k, v in obj.items()]}
+        if type(obj) is dict:
+            if all(isinstance(k, str) and not k.startswith("$") for k in obj):
+                return {k: self.enc(v) for k, v in obj.items()}
+            return {"$d": [[self.enc(k), self.enc(v)] for k, v in obj.items()]}
+        if type(obj) is list:
+            return [self.enc(v) for v in obj]
+        if type(obj) is tuple:
+            return {"$tu": [self.enc(v) for v in obj]}
+        if isinstance(obj, (set, frozenset)):
+            return {"$set": [self.enc(v) for v in obj]}
+        if isinstance(obj, bytes):
+            return {"$b": base64.b64encode(obj).decode()}
+        if isinstance(obj, (np.integer, np.floating, np.bool_)):
+            return self.enc(obj.item())
+        self.pickles.append(obj)
+        return {"$pk": len(self.pickles) - 1}
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True) -> None:
+    """Write ``obj`` (a tensor, a state_dict, nested containers of them) to ``f`` (a path or a
+    writable binary file). Objects outside the format (a whole Module, say) are pickled into
+    the file and can be read back only with ``load(..., weights_only=False)``.
+
+    >>> jtorch.save({"w": jtorch.ones(2)}, "ckpt.pt")
+    """
+    from safetensors.numpy import save as st_save
+
+    w = _Writer(True)
+    tree = w.enc(obj)
+    meta = {"format": _MAGIC, "version": _VERSION, "tree": json.dumps(tree, allow_nan=False)}
+    if w.pickles:
+        meta["pickles"] = base64.b64encode(pickle_module.dumps(w.pickles,
+                                                               protocol=pickle_protocol)).decode()
+    data = st_save(w.arrays, metadata=meta)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(data)
+    else:
+        f.write(data)
+
+
+class _Reader:
+    def __init__(self, arrays: dict, pickles: list | None) -> None:
+        self.arrays = arrays
+        self.pickles = pickles
+        self.made: dict = {}
+
+    def dec(self, x):
+        if isinstance(x, list):
+            return [self.dec(v) for v in x]
+        if not isinstance(x, dict):
+            return x
+        if len(x) >= 1:
+            k = next(iter(x))
+            if k == "$t":
+                return self._tensor(x)
+            if k == "$f":
+                return float(x["$f"])
+            if k == "$dt":
+                return getattr(_dt, x["$dt"])
+            if k == "$sz":
+                return Size(x["$sz"])
+            if k == "$od":
+                return OrderedDict((self._key(a), self.dec(b)) for a, b in x["$od"])
+            if k == "$d":
+                return {self._key(a): self.dec(b) for a, b in x["$d"]}
+            if k == "$tu":
+                return tuple(self.dec(v) for v in x["$tu"])
+            if k == "$set":
+                return {self._key(v) for v in x["$set"]}
+            if k == "$b":
+                return base64.b64decode(x["$b"])
+            if k == "$pk":
+                if self.pickles is None:
+                    raise RuntimeError(
+                        "Weights only load failed: the file holds objects that only pickle can "
+                        "restore, and unpickling can run arbitrary code. Load it with "
+                        "weights_only=False only if you trust its source.")
+                return self.pickles[x["$pk"]]
+        return {k: self.dec(v) for k, v in x.items()}
+
+    def _key(self, k):
+        v = self.dec(k)
+        return tuple(v) if isinstance(v, list) else v
+
+    def _tensor(self, x) -> Tensor:
+        t = self.made.get(x["$t"])
+        if t is not None:
+            return t
+        a = np.array(self.arrays[x["$t"]])  # own, writable memory
+        d = getattr(_dt, x.get("dt", ""), None) or _dt._FROM_NP[a.dtype]
+        if a.dtype != d.np:
+            a = a.view(d.np)
+        t = Tensor._make(a.reshape(x["s"]) if "s" in x else a, None, d)
+        if x.get("p"):
+            from .nn.parameter import Parameter
+
+            t = Parameter(t, requires_grad=bool(x.get("rg")))
+        elif x.get("rg"):
+            t.requires_grad_(True)
+        self.made[x["$t"]] = t
+        return t
+
+
+def _header(data: bytes) -> dict:
+    if len(data) < 8:
+        raise RuntimeError(f"jtorch.load: the file is truncated ({len(data)} bytes): not a "
+                           "jtorch checkpoint")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > len(data) - 8:
+        raise RuntimeError(f"jtorch.load: the file is truncated or corrupt (its header claims "
+                           f"{n} bytes, {len(data) - 8} follow)")
+    try:
+        header = json.loads(data[8:8 + n])
+    except ValueError as e:
+        raise RuntimeError(f"jtorch.load: corrupt file header ({e})") from None
+    meta = header.get("__metadata__") or {}
+    if meta.get("format") != _MAGIC:
+        raise RuntimeError("jtorch.load: not a jtorch checkpoint (no jtorch metadata in the "
+                           "safetensors header)")
+    if meta.get("version") != _VERSION:
+        raise RuntimeError(f"jtorch.load: unsupported checkpoint version {meta.get('version')!r}")
+    return meta
+
+
+def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = True,
+         mmap=None, **pickle_load_args):
+    """Read what ``save`` wrote. ``weights_only=True`` (the default) refuses to unpickle."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load as st_load
+
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            data = fh.read()
+    elif isinstance(f, (bytes, bytearray)):
+        data = bytes(f)
+    else:
+        data = f.read()
+    meta = _header(data)
+    try:
+        arrays = st_load(data)
+        tree = json.loads(meta["tree"])
+    except (SafetensorError, ValueError, KeyError) as e:
+        raise RuntimeError(f"jtorch.load: corrupt checkpoint ({e})") from None
+    pickles = None
+    if "pickles" in meta and not weights_only:
+        pickles = pickle_module.loads(base64.b64decode(meta["pickles"]), **pickle_load_args)
+    return _Reader(arrays, pickles).dec(tree)
+
+
