@@ -2,8 +2,11 @@
 
 from .activation import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
+from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403

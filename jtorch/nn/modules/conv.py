@@ -1,0 +1,173 @@
+"""Convolution modules: Conv1d/2d/3d, ConvTranspose1d/2d/3d (torch's default initialisation
+and ``padding_mode``: zeros in the kernel, reflect/replicate/circular by an explicit pad)."""
+
+from __future__ import annotations
+
+import math
+
+from ... import dtypes as _dt
+from ...ops import creation as _c
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+
+
+def _ntuple(x, n: int) -> tuple:
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,) * n
+
+
+class _ConvNd(Module):
+    _n = 2
+    transposed = False
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 output_padding=0, device=None, dtype=None) -> None:
+        super().__init__()
+        n = self._n
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        valid_modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in valid_modes:
+            raise ValueError(f"padding_mode must be one of {valid_modes}, but got "
+                             f"padding_mode='{padding_mode}'")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.output_padding = _ntuple(output_padding, n)
+        self.groups, self.padding_mode = groups, padding_mode
+        if isinstance(self.padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * n
+            if padding == "same":
+                for d, k, i in zip(self.dilation, self.kernel_size, range(n - 1, -1, -1)):
+                    total = d * (k - 1)
+                    left = total // 2
+                    self._reversed_padding_repeated_twice[2 * i] = left
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total - left
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
+                                                     for _ in range(2)]
+        d = dtype if dtype is not None else _dt.get_default_dtype()
+        if self.transposed:
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        else:
+            shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(_c.empty(shape, dtype=d))
+        if bias:
+            self.bias = Parameter(_c.empty(out_channels, dtype=d))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        n = self._n
+        if self.padding != (0,) * n:
+            s += ", padding={padding}"
+        if self.dilation != (1,) * n:
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * n:
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+    def _conv_forward(self, input, weight, bias):
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._n - 1]
+        if self.padding_mode != "zeros":
+            mode = self.padding_mode
+            return fn(F.pad(input, self._reversed_padding_repeated_twice, mode=mode), weight,
+                      bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_ConvNd):
+    _n = 1
+
+
+class Conv2d(_ConvNd):
+    _n = 2
+
+
+class Conv3d(_ConvNd):
+    _n = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, output_padding, device, dtype)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        output_size = list(output_size)[-n:]
+        spatial = input.shape[-n:]
+        res = []
+        for d in range(n):
+            min_size = ((spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            max_size = min_size + self.stride[d] - 1
+            if not min_size <= output_size[d] <= max_size:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {[min_size]} to {[max_size]} (for an input of "
+                                 f"{list(spatial)})")
+            res.append(output_size[d] - min_size)
+        return tuple(res)
+
+    def forward(self, input, output_size=None):
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
+        op = self._output_padding(input, output_size)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                  self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
