@@ -29,7 +29,8 @@ from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.linalg import tensordot  # noqa: F401
-from .ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401,E501
+from .ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                       conv_transpose3d)
 from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F401
 from . import linalg  # noqa: E402,F401
 from . import autograd  # noqa: E402

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     binary,
+    conv,
     linalg,
     movement,
     reduction,
