@@ -945,7 +945,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     from .conversion import clone
 
     out = index_fill_(clone(input), dim, index, value)
-    return _record(M.index_fill_op, (input, index), out, {"dim": dim, "value": value})
+    inputs = (input, index, value) if isinstance(value, Tensor) else (input, index)
+    return _record(M.index_fill_op, inputs, out, {"dim": dim, "value": value})
 
 
 Tensor.index_fill = index_fill
@@ -992,7 +993,8 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     v = _masked_value(value, "masked_fill_")
     out = dispatch.empty_tensor(broadcast_shapes(mask._a.shape, input._a.shape), input.dtype)
     dispatch.run_pointwise(B.where_op, (v, input, mask), out._a, input.dtype)
-    return _record(M.masked_fill_op, (input, mask), out, {"value": value})
+    inputs = (input, mask, value) if isinstance(value, Tensor) else (input, mask)
+    return _record(M.masked_fill_op, inputs, out, {"value": value})
 
 
 Tensor.masked_fill = masked_fill

@@ -229,6 +229,8 @@ def reshape(input: Tensor, shape) -> Tensor:
     else:
         c = _contiguous_copy(input)
         out = Tensor._make(c._a.reshape(shape), c._st, c.dtype)
+        return _record(M.view_op, (input,), out, {"shape": input._a.shape,
+                                                  "_name": "UnsafeViewBackward0"})
     return _record(M.view_op, (input,), out, {"shape": input._a.shape})
 
 
@@ -259,9 +261,10 @@ def permute(input: Tensor, *dims) -> Tensor:
     return _permuted(input, dims)
 
 
-def _permuted(input: Tensor, dims: tuple) -> Tensor:
+def _permuted(input: Tensor, dims: tuple, name: str | None = None) -> Tensor:
     out = input._view(input._a.transpose(dims))
-    return _record(M.permute_op, (input,), out, {"dims": dims})
+    return _record(M.permute_op, (input,), out, {"dims": dims} if name is None else
+                   {"dims": dims, "_name": name})
 
 
 Tensor.permute = lambda self, *dims_args, dims=None: permute(
@@ -276,7 +279,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         return _permuted(input, ())
     dims = list(range(nd))
     dims[d0], dims[d1] = d1, d0
-    return _permuted(input, tuple(dims))
+    return _permuted(input, tuple(dims), "TransposeBackward0")
 
 
 swapaxes = swapdims = transpose
@@ -315,7 +318,8 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         drop = {d for d in wrapped if nd and shape[d] == 1}
         keep = [i for i in range(nd) if i not in drop]
     out = make_view(input, [shape[i] for i in keep], [st[i] for i in keep], offset_of(input))
-    return _record(M.view_op, (input,), out, {"shape": shape})
+    nr = 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
+    return _record(M.view_op, (input,), out, {"shape": shape, "_name": f"SqueezeBackward{nr}"})
 
 
 def _dup_message(dims: list) -> str:
@@ -334,7 +338,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     shape.insert(d, 1)
     st.insert(d, new_st)
     out = make_view(input, shape, st, offset_of(input))
-    return _record(M.view_op, (input,), out, {"shape": input._a.shape})
+    return _record(M.view_op, (input,), out, {"shape": input._a.shape,
+                                              "_name": "UnsqueezeBackward0"})
 
 
 Tensor.squeeze = lambda self, dim=None: squeeze(self, dim)
@@ -693,7 +698,9 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
         )
     out = make_view(input, size, stride, off)
     return _record(M.as_strided_op, (input,), out, {"size": size, "stride": stride,
-                                                     "storage_offset": off})
+                                                     "storage_offset": off,
+                                                     "in_stride": strides_of(input),
+                                                     "in_offset": offset_of(input)})
 
 
 Tensor.as_strided = as_strided

@@ -52,8 +52,21 @@ nonzero_op = extern("nonzero", differentiable=False)
 
 
 # -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
+# Views and copies map the gradient back with the inverse movement; the index family scatters
+# it back through the same indices (torch's derivatives.yaml). Every gradient op records for
+# autograd itself, so create_graph gives second derivatives.
 
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import jtorch as J  # noqa: E402  (the rules run after the package is imported)
+
+from ... import dtypes as _dt  # noqa: E402
+from ...tensor import Tensor  # noqa: E402
 from ..registry import defvjp  # noqa: E402
+
+_MASK_DTYPES = (_dt.bool, _dt.uint8)
 
 
 def _permute_vjp(c, g):
@@ -70,6 +83,371 @@ def _expand_vjp(c, g):
     return (sum_to(g, c._meta[0][0]),)
 
 
-defvjp(view_op, lambda c, g: (g.reshape(c._meta[0][0]),), "")
-defvjp(permute_op, _permute_vjp, "")
-defvjp(expand_op, _expand_vjp, "")
+def _embed(shape: tuple, g: Tensor, index) -> Tensor:
+    """zeros(shape) with ``g`` written at the basic index ``index`` (a view: no duplicates)."""
+    z = J.zeros(shape, dtype=g.dtype)
+    z[index] = g
+    return z
+
+
+def _embed_flat(shape: tuple, g: Tensor, pos: Tensor, accumulate: bool = True) -> Tensor:
+    """zeros(shape) with ``g`` added at the flat positions ``pos`` (an int64 tensor shaped
+    like ``g``); duplicates accumulate."""
+    z = J.zeros(math.prod(shape), dtype=g.dtype)
+    z.index_put_((pos.reshape(-1),), g.reshape(-1), accumulate)
+    return z.reshape(shape)
+
+
+def _positions(shape: tuple) -> Tensor:
+    """The flat position of every element of a contiguous tensor of ``shape``."""
+    return J.arange(math.prod(shape)).reshape(shape)
+
+
+def _is_advanced_item(it) -> bool:
+    if isinstance(it, Tensor):
+        return it.dtype in _MASK_DTYPES or it._a.ndim > 0
+    return isinstance(it, (bool, np.bool_, list, tuple, np.ndarray))
+
+
+def _is_advanced(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(_is_advanced_item(it) for it in items)
+
+
+def _index_vjp(c, g):
+    shape = c._meta[0][0]
+    index = c.kw["index"]
+    if not _is_advanced(index):
+        return (_embed(shape, g, index),)
+    return (_embed_flat(shape, g, _positions(shape)[index]),)
+
+
+def _full_slice(it: slice, n: int) -> bool:
+    return it.step in (None, 1) and it.start in (None, 0) and (it.stop is None or it.stop >= n)
+
+
+def _index_name(inputs: tuple, kw) -> str:
+    """torch applies a basic index item by item: the node is the last op that did something
+    (full slices are skipped inside a tuple); any tensor, list or bool index is an index op."""
+    index = kw["index"]
+    if isinstance(index, slice):
+        return "SliceBackward0"
+    items = index if isinstance(index, tuple) else (index,)
+    if any(_is_advanced_item(it) for it in items):
+        return "IndexBackward0"
+    shape = inputs[0]._a.shape
+    nd = len(shape)
+    used = sum(1 for it in items if it is not None and it is not Ellipsis)
+    name, dim = "AliasBackward0", 0
+    for it in items:
+        if it is None:
+            name = "UnsqueezeBackward0"
+        elif it is Ellipsis:
+            dim += nd - used
+        elif isinstance(it, slice):
+            if not _full_slice(it, shape[dim]):
+                name = "SliceBackward0"
+            dim += 1
+        else:
+            name = "SelectBackward0"
+            dim += 1
+    return name
+
+
+def _dim_index(dim: int, it) -> tuple:
+    return (slice(None),) * dim + (it,)
+
+
+def _slice_vjp(c, g):
+    kw = c.kw
+    return (_embed(c._meta[0][0], g, _dim_index(kw["dim"], slice(kw["start"], kw["end"],
+                                                                   kw["step"]))),)
+
+
+def _select_vjp(c, g):
+    return (_embed(c._meta[0][0], g, _dim_index(c.kw["dim"], c.kw["index"])),)
+
+
+def _diagonal_vjp(c, g):
+    shape = c._meta[0][0]
+    kw = c.kw
+    pos = _positions(shape).diagonal(kw["offset"], kw["dim1"], kw["dim2"])
+    return (_embed_flat(shape, g, pos, False),)
+
+
+def _extent(size, stride, offset: int) -> int:
+    if 0 in size:
+        return offset
+    return offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+
+
+def _may_overlap(size, stride) -> bool:
+    """Whether two indices of this geometry can address one storage element."""
+    reach = 0
+    for s, n in sorted((s, n) for n, s in zip(size, stride) if n > 1):
+        if s <= reach:
+            return True
+        reach += (n - 1) * s
+    return False
+
+
+def _as_strided_vjp(c, g):
+    """torch's as_strided_backward: scatter the gradient into the storage region both geometries
+    cover (adding where the output overlaps itself), read it back with the input's geometry
+    (divided by how often the input addresses each element where it overlaps itself)."""
+    kw = c.kw
+    shape = c._meta[0][0]
+    size, stride, off = kw["size"], kw["stride"], kw["storage_offset"]
+    in_st, in_off = kw["in_stride"], kw["in_offset"]
+    lo = min(off, in_off)
+    span = max(_extent(size, stride, off), _extent(shape, in_st, in_off)) - lo
+    storage = J.arange(span)
+    flat = _embed_flat((span,), g, storage.as_strided(size, stride, off - lo))
+    in_pos = storage.as_strided(shape, in_st, in_off - lo)
+    if _may_overlap(shape, in_st):
+        count = J.zeros(span, dtype=g.dtype)
+        count.index_put_((in_pos.reshape(-1),), J.ones(in_pos.numel(), dtype=g.dtype), True)
+        flat = flat / count.clamp_min(1)
+    return (flat[in_pos],)
+
+
+def _cat_vjp(c, g):
+    d = c.kw["dim"]
+    res, start = [], 0
+    for need, (shape, _) in zip(c.needs, c._meta):
+        if shape == (0,):  # legacy: 1-D empty tensors are skipped by cat
+            res.append(J.zeros((0,), dtype=g.dtype) if need else None)
+            continue
+        n = shape[d]
+        res.append(g.narrow(d, start, n) if need else None)
+        start += n
+    return tuple(res)
+
+
+def _roll_vjp(c, g):
+    return (g.roll(tuple(-s for s in c.kw["shifts"]), c.kw["dims"]),)
+
+
+def _repeat_vjp(c, g):
+    """Each output dim r*n is an (r, n) block: sum over the repeat blocks."""
+    reps = c.kw["repeats"]
+    shape = c._meta[0][0]
+    padded = (1,) * (len(reps) - len(shape)) + tuple(shape)
+    split, dims = [], []
+    for i, (r, n) in enumerate(zip(reps, padded)):
+        split += [r, n]
+        if r != 1:
+            dims.append(2 * i)
+    if dims:
+        g = g.reshape(split).sum(dims)
+    return (g.reshape(shape),)
+
+
+# -- index family ----------------------------------------------------------------------------
+
+def _fit(r: Tensor, shape: tuple) -> Tensor:
+    """A gradient computed for the index's extent, placed in a (larger) source's shape: the
+    source elements the index does not reach get zero."""
+    if r._a.shape == tuple(shape):
+        return r
+    return _embed(shape, r, tuple(slice(0, n) for n in r._a.shape))
+
+
+def _gather_vjp(c, g):
+    shape = c._meta[0][0]
+    return (J.zeros(shape, dtype=g.dtype).scatter_add(c.kw["dim"], c.args[1], g), None)
+
+
+def _scatter_vjp(c, g):
+    if c.kw["reduce"] is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    d, index = c.kw["dim"], c.args[1]
+    gs = g.scatter(d, index, 0) if c.needs[0] else None
+    if len(c.needs) < 3 or not c.needs[2]:
+        return (gs, None)
+    return (gs, None, _fit(g.gather(d, index), c._meta[2][0]))
+
+
+def _scatter_add_vjp(c, g):
+    gsrc = _fit(g.gather(c.kw["dim"], c.args[1]), c._meta[2][0]) if c.needs[2] else None
+    return (g, None, gsrc)
+
+
+def _scatter_reduce_vjp(c, g):
+    """torch's scatter_reduce_backward (sum, prod, mean, amax, amin)."""
+    kw = c.kw
+    d, reduce, include_self = kw["dim"], kw["reduce"], kw["include_self"]
+    x, index, src = c.args
+    if reduce == "sum":
+        gs, gsrc = g, g.gather(d, index)
+    elif reduce == "prod":
+        out = c.out
+        masked_x = x.masked_fill(x == 0, 1)
+        masked_x_res = masked_x.scatter_reduce(d, index, src, "prod", include_self=include_self)
+        gs = g * masked_x_res / masked_x
+        src_zero = src == 0
+        zeros_per = J.zeros_like(x).scatter_add(d, index, src_zero.to(x.dtype)).gather(d, index)
+        single_zero = src_zero & (zeros_per == 1)
+        masked_src = src.masked_fill(single_zero, 1)
+        masked_src_res = x.scatter_reduce(d, index, masked_src, "prod", include_self=include_self)
+        gsrc = J.where(single_zero, (g * masked_src_res).gather(d, index),
+                       (g * out).gather(d, index) / src.masked_fill(src_zero, 1))
+    elif reduce == "mean":
+        n = J.ones_like(g) if include_self else J.zeros_like(g)
+        n = n.scatter_add(d, index, J.ones_like(src))
+        n = n.masked_fill(n == 0, 1)
+        gs = g / n
+        gsrc = g.gather(d, index) / n.gather(d, index)
+    else:  # amax / amin: the gradient is split evenly between the elements equal to the result
+        out = c.out
+        value = out.gather(d, index)
+        x_is = (x == out).to(g.dtype)
+        src_is = (src == value).to(g.dtype)
+        share = g / x_is.scatter_add(d, index, src_is)
+        gs = x_is * share
+        gsrc = src_is * share.gather(d, index)
+    if not include_self:
+        gs = gs.scatter(d, index, 0)
+    return (gs if c.needs[0] else None, None, _fit(gsrc, c._meta[2][0]) if c.needs[2] else None)
+
+
+def _index_select_vjp(c, g):
+    shape = c._meta[0][0]
+    if not len(shape):  # a 0-d input: the one element was picked once
+        return (g.sum().reshape(()), None)
+    return (J.zeros(shape, dtype=g.dtype).index_add(c.kw["dim"], c.args[1], g), None)
+
+
+def _index_add_vjp(c, g):
+    gsrc = None
+    if c.needs[2]:
+        gsrc = g.index_select(c.kw["dim"], c.args[1]) if g._a.ndim else g
+        alpha = c.kw["alpha"]
+        if alpha != 1:
+            gsrc = gsrc * alpha
+    return (g, None, gsrc)
+
+
+def _index_copy_vjp(c, g):
+    d, index = c.kw["dim"], c.args[1]
+    gs = g.index_fill(d, index, 0) if c.needs[0] else None
+    gsrc = (g.index_select(d, index) if g._a.ndim else g) if c.needs[2] else None
+    return (gs, None, gsrc)
+
+
+def _index_fill_vjp(c, g):
+    d, index = c.kw["dim"], c.args[1]
+    gs = g.index_fill(d, index, 0) if c.needs[0] else None
+    if len(c.needs) < 3 or not c.needs[2]:
+        return (gs, None)
+    # the value reaches each filled position once, whatever the duplicates in index
+    hit = J.zeros(g._a.shape, dtype=_dt.bool).index_fill(d, index, True)
+    return (gs, None, J.where(hit, g, 0.0).sum())
+
+
+def _index_items(indices) -> tuple:
+    """The index tuple ``index_put_`` applies (0-d integer indices are size-1 index tensors)."""
+    return tuple(t if t._a.ndim or t.dtype in _MASK_DTYPES else t.reshape(1) for t in indices)
+
+
+def _to_value_shape(r: Tensor, vshape: tuple) -> Tensor:
+    """Values broadcast to the indexed shape after their leading size-1 dims are dropped: give
+    the gradient those dims back (the node sums the broadcast dims)."""
+    if r._a.ndim < len(vshape):
+        r = r.reshape((1,) * (len(vshape) - r._a.ndim) + r._a.shape)
+    return r
+
+
+def _index_put_vjp(c, g):
+    """index_put(_) and ``self[index] = value``: self gets the gradient where it was not
+    overwritten (all of it with accumulate), values the gradient at the indexed positions."""
+    kw = c.kw
+    if "index" in kw:  # recorded by __setitem__
+        index, accumulate = kw["index"], False
+    else:
+        index, accumulate = _index_items(c.args[2:]), kw["accumulate"]
+    gs = gv = None
+    if c.needs[0]:
+        if accumulate:
+            gs = g
+        else:
+            gs = g.clone()
+            gs[index] = 0
+    if c.needs[1]:
+        gv = _to_value_shape(g[index], c._meta[1][0])
+    return (gs, gv) + (None,) * (len(c.needs) - 2)
+
+
+def _masked_fill_vjp(c, g):
+    mask = c.args[1]
+    gs = g.masked_fill(mask, 0) if c.needs[0] else None
+    if len(c.needs) < 3 or not c.needs[2]:
+        return (gs, None)
+    return (gs, None, J.where(mask, g, 0.0).sum())
+
+
+def _masked_scatter_vjp(c, g):
+    mask = c.args[1]
+    gs = g.masked_fill(mask, 0) if c.needs[0] else None
+    gsrc = None
+    if c.needs[2]:
+        sshape = c._meta[2][0]
+        gsrc = g.masked_select(mask)
+        missing = math.prod(sshape) - gsrc._a.size
+        if missing > 0:
+            gsrc = J.cat([gsrc, J.zeros(missing, dtype=g.dtype)])
+        gsrc = gsrc.reshape(sshape)
+    return (gs, None, gsrc)
+
+
+def _masked_select_vjp(c, g):
+    from ...shape import broadcast_shapes
+
+    mask = c.args[1]
+    shape = broadcast_shapes(c._meta[0][0], mask._a.shape)
+    return (J.zeros(shape, dtype=g.dtype).masked_scatter(mask, g), None)
+
+
+def _take_vjp(c, g):
+    return (_embed_flat(c._meta[0][0], g, c.args[1]), None)
+
+
+def _scatter_name(inputs: tuple, kw) -> str:
+    return "ScatterBackward0" if len(inputs) > 2 else "ScatterBackward1"
+
+
+def _hinted(default: str):
+    """Ops that serve several torch ops carry torch's node name in their kwargs."""
+    return lambda inputs, kw: kw.get("_name", default)
+
+
+for _op, _rule, _saves, _name in [
+    (view_op, lambda c, g: (g.reshape(c._meta[0][0]),), "", _hinted("ViewBackward0")),
+    (permute_op, _permute_vjp, "", _hinted("PermuteBackward0")),
+    (expand_op, _expand_vjp, "", None),
+    (slice_op, _slice_vjp, "", _hinted("SliceBackward0")),
+    (select_op, _select_vjp, "", _hinted("SelectBackward0")),
+    (diagonal_op, _diagonal_vjp, "", None),
+    (as_strided_op, _as_strided_vjp, "", None),
+    (index_op, _index_vjp, "", _index_name),
+    (cat_op, _cat_vjp, "", None),
+    (flip_op, lambda c, g: (g.flip(c.kw["dims"]),), "", None),
+    (roll_op, _roll_vjp, "", None),
+    (repeat_op, _repeat_vjp, "", None),
+    (tril_op, lambda c, g: (g.tril(c.kw["diagonal"]),), "", None),
+    (triu_op, lambda c, g: (g.triu(c.kw["diagonal"]),), "", None),
+    (gather_op, _gather_vjp, "1", None),
+    (scatter_op, _scatter_vjp, "1", _scatter_name),
+    (scatter_add_op, _scatter_add_vjp, "1", None),
+    (scatter_reduce_op, _scatter_reduce_vjp, "012o", None),
+    (index_select_op, _index_select_vjp, "1", None),
+    (index_add_op, _index_add_vjp, "1", None),
+    (index_copy_op, _index_copy_vjp, "1", None),
+    (index_fill_op, _index_fill_vjp, "1", None),
+    (index_put_op, _index_put_vjp, "23456789", None),
+    (masked_fill_op, _masked_fill_vjp, "1", None),
+    (masked_scatter_op, _masked_scatter_vjp, "1", None),
+    (masked_select_op, _masked_select_vjp, "1", None),
+    (take_op, _take_vjp, "1", None),
+]:
+    defvjp(_op, _rule, _saves, _name)
