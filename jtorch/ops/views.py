@@ -35,6 +35,7 @@ __all__ = [
     "column_stack",
     "concat",
     "concatenate",
+    "diag",
     "diagonal",
     "dstack",
     "flatten",
@@ -43,12 +44,16 @@ __all__ = [
     "flipud",
     "hsplit",
     "hstack",
+    "meshgrid",
     "moveaxis",
     "movedim",
     "narrow",
     "permute",
+    "ravel",
+    "repeat_interleave",
     "reshape",
     "roll",
+    "rot90",
     "select",
     "split",
     "squeeze",
@@ -1044,3 +1049,154 @@ Tensor.tril = lambda self, diagonal=0: tril(self, diagonal)
 Tensor.triu = lambda self, diagonal=0: triu(self, diagonal)
 Tensor.tril_ = lambda self, diagonal=0: _tri(self, diagonal, False, inplace=True)
 Tensor.triu_ = lambda self, diagonal=0: _tri(self, diagonal, True, inplace=True)
+
+
+# -- compositions of the views and copies above (autograd follows their parts) ---------------
+
+
+def _clone(t: Tensor) -> Tensor:
+    """A contiguous copy that autograd sees (clone)."""
+    from .conversion import clone
+
+    return clone(t) if t._a.flags.c_contiguous else t.contiguous()
+
+
+@tensor_method()
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-D tensor (a view when the layout allows, else a contiguous copy)."""
+    return reshape(input, (-1,))
+
+
+@tensor_method()
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of every ``size``-long slice along ``dimension`` taken ``step`` apart, the slices
+    in a new last dim."""
+    nd = self._a.ndim
+    d = wrap_dim(dimension, nd)
+    n = self._a.shape[d] if nd else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape, st = list(self._a.shape), list(strides_of(self))
+    if not nd:
+        return as_strided(self, (size,), (1,), offset_of(self))
+    shape[d], st[d] = (n - size) // step + 1, st[d] * step
+    return as_strided(self, (*shape, size), (*st, strides_of(self)[d]), offset_of(self))
+
+
+@tensor_method()
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees k times in the plane of ``dims`` (from the first towards the second)."""
+    dims = list(dims)
+    nd = input._a.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = dims
+    if d0 == d1 or abs(d0 - d1) == nd:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    wrap_dim(d0, nd), wrap_dim(d1, nd)
+    k %= 4
+    if k == 1:
+        return transpose(flip(input, [d1]), d0, d1)
+    if k == 2:
+        return flip(input, dims)
+    if k == 3:
+        return transpose(flip(input, [d0]), d0, d1)
+    return _clone(input)
+
+
+@tensor_method()
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
+    """Repeat each element (or each slice along ``dim``) ``repeats`` times; with a tensor of
+    repeats, element i is repeated repeats[i] times. ``repeat_interleave(repeats)`` alone gives
+    the indices 0..n-1 repeated that way."""
+    if repeats is None:
+        return _repeat_indices(input)
+    if dim is None:
+        input, d = reshape(input, (-1,)), 0
+    else:
+        d = wrap_dim(dim, input._a.ndim)
+    if isinstance(repeats, Tensor) and repeats._a.ndim == 0:
+        repeats = int(repeats.item())
+    if not isinstance(repeats, Tensor):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        shape = list(input._a.shape) or [1]
+        x = reshape(input, shape) if not input._a.ndim else input
+        x = expand(unsqueeze(x, d + 1), *shape[: d + 1], repeats, *shape[d + 1:])
+        res = reshape(x, (*shape[:d], shape[d] * repeats, *shape[d + 1:]))
+        return res if res._st is not input._st else _clone(res)  # always a new tensor
+    n = input._a.shape[d] if input._a.ndim else 1
+    if repeats._a.ndim != 1 or repeats._a.shape[0] != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats._a.size} and input.size({d}) = {n}")
+    from .indexing import index_select
+
+    return index_select(input, d, _repeat_indices(repeats))
+
+
+def _repeat_indices(repeats: Tensor) -> Tensor:
+    if repeats.dtype.category != 1:
+        raise NotImplementedError(
+            f'"repeat_interleave_cpu" not implemented for \'{dispatch.torch_name(repeats.dtype)}\'')
+    if repeats._a.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    r = repeats._a
+    if r.size and r.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    return Tensor._make(np.repeat(np.arange(r.size, dtype=np.int64), r))
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D input becomes the k-th diagonal of a square matrix; a 2-D input gives a copy of its
+    k-th diagonal."""
+    nd = input._a.ndim
+    if nd == 2:
+        return _clone(globals()["diagonal"](input, diagonal))
+    if nd != 1:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+    m = input._a.shape[0] + abs(diagonal)
+    from .creation import zeros
+
+    out = zeros(m, m, dtype=input.dtype)
+    globals()["diagonal"](out, diagonal).copy_(input)
+    return out
+
+
+Tensor.diag = diag
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids: the i-th result holds tensors[i] broadcast along every other axis (as
+    expanded views). ``indexing='xy'`` swaps the first two dims of the grid shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    for x in tensors:
+        if x._a.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                               f"{x}")
+        if x.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = [tensors[1], tensors[0], *tensors[2:]] if swap else list(tensors)
+    shape = [x._a.size for x in ts]
+    grids = []
+    for i, x in enumerate(ts):
+        view_shape = [1] * len(ts)
+        view_shape[i] = shape[i]
+        grids.append(expand(reshape(x, view_shape), *shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
