@@ -583,7 +583,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
         bad = I.gather(ishape, ob, 0, ost, xb, 0, xpos, xds, ib, 0, ist, n, _wrap)
         if bad is not None:
             raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    _record(M.gather_op, (input, index), res, {"dim": d})
+    _record(M.gather_op, (input, index), res, {"dim": d, "wrap": True} if _wrap else {"dim": d})
     from .views import _finish
 
     return _finish(out, res, "gather")

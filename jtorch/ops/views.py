@@ -482,15 +482,18 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 Tensor.unflatten = lambda self, dim, sizes: unflatten(self, dim, sizes)
 
 
-def _slice(input: Tensor, dim: int, start: int, end: int, step: int = 1) -> Tensor:
+def _slice(input: Tensor, dim: int, start: int, end: int, step: int = 1,
+           name: str | None = None) -> Tensor:
     """input along ``dim`` from ``start`` to ``end`` (already clamped) by ``step``."""
     shape, st = list(input._a.shape), list(strides_of(input))
     off = offset_of(input) + start * st[dim]
     shape[dim] = max(0, -(-(end - start) // step))
     st[dim] *= step
     out = make_view(input, shape, st, off)
-    return _record(M.slice_op, (input,), out, {"dim": dim, "start": start, "end": end,
-                                                "step": step})
+    kw = {"dim": dim, "start": start, "end": end, "step": step}
+    if name is not None:
+        kw["_name"] = name
+    return _record(M.slice_op, (input,), out, kw)
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -530,12 +533,13 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return _select(input, d, index)
 
 
-def _select(input: Tensor, d: int, index: int) -> Tensor:
+def _select(input: Tensor, d: int, index: int, name: str | None = None) -> Tensor:
     shape, st = list(input._a.shape), list(strides_of(input))
     off = offset_of(input) + index * st[d]
     del shape[d], st[d]
     out = make_view(input, shape, st, off)
-    return _record(M.select_op, (input,), out, {"dim": d, "index": index})
+    return _record(M.select_op, (input,), out, {"dim": d, "index": index} if name is None else
+                   {"dim": d, "index": index, "_name": name})
 
 
 Tensor.select = select
@@ -545,7 +549,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input._a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, input._a.ndim)
-    return tuple(_select(input, d, i) for i in range(input._a.shape[d]))
+    return tuple(_select(input, d, i, "UnbindBackward0") for i in range(input._a.shape[d]))
 
 
 Tensor.unbind = unbind
@@ -575,9 +579,11 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             sizes = (0,)
         else:
             sizes = (size,) * (n // size) + ((n % size,) if n % size or n == 0 else ())
+    name = "SplitWithSizesBackward0" if isinstance(split_size_or_sections, (list, tuple)) else \
+        "SplitBackward0"
     out, start = [], 0
     for s in sizes:
-        out.append(_slice(tensor, d, start, start + s))
+        out.append(_slice(tensor, d, start, start + s, 1, name))
         start += s
     return tuple(out)
 

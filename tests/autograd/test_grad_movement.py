@@ -57,6 +57,7 @@ VIEWS = {
     "diagonal_off": lambda m, x: x.diagonal(2, 1, 2),
     "as_strided": lambda m, x: x.as_strided((3, 3), (2, 1), 1),
     "as_strided_overlap": lambda m, x: x.as_strided((4, 3), (1, 0)),
+    "as_strided_expanded_input": lambda m, x: x[:1].expand(3, 4, 5).as_strided((2, 3), (1, 1)),
     "as_strided_of_view": lambda m, x: x[1].as_strided((2, 2), (5, 1), 22),
     "narrow": lambda m, x: x.narrow(-1, 1, 3),
     "unbind": lambda m, x: x.unbind(1),
@@ -133,6 +134,11 @@ GRAD_FN_NAMES = {
     "x[idx]": (lambda x: x[jtorch.tensor([0, 1])], "IndexBackward0"),
     "x[mask]": (lambda x: x[x > 0], "IndexBackward0"),
     "x[True]": (lambda x: x[True], "IndexBackward0"),
+    "unbind": (lambda x: x.unbind(1)[0], "UnbindBackward0"),
+    "split": (lambda x: x.split(2)[1], "SplitBackward0"),
+    "chunk": (lambda x: x.chunk(2, -1)[0], "SplitBackward0"),
+    "split_sizes": (lambda x: x.split([1, 2])[0], "SplitWithSizesBackward0"),
+    "tensor_split": (lambda x: x.tensor_split(2)[0], "SliceBackward0"),
     "view": (lambda x: x.view(-1), "ViewBackward0"),
     "reshape": (lambda x: x.reshape(-1), "ViewBackward0"),
     "reshape_copy": (lambda x: x.transpose(0, 1).reshape(-1), "UnsafeViewBackward0"),
@@ -266,6 +272,25 @@ def test_index_ops_one_input_requires_grad():
     for case in ("scatter", "index_add", "index_copy", "index_put", "masked_scatter"):
         compare_grads(INDEX_OPS[case], x, s0)
         compare_grads(INDEX_OPS[case], x0, s)
+
+
+def test_take_along_dim_negative_indices():
+    """jtorch's take_along_dim wraps negative indices; the gradient goes to the same place."""
+    x = _x(2, 3)
+    y = jtorch.take_along_dim(x, jtorch.tensor([[-1, 0], [1, -3]]), 1)
+    (gx,) = jtorch.autograd.grad(y, x, jtorch.ones(2, 2, dtype=jtorch.float64))
+    np.testing.assert_array_equal(gx.numpy(), [[1, 0, 1], [1, 1, 0]])
+
+
+def test_zero_dim_index_ops():
+    s = _x()
+    for fn in (lambda m, x: x.gather(0, _idx(m, [0, 0])), lambda m, x: x.take(_idx(m, [0, 0])),
+               lambda m, x: x.index_select(0, _idx(m, 0)), lambda m, x: x.scatter(0, _idx(m, 0), 2.0),
+               lambda m, x: x.masked_fill(m.tensor(True), 1.0),
+               lambda m, x: x.masked_select(m.tensor([True, False])),
+               lambda m, x: x.index_fill(0, _idx(m, [0]), 1.0),
+               lambda m, x: x.scatter_add(0, _idx(m, [0]), x.reshape(1) * 2)):
+        compare_grads(fn, s)
 
 
 def test_src_larger_than_index():

@@ -255,7 +255,10 @@ def _fit(r: Tensor, shape: tuple) -> Tensor:
 
 def _gather_vjp(c, g):
     shape = c._meta[0][0]
-    return (J.zeros(shape, dtype=g.dtype).scatter_add(c.kw["dim"], c.args[1], g), None)
+    d, index = c.kw["dim"], c.args[1]
+    if c.kw.get("wrap"):  # take_along_dim: negative indices count from the end
+        index = J.where(index < 0, index + (shape[d] if shape else 1), index)
+    return (J.zeros(shape, dtype=g.dtype).scatter_add(d, index, g), None)
 
 
 def _scatter_vjp(c, g):
