@@ -302,6 +302,7 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
 # -- layers' functional forms (contractions live in ops/linalg.py) -----------------------------
 
 from ..ops.linalg import bilinear, linear  # noqa: E402
+from .attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402,F401
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -156,3 +156,76 @@ def test_product_gradients_and_second_order():
             np.testing.assert_allclose(jres[0], g.detach().numpy())
             np.testing.assert_allclose(jres[1], gg.numpy())
     assert type((a @ b).grad_fn).__name__ == "MmBackward0"
+
+
+EINSUM = [("ij,jk", [(2, 3), (3, 4)]), ("ij,jk->", [(2, 3), (3, 4)]), ("i,i", [(2,), (1,)]),
+          ("ba,b", [(2, 3), (2,)]), ("...ij,...jk", [(5, 1, 2, 3), (4, 3, 2)]), ("bij", [(2, 3, 4)]),
+          ("iI", [(2, 3)]), ("i,j", [(2,), (3,)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]),
+          ("iij->j", [(2, 2, 3)]), ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+          ("ij,jk,kl->il", [(2, 3), (3, 40), (40, 2)]),
+          ("abc,cd,de,ea->b", [(2, 3, 4), (4, 5), (5, 6), (6, 2)]),
+          ("...,...->...", [(2, 3), (3,)]), ("i,i,i->", [(4,), (4,), (4,)]), ("ij->ji", [(2, 3)]),
+          ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), (" i j , j k -> i k ", [(2, 3), (3, 1)])]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM)
+def test_einsum_values_and_gradients(eq, shapes):
+    js, ts = _pair(shapes)
+    _same(jtorch.einsum(eq, *js), torch.einsum(eq, *ts), rtol=1e-10, atol=1e-12)
+    compare_grads(lambda m, *xs: m.einsum(eq, *xs), *[x.requires_grad_() for x in js])
+
+
+def test_einsum_list_form_kron_trace():
+    (a, b), (ta, tb) = _pair([(2, 3), (4, 1, 2)])
+    _same(jtorch.einsum("i,j", [a[0], a[1]]), torch.einsum("i,j", [ta[0], ta[1]]))
+    _same(jtorch.kron(a, b), torch.kron(ta, tb))
+    _same(jtorch.trace(jtorch.arange(9).reshape(3, 3)), torch.trace(torch.arange(9).reshape(3, 3)))
+    compare_grads(lambda m, x, y: m.kron(x, y), a.requires_grad_(), b.requires_grad_())
+    compare_grads(lambda m, x: m.trace(x), a)
+
+
+EINSUM_ERRORS = [
+    (lambda m: m.einsum("ij,jk->", m.ones(2, 3), m.ones(4, 4)),
+     "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3"),
+    (lambda m: m.einsum("ij->", m.ones(2)), "the number of subscripts in the equation \\(2\\) does "
+                                            "not match the number of dimensions \\(1\\)"),
+    (lambda m: m.einsum("ij,j", m.ones(2, 3), m.ones(3, dtype=m.float64)),
+     "expected scalar type Float but found Double"),
+    (lambda m: m.einsum("ii", m.ones(2, 3)), "subscript i is repeated for operand 0 but the sizes "
+                                             "don't match, 3 != 2"),
+    (lambda m: m.einsum("i->ii", m.ones(2)), "output subscript i appears more than once"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(EINSUM_ERRORS)))
+def test_einsum_errors(case):
+    fn, msg = EINSUM_ERRORS[case]
+    for m in (jtorch, torch):
+        with pytest.raises(RuntimeError, match=msg):
+            fn(m)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")])
+@pytest.mark.parametrize("dim,keepdim", [((-2, -1), False), ((0, 2), True)])
+def test_matrix_norm_values_and_gradients(ord, dim, keepdim):
+    (a,), _ = _pair([(2, 3, 4)])
+    compare_grads(lambda m, x: m.linalg.matrix_norm(x, ord, dim, keepdim), a.requires_grad_(),
+                  rtol=1e-8, atol=1e-10)
+
+
+def test_linalg_norm_dispatch_and_errors():
+    (a, v), (ta, tv) = _pair([(3, 4), (5,)])
+    _same(jtorch.linalg.norm(a), torch.linalg.norm(ta))
+    _same(jtorch.linalg.norm(a, 3, dim=1), torch.linalg.norm(ta, 3, dim=1))
+    _same(jtorch.linalg.norm(a, "nuc"), torch.linalg.norm(ta, "nuc"))
+    _same(jtorch.linalg.norm(v, 1), torch.linalg.norm(tv, 1))
+    _same(jtorch.linalg.svdvals(a), torch.linalg.svdvals(ta))
+    for m in (jtorch, torch):
+        with pytest.raises(RuntimeError, match="linalg.matrix_norm: Order 3 not supported."):
+            m.linalg.matrix_norm(m.ones(3, 4), 3)
+        with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as "
+                                               "input. Got Long"):
+            m.linalg.matrix_norm(m.ones(3, 4, dtype=m.long))
+        with pytest.raises(RuntimeError, match="If dim is not specified but ord is, the input "
+                                               "must be 1D or 2D. Got 3D."):
+            m.linalg.norm(m.ones(2, 2, 2), 2)

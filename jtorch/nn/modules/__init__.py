@@ -8,5 +8,7 @@ from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403

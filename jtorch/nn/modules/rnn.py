@@ -1,0 +1,318 @@
+"""Recurrent layers: RNN (tanh/relu), LSTM (with proj_size), GRU, and their cells.
+
+Each layer and direction projects the whole input sequence with one matrix product, then
+steps through time with one (batch, hidden) product per step; gates follow torch's layouts
+(LSTM: i, f, g, o; GRU: r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import dtypes as _dt
+from ...ops import creation as _c
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _J():
+    import jtorch
+
+    return jtorch
+
+
+class RNNBase(Module):
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero" if
+                             isinstance(hidden_size, int) else
+                             f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than or equal to 1")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
+        d = dtype if dtype is not None else _dt.get_default_dtype()
+        gates = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for direction in range(2 if bidirectional else 1):
+                layer_in = input_size if layer == 0 else real_hidden * (2 if bidirectional else 1)
+                sfx = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+                names = [f"weight_ih{sfx}", f"weight_hh{sfx}"]
+                shapes = [(gates, layer_in), (gates, real_hidden)]
+                if bias:
+                    names += [f"bias_ih{sfx}", f"bias_hh{sfx}"]
+                    shapes += [(gates,), (gates,)]
+                if proj_size > 0:
+                    names.append(f"weight_hr{sfx}")
+                    shapes.append((proj_size, hidden_size))
+                for n, s in zip(names, shapes):
+                    setattr(self, n, Parameter(_c.empty(s, dtype=d)))
+                self._flat_weights_names += names
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # -- one layer, one direction ----------------------------------------------------------
+    def _weights(self, layer: int, direction: int) -> tuple:
+        sfx = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+        g = lambda n: getattr(self, n + sfx, None)  # noqa: E731
+        return g("weight_ih"), g("weight_hh"), g("bias_ih"), g("bias_hh"), g("weight_hr")
+
+    def _run_direction(self, x, h, c, layer: int, direction: int):
+        """x: (T, B, in); h: (B, H); returns (outputs (T, B, H), h, c)."""
+        J = _J()
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
+        steps = x.shape[0]
+        xp = J.matmul(x, w_ih.t())
+        if b_ih is not None:
+            xp = xp + b_ih
+        outs = [None] * steps
+        order = range(steps - 1, -1, -1) if direction == 1 else range(steps)
+        H = self.hidden_size
+        for t in order:
+            hp = J.matmul(h, w_hh.t())
+            if b_hh is not None:
+                hp = hp + b_hh
+            xt = xp[t]
+            if self.mode == "LSTM":
+                gates = xt + hp
+                i, f, g, o = gates.chunk(4, 1)
+                c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+                h = o.sigmoid() * c.tanh()
+                if w_hr is not None:
+                    h = J.matmul(h, w_hr.t())
+            elif self.mode == "GRU":
+                xr, xz, xn = xt[:, :H], xt[:, H:2 * H], xt[:, 2 * H:]
+                hr, hz, hn = hp[:, :H], hp[:, H:2 * H], hp[:, 2 * H:]
+                r = (xr + hr).sigmoid()
+                z = (xz + hz).sigmoid()
+                n = (xn + r * hn).tanh()
+                h = (1 - z) * n + z * h
+            else:
+                pre = xt + hp
+                h = pre.tanh() if self.mode == "RNN_TANH" else pre.relu()
+            outs[t] = h
+        return J.stack(outs), h, c
+
+    def forward(self, input, hx=None):
+        J = _J()
+        if hasattr(input, "data") and type(input).__name__ == "PackedSequence":
+            raise NotImplementedError("PackedSequence inputs are not supported yet")
+        batched = input.dim() == 3
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{self.mode.split('_')[0]}: Expected input to be 2D or 3D, got "
+                             f"{input.dim()}D instead")
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+        steps, batch = input.shape[0], input.shape[1]
+        ndir = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        is_lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, dtype=input.dtype)
+            c0 = J.zeros(self.num_layers * ndir, batch, self.hidden_size, dtype=input.dtype) \
+                if is_lstm else None
+        else:
+            h0, c0 = hx if is_lstm else (hx, None)
+            if not batched:
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
+            expected = (self.num_layers * ndir, batch, real_hidden)
+            if tuple(h0.shape) != expected:
+                raise RuntimeError(f"Expected hidden{'[0]' if is_lstm else ''} size "
+                                   f"{expected}, got {list(h0.shape)}")
+        x = input
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(ndir):
+                k = layer * ndir + direction
+                o, h, c = self._run_direction(x, h0[k], c0[k] if c0 is not None else None,
+                                              layer, direction)
+                outs.append(o)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if ndir == 1 else J.cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = J.nn.functional.dropout(x, self.dropout, True)
+        h_n = J.stack(hs)
+        c_n = J.stack(cs) if is_lstm else None
+        out = x
+        if not batched:
+            out = out.squeeze(1)
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if c_n is not None else None
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return (out, (h_n, c_n)) if is_lstm else (out, h_n)
+
+
+class RNN(RNNBase):
+    def __init__(self, *args, **kwargs) -> None:
+        nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if len(args) > 3:
+            nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *args, **kwargs)
+
+
+class LSTM(RNNBase):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+
+class RNNCellBase(Module):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        d = dtype if dtype is not None else _dt.get_default_dtype()
+        self.weight_ih = Parameter(_c.empty((num_chunks * hidden_size, input_size), dtype=d))
+        self.weight_hh = Parameter(_c.empty((num_chunks * hidden_size, hidden_size), dtype=d))
+        if bias:
+            self.bias_ih = Parameter(_c.empty(num_chunks * hidden_size, dtype=d))
+            self.bias_hh = Parameter(_c.empty(num_chunks * hidden_size, dtype=d))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def _proj(self, x, h):
+        J = _J()
+        xp = J.matmul(x, self.weight_ih.t())
+        hp = J.matmul(h, self.weight_hh.t())
+        if self.bias:
+            xp, hp = xp + self.bias_ih, hp + self.bias_hh
+        return xp, hp
+
+    def _batched(self, input, hx, n_state: int):
+        J = _J()
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got "
+                             f"{input.dim()}D instead")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            z = J.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            hx = (z, z) if n_state == 2 else z
+        elif not batched:
+            hx = tuple(h.unsqueeze(0) for h in hx) if n_state == 2 else hx.unsqueeze(0)
+        return input, hx, batched
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        input, hx, batched = self._batched(input, hx, 1)
+        xp, hp = self._proj(input, hx)
+        h = (xp + hp).tanh() if self.nonlinearity == "tanh" else (xp + hp).relu()
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input, hx=None):
+        input, (h, c), batched = self._batched(input, hx, 2)
+        xp, hp = self._proj(input, h)
+        i, f, g, o = (xp + hp).chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h = o.sigmoid() * c.tanh()
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input, hx=None):
+        input, h, batched = self._batched(input, hx, 1)
+        xp, hp = self._proj(input, h)
+        H = self.hidden_size
+        r = (xp[:, :H] + hp[:, :H]).sigmoid()
+        z = (xp[:, H:2 * H] + hp[:, H:2 * H]).sigmoid()
+        n = (xp[:, 2 * H:] + r * hp[:, 2 * H:]).tanh()
+        h = (1 - z) * n + z * h
+        return h if batched else h.squeeze(0)

@@ -1,0 +1,96 @@
+"""embedding, one_hot, embedding_bag against torch: values, gradients, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import jtorch
+import jtorch.nn.functional as JF
+
+RNG = np.random.default_rng(0)
+W = RNG.standard_normal((10, 3))
+
+
+def _run(fn_j, fn_t, w=W):
+    jw, tw = jtorch.from_numpy(w.copy()).requires_grad_(), torch.from_numpy(w.copy()).requires_grad_()
+    j, t = fn_j(jw), fn_t(tw)
+    np.testing.assert_allclose(j.detach().numpy(), t.detach().numpy(), rtol=1e-12)
+    g = RNG.standard_normal(tuple(t.shape))
+    (j * jtorch.from_numpy(g)).sum().backward()
+    (t * torch.from_numpy(g)).sum().backward()
+    np.testing.assert_allclose(jw.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 1}, {"scale_grad_by_freq": True},
+                                {"padding_idx": -1, "scale_grad_by_freq": True}])
+def test_embedding(kw):
+    idx = np.array([[1, 2, 1], [9, 0, 2]])
+    _run(lambda w: JF.embedding(jtorch.from_numpy(idx), w, **kw),
+         lambda w: TF.embedding(torch.from_numpy(idx), w, **kw))
+
+
+def test_embedding_max_norm_renormalises_in_place():
+    idx = np.array([1, 2, 1])
+    jw, tw = jtorch.from_numpy(W.copy()), torch.from_numpy(W.copy())
+    j = JF.embedding(jtorch.from_numpy(idx), jw, max_norm=1.0)
+    t = TF.embedding(torch.from_numpy(idx), tw, max_norm=1.0)
+    np.testing.assert_allclose(jw.numpy(), tw.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(j.numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_one_hot():
+    for x in ([[0, 2], [1, 1]], [3]):
+        assert JF.one_hot(jtorch.tensor(x)).tolist() == TF.one_hot(torch.tensor(x)).tolist()
+    assert JF.one_hot(jtorch.tensor([1]), 4).dtype is jtorch.int64
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 2}, {"include_last_offset": True}])
+def test_embedding_bag_offsets(mode, kw):
+    x, off = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 4, 4])
+    _run(lambda w: JF.embedding_bag(jtorch.from_numpy(x), w, jtorch.from_numpy(off), mode=mode,
+                                    **kw),
+         lambda w: TF.embedding_bag(torch.from_numpy(x), w, torch.from_numpy(off), mode=mode, **kw))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_2d_and_per_sample_weights(mode):
+    idx = np.array([[1, 2, 1], [9, 0, 2]])
+    _run(lambda w: JF.embedding_bag(jtorch.from_numpy(idx), w, mode=mode),
+         lambda w: TF.embedding_bag(torch.from_numpy(idx), w, mode=mode))
+    if mode == "sum":
+        psw = RNG.standard_normal(6)
+        _run(lambda w: JF.embedding_bag(jtorch.from_numpy(idx), w, mode="sum",
+                                        per_sample_weights=jtorch.from_numpy(psw.reshape(2, 3))),
+             lambda w: TF.embedding_bag(torch.from_numpy(idx), w, mode="sum",
+                                        per_sample_weights=torch.from_numpy(psw.reshape(2, 3))))
+
+
+ERRORS = [
+    (lambda m: m.nn.functional.embedding(m.tensor([[1, 10]]), m.ones(10, 3)), IndexError,
+     "index out of range in self"),
+    (lambda m: m.nn.functional.embedding(m.tensor([1.0]), m.ones(10, 3)), RuntimeError,
+     "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+     "Long, Int; but got torch.FloatTensor instead"),
+    (lambda m: m.nn.functional.one_hot(m.tensor([1, -1])), RuntimeError,
+     "Class values must be non-negative."),
+    (lambda m: m.nn.functional.one_hot(m.tensor([1, 5]), 3), RuntimeError,
+     "Class values must be smaller than num_classes."),
+    (lambda m: m.nn.functional.one_hot(m.tensor([1.0, 2.0])), RuntimeError,
+     "one_hot is only applicable to index tensor of type LongTensor."),
+    (lambda m: m.nn.functional.one_hot(m.tensor([], dtype=m.long)), RuntimeError,
+     "Can not infer total number of classes from empty tensor."),
+    (lambda m: m.nn.functional.embedding(m.tensor([1]), m.ones(10, 3), padding_idx=20),
+     AssertionError, "Padding_idx must be within num_embeddings"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors(case):
+    fn, exc, msg = ERRORS[case]
+    for m in (jtorch, torch):
+        with pytest.raises(exc, match=msg):
+            fn(m)
