@@ -1,0 +1,445 @@
+"""Resampling kernels: interpolation, index-mapping padding and grid sampling.
+
+Sources are viewed as ``(P, D, H, W)`` arrays (``P`` = batch * channels planes, unused spatial
+dims of size 1). Every resize and every non-constant pad is one of two shapes, described by
+per-dimension tables that the caller computes once (O(output size) work, ``ops/resample.py``):
+
+* **gather**: ``out[p, z, y, x] = src[p, iz[z], iy[y], ix[x]]`` (nearest, nearest-exact,
+  reflect / replicate / circular padding). The backward scatters-adds through the same tables.
+* **taps**: ``out[p, z, y, x] = sum_a wz[z,a] * sum_b wy[y,b] * sum_c wx[x,c] *
+  src[p, iz[z,a], iy[y,b], ix[x,c]]`` over ``cz[z] * cy[y] * cx[x]`` taps (linear, bilinear,
+  trilinear, bicubic, area). The sums nest as torch's ``Interpolate<n>`` does: the innermost
+  dim first, each partial sum times its weight. The backward adds ``g * wz * wy * wx`` into
+  every tap.
+
+Forward kernels run in parallel over output rows ``(p, z, y)``; backward kernels over planes
+``p``, so each plane's input gradient is written by one thread (no atomics). Both have a serial
+twin used below ``GRAIN_SIZE`` elements. ``grid_sample_2d`` follows ATen's ``GridSampler.h``
+formulas (unnormalize, clip / reflect, bilinear corners, round-half-even nearest).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import prange
+
+from ... import _flags
+
+_jit = numba.njit(cache=True, nogil=True, inline="always")
+
+
+# -- gather: nearest and index-mapping pads ----------------------------------------------------
+
+@_jit
+def _gather_row(src, out, r, iz, iy, ix):
+    od, oh = out.shape[1], out.shape[2]
+    p = r // (od * oh)
+    rem = r - p * od * oh
+    z = rem // oh
+    y = rem - z * oh
+    sz, sy = iz[z], iy[y]
+    for x in range(out.shape[3]):
+        out[p, z, y, x] = src[p, sz, sy, ix[x]]
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_fwd(src, out, iz, iy, ix):
+    for r in range(out.shape[0] * out.shape[1] * out.shape[2]):
+        _gather_row(src, out, r, iz, iy, ix)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gather_fwd_par(src, out, iz, iy, ix):
+    for r in prange(out.shape[0] * out.shape[1] * out.shape[2]):
+        _gather_row(src, out, r, iz, iy, ix)
+
+
+@_jit
+def _scatter_plane(g, gx, p, iz, iy, ix):
+    for z in range(g.shape[1]):
+        sz = iz[z]
+        for y in range(g.shape[2]):
+            sy = iy[y]
+            for x in range(g.shape[3]):
+                gx[p, sz, sy, ix[x]] += g[p, z, y, x]
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_bwd(g, gx, iz, iy, ix):
+    """gx (zero-filled) += g scattered through the gather tables."""
+    for p in range(g.shape[0]):
+        _scatter_plane(g, gx, p, iz, iy, ix)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gather_bwd_par(g, gx, iz, iy, ix):
+    for p in prange(g.shape[0]):
+        _scatter_plane(g, gx, p, iz, iy, ix)
+
+
+# -- taps: linear / bicubic / area --------------------------------------------------------------
+
+@_jit
+def _sum_x(src, p, sz, sy, x, ix, wx, cx):
+    v = src[p, sz, sy, ix[x, 0]] * wx[x, 0]
+    for c in range(1, cx[x]):
+        v += src[p, sz, sy, ix[x, c]] * wx[x, c]
+    return v
+
+
+@_jit
+def _sum_yx(src, p, sz, y, x, iy, wy, cy, ix, wx, cx):
+    v = _sum_x(src, p, sz, iy[y, 0], x, ix, wx, cx) * wy[y, 0]
+    for b in range(1, cy[y]):
+        v += _sum_x(src, p, sz, iy[y, b], x, ix, wx, cx) * wy[y, b]
+    return v
+
+
+@_jit
+def _taps_row(src, out, r, iz, wz, cz, iy, wy, cy, ix, wx, cx):
+    od, oh = out.shape[1], out.shape[2]
+    p = r // (od * oh)
+    rem = r - p * od * oh
+    z = rem // oh
+    y = rem - z * oh
+    for x in range(out.shape[3]):
+        v = _sum_yx(src, p, iz[z, 0], y, x, iy, wy, cy, ix, wx, cx) * wz[z, 0]
+        for a in range(1, cz[z]):
+            v += _sum_yx(src, p, iz[z, a], y, x, iy, wy, cy, ix, wx, cx) * wz[z, a]
+        out[p, z, y, x] = v
+
+
+@_jit
+def _bilinear_row(src, out, r, iy, wy, ix, wx):
+    """The two-tap, one-depth case of ``_taps_row`` with the row's taps hoisted."""
+    oh = out.shape[2]
+    p = r // oh
+    y = r - p * oh
+    y0, y1 = iy[y, 0], iy[y, 1]
+    h0, h1 = wy[y, 0], wy[y, 1]
+    for x in range(out.shape[3]):
+        x0, x1 = ix[x, 0], ix[x, 1]
+        w0, w1 = wx[x, 0], wx[x, 1]
+        t0 = src[p, 0, y0, x0] * w0 + src[p, 0, y0, x1] * w1
+        t1 = src[p, 0, y1, x0] * w0 + src[p, 0, y1, x1] * w1
+        out[p, 0, y, x] = t0 * h0 + t1 * h1
+
+
+@numba.njit(cache=True, nogil=True)
+def taps_fwd(src, out, iz, wz, cz, iy, wy, cy, ix, wx, cx):
+    for r in range(out.shape[0] * out.shape[1] * out.shape[2]):
+        _taps_row(src, out, r, iz, wz, cz, iy, wy, cy, ix, wx, cx)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def taps_fwd_par(src, out, iz, wz, cz, iy, wy, cy, ix, wx, cx):
+    for r in prange(out.shape[0] * out.shape[1] * out.shape[2]):
+        _taps_row(src, out, r, iz, wz, cz, iy, wy, cy, ix, wx, cx)
+
+
+@numba.njit(cache=True, nogil=True)
+def bilinear_fwd(src, out, iy, wy, ix, wx):
+    for r in range(out.shape[0] * out.shape[2]):
+        _bilinear_row(src, out, r, iy, wy, ix, wx)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def bilinear_fwd_par(src, out, iy, wy, ix, wx):
+    for r in prange(out.shape[0] * out.shape[2]):
+        _bilinear_row(src, out, r, iy, wy, ix, wx)
+
+
+@_jit
+def _taps_plane_bwd(g, gx, p, iz, wz, cz, iy, wy, cy, ix, wx, cx):
+    for z in range(g.shape[1]):
+        for y in range(g.shape[2]):
+            for x in range(g.shape[3]):
+                gv = g[p, z, y, x]
+                for a in range(cz[z]):
+                    ga = gv * wz[z, a]
+                    sz = iz[z, a]
+                    for b in range(cy[y]):
+                        gb = ga * wy[y, b]
+                        sy = iy[y, b]
+                        for c in range(cx[x]):
+                            gx[p, sz, sy, ix[x, c]] += gb * wx[x, c]
+
+
+@_jit
+def _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx):
+    for y in range(g.shape[2]):
+        y0, y1 = iy[y, 0], iy[y, 1]
+        h0, h1 = wy[y, 0], wy[y, 1]
+        for x in range(g.shape[3]):
+            x0, x1 = ix[x, 0], ix[x, 1]
+            w0, w1 = wx[x, 0], wx[x, 1]
+            gv = g[p, 0, y, x]
+            g0, g1 = gv * h0, gv * h1
+            gx[p, 0, y0, x0] += g0 * w0
+            gx[p, 0, y0, x1] += g0 * w1
+            gx[p, 0, y1, x0] += g1 * w0
+            gx[p, 0, y1, x1] += g1 * w1
+
+
+@numba.njit(cache=True, nogil=True)
+def taps_bwd(g, gx, iz, wz, cz, iy, wy, cy, ix, wx, cx):
+    """gx (zero-filled) += g spread over every tap with its weight."""
+    for p in range(g.shape[0]):
+        _taps_plane_bwd(g, gx, p, iz, wz, cz, iy, wy, cy, ix, wx, cx)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def taps_bwd_par(g, gx, iz, wz, cz, iy, wy, cy, ix, wx, cx):
+    for p in prange(g.shape[0]):
+        _taps_plane_bwd(g, gx, p, iz, wz, cz, iy, wy, cy, ix, wx, cx)
+
+
+@numba.njit(cache=True, nogil=True)
+def bilinear_bwd(g, gx, iy, wy, ix, wx):
+    for p in range(g.shape[0]):
+        _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def bilinear_bwd_par(g, gx, iy, wy, ix, wx):
+    for p in prange(g.shape[0]):
+        _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx)
+
+
+def _parallel(n: int) -> bool:
+    return n >= _flags.GRAIN_SIZE
+
+
+def gather_into(src, out, tables) -> None:
+    """out (P, OD, OH, OW) = src (P, D, H, W) gathered through (iz, iy, ix)."""
+    if out.size:
+        (gather_fwd_par if _parallel(out.size) else gather_fwd)(src, out, *tables)
+
+
+def gather_backward_into(g, gx, tables) -> None:
+    if g.size:
+        (gather_bwd_par if _parallel(g.size) else gather_bwd)(g, gx, *tables)
+
+
+def _is_bilinear(tables) -> bool:
+    (iz, _, _), (iy, _, cy), (ix, _, cx) = tables
+    return iz.shape[0] == 1 and iy.shape[1] == 2 and ix.shape[1] == 2 and bool(
+        (cy == 2).all() and (cx == 2).all())
+
+
+def taps_into(src, out, tables) -> None:
+    """out = the tap sums of src; ``tables`` is ((iz, wz, cz), (iy, wy, cy), (ix, wx, cx))."""
+    if not out.size:
+        return
+    par = _parallel(out.size)
+    if _is_bilinear(tables) and src.shape[1] == 1:
+        (_, (iy, wy, _), (ix, wx, _)) = tables
+        (bilinear_fwd_par if par else bilinear_fwd)(src, out, iy, wy, ix, wx)
+        return
+    flat = [a for t in tables for a in t]
+    (taps_fwd_par if par else taps_fwd)(src, out, *flat)
+
+
+def taps_backward_into(g, gx, tables) -> None:
+    if not g.size:
+        return
+    par = _parallel(g.size)
+    if _is_bilinear(tables) and gx.shape[1] == 1:
+        (_, (iy, wy, _), (ix, wx, _)) = tables
+        (bilinear_bwd_par if par else bilinear_bwd)(g, gx, iy, wy, ix, wx)
+        return
+    flat = [a for t in tables for a in t]
+    (taps_bwd_par if par else taps_bwd)(g, gx, *flat)
+
+
+# -- grid_sample (4-D input, 2-D grid) ----------------------------------------------------------
+
+@_jit
+def _unnormalize(coord, size, align):
+    if align:
+        return (coord + 1) / 2 * (size - 1), (size - 1) / 2
+    return ((coord + 1) * size - 1) / 2, size / 2
+
+
+@_jit
+def _clip(v, size):
+    """(clipped coordinate, d clipped / d v) as ATen's clip_coordinates_set_grad."""
+    if v <= 0:
+        return v * 0, 0.0
+    hi = size - 1
+    if v >= hi:
+        return v * 0 + hi, 0.0
+    return v, 1.0
+
+
+@_jit
+def _reflect(v, twice_low, twice_high):
+    if twice_low == twice_high:
+        return v * 0, 0.0
+    lo = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    v = v - lo
+    mult = 1.0
+    if v < 0:
+        mult = -1.0
+        v = -v
+    extra = np.fmod(v, span)
+    flips = math.floor(v / span)
+    if flips % 2 == 0:
+        return extra + lo, mult
+    return span - extra + lo, -mult
+
+
+@_jit
+def _source_index(coord, size, padding, align):
+    """Pixel coordinate of a normalised grid coordinate and its derivative (ATen's
+    grid_sampler_compute_source_index_set_grad)."""
+    v, d = _unnormalize(coord, size, align)
+    if padding == 1:
+        v, d2 = _clip(v, size)
+        d = d * d2
+    elif padding == 2:
+        if align:
+            v, d2 = _reflect(v, 0, 2 * (size - 1))
+        else:
+            v, d2 = _reflect(v, -1, 2 * size - 1)
+        v, d3 = _clip(v, size)
+        d = d * d2 * d3
+    if not (abs(v) <= 2147483646.0):  # nan, inf, out of int range (safe_downgrade_to_int_range)
+        v = v * 0 - 100
+    return v, d
+
+
+@_jit
+def _inb(y, x, h, w):
+    return 0 <= y < h and 0 <= x < w
+
+
+@_jit
+def _grid_row(src, grid, out, r, mode, padding, align):
+    h, w = src.shape[2], src.shape[3]
+    oh = out.shape[2]
+    n = r // oh
+    oy = r - n * oh
+    for ox in range(out.shape[3]):
+        fx, _ = _source_index(grid[n, oy, ox, 0], w, padding, align)
+        fy, _ = _source_index(grid[n, oy, ox, 1], h, padding, align)
+        if mode == 1:
+            x0 = int(np.rint(fx))
+            y0 = int(np.rint(fy))
+            inb = _inb(y0, x0, h, w)
+            for c in range(out.shape[1]):
+                out[n, c, oy, ox] = src[n, c, y0, x0] if inb else 0
+            continue
+        x0 = int(math.floor(fx))
+        y0 = int(math.floor(fy))
+        x1, y1 = x0 + 1, y0 + 1
+        nw = (x1 - fx) * (y1 - fy)
+        ne = (fx - x0) * (y1 - fy)
+        sw = (x1 - fx) * (fy - y0)
+        se = (fx - x0) * (fy - y0)
+        for c in range(out.shape[1]):
+            acc = nw * 0
+            if _inb(y0, x0, h, w):
+                acc += src[n, c, y0, x0] * nw
+            if _inb(y0, x1, h, w):
+                acc += src[n, c, y0, x1] * ne
+            if _inb(y1, x0, h, w):
+                acc += src[n, c, y1, x0] * sw
+            if _inb(y1, x1, h, w):
+                acc += src[n, c, y1, x1] * se
+            out[n, c, oy, ox] = acc
+
+
+@numba.njit(cache=True, nogil=True)
+def grid_fwd(src, grid, out, mode, padding, align):
+    for r in range(out.shape[0] * out.shape[2]):
+        _grid_row(src, grid, out, r, mode, padding, align)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def grid_fwd_par(src, grid, out, mode, padding, align):
+    for r in prange(out.shape[0] * out.shape[2]):
+        _grid_row(src, grid, out, r, mode, padding, align)
+
+
+@_jit
+def _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src):
+    h, w = src.shape[2], src.shape[3]
+    for oy in range(g.shape[2]):
+        for ox in range(g.shape[3]):
+            fx, dx = _source_index(grid[n, oy, ox, 0], w, padding, align)
+            fy, dy = _source_index(grid[n, oy, ox, 1], h, padding, align)
+            if mode == 1:
+                x0 = int(np.rint(fx))
+                y0 = int(np.rint(fy))
+                if need_src and _inb(y0, x0, h, w):
+                    for c in range(g.shape[1]):
+                        gsrc[n, c, y0, x0] += g[n, c, oy, ox]
+                continue
+            x0 = int(math.floor(fx))
+            y0 = int(math.floor(fy))
+            x1, y1 = x0 + 1, y0 + 1
+            nw = (x1 - fx) * (y1 - fy)
+            ne = (fx - x0) * (y1 - fy)
+            sw = (x1 - fx) * (fy - y0)
+            se = (fx - x0) * (fy - y0)
+            gix = fx * 0
+            giy = fx * 0
+            for c in range(g.shape[1]):
+                go = g[n, c, oy, ox]
+                if _inb(y0, x0, h, w):
+                    v = src[n, c, y0, x0]
+                    gix -= v * (y1 - fy) * go
+                    giy -= v * (x1 - fx) * go
+                    if need_src:
+                        gsrc[n, c, y0, x0] += nw * go
+                if _inb(y0, x1, h, w):
+                    v = src[n, c, y0, x1]
+                    gix += v * (y1 - fy) * go
+                    giy -= v * (fx - x0) * go
+                    if need_src:
+                        gsrc[n, c, y0, x1] += ne * go
+                if _inb(y1, x0, h, w):
+                    v = src[n, c, y1, x0]
+                    gix -= v * (fy - y0) * go
+                    giy += v * (x1 - fx) * go
+                    if need_src:
+                        gsrc[n, c, y1, x0] += sw * go
+                if _inb(y1, x1, h, w):
+                    v = src[n, c, y1, x1]
+                    gix += v * (fy - y0) * go
+                    giy += v * (fx - x0) * go
+                    if need_src:
+                        gsrc[n, c, y1, x1] += se * go
+            ggrid[n, oy, ox, 0] = dx * gix
+            ggrid[n, oy, ox, 1] = dy * giy
+
+
+@numba.njit(cache=True, nogil=True)
+def grid_bwd(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
+    """gsrc (zero-filled) += the input gradient; ggrid = the grid gradient (zero for nearest)."""
+    for n in range(g.shape[0]):
+        _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def grid_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
+    for n in prange(g.shape[0]):
+        _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
+
+
+def grid_sample_into(src, grid, out, mode: int, padding: int, align: bool) -> None:
+    if out.size:
+        (grid_fwd_par if _parallel(out.size) else grid_fwd)(src, grid, out, mode, padding, align)
+
+
+def grid_sample_backward_into(g, src, grid, gsrc, ggrid, mode: int, padding: int, align: bool,
+                              need_src: bool) -> None:
+    if g.size:
+        par = _parallel(g.size) and g.shape[0] > 1
+        (grid_bwd_par if par else grid_bwd)(g, src, grid, gsrc, ggrid, mode, padding, align,
+                                            need_src)
