@@ -460,11 +460,12 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         out_sp.append(max(n + lo + hi, 0))
         tables.append(_pad_index(n, lo, hi, mode)[: out_sp[-1]].astype(np.int64))
     out_shape = shape[: nd - k] + tuple(out_sp)
-    compute = np.dtype(np.uint8) if input.dtype is _dt.bool else input.dtype.np
-    gathered = input if input.dtype is not _dt.bool else input.to(_dt.uint8)
-    plan = _Plan("gather", _pad_tables(tables, "gather", compute.type), shape, out_shape,
-                 _PAD_NAME[mode].format(k), compute, k)
-    return _resample(gathered, plan).to(input.dtype)
+    plan = _Plan("gather", _pad_tables(tables, "gather", None), shape, out_shape,
+                 _PAD_NAME[mode].format(k), input.dtype.np, k)
+    if input.dtype is _dt.bool:  # circular only: gathered as bytes
+        plan.compute = np.dtype(np.uint8)
+        return _resample(input.to(_dt.uint8), plan).to(_dt.bool)
+    return _resample(input, plan)
 
 
 # -- pixel shuffle -----------------------------------------------------------------------------

@@ -40,9 +40,10 @@ def _gather_row(src, out, r, iz, iy, ix):
     rem = r - p * od * oh
     z = rem // oh
     y = rem - z * oh
-    sz, sy = iz[z], iy[y]
-    for x in range(out.shape[3]):
-        out[p, z, y, x] = src[p, sz, sy, ix[x]]
+    srow = src[p, iz[z], iy[y]]
+    orow = out[p, z, y]
+    for x in range(orow.shape[0]):
+        orow[x] = srow[ix[x]]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -118,14 +119,13 @@ def _bilinear_row(src, out, r, iy, wy, ix, wx):
     oh = out.shape[2]
     p = r // oh
     y = r - p * oh
-    y0, y1 = iy[y, 0], iy[y, 1]
+    r0, r1 = src[p, 0, iy[y, 0]], src[p, 0, iy[y, 1]]
     h0, h1 = wy[y, 0], wy[y, 1]
-    for x in range(out.shape[3]):
+    orow = out[p, 0, y]
+    for x in range(orow.shape[0]):
         x0, x1 = ix[x, 0], ix[x, 1]
         w0, w1 = wx[x, 0], wx[x, 1]
-        t0 = src[p, 0, y0, x0] * w0 + src[p, 0, y0, x1] * w1
-        t1 = src[p, 0, y1, x0] * w0 + src[p, 0, y1, x1] * w1
-        out[p, 0, y, x] = t0 * h0 + t1 * h1
+        orow[x] = (r0[x0] * w0 + r0[x1] * w1) * h0 + (r1[x0] * w0 + r1[x1] * w1) * h1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -171,17 +171,17 @@ def _taps_plane_bwd(g, gx, p, iz, wz, cz, iy, wy, cy, ix, wx, cx):
 @_jit
 def _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx):
     for y in range(g.shape[2]):
-        y0, y1 = iy[y, 0], iy[y, 1]
+        r0, r1 = gx[p, 0, iy[y, 0]], gx[p, 0, iy[y, 1]]
         h0, h1 = wy[y, 0], wy[y, 1]
-        for x in range(g.shape[3]):
+        grow = g[p, 0, y]
+        for x in range(grow.shape[0]):
             x0, x1 = ix[x, 0], ix[x, 1]
             w0, w1 = wx[x, 0], wx[x, 1]
-            gv = g[p, 0, y, x]
-            g0, g1 = gv * h0, gv * h1
-            gx[p, 0, y0, x0] += g0 * w0
-            gx[p, 0, y0, x1] += g0 * w1
-            gx[p, 0, y1, x0] += g1 * w0
-            gx[p, 0, y1, x1] += g1 * w1
+            g0, g1 = grow[x] * h0, grow[x] * h1
+            r0[x0] += g0 * w0
+            r0[x1] += g0 * w1
+            r1[x0] += g1 * w0
+            r1[x1] += g1 * w1
 
 
 @numba.njit(cache=True, nogil=True)
