@@ -1,0 +1,12 @@
+"""``jtorch.optim``: optimizers whose per-parameter update is one compiled kernel, and
+learning-rate schedulers, with torch's API and semantics."""
+
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .optimizer import Optimizer, register_optimizer_step_post_hook, \
+    register_optimizer_step_pre_hook
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD",
+           "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]

@@ -1,0 +1,79 @@
+"""``optim.Adagrad`` as torch's single-tensor algorithm (state is made at construction)."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, _eval_closure, _incr_step, _scalar, _step_tensor, _update, \
+    _use_no_grad
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Implements Adagrad: the step ``lr / (1 + (t - 1) lr_decay)`` divides each gradient by
+    the square root of its accumulated squares plus ``eps``.
+
+    >>> w = jtorch.nn.Parameter(jtorch.ones(2))
+    >>> opt = jtorch.optim.Adagrad([w], lr=0.1)
+    >>> w.grad = jtorch.ones(2); opt.step(); w.detach()
+    tensor([0.9000, 0.9000])
+    """
+
+    _group_setdefaults = {"foreach": None, "maximize": False, "differentiable": False,
+                          "fused": None}
+    _has_step_state = True
+
+    def __init__(self, params, lr: float | Tensor = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value,
+                    "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+                    "fused": fused}
+        super().__init__(params, defaults)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p)
+
+    def _init_state(self, p: Tensor) -> dict:
+        from ..ops.creation import full_like
+
+        state = self.state[p]
+        if len(state) == 0:
+            init = self.defaults["initial_accumulator_value"]
+            state["step"] = _step_tensor()
+            state["sum"] = full_like(p, complex(init, init) if p.is_complex() else init)
+        return state
+
+    @_use_no_grad
+    def step(self, closure=None):
+        """Perform a single optimization step."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            lr, lr_decay = _scalar(group["lr"]), _scalar(group["lr_decay"])
+            wd, eps, maximize = _scalar(group["weight_decay"]), group["eps"], group["maximize"]
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                state = self._init_state(p)
+                step = _incr_step(state["step"])
+                clr = lr / (1 + (step - 1) * lr_decay)
+                _update("adagrad", (p, g, state["sum"]), (-clr, eps, wd, bool(maximize)))
+        return loss

@@ -1,0 +1,412 @@
+"""``optim.Optimizer``: parameter groups, per-parameter state, state dicts and step hooks with
+torch's semantics. Subclasses write ``step`` as a loop over parameters that calls one compiled
+kernel per parameter (``jtorch/kernels/cpu/optim.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..dispatch import bump_version
+from ..kernels.cpu import optim as _kernels
+from ..nn.modules.module import RemovableHandle
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+class _RequiredParameter:
+    """Marks a default that every parameter group must set (``lr`` of some optimizers)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """A pre hook on every optimizer's ``step``: ``hook(optimizer, args, kwargs)``."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """A post hook on every optimizer's ``step``: ``hook(optimizer, args, kwargs)``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def typename(obj) -> str:
+    """torch.typename: ``torch.FloatTensor`` for tensors, the qualified type name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None)
+    if qualname is None:
+        module = type(obj).__module__ or ""
+        qualname = type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def _scalar(x) -> float:
+    """A hyperparameter as a Python float (one-element tensors included)."""
+    return float(x.item()) if isinstance(x, Tensor) else float(x)
+
+
+def _scalar_dtype() -> _dt.dtype:
+    return _dt.float64 if _dt.get_default_dtype() is _dt.float64 else _dt.float32
+
+
+def _step_tensor(value: float = 0.0) -> Tensor:
+    """The step counter torch keeps in state: a 0-d tensor of the default float dtype."""
+    return Tensor._make(np.array(value, dtype=_scalar_dtype().np))
+
+
+def _incr_step(step: Tensor) -> float:
+    """``step += 1`` in place; returns the new count as a float (torch's ``_get_value``)."""
+    step._a[()] += 1
+    bump_version(step)
+    return float(step._a)
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    from ..ops.creation import zeros_like
+
+    return zeros_like(p)
+
+
+def _update(name: str, tensors: tuple, scalars: tuple) -> None:
+    """One compiled update of a parameter and its state (``tensors`` = param, grad, state...;
+    None for buffers the options do not use); bumps the version of every tensor written."""
+    arrays = tuple(_EMPTY if t is None else t._a for t in tensors)
+    _kernels.run(name, arrays, scalars)
+    for i, t in enumerate(tensors):
+        if t is not None and i != 1:
+            bump_version(t)
+
+
+_EMPTY = np.empty(0)
+
+
+def _use_no_grad(step: Callable) -> Callable:
+    """Run ``step`` under no_grad (closures re-enable grad themselves)."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        with no_grad():
+            return step(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _eval_closure(closure: Callable | None):
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
+
+
+def _hooked_step(func: Callable) -> Callable:
+    """Wrap a class's ``step`` so that global and per-instance step hooks run around it."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(),
+                              self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{func} must return None or a tuple of "
+                                       f"(new_args, new_kwargs), but got {result}.")
+        out = func(*args, **kwargs)
+        for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                               _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True
+    return wrapper
+
+
+class Optimizer:
+    r"""Base class for all optimizers.
+
+    ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts defining
+    parameter groups; ``defaults`` holds the options a group does not set.
+
+    >>> w = jtorch.nn.Parameter(jtorch.ones(2))
+    >>> opt = jtorch.optim.SGD([w], lr=0.5)
+    >>> w.grad = jtorch.ones(2); opt.step(); w
+    Parameter containing:
+    tensor([0.5000, 0.5000], requires_grad=True)
+    """
+
+    # Group options that __setstate__ fills in for state dicts saved by older versions.
+    _group_setdefaults: dict = {}
+    # Whether this optimizer's per-parameter state holds a ``step`` counter.
+    _has_step_state: bool = False
+
+    def __init__(self, params, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._patch_step_function()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + typename(params))
+        if defaults.get("differentiable"):
+            raise NotImplementedError("differentiable=True is not supported: optimizer steps "
+                                      "run as compiled kernels outside autograd")
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def _patch_step_function(self) -> None:
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):
+            cls.step = _hooked_step(cls.step)
+
+    # -- pickling / state -------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for k, v in self._group_setdefaults.items():
+                group.setdefault(k, v)
+            if not self._has_step_state:
+                continue
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(float(p_state["step"]))
+
+    def __repr__(self) -> str:
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    # -- hooks ------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` before step."""
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None`` after step."""
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    @staticmethod
+    def _register(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    # -- state dicts ------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: per-param state}, 'param_groups': [group with 'params' as
+        indices]}``; parameters are numbered in order of first appearance over the groups.
+        Tensors in the state are the optimizer's own (not copies), as in torch."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        mapping: dict[int, int] = {}
+        start = 0
+
+        def pack_group(group: dict[str, Any]) -> dict[str, Any]:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            mapping.update({id(p): i for i, p in enumerate(group["params"], start)
+                            if id(p) not in mapping})
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state dict from ``state_dict()`` of an optimizer with the same groups."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param: Tensor, value, key=None):
+            if isinstance(value, Tensor):
+                if key == "step" or not param.is_floating_point():
+                    return value
+                return value.to(dtype=param.dtype)
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, str):
+                return type(value)(cast(param, v) for v in value)
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
+            else:
+                state[k] = v
+
+        def update_group(group: dict[str, Any], new_group: dict[str, Any]) -> dict[str, Any]:
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    # -- gradients and steps ----------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set the gradients of all optimized tensors to None (or to zero)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                    continue
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def step(self, closure: Callable | None = None):
+        """Perform a single optimization step (``closure`` re-evaluates and returns the loss)."""
+        raise NotImplementedError
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters (with group-specific options) to ``param_groups``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(tensors) != len({id(p) for p in tensors}):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {txt} to the optimizer")
+        if not seen.isdisjoint(id(p) for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
