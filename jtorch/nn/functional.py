@@ -372,3 +372,4 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     keep = _creation.empty_like(input).bernoulli_(1 - p)
     b = (keep - 1) * (alpha * a) + alpha * a * p
     return input * (keep * a) + b
+from .losses import *  # noqa: E402,F401,F403

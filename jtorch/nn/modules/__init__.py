@@ -6,6 +6,7 @@ from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403

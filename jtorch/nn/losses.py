@@ -1,0 +1,601 @@
+"""torch.nn.functional's loss functions as compositions of jtorch ops.
+
+Each loss is written the way ATen writes it (``LossNLL.cpp``, ``Loss.cpp``): the class-index
+losses pick log-probabilities with ``gather`` and mask ``ignore_index``; the elementwise
+losses are pointwise expressions followed by the shared reduction. Autograd follows the
+compositions; ``binary_cross_entropy`` alone is an OpDef with torch's gradient rule, whose
+``(x - t) / max(x (1 - x), 1e-12)`` stays finite at 0 and 1 where the composed log would not.
+
+>>> import jtorch
+>>> F = jtorch.nn.functional
+>>> F.cross_entropy(jtorch.zeros(2, 4), jtorch.tensor([0, 3]))
+tensor(1.3863)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from .. import dispatch
+from .. import dtypes as _dt
+from ..autograd.grad_mode import no_grad
+from ..kernels.registry import defvjp, extern
+from ..ops import pointwise as _pw
+from ..ops import reduction as _red
+from ..ops.creation import arange, ones_like
+from ..ops.distance import pairwise_distance
+from ..ops.indexing import masked_select
+from ..tensor import Tensor
+
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+    "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
+    "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
+    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+]
+
+
+# -- reductions (torch's _Reduction) ------------------------------------------------------------
+
+def _get_enum(reduction: str) -> str:
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", stacklevel=3)
+        return "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _legacy(size_average, reduce, emit_warning: bool = True) -> str:
+    """The reduction the deprecated ``size_average`` / ``reduce`` flags name."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else "sum" if reduce else "none"
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        return _legacy(size_average, reduce)
+    return _get_enum(reduction)
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _size_warning(input: Tensor, target: Tensor) -> None:
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
+                      f"({input.size()}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted(loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str,
+              normalise: bool) -> Tensor:
+    """The ``weight=`` branch of mse/l1/huber: mean is sum / sum(weight) (``normalise``) or the
+    plain mean (huber), as torch's functional.py writes it."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if normalise else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+# -- class-index losses -------------------------------------------------------------------------
+
+def _check_nll(input: Tensor, target: Tensor, weight: Tensor | None) -> int:
+    """torch's nll_loss_nd / nll_loss / nll_loss2d checks; returns the number of classes."""
+    nd = input.dim()
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    ishape, tshape = list(input.shape), list(target.shape)
+    if nd != 1 and target.dim() and ishape[0] != tshape[0]:
+        raise ValueError(f"Expected input batch_size ({ishape[0]}) to match target batch_size "
+                         f"({tshape[0]}).")
+    if nd <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if not (nd == 1 and target.dim() == 0) and (not tshape or ishape[0] != tshape[0]):
+            raise RuntimeError(f"size mismatch (got input: {ishape}, target: {tshape})")
+    elif nd == 4:
+        if target.dim() != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {target.dim()}")
+        if ishape[0] != tshape[0] or ishape[2:] != tshape[1:]:
+            raise RuntimeError(f"size mismatch (got input: {ishape} , target: {tshape}")
+    elif tshape[1:] != ishape[2:]:
+        raise RuntimeError(f"Expected target size {[ishape[0]] + ishape[2:]}, got {tshape}")
+    n_classes = ishape[0 if nd == 1 else 1]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{dispatch.torch_name(target.dtype)}")
+    return n_classes
+
+
+def _targets(target: Tensor, ignore_index: int, n_classes: int) -> tuple:
+    """(valid mask, target with ignored entries set to class 0); out-of-range targets raise."""
+    target = target.long()
+    valid = target != ignore_index
+    bad = valid & ((target < 0) | (target >= n_classes))
+    if bad.any().item():
+        raise IndexError(f"Target {masked_select(target, bad)[0].item()} is out of bounds.")
+    return valid, target.masked_fill(~valid, 0)
+
+
+def _class_weights(weight: Tensor | None, safe: Tensor, valid: Tensor, dtype) -> Tensor:
+    """Each target's class weight, 0 where ignored."""
+    if weight is None:
+        return valid.to(dtype)
+    w = weight.gather(0, safe.reshape(-1)).reshape(safe.shape)
+    return _pw.where(valid, w, 0.0)
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+         ignore_index: int) -> Tensor:
+    n_classes = _check_nll(input, target, weight)
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {dispatch.torch_name(input.dtype)} but found "
+                           f"{dispatch.torch_name(weight.dtype)}")
+    cd = 0 if input.dim() == 1 else 1
+    valid, safe = _targets(target, ignore_index, n_classes)
+    picked = input.gather(cd, safe.unsqueeze(cd)).squeeze(cd)
+    w = _class_weights(weight, safe, valid, input.dtype)
+    loss = _pw.where(valid, -picked * w, 0.0)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """-input[n, target[n], ...] * weight[target[n]] (input holds log-probabilities); 'mean'
+    divides by the summed weights of the targets that are not ``ignore_index``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nll(input, target, weight, reduction, ignore_index)
+
+
+def _weight_view(weight: Tensor, nd: int) -> Tensor:
+    return weight if nd == 1 else weight.reshape([1, -1] + [1] * (nd - 2))
+
+
+def _check_smoothing(label_smoothing: float) -> None:
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+
+
+def _ce_probs(input: Tensor, target: Tensor, weight, reduction: str, ignore_index: int,
+              label_smoothing: float) -> Tensor:
+    """Class-probability targets: -sum(target * log_softmax(input)) over the class dim."""
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, "
+                           f"got {dispatch.torch_name(target.dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    cd = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[cd]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    logp = _red.log_softmax(input, cd)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _weight_view(weight, input.dim())
+    if reduction == "none":
+        return -prod.sum(cd)
+    if reduction == "sum":
+        return -prod.sum()
+    return -prod.sum() / (input.numel() // n_classes)
+
+
+def _ce_smoothed(input: Tensor, target: Tensor, weight, reduction: str, ignore_index: int,
+                 label_smoothing: float) -> Tensor:
+    """(1 - eps) * nll + eps / C * (the uniform-target loss), as ATen's label-smoothing path."""
+    _check_smoothing(label_smoothing)
+    cd = 0 if input.dim() == 1 else 1
+    logp = _red.log_softmax(input, cd)
+    nll = _nll(logp, target, weight, reduction, ignore_index)
+    n_classes = logp.shape[cd]
+    if weight is not None:
+        smooth = -(logp * _weight_view(weight, input.dim())).sum(cd)
+    else:
+        smooth = -logp.sum(cd)
+    valid = target != ignore_index
+    smooth = smooth.masked_fill(~valid, 0.0)
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        safe = target.long().masked_fill(~valid, 0)
+        smooth = smooth.sum() / _class_weights(weight, safe, valid, input.dtype).sum()
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """nll_loss(log_softmax(input, class dim), target): class indices (with ``ignore_index``) or,
+    when ``target`` has input's shape, class probabilities; input is (C), (N, C) or
+    (N, C, d1, ...).
+
+    >>> import jtorch
+    >>> jtorch.nn.functional.cross_entropy(jtorch.zeros(2, 4), jtorch.tensor([0, 3]))
+    tensor(1.3863)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.shape == target.shape:
+        return _ce_probs(input, target, weight, reduction, ignore_index, label_smoothing)
+    if label_smoothing > 0.0:
+        return _ce_smoothed(input, target, weight, reduction, ignore_index, label_smoothing)
+    return _nll(_red.log_softmax(input, 0 if input.dim() == 1 else 1), target, weight, reduction,
+                ignore_index)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average=None, reduce=None,
+                      reduction: str = "mean") -> Tensor:
+    """sum_{i != y} max(0, margin - x[y] + x[i])^p / C per sample (times weight[y])."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    nd = input.dim()
+    x = input.reshape(1, -1) if nd <= 1 else input
+    n_classes = x.shape[1]
+    if not (nd <= 1 and target.numel() == 1 or nd == 2 and target.dim() <= 1
+            and target.numel() == x.shape[0]):
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{x.shape[0]}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and (weight.dim() > 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"inconsistent weight size, expected {n_classes} but got "
+                           f"{list(weight.shape)}")
+    t = target.long().reshape(-1, 1)
+    bad = (t < 0) | (t >= n_classes)
+    if bad.any().item():
+        raise IndexError("target out of range")
+    xy = x.gather(1, t)
+    z = (x - xy + margin).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.gather(0, t.reshape(-1)).unsqueeze(1)
+    other = arange(n_classes).unsqueeze(0) != t
+    loss = z.masked_fill(~other, 0.0).sum(1) / n_classes
+    if nd <= 1 and reduction == "none":
+        loss = loss.reshape(target.shape if nd == 1 and target.dim() else ())
+    return _reduce(loss, reduction)
+
+
+# -- elementwise losses -------------------------------------------------------------------------
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """(input - target)^2; with ``weight``, 'mean' is sum(w * l) / sum(w)."""
+    _size_warning(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce)
+    diff = input - target
+    if weight is not None:
+        return _weighted(diff * diff, input, weight, reduction, True)
+    _float_loss(diff, "mse_cpu")
+    return _reduce(diff * diff, _get_enum(reduction))
+
+
+def _float_loss(x: Tensor, kernel: str) -> None:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{dispatch.torch_name(x.dtype)}'")
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """|input - target|; with ``weight``, 'mean' is sum(w * l) / sum(w)."""
+    _size_warning(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce)
+    err = (input - target).abs()
+    if weight is not None:
+        return _weighted(err, input, weight, reduction, True)
+    return _reduce(err, _get_enum(reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 z^2 / beta where z = |input - target| < beta, z - beta / 2 elsewhere."""
+    _size_warning(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce)
+    reduction = _get_enum(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = input - target
+    z = diff.abs()
+    if beta == 0.0:
+        return _reduce(z, reduction)
+    return _reduce(_pw.where(z < beta, diff * diff * (0.5 / beta), z - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """0.5 z^2 where z = |input - target| < delta, delta * (z - delta / 2) elsewhere."""
+    _size_warning(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    diff = input - target
+    z = diff.abs()
+    loss = _pw.where(z < delta, diff * diff * 0.5, (z - 0.5 * delta) * delta)
+    if weight is not None:
+        return _weighted(loss, input, weight, reduction, False)
+    return _reduce(loss, _get_enum(reduction))
+
+
+binary_cross_entropy_op = extern("binary_cross_entropy")  # (input, target, weight) -> loss
+
+
+def _bce_terms(x: Tensor, t: Tensor, w: Tensor | None) -> Tensor:
+    loss = (t - 1) * _pw.log1p(-x).clamp_min(-100) - t * x.log().clamp_min(-100)
+    return loss if w is None else loss * w
+
+
+def _bce_vjp(c, g):
+    x, t, w = c.args
+    gx = gt = None
+    if c.needs[0]:
+        gx = g * (x - t) / ((1 - x) * x).clamp_min(1e-12)
+        gx = gx if w is None else gx * w
+    if c.needs[1]:
+        gt = g * (_pw.log1p(-x) - x.log())
+        gt = gt if w is None else gt * w
+    return gx, gt, None
+
+
+defvjp(binary_cross_entropy_op, _bce_vjp, "012", name="BinaryCrossEntropyBackward0")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)) with each log clamped at -100, as torch does."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
+                         f"size ({input.size()}) is deprecated. Please ensure they have the same "
+                         f"size.")
+    if weight is not None:
+        weight = weight.expand(_broadcast(target.shape, weight.shape))
+    if not ((input >= 0) & (input <= 1)).all().item():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with no_grad():
+        out = _bce_terms(input, target, weight)
+    loss = dispatch.record(binary_cross_entropy_op, (input, target, weight), out)
+    return _reduce(loss, reduction)
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple:
+    from ..shape import broadcast_shapes
+
+    return broadcast_shapes(a, b)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x), the stable form ATen uses."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    logsig = dispatch.pointwise(_logsigmoid_op(), (input,))
+    if pos_weight is not None:
+        loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * logsig
+    else:
+        loss = (1 - target) * input - logsig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _logsigmoid_op():
+    from ..kernels.defs import unary as U
+
+    return U.logsigmoid_op
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """target * (log target - input) pointwise (input holds log-probabilities); 'batchmean'
+    divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        red = _legacy(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                          "support size.'batchmean' divides only by the batch size, and aligns "
+                          "with the KL div math definition.'mean' will be changed to behave the "
+                          "same as 'batchmean' in the next major release.", stacklevel=2)
+        red = "sum" if reduction == "batchmean" else _get_enum(reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _pw.xlogy(target, target) - target * input
+    out = _reduce(loss, red)
+    if reduction == "batchmean" and input.dim() != 0:
+        out = out / input.shape[0]
+    return out
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """exp(input) - target * input (log_input) or input - target * log(input + eps), plus
+    Stirling's approximation of log(target!) for targets > 1 when ``full``."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + stirling.masked_fill(target <= 1, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """0.5 (log max(var, eps) + (input - target)^2 / max(var, eps)) (+ 0.5 log 2 pi if full);
+    the clamp passes var's gradient through unchanged, as torch's in-place no-grad clamp."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = ones_like(input) * var
+    elif (var < 0).any().item():
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif input.dim() == var.dim() and sum(
+                y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.detach().clamp_min(eps) - var.detach())
+    loss = (var.log() + (input - target) ** 2 / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# -- margin and embedding losses ---------------------------------------------------------------
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input))."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce(_pw.log1p((-input * target).exp()), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """-(t logsigmoid(x) + (1 - t) logsigmoid(-x)) averaged over the classes."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce)
+    lsig = _logsigmoid_op()
+    loss = -(target * dispatch.pointwise(lsig, (input,))
+             + (1 - target) * dispatch.pointwise(lsig, (-input,)))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (input1 - input2) + margin)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.size()}, input2: {input2.size()}, "
+                           f"target: {target.size()} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """input where target == 1, max(0, margin - input) where target == -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    zeros = input * 0
+    margin_clamp = (margin - input).clamp_min(0)
+    out = _pw.where(target != 1, margin_clamp, zeros) + _pw.where(target != -1, input, zeros)
+    return _reduce(out, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    td = target.dim()
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = 2 if td == 1 else 1
+    if input1.dim() != want or input2.dim() != want:
+        raise RuntimeError(f"{td}D target tensor expects {want}D input tensors, but found inputs "
+                           f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    prod = (input1 * input2).sum(td)
+    mag1 = (input1 * input1).sum(td) + 1e-12
+    mag2 = (input2 * input2).sum(td) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = cos * 0
+    out = _pw.where(target == 1, 1 - cos, zeros) + \
+        _pw.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce(out, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with the pairwise p-norm distance d."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
+    if not a == pd == nd:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a}D, positive {pd}D, "
+                           f"and negative {nd}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _pw.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """triplet_margin_loss with any distance function (pairwise_distance by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                         f"got {margin} instead")
+    a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
+    if not a == pd == nd:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a}D, positive {pd}D, "
+                           f"and negative {nd}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = _pw.minimum(d_neg, dist(positive, negative))
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
