@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import jtorch
+import jtorch.optim  # noqa: F401
 
 RNG = np.random.default_rng(1234)
 P0 = {"w": RNG.standard_normal((3, 4)), "b": RNG.standard_normal(4), "frozen": RNG.standard_normal(2)}
