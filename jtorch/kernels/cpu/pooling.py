@@ -1,0 +1,288 @@
+"""Pooling kernels over planes: every array is (P, D, H, W) with P = N*C planes.
+
+One window description serves every pooling op: per spatial dim, tables ``lo[o]``/``hi[o]``
+(the input range of output ``o``, already clipped to the input) and a ``step`` (the dilation),
+so window ``o`` reads ``range(lo[o], hi[o], step)``. Regular pooling (stride, padding,
+dilation, ceil_mode) and adaptive pooling only differ in how the tables are filled
+(``ops/pooling.py``). Average pooling also reads per-dim divisor factors ``f[o]`` (the divisor
+is ``fd[od] * fh[oh] * fw[ow]``, or ``override`` when it is non-zero).
+
+Planes are independent, so the parallel variants run ``prange`` over planes; the backward
+kernels zero a plane and accumulate into it while it is in cache. Max pooling keeps the first
+maximum (strict ``>``) and lets NaN win, as torch does; indices are flat within a plane,
+``(d * H + h) * W + w``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from ... import _flags
+
+
+def _max_plane(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
+    H, W = x.shape[2], x.shape[3]
+    for od in range(out.shape[1]):
+        d0 = lod[od]
+        nd = (hid[od] - d0 + sd - 1) // sd
+        for oh in range(out.shape[2]):
+            h0 = loh[oh]
+            nh = (hih[oh] - h0 + sh - 1) // sh
+            for ow in range(out.shape[3]):
+                w0 = low[ow]
+                nw = (hiw[ow] - w0 + sw - 1) // sw
+                m = lowest  # a window with no input element keeps it (torch: -inf)
+                best = (d0 * H + h0) * W + w0
+                if nd > 0 and nh > 0 and nw > 0:
+                    m = x[p, d0, h0, w0]
+                    for i in range(nd):
+                        d = d0 + i * sd
+                        for j in range(nh):
+                            h = h0 + j * sh
+                            for k in range(nw):
+                                w = w0 + k * sw
+                                v = x[p, d, h, w]
+                                c = (v > m) | (v != v)  # branch-free: maxima are unpredictable
+                                m = v if c else m
+                                best = (d * H + h) * W + w if c else best
+                out[p, od, oh, ow] = m
+                idx[p, od, oh, ow] = best
+
+
+_max_row = numba.njit(cache=True, nogil=True, inline="always")(_max_plane)
+
+
+@numba.njit(cache=True, nogil=True)
+def max_fwd(x, out, idx, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
+    for p in range(x.shape[0]):
+        _max_row(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def max_fwd_par(x, out, idx, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
+    for p in prange(x.shape[0]):
+        _max_row(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw)
+
+
+def _scatter_plane(g, idx, gi, p):
+    """gi[p] = 0, then gi[p].flat[idx[p, j]] += g[p, j]: the max-pool gradient."""
+    for i in range(gi.shape[1]):
+        gi[p, i] = 0
+    n = gi.shape[1]
+    for j in range(g.shape[1]):
+        k = idx[p, j]
+        if k >= 0 and k < n:  # an empty window's index may lie past the plane
+            gi[p, k] += g[p, j]
+
+
+_scatter_row = numba.njit(cache=True, nogil=True, inline="always")(_scatter_plane)
+
+
+@numba.njit(cache=True, nogil=True)
+def scatter_add(g, idx, gi):
+    for p in range(g.shape[0]):
+        _scatter_row(g, idx, gi, p)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def scatter_add_par(g, idx, gi):
+    for p in prange(g.shape[0]):
+        _scatter_row(g, idx, gi, p)
+
+
+def _div(s, d):
+    return s / d
+
+
+@overload(_div)
+def _div_typed(s, d):
+    """Floats divide; integers truncate toward zero like C (torch's integer avg_pool)."""
+    if isinstance(s, types.Integer):
+        def impl(s, d):
+            q = abs(s) // abs(d)
+            return q if (s >= 0) == (d >= 0) else -q
+        return impl
+    return lambda s, d: s / d
+
+
+def _avg_plane(x, out, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
+    for od in range(out.shape[1]):
+        for oh in range(out.shape[2]):
+            for ow in range(out.shape[3]):
+                s = x[p, 0, 0, 0] * 0
+                for d in range(lod[od], hid[od]):
+                    for h in range(loh[oh], hih[oh]):
+                        for w in range(low[ow], hiw[ow]):
+                            s += x[p, d, h, w]
+                div = override if override != 0 else fd[od] * fh[oh] * fw[ow]
+                out[p, od, oh, ow] = _div(s, div)
+
+
+_avg_row = numba.njit(cache=True, nogil=True, inline="always")(_avg_plane)
+
+
+@numba.njit(cache=True, nogil=True)
+def avg_fwd(x, out, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
+    for p in range(x.shape[0]):
+        _avg_row(x, out, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def avg_fwd_par(x, out, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
+    for p in prange(x.shape[0]):
+        _avg_row(x, out, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
+
+
+def _spread_plane(g, gi, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
+    """The adjoint of ``_avg_plane``: each output's gradient / divisor over its window."""
+    for d in range(gi.shape[1]):
+        for h in range(gi.shape[2]):
+            for w in range(gi.shape[3]):
+                gi[p, d, h, w] = 0
+    for od in range(g.shape[1]):
+        for oh in range(g.shape[2]):
+            for ow in range(g.shape[3]):
+                div = override if override != 0 else fd[od] * fh[oh] * fw[ow]
+                v = g[p, od, oh, ow] / div
+                for d in range(lod[od], hid[od]):
+                    for h in range(loh[oh], hih[oh]):
+                        for w in range(low[ow], hiw[ow]):
+                            gi[p, d, h, w] += v
+
+
+_spread_row = numba.njit(cache=True, nogil=True, inline="always")(_spread_plane)
+
+
+@numba.njit(cache=True, nogil=True)
+def avg_bwd(g, gi, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
+    for p in range(g.shape[0]):
+        _spread_row(g, gi, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def avg_bwd_par(g, gi, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
+    for p in prange(g.shape[0]):
+        _spread_row(g, gi, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
+
+
+@numba.njit(cache=True, nogil=True)
+def unpool(x, idx, out):
+    """out[p] = 0, then out[p].flat[idx[p, j]] = x[p, j]; returns the last index out of range
+    (or -1), which the caller reports as torch's serial loop does."""
+    n = out.shape[1]
+    bad = -1
+    for p in range(x.shape[0]):
+        for i in range(n):
+            out[p, i] = 0
+        for j in range(x.shape[1]):
+            k = idx[p, j]
+            if k < 0 or k >= n:
+                bad = k
+            else:
+                out[p, k] = x[p, j]
+    return bad
+
+
+def _parallel(n: int) -> bool:
+    return n >= _flags.GRAIN_SIZE
+
+
+def max_pool(x: np.ndarray, out: np.ndarray, idx: np.ndarray, win) -> None:
+    """Window maxima and their flat plane indices; ``win`` holds the tables (see module doc)."""
+    if win.fast22 and _parallel(x.size):
+        return max22_par(x, out, idx)
+    fn = max_fwd_par if _parallel(x.size) else max_fwd
+    fn(x, out, idx, *win.max_args(x.dtype))
+
+
+def max_pool_backward(g: np.ndarray, idx: np.ndarray, gi: np.ndarray) -> None:
+    """gi (P, n) = scatter-add of g (P, m) through idx (P, m)."""
+    fn = scatter_add_par if _parallel(gi.size) else scatter_add
+    fn(g, idx, gi)
+
+
+def avg_pool(x: np.ndarray, out: np.ndarray, win) -> None:
+    args = win.avg_args(x.dtype)
+    if win.fast22 and _parallel(x.size):
+        return avg22_par(x, out, args[-1] if args[-1] != 0 else args[2].dtype.type(4))
+    fn = avg_fwd_par if _parallel(x.size) else avg_fwd
+    fn(x, out, *args)
+
+
+def avg_pool_backward(g: np.ndarray, gi: np.ndarray, win) -> None:
+    args = win.avg_args(g.dtype)
+    if win.fast22 and _parallel(gi.size):
+        return spread22_par(g, gi, args[-1] if args[-1] != 0 else args[2].dtype.type(4))
+    fn = avg_bwd_par if _parallel(gi.size) else avg_bwd
+    fn(g, gi, *args)
+
+
+# -- 2x2 windows at stride 2 (the common CNN case): constant strides vectorise, ~5x the tables
+
+def _max22_plane(x, out, idx, p):
+    W = x.shape[3]
+    for oh in range(out.shape[2]):
+        h = 2 * oh
+        for ow in range(out.shape[3]):
+            w = 2 * ow
+            m = x[p, 0, h, w]
+            best = h * W + w
+            for i in range(2):
+                for j in range(2):
+                    v = x[p, 0, h + i, w + j]
+                    c = (v > m) | (v != v)
+                    m = v if c else m
+                    best = (h + i) * W + w + j if c else best
+            out[p, 0, oh, ow] = m
+            idx[p, 0, oh, ow] = best
+
+
+def _avg22_plane(x, out, p, div):
+    for oh in range(out.shape[2]):
+        h = 2 * oh
+        for ow in range(out.shape[3]):
+            w = 2 * ow
+            s = x[p, 0, h, w] + x[p, 0, h, w + 1] + x[p, 0, h + 1, w] + x[p, 0, h + 1, w + 1]
+            out[p, 0, oh, ow] = _div(s, div)
+
+
+def _spread22_plane(g, gi, p, div):
+    for h in range(2 * g.shape[2], gi.shape[2]):  # rows and columns no window covers
+        for w in range(gi.shape[3]):
+            gi[p, 0, h, w] = 0
+    for h in range(gi.shape[2]):
+        for w in range(2 * g.shape[3], gi.shape[3]):
+            gi[p, 0, h, w] = 0
+    for oh in range(g.shape[2]):
+        for ow in range(g.shape[3]):
+            v = g[p, 0, oh, ow] / div
+            gi[p, 0, 2 * oh, 2 * ow] = v
+            gi[p, 0, 2 * oh, 2 * ow + 1] = v
+            gi[p, 0, 2 * oh + 1, 2 * ow] = v
+            gi[p, 0, 2 * oh + 1, 2 * ow + 1] = v
+
+
+_max22_row = numba.njit(cache=True, nogil=True, inline="always")(_max22_plane)
+_avg22_row = numba.njit(cache=True, nogil=True, inline="always")(_avg22_plane)
+_spread22_row = numba.njit(cache=True, nogil=True, inline="always")(_spread22_plane)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def max22_par(x, out, idx):
+    for p in prange(x.shape[0]):
+        _max22_row(x, out, idx, p)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def avg22_par(x, out, div):
+    for p in prange(x.shape[0]):
+        _avg22_row(x, out, p, div)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def spread22_par(g, gi, div):
+    for p in prange(g.shape[0]):
+        _spread22_row(g, gi, p, div)
