@@ -171,8 +171,9 @@ def _ints(v, fn: str, arg: str, pos: int) -> list:
     if isinstance(v, (tuple, list)):
         for e in v:
             if isinstance(e, bool) or not isinstance(e, int) and not hasattr(e, "__index__"):
-                raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of "
-                                f"ints, but found element of type {type(e).__name__} at pos 0")
+                raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos "
+                                f"{pos} with error \"type must be tuple of ints,but got "
+                                f"{type(e).__name__}\"")
         return [int(e) for e in v]
     return [int(v)]
 
@@ -208,13 +209,10 @@ def _fmt(shape) -> str:
 def _check_dtype(x: Tensor, name: str, ints: bool) -> None:
     d = x.dtype
     if d.is_complex or d is _dt.bool or (not d.is_floating_point and not ints):
-        raise dispatch.not_implemented(_KNAME.setdefault(name, _named(name)), d)
+        raise dispatch.not_implemented(_named(name), d)
 
 
-_KNAME: dict = {}
-
-
-class _named:  # what dispatch.not_implemented reads from an OpDef
+class _named:  # torch's kernel name, as dispatch.not_implemented reads it from an OpDef
     def __init__(self, name: str) -> None:
         self.kernel_name = name
 
