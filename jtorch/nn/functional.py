@@ -373,3 +373,4 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     b = (keep - 1) * (alpha * a) + alpha * a * p
     return input * (keep * a) + b
 from .losses import *  # noqa: E402,F401,F403
+from .normalization import *  # noqa: E402,F401,F403

@@ -1,0 +1,235 @@
+"""torch.nn.functional's normalization functions as compositions of jtorch reductions and
+pointwise ops, so autograd follows them (the gradient of the batch statistics included).
+
+Statistics use the biased variance, as torch normalises; ``batch_norm`` and ``instance_norm``
+move the running estimates toward the batch's mean and *unbiased* variance in place, outside
+autograd, exactly as torch's kernels update the buffers.
+
+>>> import jtorch
+>>> F = jtorch.nn.functional
+>>> F.layer_norm(jtorch.tensor([[1.0, 3.0]]), (2,))
+tensor([[-1.0000,  1.0000]])
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from .. import dtypes as _dt
+from ..autograd.grad_mode import no_grad
+from ..ops import reduction as _red
+from ..ops.views import cat
+from ..tensor import Tensor
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
+           "rms_norm"]
+
+
+def _normalized_shape(normalized_shape, name: str) -> list:
+    if isinstance(normalized_shape, numbers.Integral) or not isinstance(
+            normalized_shape, (list, tuple)) and not hasattr(normalized_shape, "__iter__"):
+        raise TypeError(f"{name}(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+                        f"not {type(normalized_shape).__name__}")
+    return [int(n) for n in normalized_shape]
+
+
+def _check_affine(what: str, t: Tensor | None, shape: list) -> None:
+    if t is not None and list(t.shape) != shape:
+        raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but got {what} "
+                           f"of shape {list(t.shape)} and normalized_shape = {shape}")
+
+
+def _check_normalized(input: Tensor, shape: list, weight, bias, star: str) -> tuple:
+    """torch's _check_layer_norm_inputs; returns the normalised dims."""
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    _check_affine("weight", weight, shape)
+    _check_affine("bias", bias, shape)
+    k = len(shape)
+    ishape = list(input.shape)
+    if len(ishape) < k or ishape[-k:] != shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[{star}{', '.join(str(n) for n in shape)}], but got input of size"
+                           f"{ishape}")
+    return tuple(range(-k, 0))
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def _normalize(x: Tensor, dims: tuple, eps: float) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over ``dims`` (biased variance)."""
+    var, mean = _red.var_mean(x, dims, correction=0, keepdim=True)
+    return (x - mean) * (var + eps).rsqrt()
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise.
+
+    >>> import jtorch
+    >>> jtorch.nn.functional.layer_norm(jtorch.tensor([[1.0, 3.0]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    shape = _normalized_shape(normalized_shape, "layer_norm")
+    dims = _check_normalized(input, shape, weight, bias, "*, ")
+    return _affine(_normalize(input, dims, eps), weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing dims (eps None: the dtype's machine eps)."""
+    shape = _normalized_shape(normalized_shape, "rms_norm")
+    dims = _check_normalized(input, shape, weight, None, "*")
+    if eps is None:
+        eps = _dt.finfo(input.dtype).eps
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
+def _verify_batch_size(size) -> None:
+    prod = size[0]
+    for n in size[2:]:
+        prod *= n
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each of ``num_groups`` channel groups of each sample; per-channel affine."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    ishape = list(input.shape)
+    n, c = ishape[0], ishape[1]
+    _verify_batch_size([n * c // num_groups, num_groups] + ishape[2:])
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {ishape} and num_groups={num_groups}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
+                               f"channels in input, but got {what} of shape {list(t.shape)} and "
+                               f"input of shape {ishape}")
+    y = _normalize(input.reshape(n, num_groups, -1), (2,), eps).reshape(ishape)
+    bshape = [c] + [1] * (len(ishape) - 2)
+    return _affine(y, None if weight is None else weight.reshape(bshape),
+                   None if bias is None else bias.reshape(bshape))
+
+
+def _check_features(name: str, t: Tensor | None, c: int) -> None:
+    if t is not None and t.numel() != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+
+
+def _update(running: Tensor, stat: Tensor, momentum: float) -> None:
+    with no_grad():
+        running.mul_(1 - momentum).add_(stat.detach().to(running.dtype) * momentum)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims.
+
+    Training uses the batch's statistics and, when running buffers are given, moves them by
+    ``momentum`` toward the batch mean and unbiased variance; evaluation uses the buffers.
+    """
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(input.dim(), 1)}, {max(input.dim(), 1) - 1}], but got 1)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_features(name, t, c)
+    bshape = [c] + [1] * (input.dim() - 2)
+    dims = (0,) + tuple(range(2, input.dim()))
+    if training:
+        var, mean = _red.var_mean(input, dims, correction=0, keepdim=True)
+        if running_mean is not None:
+            _update(running_mean, mean.reshape(c), momentum)
+        if running_var is not None:
+            n = input.numel() // c
+            _update(running_var, var.detach().reshape(c) * (n / (n - 1)), momentum)
+        y = (input - mean) * (var + eps).rsqrt()
+    else:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        y = (input - running_mean.reshape(bshape)) * (running_var.reshape(bshape) + eps).rsqrt()
+    return _affine(y, None if weight is None else weight.reshape(bshape),
+                   None if bias is None else bias.reshape(bshape))
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dims; running estimates, when given,
+    move toward the batch average of the per-instance mean and unbiased variance."""
+    if use_input_stats:
+        size = input.size()
+        prod = 1
+        for n in size[2:]:
+            prod *= n
+        if prod == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{size}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_features(name, t, c)
+    bshape = [c] + [1] * (input.dim() - 2)
+    if use_input_stats:
+        dims = tuple(range(2, input.dim()))
+        var, mean = _red.var_mean(input, dims, correction=0, keepdim=True)
+        if running_mean is not None:
+            _update(running_mean, mean.reshape(-1, c).mean(0), momentum)
+        if running_var is not None:
+            n = input[0, 0].numel()
+            _update(running_var, var.detach().reshape(-1, c).mean(0) * (n / (n - 1)), momentum)
+        y = (input - mean) * (var + eps).rsqrt()
+    else:
+        y = (input - running_mean.reshape(bshape)) * (running_var.reshape(bshape) + eps).rsqrt()
+    return _affine(y, None if weight is None else weight.reshape(bshape),
+                   None if bias is None else bias.reshape(bshape))
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta (zero-padded)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    c = input.shape[1]
+    lo, hi = size // 2, (size - 1) // 2
+    zeros = sq.narrow(1, 0, 1) * 0
+    padded = cat([zeros.expand(*[lo if i == 1 else s for i, s in enumerate(sq.shape)]), sq,
+                  zeros.expand(*[hi if i == 1 else s for i, s in enumerate(sq.shape)])], 1)
+    acc = padded.narrow(1, 0, c)
+    for j in range(1, size):
+        acc = acc + padded.narrow(1, j, c)
+    div = (acc / size * alpha + k).pow(beta)
+    return input / div

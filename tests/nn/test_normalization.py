@@ -1,0 +1,298 @@
+"""Normalization functions and layers against torch: outputs and gradients (inputs, weights,
+biases), BatchNorm/InstanceNorm running statistics over several training steps and eval
+outputs, reprs, state_dict keys and torch's errors."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import jtorch
+
+F, TF = jtorch.nn.functional, torch.nn.functional
+R = np.random.default_rng(1)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def randn(*shape, dtype=np.float64):
+    return R.standard_normal(shape).astype(dtype)
+
+
+def copy_weights(jm, tm) -> None:
+    """Give torch module ``tm`` the parameters and buffers of jtorch module ``jm``."""
+    with torch.no_grad():
+        for (jn, jp), (tn, tp) in zip(jm.state_dict().items(), tm.state_dict().items()):
+            assert jn == tn
+            tp.copy_(torch.from_numpy(np.array(jp.numpy())))
+
+
+def compare_layer(make, x: np.ndarray, rtol=1e-7, atol=1e-9):
+    """Build the layer in both libraries with jtorch's weights; compare reprs, outputs and the
+    gradients of the input and parameters."""
+    jm, tm = make(jtorch), make(torch)
+    assert repr(jm) == repr(tm)
+    copy_weights(jm, tm)
+    jx = jtorch.from_numpy(x.copy()).requires_grad_()
+    tx = torch.from_numpy(x.copy()).requires_grad_()
+    jy, ty = jm(jx), tm(tx)
+    np.testing.assert_allclose(_np(jy), _np(ty), rtol=rtol, atol=atol)
+    g = R.standard_normal(tuple(ty.shape)).astype(x.dtype)
+    jy.backward(jtorch.from_numpy(g.copy()))
+    ty.backward(torch.from_numpy(g.copy()))
+    np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=atol)
+    for (n, a), (_, b) in zip(jm.named_parameters(), tm.named_parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=atol,
+                                   err_msg=n)
+    return jm, tm
+
+
+def _randomise(jm) -> None:
+    """Non-trivial affine parameters (torch starts from ones and zeros)."""
+    for p in jm.parameters():
+        with jtorch.no_grad():
+            p.copy_(jtorch.from_numpy(R.standard_normal(tuple(p.shape)).astype(
+                np.dtype(str(p.dtype).split(".")[1]))))
+
+
+def compare_random(make, x, **kw):
+    def build(lib):
+        m = make(lib)
+        if lib is jtorch:
+            _randomise(m)
+        return m
+    return compare_layer(build, x, **kw)
+
+
+# -- LayerNorm / RMSNorm / GroupNorm -----------------------------------------------------------
+
+@pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, False)])
+def test_layer_norm(affine, bias):
+    mk = lambda shape: lambda m: m.nn.LayerNorm(shape, eps=1e-4, elementwise_affine=affine,  # noqa
+                                                bias=bias, dtype=m.float64)
+    compare_random(mk(5), randn(3, 5))
+    compare_random(mk((3, 4)), randn(2, 3, 4))
+    compare_random(mk([4]), randn(4))
+
+
+def test_layer_norm_float32_and_functional():
+    compare_random(lambda m: m.nn.LayerNorm(16), randn(4, 16, dtype=np.float32), rtol=1e-5,
+                   atol=1e-5)
+    x, w, b = randn(2, 3, 4), randn(4), randn(4)
+    j = F.layer_norm(jtorch.from_numpy(x), (4,), jtorch.from_numpy(w), jtorch.from_numpy(b), 1e-3)
+    t = TF.layer_norm(torch.from_numpy(x), (4,), torch.from_numpy(w), torch.from_numpy(b), 1e-3)
+    np.testing.assert_allclose(_np(j), _np(t), rtol=1e-12, atol=1e-12)
+    # a constant row: var = 0 gives zeros, not nan
+    z = F.layer_norm(jtorch.ones(2, 3), (3,))
+    assert (z == 0).all().item()
+
+
+@pytest.mark.parametrize("eps", [None, 1e-3])
+def test_rms_norm(eps):
+    compare_random(lambda m: m.nn.RMSNorm(5, eps=eps, dtype=m.float64), randn(3, 5))
+    compare_random(lambda m: m.nn.RMSNorm((2, 5), eps=eps, elementwise_affine=False,
+                                          dtype=m.float64), randn(3, 2, 5))
+    compare_random(lambda m: m.nn.RMSNorm(6, eps=eps), randn(2, 6, dtype=np.float32) * 1e-3,
+                   rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, True)])
+def test_group_norm(affine, bias):
+    mk = lambda g, c: lambda m: m.nn.GroupNorm(g, c, eps=1e-4, affine=affine,  # noqa: E731
+                                               dtype=m.float64, bias=bias)
+    compare_random(mk(2, 4), randn(3, 4, 5))
+    compare_random(mk(3, 6), randn(2, 6, 2, 3))
+    compare_random(mk(1, 3), randn(2, 3))
+    compare_random(mk(3, 3), randn(2, 3, 4))
+
+
+def test_local_response_norm():
+    for size in (1, 2, 3, 4):
+        compare_layer(lambda m: m.nn.LocalResponseNorm(size, alpha=0.3, beta=0.6, k=1.5),
+                      randn(2, 5, 3))
+    compare_layer(lambda m: m.nn.LocalResponseNorm(3), randn(2, 4, 3, 2))
+    compare_layer(lambda m: m.nn.LocalResponseNorm(2), randn(1, 3, 2, 2, 2))
+
+
+# -- BatchNorm / InstanceNorm ------------------------------------------------------------------
+
+def _run_steps(jm, tm, shape, steps: int = 3, rtol=1e-7, atol=1e-9, dtype=np.float64):
+    """Train for a few steps (outputs, input and parameter grads), compare every buffer, then
+    compare eval outputs."""
+    for _ in range(steps):
+        x = R.standard_normal(shape).astype(dtype) * 2 + 0.5
+        jx = jtorch.from_numpy(x.copy()).requires_grad_()
+        tx = torch.from_numpy(x.copy()).requires_grad_()
+        jy, ty = jm(jx), tm(tx)
+        np.testing.assert_allclose(_np(jy), _np(ty), rtol=rtol, atol=atol)
+        g = R.standard_normal(shape).astype(dtype)
+        jy.backward(jtorch.from_numpy(g.copy()))
+        ty.backward(torch.from_numpy(g.copy()))
+        np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=atol)
+        for (n, a), (_, b) in zip(jm.named_parameters(), tm.named_parameters()):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=atol,
+                                       err_msg=n)
+        for (n, a), (_, b) in zip(jm.named_buffers(), tm.named_buffers()):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol, err_msg=n)
+    jm.eval()
+    tm.eval()
+    x = R.standard_normal(shape).astype(dtype)
+    jx = jtorch.from_numpy(x.copy()).requires_grad_()
+    tx = torch.from_numpy(x.copy()).requires_grad_()
+    jy, ty = jm(jx), tm(tx)
+    np.testing.assert_allclose(_np(jy), _np(ty), rtol=rtol, atol=atol)
+    jy.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=atol)
+
+
+def _pair(make):
+    jm, tm = make(jtorch), make(torch)
+    assert repr(jm) == repr(tm)
+    assert list(jm.state_dict()) == list(tm.state_dict())
+    _randomise(jm)
+    copy_weights(jm, tm)
+    return jm, tm
+
+
+BN_CASES = [
+    ("BatchNorm1d", (6, 3), {}),
+    ("BatchNorm1d", (4, 3, 5), {"momentum": None}),
+    ("BatchNorm1d", (4, 3), {"affine": False}),
+    ("BatchNorm1d", (4, 3), {"bias": False, "momentum": 0.3}),
+    ("BatchNorm1d", (4, 3), {"track_running_stats": False}),
+    ("BatchNorm2d", (2, 3, 2, 3), {"eps": 1e-3}),
+    ("BatchNorm2d", (2, 3, 2, 2), {"momentum": None, "affine": False}),
+    ("BatchNorm3d", (2, 2, 2, 2, 3), {}),
+    ("InstanceNorm1d", (2, 3, 5), {}),
+    ("InstanceNorm1d", (3, 5), {"affine": True}),
+    ("InstanceNorm1d", (2, 3, 5), {"track_running_stats": True, "affine": True}),
+    ("InstanceNorm2d", (2, 3, 2, 3), {"track_running_stats": True, "momentum": 0.5}),
+    ("InstanceNorm3d", (2, 2, 2, 2, 3), {"affine": True, "bias": False}),
+]
+
+
+@pytest.mark.parametrize("case", BN_CASES, ids=lambda c: f"{c[0]}-{c[2]}")
+def test_batch_and_instance_norm(case):
+    name, shape, kw = case
+    c = shape[1] if name.startswith("Batch") or len(shape) > int(name[-2]) + 1 else shape[0]
+    jm, tm = _pair(lambda m: getattr(m.nn, name)(c, dtype=m.float64, **kw))
+    _run_steps(jm, tm, shape)
+
+
+def test_batch_norm_float32():
+    jm, tm = _pair(lambda m: m.nn.BatchNorm1d(4))
+    _run_steps(jm, tm, (8, 4), rtol=1e-5, atol=1e-5, dtype=np.float32)
+
+
+def test_batch_norm_buffers():
+    m = jtorch.nn.BatchNorm1d(3)
+    m(jtorch.randn(4, 3))
+    m(jtorch.randn(4, 3))
+    assert m.num_batches_tracked.item() == 2 and m.num_batches_tracked.dtype is jtorch.int64
+    m.reset_running_stats()
+    assert m.num_batches_tracked.item() == 0
+    assert (m.running_var == 1).all().item() and (m.running_mean == 0).all().item()
+    m.eval()
+    x = jtorch.randn(4, 3)
+    np.testing.assert_allclose(_np(m(x)), _np(x) / np.sqrt(1 + 1e-5), rtol=1e-6)
+    # eval without running buffers normalises with the batch's statistics
+    m2 = jtorch.nn.BatchNorm1d(3, track_running_stats=False).eval()
+    t2 = torch.nn.BatchNorm1d(3, track_running_stats=False).eval()
+    x = randn(5, 3, dtype=np.float32)
+    np.testing.assert_allclose(_np(m2(jtorch.from_numpy(x))), _np(t2(torch.from_numpy(x))),
+                               rtol=1e-5, atol=1e-6)
+    # a state_dict without num_batches_tracked (old checkpoints) still loads
+    sd = m.state_dict()
+    del sd["num_batches_tracked"]
+    jtorch.nn.BatchNorm1d(3).load_state_dict(sd)
+    # running stats do not take part in autograd
+    assert not m.running_mean.requires_grad and m.running_mean.grad_fn is None
+
+
+def test_functional_batch_norm():
+    x = randn(5, 3, 2)
+    rm, rv, w, b = randn(3), np.abs(randn(3)), randn(3), randn(3)
+    for training in (True, False):
+        res = []
+        for lib, f in ((jtorch, F), (torch, TF)):
+            m, v = lib.from_numpy(rm.copy()), lib.from_numpy(rv.copy())
+            y = f.batch_norm(lib.from_numpy(x), m, v, lib.from_numpy(w), lib.from_numpy(b),
+                             training=training, momentum=0.2, eps=1e-3)
+            res.append((y, m, v))
+        for a, bb in zip(res[0], res[1]):
+            np.testing.assert_allclose(_np(a), _np(bb), rtol=1e-12, atol=1e-12)
+    j = F.instance_norm(jtorch.from_numpy(x), use_input_stats=True)
+    t = TF.instance_norm(torch.from_numpy(x), use_input_stats=True)
+    np.testing.assert_allclose(_np(j), _np(t), rtol=1e-12, atol=1e-12)
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+def _same_error(fn_j, fn_t):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn_t()
+    except Exception as e:  # noqa: BLE001
+        exc = e
+    else:
+        raise AssertionError("torch did not raise")
+    with pytest.raises(type(exc), match=re.escape(str(exc))):
+        fn_j()
+
+
+def _both(fn):
+    return lambda lib: fn(lib, lib.nn.functional)
+
+
+ERRORS = [
+    lambda m, f: f.layer_norm(m.zeros(2, 3, 4), [3]),
+    lambda m, f: f.layer_norm(m.zeros(2, 3, 4), (3, 4), m.ones(4)),
+    lambda m, f: f.layer_norm(m.zeros(2, 3, 4), (4,), None, m.ones(3)),
+    lambda m, f: f.layer_norm(m.zeros(2, 3, 4), (2, 3, 4, 5)),
+    lambda m, f: f.layer_norm(m.zeros(2, 3, 4), 4),
+    lambda m, f: f.layer_norm(m.zeros(2, 3, 4), []),
+    lambda m, f: f.rms_norm(m.zeros(2, 3, 4), [3]),
+    lambda m, f: f.rms_norm(m.zeros(2, 3, 4), [3, 5]),
+    lambda m, f: f.rms_norm(m.zeros(2, 3, 4), [4], m.ones(3)),
+    lambda m, f: f.group_norm(m.zeros(2, 3, 4), 2),
+    lambda m, f: f.group_norm(m.zeros(2, 6, 4), 3, m.ones(4)),
+    lambda m, f: f.group_norm(m.zeros(6), 3),
+    lambda m, f: f.group_norm(m.zeros(1, 3), 3),
+    lambda m, f: f.batch_norm(m.zeros(2, 3), m.zeros(4), m.ones(3), training=True),
+    lambda m, f: f.batch_norm(m.zeros(2, 3), m.zeros(3), m.ones(4), training=True),
+    lambda m, f: f.batch_norm(m.zeros(2, 3), m.zeros(3), m.ones(3), m.ones(4), training=True),
+    lambda m, f: f.batch_norm(m.zeros(2, 3), None, None, None, m.ones(4), training=True),
+    lambda m, f: f.batch_norm(m.zeros(2, 3), None, None, training=False),
+    lambda m, f: f.batch_norm(m.zeros(1, 3), None, None, training=True),
+    lambda m, f: f.batch_norm(m.zeros(4, 3), None, None, training=True, eps=0),
+    lambda m, f: f.batch_norm(m.zeros(4, 3), None, None, training=False, eps=-1.0),
+    lambda m, f: f.instance_norm(m.zeros(4, 3, 1)),
+    lambda m, f: f.instance_norm(m.zeros(4, 3, 5), use_input_stats=False),
+    lambda m, f: f.local_response_norm(m.zeros(4, 3), 2),
+    lambda m, f: m.nn.BatchNorm1d(3)(m.zeros(4)),
+    lambda m, f: m.nn.BatchNorm1d(3)(m.zeros(4, 4)),
+    lambda m, f: m.nn.BatchNorm2d(3)(m.zeros(4, 3, 2)),
+    lambda m, f: m.nn.BatchNorm3d(3)(m.zeros(4, 3, 2, 2)),
+    lambda m, f: m.nn.InstanceNorm1d(3)(m.zeros(4, 3, 2, 2)),
+    lambda m, f: m.nn.InstanceNorm2d(3, affine=True)(m.zeros(4, 2, 2, 2)),
+    lambda m, f: m.nn.GroupNorm(4, 6),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERRORS)))
+def test_errors(i):
+    fn = ERRORS[i]
+    _same_error(lambda: fn(jtorch, F), lambda: fn(torch, TF))
+
+
+def test_instance_norm_feature_warning():
+    with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+        jtorch.nn.InstanceNorm1d(3)(jtorch.zeros(4, 2, 5))
