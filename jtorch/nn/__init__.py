@@ -6,6 +6,7 @@
 """
 
 from . import functional, init  # noqa: F401
+from . import utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedParameter  # noqa: F401
