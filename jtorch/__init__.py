@@ -32,6 +32,7 @@ from .ops.linalg import tensordot  # noqa: F401
 from .ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                        conv_transpose3d)
 from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F401
+from .ops.pooling import TOP_LEVEL as _pool_top; globals().update(_pool_top)  # noqa: E702
 from . import linalg  # noqa: E402,F401
 from . import autograd  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401

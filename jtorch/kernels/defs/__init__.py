@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     conv,
     linalg,
     movement,
+    pooling,
     reduction,
     resample,
     unary,
