@@ -4,8 +4,6 @@ parameter's update (weight decay, both moments, the AMSGrad maximum, the step) i
 
 from __future__ import annotations
 
-import math
-
 from ..tensor import Tensor
 from .optimizer import (Optimizer, _eval_closure, _incr_step, _scalar, _step_tensor, _update,
                         _use_no_grad, _zeros_like)
@@ -79,7 +77,9 @@ class Adam(Optimizer):
             beta1, beta2 = (_scalar(b) for b in group["betas"])
             lr, wd, eps = _scalar(group["lr"]), _scalar(group["weight_decay"]), group["eps"]
             amsgrad, maximize = bool(group["amsgrad"]), bool(group["maximize"])
-            decoupled = bool(group["decoupled_weight_decay"])
+            decoupled = bool(group["decoupled_weight_decay"]) and wd != 0
+            l2 = wd != 0 and not decoupled
+            decay = 1 - lr * wd if decoupled else 1
             for p in group["params"]:
                 g = p._grad
                 if g is None:
@@ -91,8 +91,8 @@ class Adam(Optimizer):
                 step_size = lr / bias_correction1
                 vmax = state["max_exp_avg_sq"] if amsgrad else None
                 _update("adam", (p, g, state["exp_avg"], state["exp_avg_sq"], vmax),
-                        (-step_size, 1 - beta1, beta2, 1 - beta2, math.sqrt(bias_correction2),
-                         eps, wd, 1 - lr * wd, decoupled, amsgrad, maximize))
+                        (-step_size, 1 - beta1, 1, beta2, 1 - beta2, bias_correction2 ** 0.5,
+                         eps, l2, wd, decay, maximize, amsgrad))
         return loss
 
 

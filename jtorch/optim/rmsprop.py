@@ -73,5 +73,5 @@ class RMSprop(Optimizer):
                 _update("rmsprop", (p, g, state["square_avg"], state.get("grad_avg") if centered
                                     else None,
                                     state["momentum_buffer"] if momentum > 0 else None),
-                        (-lr, alpha, 1 - alpha, eps, wd, momentum, centered, maximize))
+                        (-lr, alpha, 1 - alpha, 1, eps, wd, momentum, maximize, centered))
         return loss

@@ -12,6 +12,7 @@ Buffers an option does not use are passed as empty arrays of the parameter's dty
 from __future__ import annotations
 
 import math
+import types
 
 import numba
 import numpy as np
@@ -20,63 +21,58 @@ from numba import prange
 from ... import _flags
 
 
-def _lerp(a, b, w):
-    """torch's lerp: ``a + w (b - a)`` for small weights, ``b - (b - a)(1 - w)`` otherwise."""
-    if abs(w) < 0.5:
-        return a + w * (b - a)
-    return b - (b - a) * (1 - w)
+def _lerp(a, b, w, one):
+    """torch's lerp: ``a + w (b - a)`` for ``|w| < 0.5``, else ``b - (b - a)(1 - w)`` (``one``
+    is 1 in the compute dtype, so that ``1 - w`` is rounded as torch rounds it)."""
+    return a + w * (b - a) if abs(w) < 0.5 else b - (b - a) * (one - w)
 
 
-_lerp_jit = numba.njit(cache=True, nogil=True, inline="always")(_lerp)
+_opts = {"cache": True, "nogil": True, "error_model": "numpy"}
+_lerp_jit = numba.njit(inline="always", **_opts)(_lerp)
+
+# The bodies below take the options that decide which buffers are read and written as
+# arguments the loops pass as constants, so each loop is branch-free and vectorizes; the
+# other options are selects on loop-invariant values.
 
 
-def _sgd_body(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, first):
+def _sgd_body(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, use_buf, first):
     gi = -g[i] if maximize else g[i]
-    if wd != 0:
-        gi = gi + wd * p[i]
-    if momentum != 0:
+    gi = gi + wd * p[i] if wd != 0 else gi
+    if use_buf:
         b = gi if first else buf[i] * momentum + damp1 * gi
         buf[i] = b
         gi = gi + momentum * b if nesterov else b
     p[i] = p[i] + (-lr) * gi
 
 
-def _adam_body(p, g, m, v, vmax, i, neg_step, w1, beta2, omb2, bc2_sqrt, eps, wd, decay,
-               decoupled, amsgrad, maximize):
+def _adam_body(p, g, m, v, vmax, i, neg_step, w1, one, beta2, omb2, bc2_sqrt, eps,
+               l2, wd, decay, maximize, amsgrad):
     gi = -g[i] if maximize else g[i]
-    if wd != 0:
-        if decoupled:
-            p[i] = p[i] * decay
-        else:
-            gi = gi + wd * p[i]
-    mi = _lerp_jit(m[i], gi, w1)
+    pi = p[i] * decay
+    gi = gi + wd * pi if l2 else gi
+    mi = _lerp_jit(m[i], gi, w1, one)
     m[i] = mi
     vi = v[i] * beta2 + omb2 * gi * gi
     v[i] = vi
     if amsgrad:
         vm = vmax[i]
-        if vi > vm or vi != vi:
-            vm = vi
-        vmax[i] = vm
-        vi = vm
-    denom = math.sqrt(vi) / bc2_sqrt + eps
-    p[i] = p[i] + neg_step * mi / denom
+        vi = vi if (vi > vm or vi != vi) else vm
+        vmax[i] = vi
+    p[i] = pi + neg_step * mi / (math.sqrt(vi) / bc2_sqrt + eps)
 
 
-def _rmsprop_body(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, eps, wd, momentum, centered,
-                  maximize):
+def _rmsprop_body(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, one, eps, wd, momentum,
+                  maximize, centered, use_buf):
     gi = -g[i] if maximize else g[i]
-    if wd != 0:
-        gi = gi + wd * p[i]
+    gi = gi + wd * p[i] if wd != 0 else gi
     s = sq[i] * alpha + oma * gi * gi
     sq[i] = s
     if centered:
-        ga = _lerp_jit(gavg[i], gi, oma)
+        ga = _lerp_jit(gavg[i], gi, oma, one)
         gavg[i] = ga
-        avg = math.sqrt(s + (-ga) * ga) + eps
-    else:
-        avg = math.sqrt(s) + eps
-    if momentum > 0:
+        s = s + (-ga) * ga
+    avg = math.sqrt(s) + eps
+    if use_buf:
         b = buf[i] * momentum + gi / avg
         buf[i] = b
         p[i] = p[i] + neg_lr * b
@@ -86,72 +82,86 @@ def _rmsprop_body(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, eps, wd, momentum,
 
 def _adagrad_body(p, g, ssum, i, neg_clr, eps, wd, maximize):
     gi = -g[i] if maximize else g[i]
-    if wd != 0:
-        gi = gi + wd * p[i]
+    gi = gi + wd * p[i] if wd != 0 else gi
     s = ssum[i] + gi * gi
     ssum[i] = s
     p[i] = p[i] + neg_clr * gi / (math.sqrt(s) + eps)
 
 
-_sgd_i = numba.njit(cache=True, nogil=True, inline="always")(_sgd_body)
-_adam_i = numba.njit(cache=True, nogil=True, inline="always")(_adam_body)
-_rmsprop_i = numba.njit(cache=True, nogil=True, inline="always")(_rmsprop_body)
-_adagrad_i = numba.njit(cache=True, nogil=True, inline="always")(_adagrad_body)
+_sgd_i = numba.njit(inline="always", **_opts)(_sgd_body)
+_adam_i = numba.njit(inline="always", **_opts)(_adam_body)
+_rmsprop_i = numba.njit(inline="always", **_opts)(_rmsprop_body)
+_adagrad_i = numba.njit(inline="always", **_opts)(_adagrad_body)
 
 
-@numba.njit(cache=True, nogil=True)
-def sgd_step(p, g, buf, lr, wd, momentum, damp1, nesterov, maximize, first):
-    for i in range(p.shape[0]):
-        _sgd_i(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, first)
+def _sgd(p, g, buf, lr, wd, momentum, damp1, nesterov, maximize, first):
+    n = p.shape[0]
+    if momentum == 0:
+        for i in prange(n):
+            _sgd_i(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, False, False)
+    elif first:
+        for i in prange(n):
+            _sgd_i(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, True, True)
+    else:
+        for i in prange(n):
+            _sgd_i(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, True, False)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def sgd_step_par(p, g, buf, lr, wd, momentum, damp1, nesterov, maximize, first):
-    for i in prange(p.shape[0]):
-        _sgd_i(p, g, buf, i, lr, wd, momentum, damp1, nesterov, maximize, first)
+def _adam(p, g, m, v, vmax, neg_step, w1, one, beta2, omb2, bc2_sqrt, eps, l2, wd,
+          decay, maximize, amsgrad):
+    n = p.shape[0]
+    if amsgrad:
+        for i in prange(n):
+            _adam_i(p, g, m, v, vmax, i, neg_step, w1, one, beta2, omb2, bc2_sqrt,
+                    eps, l2, wd, decay, maximize, True)
+    else:
+        for i in prange(n):
+            _adam_i(p, g, m, v, vmax, i, neg_step, w1, one, beta2, omb2, bc2_sqrt,
+                    eps, l2, wd, decay, maximize, False)
 
 
-@numba.njit(cache=True, nogil=True)
-def adam_step(p, g, m, v, vmax, neg_step, w1, beta2, omb2, bc2_sqrt, eps, wd, decay, decoupled,
-              amsgrad, maximize):
-    for i in range(p.shape[0]):
-        _adam_i(p, g, m, v, vmax, i, neg_step, w1, beta2, omb2, bc2_sqrt, eps, wd, decay,
-                decoupled, amsgrad, maximize)
+def _rmsprop(p, g, sq, gavg, buf, neg_lr, alpha, oma, one, eps, wd, momentum, maximize,
+             centered):
+    n = p.shape[0]
+    if centered and momentum > 0:
+        for i in prange(n):
+            _rmsprop_i(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, one, eps, wd,
+                       momentum, maximize, True, True)
+    elif centered:
+        for i in prange(n):
+            _rmsprop_i(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, one, eps, wd,
+                       momentum, maximize, True, False)
+    elif momentum > 0:
+        for i in prange(n):
+            _rmsprop_i(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, one, eps, wd,
+                       momentum, maximize, False, True)
+    else:
+        for i in prange(n):
+            _rmsprop_i(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, one, eps, wd,
+                       momentum, maximize, False, False)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def adam_step_par(p, g, m, v, vmax, neg_step, w1, beta2, omb2, bc2_sqrt, eps, wd, decay,
-                  decoupled, amsgrad, maximize):
-    for i in prange(p.shape[0]):
-        _adam_i(p, g, m, v, vmax, i, neg_step, w1, beta2, omb2, bc2_sqrt, eps, wd, decay,
-                decoupled, amsgrad, maximize)
-
-
-@numba.njit(cache=True, nogil=True)
-def rmsprop_step(p, g, sq, gavg, buf, neg_lr, alpha, oma, eps, wd, momentum, centered, maximize):
-    for i in range(p.shape[0]):
-        _rmsprop_i(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, eps, wd, momentum, centered,
-                   maximize)
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def rmsprop_step_par(p, g, sq, gavg, buf, neg_lr, alpha, oma, eps, wd, momentum, centered,
-                     maximize):
-    for i in prange(p.shape[0]):
-        _rmsprop_i(p, g, sq, gavg, buf, i, neg_lr, alpha, oma, eps, wd, momentum, centered,
-                   maximize)
-
-
-@numba.njit(cache=True, nogil=True)
-def adagrad_step(p, g, ssum, neg_clr, eps, wd, maximize):
-    for i in range(p.shape[0]):
-        _adagrad_i(p, g, ssum, i, neg_clr, eps, wd, maximize)
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def adagrad_step_par(p, g, ssum, neg_clr, eps, wd, maximize):
+def _adagrad(p, g, ssum, neg_clr, eps, wd, maximize):
     for i in prange(p.shape[0]):
         _adagrad_i(p, g, ssum, i, neg_clr, eps, wd, maximize)
+
+
+def _build(driver, parallel: bool):
+    """The serial or ``prange`` build of ``driver`` (``prange`` runs as ``range`` serially).
+
+    Each build compiles a copy of the function under its own name: Numba's on-disk cache is
+    keyed by the function's name and code, not by the ``parallel`` flag.
+    """
+    name = driver.__name__.lstrip("_") + ("_step_par" if parallel else "_step")
+    fn = types.FunctionType(driver.__code__, driver.__globals__, name)
+    fn.__qualname__ = name
+    return numba.njit(parallel=parallel, **_opts)(fn)
+
+
+sgd_step, sgd_step_par = _build(_sgd, False), _build(_sgd, True)
+adam_step, adam_step_par = _build(_adam, False), _build(_adam, True)
+rmsprop_step, rmsprop_step_par = _build(_rmsprop, False), _build(_rmsprop, True)
+adagrad_step, adagrad_step_par = _build(_adagrad, False), _build(_adagrad, True)
 
 
 KERNELS = {
