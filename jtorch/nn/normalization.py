@@ -13,10 +13,16 @@ tensor([[-1.0000,  1.0000]])
 
 from __future__ import annotations
 
+import math
 import numbers
 
+import numpy as np
+
+from .. import dispatch
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
+from ..kernels.cpu import normalization as _nk
+from ..kernels.registry import defvjp, extern
 from ..ops import reduction as _red
 from ..ops.views import cat
 from ..tensor import Tensor
@@ -69,6 +75,60 @@ def _normalize(x: Tensor, dims: tuple, eps: float) -> Tensor:
     return (x - mean) * (var + eps).rsqrt()
 
 
+# layer_norm on CPU float32/float64 runs one fused row kernel; its gradient rule is written in
+# jtorch ops (xhat, the row means of g*w and g*w*xhat), so double backward follows it too.
+layer_norm_op = extern("native_layer_norm")  # (input, weight, bias) {"dims", "mean", "rstd"}
+
+
+def _fusable(input: Tensor, weight, bias) -> bool:
+    if not isinstance(input._a, np.ndarray) or input.dtype not in (_dt.float32, _dt.float64):
+        return False
+    return all(t is None or isinstance(t._a, np.ndarray) and t.dtype is input.dtype
+               for t in (weight, bias))
+
+
+def _flat(t: Tensor | None, n: int) -> np.ndarray | None:
+    return None if t is None else np.ascontiguousarray(t._a).reshape(n)
+
+
+def _layer_norm_fused(input: Tensor, weight, bias, dims: tuple, eps: float) -> Tensor:
+    shape = input._a.shape
+    n = math.prod(shape[len(shape) - len(dims):])
+    m = math.prod(shape[:len(shape) - len(dims)])
+    x = np.ascontiguousarray(input._a).reshape(m, n)
+    y, mean, rstd = _nk.layer_norm(x, _flat(weight, n), _flat(bias, n), eps)
+    stat_shape = shape[:len(shape) - len(dims)] + (1,) * len(dims)
+    kw = {"dims": dims, "eps": eps,
+          "mean": Tensor._make(mean.reshape(stat_shape), None, input.dtype),
+          "rstd": Tensor._make(rstd.reshape(stat_shape), None, input.dtype)}
+    out = Tensor._make(y.reshape(shape), None, input.dtype)
+    return dispatch.record(layer_norm_op, (input, weight, bias), out, kw)
+
+
+def _layer_norm_vjp(c, g):
+    x, w, b = c.args
+    dims = c.kw["dims"]
+    if dispatch.grad_state.enabled:  # create_graph: statistics as functions of x
+        var, mean = _red.var_mean(x, dims, correction=0, keepdim=True)
+        rstd = (var + c.kw["eps"]).rsqrt()
+    else:
+        mean, rstd = c.kw["mean"], c.kw["rstd"]
+    xhat = (x - mean) * rstd
+    lead = tuple(range(x.dim() - len(dims)))
+    gx = gw = gb = None
+    if c.needs[0]:
+        gh = g if w is None else g * w
+        gx = (gh - gh.mean(dims, keepdim=True) - xhat * (gh * xhat).mean(dims, keepdim=True)) * rstd
+    if w is not None and c.needs[1]:
+        gw = (g * xhat).sum(lead) if lead else g * xhat
+    if b is not None and c.needs[2]:
+        gb = g.sum(lead) if lead else g
+    return gx, gw, gb
+
+
+defvjp(layer_norm_op, _layer_norm_vjp, "012", name="NativeLayerNormBackward0")
+
+
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise.
@@ -79,6 +139,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     """
     shape = _normalized_shape(normalized_shape, "layer_norm")
     dims = _check_normalized(input, shape, weight, bias, "*, ")
+    if input.numel() and _fusable(input, weight, bias):
+        return _layer_norm_fused(input, weight, bias, dims, eps)
     return _affine(_normalize(input, dims, eps), weight, bias)
 
 

@@ -296,3 +296,34 @@ def test_errors(i):
 def test_instance_norm_feature_warning():
     with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
         jtorch.nn.InstanceNorm1d(3)(jtorch.zeros(4, 2, 5))
+
+
+def test_layer_norm_fused_path_details():
+    x = randn(3, 4, 5)
+    for weight, bias in ((randn(5), None), (None, randn(5)), (randn(4, 5), randn(4, 5))):
+        shape = (5,) if weight is None or weight.ndim == 1 else (4, 5)
+        if bias is not None and bias.ndim == 2:
+            shape = (4, 5)
+        res = []
+        for lib, f in ((jtorch, F), (torch, TF)):
+            xs = lib.from_numpy(x.copy()).transpose(0, 1).requires_grad_()  # non-contiguous
+            w = None if weight is None else lib.from_numpy(weight.copy()).requires_grad_()
+            b = None if bias is None else lib.from_numpy(bias.copy()).requires_grad_()
+            y = f.layer_norm(xs.transpose(0, 1) if shape == (4, 5) else xs, shape, w, b)
+            (y * lib.from_numpy(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum() \
+                .backward()
+            res.append([y] + [t.grad for t in (xs, w, b) if t is not None])
+            if lib is jtorch:
+                assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0"
+        for a, b in zip(*res):
+            np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
+    assert F.layer_norm(jtorch.zeros(0, 4), (4,)).shape == (0, 4)
+
+
+def test_layer_norm_double_backward():
+    x = jtorch.from_numpy(randn(2, 4)).requires_grad_()
+    w = jtorch.from_numpy(randn(4)).requires_grad_()
+    b = jtorch.from_numpy(randn(4)).requires_grad_()
+    fn = lambda x, w, b: F.layer_norm(x, (4,), w, b)  # noqa: E731
+    assert jtorch.autograd.gradcheck(fn, (x, w, b))
+    assert jtorch.autograd.gradgradcheck(fn, (x, w, b))
