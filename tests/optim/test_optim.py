@@ -376,3 +376,34 @@ def test_docstring_examples():
         opt.step()
         with warnings.catch_warnings():
             np.testing.assert_allclose(_np(w), [want, want], rtol=1e-4)
+
+
+PAR_CASES = [  # one case per loop of each kernel
+    ("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    ("Adam", {"lr": 0.05, "weight_decay": 0.1}), ("AdamW", {"lr": 0.05, "amsgrad": True}),
+    ("RMSprop", {"lr": 0.01}), ("RMSprop", {"lr": 0.01, "centered": True}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}), ("Adagrad", {"lr": 0.1}),
+]
+
+
+@pytest.mark.parametrize("name,kw", PAR_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PAR_CASES)])
+def test_parallel_kernels_match_torch(name, kw, monkeypatch):
+    """The ``prange`` builds (forced with a zero grain size) give the same trajectories."""
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 0)
+    pj, _ = _run(jtorch, name, kw, jtorch.float32, steps=range(5))
+    pt, _ = _run(torch, name, kw, torch.float32, steps=range(5))
+    for a, b in zip(pj, pt):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-5)
+
+
+def test_zero_denominator_gives_inf_like_torch():
+    res = []
+    for lib in (jtorch, torch):
+        p = lib.nn.Parameter(lib.zeros(3))
+        opt = lib.optim.Adagrad([p], lr=0.1, eps=0.0)
+        p.grad = lib.tensor([0.0, 1.0, -1.0])
+        opt.step()
+        res.append(_np(p))
+    np.testing.assert_array_equal(res[0], res[1])
+    assert np.isnan(res[0][0])
