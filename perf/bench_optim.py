@@ -45,7 +45,8 @@ def main() -> None:
         report(f"{name}({', '.join(f'{k}={v}' for k, v in kw.items())}).step, {n / 1e6:.2f}M "
                "float32 params", res, "torch single-tensor",
                {k: f"{nbytes / v / 1e9:.1f} GB/s" for k, v in res.items()})
-        print(f"  jtorch / torch foreach = {res['jtorch'] / res['torch foreach']:.3f}")
+        print(f"  jtorch / torch foreach = {res['jtorch'] / res['torch foreach']:.3f}, "
+              f"jtorch / torch fused = {res['jtorch'] / res['torch fused']:.3f}")
 
 
 if __name__ == "__main__":
