@@ -40,6 +40,7 @@ from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled  # 
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import nn  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 

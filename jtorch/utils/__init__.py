@@ -1,0 +1,3 @@
+"""torch.utils: data loading (``jtorch.utils.data``)."""
+
+from . import data  # noqa: F401
