@@ -86,12 +86,15 @@ def _resample_backward(g: Tensor, plan: _Plan) -> Tensor:
 
 
 def _pad_tables(tables: list, kind: str, dt) -> tuple:
-    """Prepend trivial tables so that there are three (outermost first)."""
+    """Prepend trivial tables so that there are three (outermost first). Indices become
+    unsigned: the kernels then index without Numba's negative-index wraparound test."""
     if kind == "gather":
         trivial = np.zeros(1, np.int64)
+        tables = [t.astype(np.uint64) for t in [trivial] * (3 - len(tables)) + tables]
     else:
         trivial = (np.zeros((1, 1), np.int64), np.ones((1, 1), dt), np.ones(1, np.int64))
-    return tuple([trivial] * (3 - len(tables)) + tables)
+        tables = [(i.astype(np.uint64), w, c) for i, w, c in [trivial] * (3 - len(tables)) + tables]
+    return tuple(tables)
 
 
 # -- torch's source-index arithmetic (UpSample.h) ----------------------------------------------

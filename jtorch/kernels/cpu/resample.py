@@ -34,7 +34,9 @@ _jit = numba.njit(cache=True, nogil=True, inline="always")
 # -- gather: nearest and index-mapping pads ----------------------------------------------------
 
 @_jit
-def _gather_row(src, out, r, iz, iy, ix):
+def _gather_row(src, out, r, iz, iy, ix, run):
+    """One output row; ``run`` = (o0, i0, n): ix[o0 + k] == i0 + k for k < n (a pad's interior,
+    copied as a plain vectorisable loop)."""
     od, oh = out.shape[1], out.shape[2]
     p = r // (od * oh)
     rem = r - p * od * oh
@@ -42,20 +44,24 @@ def _gather_row(src, out, r, iz, iy, ix):
     y = rem - z * oh
     srow = src[p, iz[z], iy[y]]
     orow = out[p, z, y]
-    for x in range(orow.shape[0]):
+    o0, i0, n = run[0], run[1], run[2]
+    for x in range(o0):
+        orow[x] = srow[ix[x]]
+    orow[o0:o0 + n] = srow[i0:i0 + n]
+    for x in range(o0 + n, orow.shape[0]):
         orow[x] = srow[ix[x]]
 
 
 @numba.njit(cache=True, nogil=True)
-def gather_fwd(src, out, iz, iy, ix):
+def gather_fwd(src, out, iz, iy, ix, run):
     for r in range(out.shape[0] * out.shape[1] * out.shape[2]):
-        _gather_row(src, out, r, iz, iy, ix)
+        _gather_row(src, out, r, iz, iy, ix, run)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def gather_fwd_par(src, out, iz, iy, ix):
+def gather_fwd_par(src, out, iz, iy, ix, run):
     for r in prange(out.shape[0] * out.shape[1] * out.shape[2]):
-        _gather_row(src, out, r, iz, iy, ix)
+        _gather_row(src, out, r, iz, iy, ix, run)
 
 
 @_jit
@@ -213,10 +219,25 @@ def _parallel(n: int) -> bool:
     return n >= _flags.GRAIN_SIZE
 
 
+def _longest_run(ix: np.ndarray) -> np.ndarray:
+    """(o0, i0, n) of the longest stretch where the index table steps by one."""
+    if ix.shape[0] < 2:
+        return np.array([0, int(ix[0]) if ix.shape[0] else 0, ix.shape[0]], np.int64)
+    step = np.diff(ix.astype(np.int64)) == 1
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], step.astype(np.int8), [0]))))
+    if not edges.size:
+        return np.array([0, int(ix[0]), 1], np.int64)
+    starts, ends = edges[0::2], edges[1::2]
+    k = int(np.argmax(ends - starts))
+    o0 = int(starts[k])
+    return np.array([o0, int(ix[o0]), int(ends[k] - starts[k]) + 1], np.int64)
+
+
 def gather_into(src, out, tables) -> None:
     """out (P, OD, OH, OW) = src (P, D, H, W) gathered through (iz, iy, ix)."""
     if out.size:
-        (gather_fwd_par if _parallel(out.size) else gather_fwd)(src, out, *tables)
+        run = _longest_run(tables[2])
+        (gather_fwd_par if _parallel(out.size) else gather_fwd)(src, out, *tables, run)
 
 
 def gather_backward_into(g, gx, tables) -> None:
