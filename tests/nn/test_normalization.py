@@ -208,10 +208,17 @@ def test_batch_norm_buffers():
     x = randn(5, 3, dtype=np.float32)
     np.testing.assert_allclose(_np(m2(jtorch.from_numpy(x))), _np(t2(torch.from_numpy(x))),
                                rtol=1e-5, atol=1e-6)
-    # a state_dict without num_batches_tracked (old checkpoints) still loads
-    sd = m.state_dict()
-    del sd["num_batches_tracked"]
-    jtorch.nn.BatchNorm1d(3).load_state_dict(sd)
+    # an old checkpoint (no version metadata, no num_batches_tracked) still loads, as in torch;
+    # a current one missing the key is an error in both
+    for mod in (jtorch, torch):
+        sd = mod.nn.BatchNorm1d(3).state_dict()
+        del sd["num_batches_tracked"]
+        with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: '
+                                               '"num_batches_tracked"'):
+            mod.nn.BatchNorm1d(3).load_state_dict(sd)
+        old = dict(sd)
+        mod.nn.BatchNorm1d(3).load_state_dict(old)
+        assert "num_batches_tracked" not in old
     # running stats do not take part in autograd
     assert not m.running_mean.requires_grad and m.running_mean.grad_fn is None
 

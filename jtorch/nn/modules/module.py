@@ -440,6 +440,10 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        meta = getattr(destination, "_metadata", None)
+        if meta is not None:
+            meta[prefix[:-1]] = {"version": self._version}
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
@@ -460,10 +464,10 @@ class Module:
                            "called.")
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list,
-                              assign: bool = False) -> None:
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
         from ...autograd.grad_mode import no_grad
 
+        assign = bool((local_metadata or {}).get("assign_to_params_buffers", False))
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -522,11 +526,15 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)  # hooks may edit it; the caller's dict stays as is
         missing, unexpected, errors = [], [], []
 
         def load(module: Module, prefix: str = "") -> None:
-            module._load_from_state_dict(state_dict, prefix, {}, True, missing, unexpected,
-                                         errors, assign)
+            local = dict(metadata.get(prefix[:-1], {})) if metadata is not None else {}
+            local["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(state_dict, prefix, local, True, missing, unexpected,
+                                         errors)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
