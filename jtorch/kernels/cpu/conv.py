@@ -74,8 +74,12 @@ def im2col(x, cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
                 for ow in range(w_lo):
                     dst[ow] = zero
                 base = l * dw - pw
-                for ow in range(w_lo, w_hi):
-                    dst[ow] = src[ow * sw + base]
+                if sw == 1:  # a plain copy LLVM vectorises
+                    for ow in range(w_lo, w_hi):
+                        dst[ow] = src[ow + base]
+                else:
+                    for ow in range(w_lo, w_hi):
+                        dst[ow] = src[ow * sw + base]
                 for ow in range(w_hi, o_w):
                     dst[ow] = zero
 
@@ -112,8 +116,12 @@ def col2im(cols, out, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
                         continue
                     src = cols[r, n, od, oh]
                     dst = plane[z, y]
-                    for ow in range(w_lo, w_hi):
-                        dst[ow * sw + base] += src[ow]
+                    if sw == 1:
+                        for ow in range(w_lo, w_hi):
+                            dst[ow + base] += src[ow]
+                    else:
+                        for ow in range(w_lo, w_hi):
+                            dst[ow * sw + base] += src[ow]
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
