@@ -91,40 +91,25 @@ def _blocks(size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride:
 def _im2col(x: Tensor, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> Tensor:
     """unfold on a batched 4-D tensor: (N, C, H, W) -> (N, C*kH*kW, L)."""
     d = x.dtype
-    cd = _compute(d)
-    n, c = x._a.shape[:2]
     size = tuple(x._a.shape[2:])
     blocks = _blocks(size, kernel, dilation, padding, stride)
-    kk, ll = kernel[0] * kernel[1], blocks[0] * blocks[1]
-    out = np.empty((n, c * kk, ll), cd)
-    if out.size:
-        cols = np.empty((c * kk, n, 1, *blocks), cd)
-        _ck.im2col(_as5d(x._a.astype(cd, copy=False)), cols, 1, *kernel, 1, *stride, 0, *padding,
-                   1, *dilation)
-        _ck.swap01(cols.reshape(c * kk, n, ll), out)
-    out = _result(out, d)
+    r = _ck.unfold(_as5d(x._a.astype(_compute(d), copy=False)), (1, *kernel), (1, *stride),
+                   (0, *padding), (1, *dilation), (1, *blocks))
     kw = {"kernel": kernel, "dilation": dilation, "padding": padding, "stride": stride,
           "size": size}
-    return dispatch.record(D.im2col_op, (x,), Tensor._make(out, None, d), kw)
+    return dispatch.record(D.im2col_op, (x,), Tensor._make(_result(r, d), None, d), kw)
 
 
 def _col2im(x: Tensor, size: tuple, kernel: tuple, dilation: tuple, padding: tuple,
             stride: tuple) -> Tensor:
     """fold on a batched 3-D tensor: (N, C*kH*kW, L) -> (N, C, *size)."""
     d = x.dtype
-    cd = _compute(d)
-    n, ck, ll = x._a.shape
-    kk = kernel[0] * kernel[1]
     blocks = _blocks(size, kernel, dilation, padding, stride)
-    out = np.zeros((n, ck // kk, 1, *size), cd)
-    if out.size and x._a.size:
-        cols = np.empty((ck, n, 1, *blocks), cd)
-        _ck.swap01(np.ascontiguousarray(x._a.astype(cd, copy=False)), cols.reshape(ck, n, ll))
-        _ck.col2im(cols, out, 1, *kernel, 1, *stride, 0, *padding, 1, *dilation)
-    out = out.reshape(n, ck // kk, *size)
-    out = _result(out, d)
+    r = _ck.fold(x._a.astype(_compute(d), copy=False), (1, *size), (1, *kernel), (1, *stride),
+                 (0, *padding), (1, *dilation), (1, *blocks))
+    r = _result(r.reshape(r.shape[:2] + tuple(size)), d)
     kw = {"kernel": kernel, "dilation": dilation, "padding": padding, "stride": stride}
-    return dispatch.record(D.col2im_op, (x,), Tensor._make(out, None, d), kw)
+    return dispatch.record(D.col2im_op, (x,), Tensor._make(r, None, d), kw)
 
 
 # -- argument parsing and torch's checks ------------------------------------------------------

@@ -13,9 +13,10 @@ once per image, which costs far more than the swap.
     transposed / grad input  cols = W^T @ swap(x);  y = col2im(cols)
     grad weight              gW = swap(g) @ im2col(x)^T
 
-im2col and col2im are parallel over independent rows (col2im over output planes, so its
-accumulation has no races); the padded border is handled by clipping each row's index range
-rather than testing every element, so the interior copy is a plain strided loop.
+im2col, col2im and the swaps are parallel over independent rows (col2im over output planes,
+so its accumulation has no races), with a serial twin below ``GRAIN_SIZE`` elements of work;
+the padded border is handled by clipping each row's index range rather than testing every
+element, so the interior copy is a plain (for stride 1, vectorised) loop.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _allocator
+from ... import _allocator, _flags
 from . import matmul as _mm
 
 
@@ -44,115 +45,164 @@ def _span(o_len, stride, offset, size):
     return lo, hi
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def im2col(x, cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """cols[(c, i, j, l), n, od, oh, ow] = x[n, c, od*sd-pd+i*dd, oh*sh-ph+j*dh, ow*sw-pw+l*dw]
-    (zero outside x). ``cols`` may be any strided view of shape (C*K, N, oD, oH, oW)."""
-    n_img, n_ch, d_in, h_in, w_in = x.shape
+_jit = numba.njit(cache=True, nogil=True, inline="always")
+
+
+@_jit
+def _im2col_row(x, cols, t, geo):
+    """Task t = (row r, image n) of im2col; ``geo`` = (kD, kH, kW, sD, sH, sW, pD, pH, pW,
+    dD, dH, dW)."""
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
+    n_img, d_in, h_in, w_in = x.shape[0], x.shape[2], x.shape[3], x.shape[4]
     o_d, o_h, o_w = cols.shape[2], cols.shape[3], cols.shape[4]
     kk = kd * kh * kw
-    zero = 0
-    for t in prange(n_ch * kk * n_img):
-        r = t // n_img
-        n = t - r * n_img
-        c = r // kk
-        k = r - c * kk
+    r = t // n_img
+    n = t - r * n_img
+    c = r // kk
+    k = r - c * kk
+    i = k // (kh * kw)
+    j = (k // kw) % kh
+    base = (k % kw) * dw - pw
+    w_lo, w_hi = _span(o_w, sw, base, w_in)
+    for od in range(o_d):
+        z = od * sd - pd + i * dd
+        for oh in range(o_h):
+            y = oh * sh - ph + j * dh
+            dst = cols[r, n, od, oh]
+            if z < 0 or z >= d_in or y < 0 or y >= h_in:
+                for ow in range(o_w):
+                    dst[ow] = 0
+                continue
+            src = x[n, c, z, y]
+            for ow in range(w_lo):
+                dst[ow] = 0
+            if sw == 1:  # a plain copy LLVM vectorises
+                for ow in range(w_lo, w_hi):
+                    dst[ow] = src[ow + base]
+            else:
+                for ow in range(w_lo, w_hi):
+                    dst[ow] = src[ow * sw + base]
+            for ow in range(w_hi, o_w):
+                dst[ow] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def im2col(x, cols, geo):
+    """cols[(c, i, j, l), n, od, oh, ow] = x[n, c, od*sd-pd+i*dd, oh*sh-ph+j*dh, ow*sw-pw+l*dw]
+    (zero outside x); x is (N, C, D, H, W), cols (C*K, N, oD, oH, oW)."""
+    for t in range(cols.shape[0] * cols.shape[1]):
+        _im2col_row(x, cols, t, geo)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def im2col_par(x, cols, geo):
+    for t in prange(cols.shape[0] * cols.shape[1]):
+        _im2col_row(x, cols, t, geo)
+
+
+@_jit
+def _col2im_plane(cols, out, t, geo):
+    """Output plane t = (image n, channel c) of col2im: every column entry that reads it."""
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
+    n_ch, d_in, h_in, w_in = out.shape[1], out.shape[2], out.shape[3], out.shape[4]
+    o_d, o_h, o_w = cols.shape[2], cols.shape[3], cols.shape[4]
+    kk = kd * kh * kw
+    n = t // n_ch
+    c = t - n * n_ch
+    plane = out[n, c]
+    for z in range(d_in):
+        for y in range(h_in):
+            for xx in range(w_in):
+                plane[z, y, xx] = 0
+    for k in range(kk):
+        r = c * kk + k
         i = k // (kh * kw)
         j = (k // kw) % kh
-        l = k % kw
-        w_lo, w_hi = _span(o_w, sw, l * dw - pw, w_in)
+        base = (k % kw) * dw - pw
+        w_lo, w_hi = _span(o_w, sw, base, w_in)
         for od in range(o_d):
             z = od * sd - pd + i * dd
+            if z < 0 or z >= d_in:
+                continue
             for oh in range(o_h):
                 y = oh * sh - ph + j * dh
-                dst = cols[r, n, od, oh]
-                if z < 0 or z >= d_in or y < 0 or y >= h_in:
-                    for ow in range(o_w):
-                        dst[ow] = zero
+                if y < 0 or y >= h_in:
                     continue
-                src = x[n, c, z, y]
-                for ow in range(w_lo):
-                    dst[ow] = zero
-                base = l * dw - pw
-                if sw == 1:  # a plain copy LLVM vectorises
+                src = cols[r, n, od, oh]
+                dst = plane[z, y]
+                if sw == 1:
                     for ow in range(w_lo, w_hi):
-                        dst[ow] = src[ow + base]
+                        dst[ow + base] += src[ow]
                 else:
                     for ow in range(w_lo, w_hi):
-                        dst[ow] = src[ow * sw + base]
-                for ow in range(w_hi, o_w):
-                    dst[ow] = zero
+                        dst[ow * sw + base] += src[ow]
+
+
+@numba.njit(cache=True, nogil=True)
+def col2im(cols, out, geo):
+    """The adjoint of ``im2col``: ``out`` (N, C, D, H, W) is overwritten with the sums of the
+    column entries that read each element; one task per (n, c) plane, so no races."""
+    for t in range(out.shape[0] * out.shape[1]):
+        _col2im_plane(cols, out, t, geo)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def col2im(cols, out, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """The adjoint of ``im2col``: out[n, c] = sum of the column entries that read it.
-    ``out`` (N, C, D, H, W) is overwritten; each (n, c) plane is one task, so no races."""
-    n_img, n_ch, d_in, h_in, w_in = out.shape
-    o_d, o_h, o_w = cols.shape[2], cols.shape[3], cols.shape[4]
-    kk = kd * kh * kw
-    for t in prange(n_img * n_ch):
-        n = t // n_ch
-        c = t - n * n_ch
-        plane = out[n, c]
-        for z in range(d_in):
-            for y in range(h_in):
-                for xx in range(w_in):
-                    plane[z, y, xx] = 0
-        for k in range(kk):
-            r = c * kk + k
-            i = k // (kh * kw)
-            j = (k // kw) % kh
-            l = k % kw
-            base = l * dw - pw
-            w_lo, w_hi = _span(o_w, sw, base, w_in)
-            for od in range(o_d):
-                z = od * sd - pd + i * dd
-                if z < 0 or z >= d_in:
-                    continue
-                for oh in range(o_h):
-                    y = oh * sh - ph + j * dh
-                    if y < 0 or y >= h_in:
-                        continue
-                    src = cols[r, n, od, oh]
-                    dst = plane[z, y]
-                    if sw == 1:
-                        for ow in range(w_lo, w_hi):
-                            dst[ow + base] += src[ow]
-                    else:
-                        for ow in range(w_lo, w_hi):
-                            dst[ow * sw + base] += src[ow]
+def col2im_par(cols, out, geo):
+    for t in prange(out.shape[0] * out.shape[1]):
+        _col2im_plane(cols, out, t, geo)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def swap01(src, dst):
-    """dst[b, a, :] = src[a, b, :] for 3-D arrays (batch-major <-> channel-major)."""
-    na, nb, m = src.shape
-    for t in prange(na * nb):
-        a = t // nb
-        b = t - a * nb
-        s = src[a, b]
-        d = dst[b, a]
-        for i in range(m):
+@_jit
+def _swap_row(src, bias, dst, t, with_bias):
+    nb = src.shape[1]
+    a = t // nb
+    b = t - a * nb
+    s = src[a, b]
+    d = dst[b, a]
+    if with_bias:
+        bo = bias[a]
+        for i in range(s.shape[0]):
+            d[i] = s[i] + bo
+    else:
+        for i in range(s.shape[0]):
             d[i] = s[i]
 
 
+@numba.njit(cache=True, nogil=True)
+def swap01(src, bias, dst, with_bias):
+    """dst[b, a, :] = src[a, b, :] (+ bias[a]) for 3-D arrays (batch-major <-> channel-major)."""
+    for t in range(src.shape[0] * src.shape[1]):
+        _swap_row(src, bias, dst, t, with_bias)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def swap01_bias(src, bias, dst):
-    """dst[n, o, :] = src[o, n, :] + bias[o]."""
-    no, nn, m = src.shape
-    for t in prange(no * nn):
-        o = t // nn
-        n = t - o * nn
-        s = src[o, n]
-        d = dst[n, o]
-        bo = bias[o]
-        for i in range(m):
-            d[i] = s[i] + bo
+def swap01_par(src, bias, dst, with_bias):
+    for t in prange(src.shape[0] * src.shape[1]):
+        _swap_row(src, bias, dst, t, with_bias)
 
 
-def _geom(w_shape: tuple, stride, padding, dilation) -> tuple:
-    return (*w_shape[2:], *stride, *padding, *dilation)
+def _parallel(work: int) -> bool:
+    return work >= _flags.GRAIN_SIZE
+
+
+def run_im2col(x: np.ndarray, cols: np.ndarray, geo: tuple) -> None:
+    (im2col_par if _parallel(cols.size) else im2col)(x, cols, geo)
+
+
+def run_col2im(cols: np.ndarray, out: np.ndarray, geo: tuple) -> None:
+    (col2im_par if _parallel(cols.size) else col2im)(cols, out, geo)
+
+
+def run_swap(src: np.ndarray, dst: np.ndarray, bias: np.ndarray | None = None) -> None:
+    """dst = src with its first two axes swapped (+ bias along src's first axis)."""
+    if src.size == 0:
+        return
+    fn = swap01_par if _parallel(src.size) else swap01
+    fn(src, src[:, 0, 0] if bias is None else bias, dst, bias is not None)
+
+
+def _geom(k_sp: tuple, stride, padding, dilation) -> tuple:
+    return tuple(int(v) for v in (*k_sp, *stride, *padding, *dilation))
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilation, groups: int,
@@ -167,15 +217,12 @@ def conv_forward(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilation, 
         return y
     cols = _allocator.empty((c * kk, n, *out_sp), x.dtype)
     if cols.size:
-        im2col(x, cols, *_geom(w.shape, stride, padding, dilation))
+        run_im2col(x, cols, _geom(w.shape[2:], stride, padding, dilation))
     res = _allocator.empty((groups, o // groups, n * ll), x.dtype)
     _mm.bmm_into(w.reshape(groups, o // groups, -1), cols.reshape(groups, -1, n * ll), res)
     res = res.reshape(o, n, ll)
     y3 = y.reshape(n, o, ll)
-    if bias is None:
-        swap01(res, y3)
-    else:
-        swap01_bias(res, bias, y3)
+    run_swap(res, y3, bias)
     return y
 
 
@@ -192,12 +239,12 @@ def conv_transposed(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilatio
     if y.size == 0:
         return y
     xt = _allocator.empty((o, n, ll), x.dtype)
-    swap01(x.reshape(n, o, ll), xt)
+    run_swap(x.reshape(n, o, ll), xt)
     cols = _allocator.empty((c * kk, n, *in_sp), x.dtype)
     og = o // groups
     w3 = w.reshape(groups, og, -1).transpose(0, 2, 1)
     _mm.bmm_into(w3, xt.reshape(groups, og, n * ll), cols.reshape(groups, -1, n * ll))
-    col2im(cols, y, *_geom(w.shape, stride, padding, dilation))
+    run_col2im(cols, y, _geom(w.shape[2:], stride, padding, dilation))
     if bias is not None:
         y += bias.reshape(1, c, 1, 1, 1)
     return y
@@ -216,12 +263,41 @@ def conv_weight(x: np.ndarray, g: np.ndarray, k_sp: tuple, stride, padding, dila
         return gw
     cols = _allocator.empty((c * kk, n, *out_sp), x.dtype)
     if cols.size:
-        im2col(x, cols, *k_sp, *stride, *padding, *dilation)
+        run_im2col(x, cols, _geom(k_sp, stride, padding, dilation))
     gt = _allocator.empty((o, n, ll), x.dtype)
-    if gt.size:
-        swap01(g.reshape(n, o, ll), gt)
+    run_swap(g.reshape(n, o, ll), gt)
     cg = c // groups
     _mm.bmm_into(gt.reshape(groups, o // groups, n * ll),
                  cols.reshape(groups, cg * kk, n * ll).transpose(0, 2, 1),
                  gw.reshape(groups, o // groups, cg * kk))
     return gw
+
+
+def unfold(x: np.ndarray, k_sp: tuple, stride, padding, dilation, blocks: tuple) -> np.ndarray:
+    """im2col in torch's unfold layout: (N, C*K, L) from x (N, C, D, H, W)."""
+    n, c = x.shape[:2]
+    kk = k_sp[0] * k_sp[1] * k_sp[2]
+    ll = blocks[0] * blocks[1] * blocks[2]
+    out = _allocator.empty((n, c * kk, ll), x.dtype)
+    if out.size:
+        cols = _allocator.empty((c * kk, n, *blocks), x.dtype)
+        run_im2col(x, cols, _geom(k_sp, stride, padding, dilation))
+        run_swap(cols.reshape(c * kk, n, ll), out)
+    return out
+
+
+def fold(x: np.ndarray, out_sp: tuple, k_sp: tuple, stride, padding, dilation,
+         blocks: tuple) -> np.ndarray:
+    """col2im from torch's fold layout: (N, C, *out_sp) from x (N, C*K, L)."""
+    n, ck, ll = x.shape
+    kk = k_sp[0] * k_sp[1] * k_sp[2]
+    out = _allocator.empty((n, ck // kk, *out_sp), x.dtype)
+    if out.size == 0:
+        return out
+    if x.size == 0:
+        out[...] = 0
+        return out
+    cols = _allocator.empty((ck, n, *blocks), x.dtype)
+    run_swap(np.ascontiguousarray(x), cols.reshape(ck, n, ll))
+    run_col2im(cols, out, _geom(k_sp, stride, padding, dilation))
+    return out

@@ -18,8 +18,8 @@ from ..registry import defvjp, extern
 
 convolution_op = extern("convolution", impl=_ck.conv_forward)  # (input, weight, bias)
 conv_weight_op = extern("convolution_backward_weight", impl=_ck.conv_weight)  # (input, grad)
-im2col_op = extern("im2col", impl=_ck.im2col)  # (input,) -> (N, C*K, L)
-col2im_op = extern("col2im", impl=_ck.col2im)  # (input,) -> (N, C, H, W)
+im2col_op = extern("im2col", impl=_ck.unfold)  # (input,) -> (N, C*K, L)
+col2im_op = extern("col2im", impl=_ck.fold)  # (input,) -> (N, C, H, W)
 
 
 def _geo(kw: dict) -> dict:
