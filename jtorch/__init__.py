@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import dtypes as _dtypes_mod
 from ._tensor_str import get_printoptions, set_printoptions
+from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from .device import device
 from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, complex64, complex128, double, dtype,
                      finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,

@@ -11,10 +11,11 @@ import threading
 
 import numpy as np
 
-from . import _allocator, _flags
+from . import _allocator
 from . import dtypes as _dt
 from .kernels import registry
 from .kernels.cpu import pointwise as _pw
+from ._threads import use_parallel
 from .shape import broadcast_shapes, iter_order
 from .tensor import Tensor
 
@@ -46,7 +47,6 @@ def needs_grad(inputs) -> bool:
             return True
     return False
 
-_GRAIN = _flags.GRAIN_SIZE
 _float16 = _dt.float16
 _float32 = _dt.float32
 _bool = _dt.bool
@@ -320,7 +320,7 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
             flat.append(x)
         else:
             if "a" in pat:
-                fn = kernel(op, len(args), compute, out_dtype, ("p_" if n >= _GRAIN else "c_") + pat)
+                fn = kernel(op, len(args), compute, out_dtype, ("p_" if use_parallel(n) else "c_") + pat)
                 try:
                     fn(out.reshape(-1), *flat)
                 except ZeroDivisionError:
@@ -357,13 +357,13 @@ def _strided(op, args, out: np.ndarray, compute: _dt.dtype, out_dtype: _dt.dtype
         if "a" in pat:
             flat = [sp if st[0] else (x if not isinstance(x, _TENSOR) else sp[0])
                     for x, sp, st in zip(args, spans[1:], cstrides[1:])]
-            fn = kernel(op, len(args), compute, out_dtype, ("p_" if out.size >= _GRAIN else "c_") + pat)
+            fn = kernel(op, len(args), compute, out_dtype, ("p_" if use_parallel(out.size) else "c_") + pat)
             try:
                 fn(spans[0], *flat)
             except ZeroDivisionError:
                 raise RuntimeError("ZeroDivisionError") from None
             return
-    fn = kernel(op, len(args), compute, out_dtype, ("ps_" if out.size >= _GRAIN else "s_") + str(len(args)))
+    fn = kernel(op, len(args), compute, out_dtype, ("ps_" if use_parallel(out.size) else "s_") + str(len(args)))
     call = []
     for sp, st in zip(spans, cstrides):
         call += [sp, np.asarray(st, np.int64)]

@@ -48,7 +48,7 @@ def test_all_scalar_operands_fill_every_element():
 
 
 def test_parallel_variant_above_grain_size_matches_serial():
-    n = dispatch._GRAIN + 17
+    n = jtorch._flags.GRAIN_SIZE + 17
     a = jtorch.from_numpy(np.linspace(-3, 3, n, dtype=np.float32))
     b = jtorch.from_numpy(np.linspace(-3, 3, n, dtype=np.float32)[: n - 1])
     big = (a * 3 - 1).numpy()

@@ -14,9 +14,10 @@ import warnings
 
 import numpy as np
 
-from .. import _flags, dispatch
+from .. import dispatch
 from .. import dtypes as _dt
 from .. import random as _random
+from .._threads import use_parallel
 from ..device import to_device
 from ..kernels import registry
 from ..kernels.cpu import random as _K
@@ -86,7 +87,7 @@ def _flat(a: np.ndarray) -> np.ndarray | None:
 
 
 def _parallel(n: int) -> bool:
-    return n >= _flags.GRAIN_SIZE
+    return use_parallel(n)
 
 
 def _draw_float(flat: np.ndarray, gen, dist: int, a: float, b: float, bits: int) -> None:

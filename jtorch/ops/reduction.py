@@ -20,8 +20,9 @@ import warnings
 
 import numpy as np
 
-from .. import _allocator, _flags, dispatch
+from .. import _allocator, dispatch
 from .. import dtypes as _dt
+from .._threads import use_parallel
 from ..kernels.cpu import reduce as _rk
 from ..kernels.cpu import scan as _sk
 from ..kernels.cpu import sort as _so
@@ -75,7 +76,6 @@ __all__ = [
     "var_mean",
 ]
 
-_GRAIN = _flags.GRAIN_SIZE
 _int64 = _dt.int64
 _float16 = _dt.float16
 _float32 = _dt.float32
@@ -257,7 +257,7 @@ def reduce_array(op, a: np.ndarray, dims: tuple, compute: _dt.dtype, out_dtype: 
             plan = (out.size, 1, R, R, 0, 1, 1, 0)
         mod = _rk.kernels(op, compute.name, _total(op, compute).name, res_dtype.name)
         O, I, R, sO, sI, sR, tO, tI = plan
-        (mod.p if a.size >= _GRAIN else mod.s)(_rk.span(a), O, I, R, sO, sI, sR,
+        (mod.p if use_parallel(a.size) else mod.s)(_rk.span(a), O, I, R, sO, sI, sR,
                                                out.reshape(-1), tO, tI)
     return out
 
@@ -414,7 +414,7 @@ def _arg_reduce(sel, name: str, input: Tensor, d, keepdim: bool) -> tuple:
             plan = (vals.size, 1, R, R, 0, 1, 1, 0)
         mod = _rk.arg_kernels(sel, compute.name)
         O, I, R, sO, sI, sR, tO, tI = plan
-        (mod.p if a.size >= _GRAIN else mod.s)(_rk.span(a), O, I, R, sO, sI, sR,
+        (mod.p if use_parallel(a.size) else mod.s)(_rk.span(a), O, I, R, sO, sI, sR,
                                                vals.reshape(-1), idx.reshape(-1), tO, tI)
     return _cast_result(vals.reshape(res_shape), dtype), _wrap(idx.reshape(res_shape), _int64)
 
@@ -668,7 +668,7 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
     if out.size:
         a, (O, R, I, sO, sR, sI) = _along(a, d if nd else 0, compute)
         mod = _rk.softmax_kernels(compute.name)
-        fn = mod.softmax_p if a.size >= _GRAIN and O * I > 1 else mod.softmax_s
+        fn = mod.softmax_p if use_parallel(a.size) and O * I > 1 else mod.softmax_s
         fn(_rk.span(a), O, R, I, sO, sR, sI, out.reshape(-1), log)
     res = _cast_result(out, x.dtype)
     op = D.log_softmax_op if log else D.softmax_op
@@ -714,7 +714,7 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None):
             plan = (res.size, 1, R, R, 0, 1, 1, 0)
         mod = _rk.softmax_kernels(compute.name)
         O, I, R, sO, sI, sR, tO, tI = plan
-        fn = mod.lse_p if a.size >= _GRAIN and O * I > 1 else mod.lse_s
+        fn = mod.lse_p if use_parallel(a.size) and O * I > 1 else mod.lse_s
         fn(_rk.span(a), O, I, R, sO, sI, sR, res.reshape(-1), tO, tI)
     if keepdim:
         res = res.reshape(_kept_shape(shape, dims, True))
@@ -755,7 +755,7 @@ def _scan(op, name: str, input, dim, dtype=None):
     if out.size:
         a, (O, R, I, sO, sR, sI) = _along(a, d if a.ndim else 0, compute)
         mod = _sk.kernels(op, compute.name, _total(op, compute).name, res_dtype.name)
-        fn = mod.p if a.size >= _GRAIN and O > 1 else mod.s
+        fn = mod.p if use_parallel(a.size) and O > 1 else mod.s
         if take:
             fn(_rk.span(a), O, R, I, sO, sR, sI, out.reshape(-1), idx.reshape(-1))
         else:
@@ -835,7 +835,7 @@ def _sort_rows(x: Tensor, name: str, dim: int, desc: bool, k0: int, k: int) -> t
     inds = _allocator.empty(tuple(oshape), _I64)
     if a.size and vals.size:
         a, (O, R, I, sO, sR, sI) = _along(a, d if a.ndim else 0, compute)
-        par = a.size >= _GRAIN and O * I > 1
+        par = use_parallel(a.size) and O * I > 1
         if k * 32 <= R:  # a heap of the best k beats sorting the row
             fn = _so.select_p if par else _so.select_s
         else:
@@ -938,7 +938,7 @@ def _median(name: str, op, rt, input, dim, keepdim, ignore_nan: bool):
     inds = _allocator.empty(oshape, _I64)
     if vals.size:
         a, (O, R, I, sO, sR, sI) = _along(a, d if a.ndim else 0, compute)
-        fn = _so.median_p if a.size >= _GRAIN and O * I > 1 else _so.median_s
+        fn = _so.median_p if use_parallel(a.size) and O * I > 1 else _so.median_s
         fn(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), ignore_nan)
     res = rt(_cast_result(_squeeze(vals, d, keepdim), input.dtype),
              _wrap(_squeeze(inds, d, keepdim), _int64))

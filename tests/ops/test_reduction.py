@@ -528,7 +528,7 @@ def test_float32_sum_accuracy():
 
 def test_parallel_variants(monkeypatch):
     """Small inputs through the prange kernels (GRAIN lowered) match torch."""
-    monkeypatch.setattr(R, "_GRAIN", 8)
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 8)
     a = _data((6, 7, 9), "float32", special=False)
     for _, v in _layouts(a):
         jx, tx = pair(v)

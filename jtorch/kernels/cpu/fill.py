@@ -15,7 +15,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
-from ... import _flags
+from ... import _threads
 
 
 @intrinsic
@@ -62,7 +62,7 @@ def fill(a: np.ndarray, value) -> None:
         return
     flat = a.reshape(-1)
     v = a.dtype.type(value)
-    (_fill_par if flat.size >= _flags.GRAIN_SIZE else _fill)(flat, v)
+    (_fill_par if _threads.use_parallel(flat.size) else _fill)(flat, v)
 
 
 # -- arange ----------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def _chunk(n: int) -> int:
     grain = 32768  # ATen's internal::GRAIN_SIZE (fixed: the values depend on it)
     if n <= grain:
         return max(n, 1)
-    tasks = min(numba.get_num_threads(), -(-n // grain))
+    tasks = min(_threads.get_num_threads(), -(-n // grain))
     return -(-n // tasks)
 
 
@@ -123,7 +123,7 @@ def arange_float(out: np.ndarray, start: float, step: float) -> None:
     """torch's float arange values into the contiguous float32/float64 array ``out``."""
     n = out.size
     width = 32 // out.itemsize
-    fn = _arange_float_par if n >= _flags.GRAIN_SIZE else _arange_float
+    fn = _arange_float_par if _threads.use_parallel(n) else _arange_float
     fn(out, np.float64(start), np.float64(step), width, _chunk(n))
 
 
@@ -164,7 +164,7 @@ def arange_half(out: np.ndarray, start: float, step: float) -> None:
 
 def arange_int(out: np.ndarray, start: int, step: int) -> None:
     """``start + step * i`` in wrapping int64 arithmetic into the int64 array ``out``."""
-    fn = _arange_int_par if out.size >= _flags.GRAIN_SIZE else _arange_int
+    fn = _arange_int_par if _threads.use_parallel(out.size) else _arange_int
     fn(out, np.int64(start), np.int64(step))
 
 
@@ -195,7 +195,7 @@ def _linspace_par(out, start, end, step):
 
 def linspace(out: np.ndarray, start, end, step) -> None:
     """Fill the float32/float64 array ``out``; start/end/step already in its dtype."""
-    fn = _linspace_par if out.size >= _flags.GRAIN_SIZE else _linspace
+    fn = _linspace_par if _threads.use_parallel(out.size) else _linspace
     t = out.dtype.type
     fn(out, t(start), t(end), t(step))
 
@@ -224,5 +224,5 @@ def _logspace_par(out, base, start, end, step):
 def logspace(out: np.ndarray, base: float, start: float, end: float, step: float) -> None:
     """``base ** (start + step * i)`` in float64, from both ends, without FMA (as ATen's
     logspace loop compiles), into the float32/float64 array ``out``."""
-    fn = _logspace_par if out.size >= _flags.GRAIN_SIZE else _logspace
+    fn = _logspace_par if _threads.use_parallel(out.size) else _logspace
     fn(out, np.float64(base), np.float64(start), np.float64(end), np.float64(step))

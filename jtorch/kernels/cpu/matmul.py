@@ -14,7 +14,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _flags
+from ... import _threads
 
 
 @numba.njit(cache=True, nogil=True)
@@ -99,7 +99,7 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         _GEMM[ta, tb](a, b, out)
         return
     work = a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
-    (gemm_loop_par if work >= _flags.GRAIN_SIZE * 8 else gemm_loop)(a, b, out)
+    (gemm_loop_par if _threads.use_parallel(work // 8) else gemm_loop)(a, b, out)
 
 
 @numba.njit(cache=True, nogil=True)

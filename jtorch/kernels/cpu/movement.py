@@ -7,7 +7,7 @@ are how ``flip`` reads backwards), over an N-d iteration shape.
 
 Work is split into tasks: a task is one block (at most ``blk`` elements) of one row of
 the innermost dim. The serial kernel runs tasks in a loop, the parallel twin in a
-``prange``; the Python launcher picks one by size (``_flags.GRAIN_SIZE``).
+``prange``; the Python launcher picks one with ``_threads.use_parallel`` (size and thread count).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _flags
+from ... import _threads
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
 # A parallel task copies at most this many elements of one row.
@@ -56,7 +56,7 @@ def tasks(shape, parallel: bool) -> tuple:
 
 
 def use_parallel(n: int) -> bool:
-    return n >= _flags.GRAIN_SIZE
+    return _threads.use_parallel(n)
 
 
 # -- strided copy ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _flags
+from ... import _threads
 
 
 def _row(x, w, b, eps, y, mean, rstd, i, affine_w, affine_b):
@@ -61,7 +61,7 @@ def layer_norm(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, eps: f
     mean = np.empty(m, x.dtype)
     rstd = np.empty(m, x.dtype)
     empty = np.empty(0, x.dtype)
-    fn = layer_norm_fwd_par if x.size >= _flags.GRAIN_SIZE and m > 1 else layer_norm_fwd
+    fn = layer_norm_fwd_par if _threads.use_parallel(x.size) and m > 1 else layer_norm_fwd
     fn(x, empty if w is None else w, empty if b is None else b, float(eps), y, mean, rstd,
        w is not None, b is not None)
     return y, mean, rstd

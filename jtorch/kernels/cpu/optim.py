@@ -5,7 +5,8 @@ flat elements, with the arithmetic of torch's single-tensor (``foreach=False``) 
 the same order, so that float32 trajectories follow torch's closely. Scalars arrive already
 cast to the parameter's dtype (torch casts Python scalars to the tensor's dtype too), so a
 float32 parameter is updated in float32 arithmetic. Every kernel has a serial and a
-``prange`` variant; ``run`` picks the parallel one above ``_flags.GRAIN_SIZE`` elements.
+``prange`` variant; ``run`` picks the parallel one above ``_flags.GRAIN_SIZE`` elements
+(``_threads.use_parallel``).
 Buffers an option does not use are passed as empty arrays of the parameter's dtype.
 """
 
@@ -18,7 +19,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _flags
+from ... import _threads
 
 
 def _lerp(a, b, w, one):
@@ -211,7 +212,7 @@ def run(name: str, arrays: tuple, scalars: tuple) -> None:
         flats.append(f)
     sc = tuple(s if isinstance(s, bool) else dt.type(s) for s in scalars)
     serial, parallel = KERNELS[name]
-    fn = parallel if flats[0].shape[0] > _flags.GRAIN_SIZE else serial
+    fn = parallel if _threads.use_parallel(flats[0].shape[0] - 1) else serial
     fn(*flats, *sc)
     grad = arrays[1]
     for a, f in back:

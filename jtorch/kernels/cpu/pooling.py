@@ -20,7 +20,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from ... import _flags
+from ... import _threads
 
 
 def _max_plane(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
@@ -187,7 +187,7 @@ def unpool(x, idx, out):
 
 
 def _parallel(n: int) -> bool:
-    return n >= _flags.GRAIN_SIZE
+    return _threads.use_parallel(n)
 
 
 def max_pool(x: np.ndarray, out: np.ndarray, idx: np.ndarray, win) -> None:

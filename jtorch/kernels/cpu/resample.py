@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _flags
+from ... import _threads
 
 _jit = numba.njit(cache=True, nogil=True, inline="always")
 
@@ -216,7 +216,7 @@ def bilinear_bwd_par(g, gx, iy, wy, ix, wx):
 
 
 def _parallel(n: int) -> bool:
-    return n >= _flags.GRAIN_SIZE
+    return _threads.use_parallel(n)
 
 
 def _longest_run(ix: np.ndarray) -> np.ndarray:
