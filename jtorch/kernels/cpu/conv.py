@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _allocator, _flags
+from ... import _allocator, _threads
 from . import matmul as _mm
 
 
@@ -51,7 +51,8 @@ _jit = numba.njit(cache=True, nogil=True, inline="always")
 @_jit
 def _im2col_row(x, cols, t, geo):
     """Task t = (row r, image n) of im2col; ``geo`` = (kD, kH, kW, sD, sH, sW, pD, pH, pW,
-    dD, dH, dW)."""
+    dD, dH, dW). Rows are addressed through flat views (one per task, not per output row:
+    with 32-wide rows the view setup would cost more than the copy)."""
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
     n_img, d_in, h_in, w_in = x.shape[0], x.shape[2], x.shape[3], x.shape[4]
     o_d, o_h, o_w = cols.shape[2], cols.shape[3], cols.shape[4]
@@ -64,26 +65,54 @@ def _im2col_row(x, cols, t, geo):
     j = (k // kw) % kh
     base = (k % kw) * dw - pw
     w_lo, w_hi = _span(o_w, sw, base, w_in)
+    dst = cols[r, n].reshape(-1)
+    src = x[n, c].reshape(-1)
+    if sw == 1 and sh == 1 and o_w == w_in:
+        _im2col_plane_shift(src, dst, i, j, base, geo, d_in, h_in, w_in, o_d, o_h, w_lo, w_hi)
+        return
     for od in range(o_d):
         z = od * sd - pd + i * dd
         for oh in range(o_h):
             y = oh * sh - ph + j * dh
-            dst = cols[r, n, od, oh]
+            o0 = (od * o_h + oh) * o_w
             if z < 0 or z >= d_in or y < 0 or y >= h_in:
-                for ow in range(o_w):
-                    dst[ow] = 0
+                dst[o0:o0 + o_w] = 0
                 continue
-            src = x[n, c, z, y]
-            for ow in range(w_lo):
-                dst[ow] = 0
-            if sw == 1:  # a plain copy LLVM vectorises
-                for ow in range(w_lo, w_hi):
-                    dst[ow] = src[ow + base]
+            s0 = (z * h_in + y) * w_in + base
+            dst[o0:o0 + w_lo] = 0
+            if sw == 1:  # slices: a plain copy (element indexing checks for negative indices)
+                dst[o0 + w_lo:o0 + w_hi] = src[s0 + w_lo:s0 + w_hi]
             else:
                 for ow in range(w_lo, w_hi):
-                    dst[ow] = src[ow * sw + base]
-            for ow in range(w_hi, o_w):
-                dst[ow] = 0
+                    dst[o0 + ow] = src[s0 + ow * sw]
+            dst[o0 + w_hi:o0 + o_w] = 0
+
+
+@_jit
+def _im2col_plane_shift(src, dst, i, j, base, geo, d_in, h_in, w_in, o_d, o_h, w_lo, w_hi):
+    """Unit strides with o_w == w_in (e.g. 3x3, padding 1): each output plane is the input
+    plane shifted by one flat offset, so it is one slice copy, then the columns whose reads
+    wrapped into the neighbouring row are zeroed."""
+    pd, ph, dd, dh = geo[6], geo[7], geo[9], geo[10]
+    w = w_in
+    h_lo, h_hi = _span(o_h, 1, j * dh - ph, h_in)
+    for od in range(o_d):
+        z = od * geo[3] - pd + i * dd
+        p0 = od * o_h * w
+        if z < 0 or z >= d_in or h_lo >= h_hi:
+            dst[p0:p0 + o_h * w] = 0
+            continue
+        shift = (z * h_in + j * dh - ph) * w + base  # src flat index = dst flat index + shift
+        lo, hi = h_lo * w, h_hi * w
+        a = max(lo, z * h_in * w - shift)  # reads stay inside this input plane
+        b = min(hi, (z + 1) * h_in * w - shift)
+        dst[p0:p0 + a] = 0
+        dst[p0 + a:p0 + b] = src[a + shift:b + shift]
+        dst[p0 + b:p0 + o_h * w] = 0
+        for oh in range(h_lo, h_hi):
+            row = dst[p0 + oh * w:p0 + (oh + 1) * w]
+            row[:w_lo] = 0
+            row[w_hi:] = 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -109,17 +138,14 @@ def _col2im_plane(cols, out, t, geo):
     kk = kd * kh * kw
     n = t // n_ch
     c = t - n * n_ch
-    plane = out[n, c]
-    for z in range(d_in):
-        for y in range(h_in):
-            for xx in range(w_in):
-                plane[z, y, xx] = 0
+    dst = out[n, c].reshape(-1)
+    dst[:] = 0
     for k in range(kk):
-        r = c * kk + k
         i = k // (kh * kw)
         j = (k // kw) % kh
         base = (k % kw) * dw - pw
         w_lo, w_hi = _span(o_w, sw, base, w_in)
+        src = cols[c * kk + k, n].reshape(-1)
         for od in range(o_d):
             z = od * sd - pd + i * dd
             if z < 0 or z >= d_in:
@@ -128,14 +154,16 @@ def _col2im_plane(cols, out, t, geo):
                 y = oh * sh - ph + j * dh
                 if y < 0 or y >= h_in:
                     continue
-                src = cols[r, n, od, oh]
-                dst = plane[z, y]
-                if sw == 1:
-                    for ow in range(w_lo, w_hi):
-                        dst[ow + base] += src[ow]
+                o0 = (od * o_h + oh) * o_w
+                s0 = (z * h_in + y) * w_in + base
+                d = dst[s0 + w_lo * sw:]
+                sv = src[o0 + w_lo:o0 + w_hi]
+                if sw == 1:  # views indexed from 0: no negative-index fix-up, vectorised
+                    for q in range(sv.shape[0]):
+                        d[q] += sv[q]
                 else:
-                    for ow in range(w_lo, w_hi):
-                        dst[ow * sw + base] += src[ow]
+                    for q in range(sv.shape[0]):
+                        d[q * sw] += sv[q]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -182,7 +210,7 @@ def swap01_par(src, bias, dst, with_bias):
 
 
 def _parallel(work: int) -> bool:
-    return work >= _flags.GRAIN_SIZE
+    return _threads.use_parallel(work)
 
 
 def run_im2col(x: np.ndarray, cols: np.ndarray, geo: tuple) -> None:
