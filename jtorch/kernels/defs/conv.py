@@ -47,7 +47,7 @@ def _convolution_vjp(c, g):
         a, b = (g, x) if tr else (x, g)
         gw = C._conv_weight(a, b, tuple(w._a.shape[2:]), **_geo(kw))
     if need[2]:
-        gb = g.sum([0, *range(2, g.dim())])
+        gb = g.flatten(2).sum(2).sum(0)  # trailing dims first: no transposing copy of g
     return gx, gw, gb
 
 
