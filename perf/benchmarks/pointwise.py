@@ -1,0 +1,62 @@
+"""Eager pointwise ops and chains on large float32 tensors (memory-bound: held against the
+triad bandwidth at the same footprint)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..harness import Case, register
+from ._util import functional, rand
+
+SIZES, QUICK = (20, 22, 24), (16,)
+
+
+@register("pointwise/add", full=SIZES, quick=QUICK, label="n=2^{}")
+def add(p: int) -> Case:
+    n = 1 << p
+    return Case(functional(lambda t, a, b: a + b, [rand(n), rand(n, seed=1)], numpy=np.add),
+                kind="memory", bytes=12 * n)
+
+
+@register("pointwise/mul_scalar", full=(22,), label="n=2^{}")
+def mul_scalar(p: int) -> Case:
+    n = 1 << p
+    return Case(functional(lambda t, a: a * 0.5, [rand(n)], numpy=lambda a: a * np.float32(0.5)),
+                kind="memory", bytes=8 * n)
+
+
+def _np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+_UNARY = {"exp": np.exp, "sin": np.sin, "tanh": np.tanh, "sigmoid": _np_sigmoid}
+
+
+def _unary(name: str):
+    @register(f"pointwise/{name}", full=(22,), quick=(16,) if name == "exp" else (),
+              label="n=2^{}")
+    def case(p: int) -> Case:
+        n = 1 << p
+        return Case(functional(lambda t, a: getattr(t, name)(a), [rand(n)], numpy=_UNARY[name]),
+                    kind="memory", bytes=8 * n)
+
+
+for _name in _UNARY:
+    _unary(_name)
+
+
+def _chain(t, x):
+    return (x.sin() * x + x.exp() * 0.5).tanh()
+
+
+def _np_chain(x):
+    return np.tanh(np.sin(x) * x + np.exp(x) * np.float32(0.5))
+
+
+@register("pointwise/chain", full=SIZES, quick=QUICK, label="n=2^{}")
+def chain(p: int) -> Case:
+    """tanh(sin(x)*x + exp(x)*0.5): five eager kernels and four temporaries, or one fused
+    kernel reading x and writing y (the bytes counted)."""
+    n = 1 << p
+    return Case(functional(_chain, [rand(n)], numpy=_np_chain), kind="memory", bytes=8 * n,
+                compile=True)
