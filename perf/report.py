@@ -126,7 +126,7 @@ def charts(doc: dict, out_dir: str) -> list[str]:
             ax.barh([n.split("/", 1)[-1] for n, _ in fracs], [f for _, f in fracs], color="tab:blue")
             ax.axvline(1.0, color="black", lw=1)
             ax.invert_yaxis()
-            ax.set_title(f"{area}: jtorch fraction of limit (bandwidth / sgemm peak)")
+            ax.set_title(f"{area}: jtorch fraction of bandwidth or sgemm peak")
         fig.tight_layout()
         path = os.path.join(out_dir, f"perf_{area}.png")
         fig.savefig(path, dpi=90)
@@ -140,6 +140,7 @@ def main(path: str, out: str | None = None, no_charts: bool = False) -> int:
         doc = json.load(f)
     out = out or os.path.splitext(path)[0] + ".md"
     out_dir = os.path.dirname(os.path.abspath(out))
+    os.makedirs(out_dir, exist_ok=True)
     made, note = [], ""
     if no_charts:
         note = "Charts were not requested."
