@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("new")
     c.add_argument("--min-change", type=float, default=0.10,
                    help="smallest relative slowdown that can count (default 0.10)")
-    c.add_argument("--strict", action="store_true", help="count disturbed benchmarks too")
+    c.add_argument("--ignore-disturbed", action="store_true",
+                   help="do not count slowdowns of benchmarks disturbed by other processes")
     rep = sub.add_parser("report", help="Markdown table and PNG charts from a results file")
     rep.add_argument("results")
     rep.add_argument("--out", help="Markdown path (default: next to the results)")
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "compare":
         from . import compare
 
-        return compare.main(args.base, args.new, args.min_change, args.strict)
+        return compare.main(args.base, args.new, args.min_change, args.ignore_disturbed)
     if args.cmd == "report":
         from . import report
 

@@ -9,7 +9,7 @@ both runs falls back to jtorch's absolute median. A change counts as a regressio
 
 where a run's spread is the inter-quartile range of the pairwise ratios over their median.
 A benchmark disturbed by other processes (foreign load above the run's threshold) in either
-run is reported but does not fail the check unless ``--strict``.
+run is marked "(noisy)"; it still counts unless ``--ignore-disturbed`` (then re-run it).
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ def table(rs: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(base_path: str, new_path: str, min_change: float = 0.10, strict: bool = False) -> int:
+def main(base_path: str, new_path: str, min_change: float = 0.10,
+         ignore_disturbed: bool = False) -> int:
     base, new = load(base_path), load(new_path)
     rs, only_base, only_new = rows(base, new, min_change)
     bc, nc = base.get("machine", {}).get("class"), new.get("machine", {}).get("class")
@@ -109,10 +110,11 @@ def main(base_path: str, new_path: str, min_change: float = 0.10, strict: bool =
     print(table(rs))
     if only_base or only_new:
         print(f"\n{len(only_base)} benchmarks only in base, {len(only_new)} only in new")
-    slower = [r for r in rs if r.status.startswith("SLOWER") and (strict or not r.noisy)]
-    noisy = [r for r in rs if r.status.startswith("SLOWER") and r.noisy and not strict]
+    slower = [r for r in rs if r.status.startswith("SLOWER") and not (ignore_disturbed and r.noisy)]
+    noisy = [r for r in rs if r.status.startswith("SLOWER") and r.noisy]
     if noisy:
-        print(f"\n{len(noisy)} slowdowns in disturbed benchmarks not counted (re-run, or --strict)")
+        print(f"\n{len(noisy)} slowdowns in benchmarks disturbed by other processes"
+              + (" not counted" if ignore_disturbed else "; re-run them on a quiet machine"))
     if slower:
         print(f"\nREGRESSION: {len(slower)} of {len(rs)} metrics slower beyond the noise "
               f"threshold: " + ", ".join(f"{r.name} {r.change:.2f}x" for r in slower))
