@@ -133,6 +133,7 @@ SAMPLES = {
     "grid_sampler_2d": (lambda x, g: F.grid_sample(x, g, align_corners=False),
                         [_r(1, 1, 3, 3), jtorch.from_numpy(np.random.default_rng(0).uniform(
                             -0.9, 0.9, (1, 2, 2, 2))).requires_grad_()]),
+    "native_layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b), [_r(2, 3), _r(3), _r(3)]),
     "binary_cross_entropy": (
         lambda x: F.binary_cross_entropy(x, jtorch.tensor([[0.0, 1.0, 0.3], [1.0, 0.0, 0.5]],
                                                           dtype=jtorch.float64)),
@@ -178,7 +179,8 @@ def test_gradcheck(name):
 
 @pytest.mark.parametrize("name", sorted(set(VIA_DOUBLE_BACKWARD.values()) |
                                         {"mm", "softmax", "logsumexp", "var", "cumprod",
-                                         "index_put", "as_strided", "embedding", "cdist"}))
+                                         "index_put", "as_strided", "embedding", "cdist",
+                                         "native_layer_norm"}))
 def test_gradgradcheck(name):
     fn, inputs = SAMPLES[name]
     assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
