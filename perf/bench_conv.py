@@ -3,22 +3,30 @@
 Forward (target within 1.5x of torch) and forward+backward with input, weight and bias
 gradients (target within 2x). The machine is shared: run it when ``uptime`` load is below 1.
 
-Run: python perf/bench_conv.py
+Run: python perf/bench_conv.py [--one-thread]   (--one-thread: every pool at one thread, a
+comparison that a busy machine disturbs less)
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
-import numpy as np
-import torch
+if "--one-thread" in sys.argv:  # before numba/scipy/torch start their pools
+    for var in ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        os.environ[var] = "1"
 
-import jtorch
-import jtorch.nn.functional as JF
-from _harness import measure, report
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import jtorch  # noqa: E402
+import jtorch.nn.functional as JF  # noqa: E402
+from _harness import measure, report  # noqa: E402
 
 
 def main() -> None:
+    if "--one-thread" in sys.argv:
+        torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     n, c, o, hw, k = 64, 32, 64, 32, 3
     x = rng.standard_normal((n, c, hw, hw), dtype=np.float32)
@@ -28,7 +36,8 @@ def main() -> None:
     jx, jw, jb, jg = (jtorch.from_numpy(a) for a in (x, w, b, g))
     tx, tw, tb, tg = (torch.from_numpy(a) for a in (x, w, b, g))
     flops = 2 * n * o * c * k * k * hw * hw
-    print(f"load average {os.getloadavg()[0]:.2f}; {flops / 1e9:.2f} GFLOP per forward")
+    print(f"load average {os.getloadavg()[0]:.2f}; torch threads {torch.get_num_threads()}; "
+          f"{flops / 1e9:.2f} GFLOP per forward")
 
     res = measure({"jtorch": lambda: JF.conv2d(jx, jw, jb, padding=1),
                    "torch": lambda: torch.nn.functional.conv2d(tx, tw, tb, padding=1)})
