@@ -21,8 +21,8 @@ compiles to ``<8 x float>`` (or wider) vector code on AVX2 without ``fastmath=Tr
 fallback, so plain calls and ``NUMBA_DISABLE_JIT=1`` work) with a ``numba.extending.overload``
 for the generic target (CPU and CUDA) that picks the float32 or float64 implementation by
 argument type. float32 arguments are computed in float32 arithmetic and return float32 (one
-exception: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses four exact float64
-products, see below).
+exception: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses 64-bit integer
+arithmetic and one float64 conversion, see below).
 
 Inlining: the overloads and helpers are compiled once per type with ``forceinline`` (LLVM
 ``alwaysinline``), so LLVM inlines them into the caller's loop before vectorising. This is much
@@ -35,7 +35,7 @@ sweeps of ~0.5M points against 80-bit long double / mpmath).
 
     function  float32   float64     function  float32   float64
     exp       0.95*     0.94        tanh      0.78*     0.82
-    exp2      1.05      1.03        sigmoid   0.78*     0.76
+    exp2      1.05      1.03        sigmoid   0.95      0.95
     expm1     1.06      1.04        sinh      0.97      0.94
     log       0.83*     0.83        cosh      0.93      0.95
     log2      0.80      0.82        atan      0.85      0.75
@@ -57,9 +57,16 @@ Notes
   ``_fma`` is ``llvm.fma``, used where an exact product or residual is needed (double-word
   arithmetic, argument reduction). On a CPU without FMA it is a (correct, slow) libm call.
 - sin/cos/tan: Cody-Waite reduction for moderate |x| (float32 < 1024, float64 < 2^40) and a
-  table-driven Payne-Hanek reduction for larger |x| (exact products of the mantissa with
-  chunks of 2/pi, summed modulo 4); both are evaluated and selected, so the loop stays
-  branch-free. Checked on the hardest float64 case (x = 6381956970095103 * 2^797).
+  Payne-Hanek reduction for larger |x|; both are evaluated and selected, so the loop stays
+  branch-free (the vectoriser cannot skip work per vector, so the large-|x| path is paid for
+  every element and must be cheap). float32: the 24-bit mantissa times a 128-bit window of
+  2/pi, taken from four constant 64-bit words with funnel shifts (no table, no gathers: the
+  earlier per-exponent table cost four 16-lane gathers per vector, ~3/4 of the time of sin);
+  float64: exact products of the mantissa with per-exponent table chunks of 2/pi, summed modulo
+  4. Checked on the hardest float64 case (x = 6381956970095103 * 2^797).
+- Exponent arithmetic in vectorised code: Numba types int32 arithmetic as int64, which the
+  vectoriser then carries in 64-bit lanes; newer code (sigmoid, the float32 reduction) keeps
+  exponents as integral floats (``_pow2f``) or in IR-level int32 to stay at full width.
 - CUDA: the overloads are registered for ``target='generic'`` and use only arithmetic,
   bitcasts, ``llvm.fma``/``llvm.fmuladd``/``llvm.sqrt`` and constant tables;
   ``numba.cuda.compile_ptx`` of a device function calling any of them works for sm_90. Without
@@ -233,6 +240,35 @@ def _unary_float_intrinsic(llvm_name):
 
 # _sqrt(x): IEEE square root (nan for x < 0, no exception).
 _sqrt = intrinsic(target="generic")(_unary_float_intrinsic("llvm.sqrt"))
+
+
+# Numba types int32 arithmetic as int64, and the vectoriser then keeps 64-bit lanes (half as
+# many per register, plus conversions). These two keep small exponent arithmetic in 32 bits.
+@intrinsic(target="generic")
+def _to_i32(typingctx, x):
+    """Integral float x with |x| < 2^31 -> int32 (``fptosi``)."""
+    if not isinstance(x, types.Float):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fptosi(args[0], ir.IntType(32))
+
+    return types.int32(x), codegen
+
+
+@intrinsic(target="generic")
+def _pow2f(typingctx, n):
+    """2.0**n for an integral float n in the normal exponent range, in the type of n."""
+    if not isinstance(n, types.Float):
+        return None
+
+    def codegen(context, builder, sig, args):
+        is32 = args[0].type == ir.FloatType()
+        ity = ir.IntType(32 if is32 else 64)
+        k = builder.add(builder.fptosi(args[0], ity), ir.Constant(ity, 127 if is32 else 1023))
+        return builder.bitcast(builder.shl(k, ir.Constant(ity, 23 if is32 else 52)), args[0].type)
+
+    return n(n), codegen
 
 
 # --------------------------------------------------------------------------------------------
@@ -524,6 +560,13 @@ def _make_exp(T, P, P2, PM1):
         return k, r + (r * r) * _poly(r, P)
 
     @_jitable
+    def expkf(a):
+        """exp(a) = 2^kf * (1 + s) with kf an integral float (a in the clamped exp range)."""
+        kf, _ = rint(a * LOG2E)
+        r = (a - kf * LN2_HI) - kf * LN2_LO
+        return kf, r + (r * r) * _poly(r, P)
+
+    @_jitable
     def expk_dw(a, a_lo):
         """exp(a + a_lo) = 2^k * (1 + s + s_lo) with s + s_lo a double-word."""
         kf, k = rint(a * LOG2E)
@@ -569,11 +612,11 @@ def _make_exp(T, P, P2, PM1):
         y = scale2((p + c) + (p_lo + c_lo), k)
         return x if abs(x) < TINY else y
 
-    return exp_, exp2_, expm1_, expk, expk_dw
+    return exp_, exp2_, expm1_, expk, expk_dw, expkf
 
 
-_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
-_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
+_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32, _expkf32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
+_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64, _expkf64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -749,10 +792,14 @@ def _two_over_pi_table(e_min, e_max, nchunks, chunk_bits):
     return np.array(rows, dtype=np.float64)
 
 
-# float32: |x| >= 2^-7 (E = exponent of the last mantissa bit >= -30) up to 2^127
-_RPI32_EMIN, _RPI32_EMAX = -30, 104
-# 24-bit chunks stored as float32 (exact): one 8-lane gather per chunk instead of two
-_RPI32_TAB = _two_over_pi_table(_RPI32_EMIN, _RPI32_EMAX, 4, 24).astype(np.float32)
+# float32 (|x| >= 2^10, integer reduction, no table): x = m * 2^E with a 24-bit integer m and
+# -13 <= E <= 104. W(E) = floor(2^(E+126) * 2/pi) mod 2^128 is a 128-bit window of the bits of
+# 2/pi; bits above it add multiples of 4 to m * 2^E * 2/pi. W(E) = (S >> (104 - E)) mod 2^128
+# for the fixed 230-bit integer S = floor(2^230 * 2/pi) held in four 64-bit words, so each
+# window half is one funnel shift of two of those words (no per-exponent table, no gather).
+_RPI32_EMIN, _RPI32_EMAX = -13, 104
+_RPI32_S = int(_TWO_OVER_PI_HEX, 16) >> (_TWO_OVER_PI_BITS - 230)
+_RPI32_WORDS = tuple((_RPI32_S >> (64 * i)) & ((1 << 64) - 1) for i in range(4))
 # float64: |x| >= 2^40 (E >= -12) up to the largest double
 _RPI64_EMIN, _RPI64_EMAX = -14, 971
 _RPI64_TAB = _two_over_pi_table(_RPI64_EMIN, _RPI64_EMAX, 4, 53)
@@ -842,27 +889,60 @@ def _rint64(x):
     return t - _MAGIC64, _f64_as_i64(t) - _MAGIC64_I
 
 
-@_jitable
-def _payne_hanek32(ax):
-    """float32 ax (>= 2^-7, finite) -> (r float64, k) with ax = k*pi/2 + r (mod 2*pi)."""
-    ix = _f32_as_i32(ax)
-    be = (ix >> 23) & 0xFF
-    be = _RPI32_EMIN + 150 if be < _RPI32_EMIN + 150 else be
-    be = _RPI32_EMAX + 150 if be > _RPI32_EMAX + 150 else be
-    row = be - (_RPI32_EMIN + 150)
-    m = np.float64(_i32_as_f32((ix & 0x7FFFFF) | (150 << 23)))  # 24-bit integer mantissa
-    # the four products are exact (24 x 24 bits): p0 < 2^26 in steps of 2^-22, p1 < 4 in
-    # steps of 2^-46, p2 < 2^-22, p3 < 2^-46; the chunks end at 2^-94
-    p0 = m * np.float64(_RPI32_TAB[row, 0])
-    p1 = m * np.float64(_RPI32_TAB[row, 1])
-    p2 = m * np.float64(_RPI32_TAB[row, 2])
-    p3 = m * np.float64(_RPI32_TAB[row, 3])
-    i0, k0 = _rint64(p0)
-    s1 = (p0 - i0) + p1  # exact: below 4.5 in steps of 2^-46
-    i1, k1 = _rint64(s1)
-    s2, e2 = _two_sum(s1 - i1, p2)
-    f = s2 + (e2 + p3)
-    return f * _PIO2_64, k0 + k1
+def _ph32_ir(builder, x):
+    """LLVM IR of the float32 Payne-Hanek reduction (see ``_payne_hanek32``)."""
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+
+    def c32(v):
+        return ir.Constant(i32, v)
+
+    def c64(v):
+        return ir.Constant(i64, v - (1 << 64) if v >= 1 << 63 else v)
+
+    def clamp(v, lo, hi):
+        v = builder.select(builder.icmp_signed("<", v, c32(lo)), c32(lo), v)
+        return builder.select(builder.icmp_signed(">", v, c32(hi)), c32(hi), v)
+
+    bits = builder.bitcast(x, i32)
+    be = builder.and_(builder.lshr(bits, c32(23)), c32(0xFF))
+    be = clamp(be, _RPI32_EMIN + 150, _RPI32_EMAX + 150)
+    o = builder.sub(c32(_RPI32_EMAX + 150), be)  # 104 - E in [0, 117]
+    m = builder.zext(builder.or_(builder.and_(bits, c32(0x7FFFFF)), c32(0x800000)), i64)
+    s = builder.zext(builder.and_(o, c32(63)), i64)
+    hi_word = builder.icmp_unsigned(">=", o, c32(64))
+    w = [c64(v) for v in _RPI32_WORDS]
+    d0, d1, d2 = (builder.select(hi_word, w[i + 1], w[i]) for i in range(3))
+    fnty = ir.FunctionType(i64, [i64, i64, i64])
+    fshr = cgutils.get_or_insert_function(builder.module, fnty, "llvm.fshr.i64")
+    w_lo = builder.call(fshr, [d1, d0, s])
+    w_hi = builder.call(fshr, [d2, d1, s])
+    # top 64 bits of m * W mod 2^128 (the dropped low product bits are below 2^-62): a
+    # fixed-point y = m * 2^E * 2/pi mod 4 with 62 fraction bits
+    t_lo = builder.lshr(builder.mul(m, builder.lshr(w_lo, c64(32))), c64(32))
+    t = builder.add(builder.mul(m, w_hi), t_lo)
+    n = builder.lshr(builder.add(t, c64(1 << 61)), c64(62))  # nearest quadrant, mod 4
+    f = builder.sub(t, builder.shl(n, c64(62)))  # signed, |f| <= 2^61
+    scale = ir.Constant(ir.DoubleType(), float(_PIO2_64) * 2.0**-62)
+    r = builder.fmul(builder.sitofp(f, ir.DoubleType()), scale)
+    return r, builder.trunc(n, i32)
+
+
+@intrinsic(target="generic")
+def _payne_hanek32(typingctx, ax):
+    """float32 ax (>= 2^10, finite; other values give garbage) -> (r float64, k int32) with
+    ax = k*pi/2 + r (mod 2*pi), |r| <= pi/4 (up to rounding), |error| < 2^-60 + 2^-53 |r|.
+
+    Integer arithmetic only (64-bit multiplies and funnel shifts), so it vectorises without
+    gathers; see ``_RPI32_WORDS``."""
+    if ax != types.float32:
+        return None
+    sig = types.Tuple((types.float64, types.int32))(types.float32)
+
+    def codegen(context, builder, sig, args):
+        r, k = _ph32_ir(builder, args[0])
+        return context.make_tuple(builder, sig.return_type, [r, k])
+
+    return sig, codegen
 
 
 @_jitable
@@ -1035,7 +1115,7 @@ _SINH_P64 = (
 )
 
 
-def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P):
+def _make_hyperbolic(T, expk, expk_dw, expkf, TANH_P, SINH_P):
     F = T.f
     pow2i, scale2, _ = _scalers(T)
     TANH_P, SINH_P = tuple(F(c) for c in TANH_P), tuple(F(c) for c in SINH_P)
@@ -1044,9 +1124,12 @@ def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P):
     if T is _T32:
         TANH_CLAMP, EXP_CLAMP, SIG_LO, SIG_HI, KCAP = F(40.0), F(90.0), F(-40.0), F(110.0), 30
         TINY = F(2.0**-13)
+        FSPLIT = F(100.0)  # SIG_HI * log2(e) < FSPLIT + 126
     else:
         TANH_CLAMP, EXP_CLAMP, SIG_LO, SIG_HI, KCAP = F(40.0), F(711.0), F(-40.0), F(750.0), 60
         TINY = F(2.0**-28)
+        FSPLIT = F(1000.0)
+    FCAP = F(KCAP)
 
     @_jitable
     def inv_one_plus_exp(a):
@@ -1079,10 +1162,29 @@ def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P):
         return x if ax < TINY else y
 
     def sigmoid_(x):
+        """1 / (1 + e^a), a = -x: e^a = 2^k (m + m_lo) from the plain exp kernel (no double-word
+        reduction: its error is below 2^-(MANT+2) relative), then 1 + e^a = 2^kp (c + g (m + m_lo))
+        with kp = max(k, 0), c = 2^-kp, g = 2^min(k, 0) (both capped where they no longer
+        matter), summed as a double-word and inverted with one residual correction; the exponent
+        arithmetic stays in floats (integral values) so that it vectorises at full width."""
         a = -x
         a = SIG_LO if a < SIG_LO else a
         a = SIG_HI if a > SIG_HI else a
-        return inv_one_plus_exp(a)
+        kf, s = expkf(a)
+        m = ONE + s
+        m_lo = (ONE - m) + s  # exact: |s| < 1
+        kp = kf if kf > ZERO else ZERO
+        kn = kf - kp
+        kn = -FCAP if kn < -FCAP else kn
+        g = _pow2f(kn)
+        gm = g * m
+        d, d_lo = _two_sum(_pow2f(-(FCAP if kp > FCAP else kp)), gm)
+        d_lo = d_lo + g * m_lo
+        q = _div(ONE, d)
+        q = q + q * (_fma(-q, d, ONE) - q * d_lo)
+        # q * 2^-kp with one rounding: the first factor keeps q normal and exact
+        k1 = FSPLIT if kp > FSPLIT else kp
+        return (q * _pow2f(-k1)) * _pow2f(k1 - kp)
 
     @_jitable
     def exp_parts(ax):
@@ -1112,8 +1214,12 @@ def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P):
     return tanh_, sigmoid_, sinh_, cosh_
 
 
-_tanh32, _sigmoid32, _sinh32, _cosh32 = _make_hyperbolic(_T32, _expk32, _expk_dw32, _TANH_P32, _SINH_P32)
-_tanh64, _sigmoid64, _sinh64, _cosh64 = _make_hyperbolic(_T64, _expk64, _expk_dw64, _TANH_P64, _SINH_P64)
+_tanh32, _sigmoid32, _sinh32, _cosh32 = _make_hyperbolic(
+    _T32, _expk32, _expk_dw32, _expkf32, _TANH_P32, _SINH_P32
+)
+_tanh64, _sigmoid64, _sinh64, _cosh64 = _make_hyperbolic(
+    _T64, _expk64, _expk_dw64, _expkf64, _TANH_P64, _SINH_P64
+)
 
 
 # --------------------------------------------------------------------------------------------

@@ -557,6 +557,32 @@ def test_trig_huge_arguments_float32():
         check(name, [xs], apply(name, xs), ref, np.float32)
 
 
+def test_trig_reduction_every_exponent_float32():
+    """The float32 huge-argument reduction reads a window of 2/pi chosen by the exponent (two
+    64-bit words out of four, funnel-shifted): every exponent from the Cody-Waite bound (1024)
+    up, the mantissa extremes and random mantissas, and the neighbours of the bound."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 400
+    rng = np.random.default_rng(3)
+    mants = np.concatenate([[1.0, 2 - 2.0**-23, 1.5], 1 + rng.integers(0, 1 << 23, 5) / 2.0**23])
+    xs = np.array([m * 2.0**e for e in range(9, 128) for m in mants], np.float32)
+    bound = np.float32(1024.0)
+    near = [np.nextafter(bound, np.float32(0)), bound, np.nextafter(bound, np.float32(np.inf))]
+    xs = np.concatenate([xs, -xs, np.float32(near)])
+    for name in ("sin", "cos", "tan"):
+        ref = np.array([float(getattr(mpmath, name)(mpmath.mpf(float(v)))) for v in xs])
+        check(name, [xs], apply(name, xs), ref, np.float32)
+
+
+def test_sigmoid_tails():
+    """sigmoid near the exp overflow of e^-x and in the subnormal tail (scaling split), both types."""
+    for dt, lo in ((np.float32, -104.0), (np.float64, -746.0)):
+        x = [np.linspace(lo, lo + 30, 200_001), np.linspace(-2, 2, 100_001), np.linspace(15, 40, 10_001)]
+        x = np.concatenate(x).astype(dt)
+        ref = _sigmoid(x.astype(np.float64 if dt == np.float32 else LD))
+        check("sigmoid", [x], apply("sigmoid", x), ref, dt)
+
+
 # --------------------------------------------------------------------------------------------
 # vectorisation and other compile targets
 # --------------------------------------------------------------------------------------------
@@ -621,11 +647,13 @@ def test_compiles_for_cuda(monkeypatch):
     monkeypatch.setattr(cuda_dispatcher, "get_current_device", lambda: _Sm90())
 
     def device_fn32(x, y):
-        # table-driven reduction (sin), double-word paths (pow, erfc), selects (atan2)
-        return fm.sin(x) + fm.pow(x, y) + fm.atan2(y, x) + fm.erfc(x)
+        # integer reduction (sin: 64-bit products, funnel shifts), double-word paths (pow, erfc),
+        # selects (atan2), float exponent arithmetic (sigmoid)
+        return fm.sin(x) + fm.pow(x, y) + fm.atan2(y, x) + fm.erfc(x) + fm.sigmoid(y)
 
     def device_fn64(x, y):
-        return fm.sin(x) + fm.pow(x, y)
+        # table-driven reduction (sin)
+        return fm.sin(x) + fm.pow(x, y) + fm.sigmoid(y)
 
     for fn, ty in ((device_fn32, types.float32), (device_fn64, types.float64)):
         ptx, resty = cuda.compile_ptx(fn, (ty, ty), device=True, cc=(9, 0))
