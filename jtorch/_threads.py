@@ -29,18 +29,13 @@ def use_parallel(n: int) -> bool:
 
 def _check(name: str, n) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise RuntimeError(f"{name} expects an int, but got {_type_name(n)}")
+        from .ops._util import type_name
+
+        raise RuntimeError(f"{name} expects an int, but got {type_name(n)}")
     n = int(n)
     if n <= 0:
         raise RuntimeError(f"{name} expects a positive integer")
     return n
-
-
-def _type_name(x) -> str:
-    """torch's spelling: builtins and tensors bare, others qualified (``numpy.float64``)."""
-    t = type(x)
-    module = t.__module__.split(".")[0]
-    return t.__name__ if module in ("builtins", "jtorch") else f"{module}.{t.__name__}"
 
 
 def set_num_threads(n: int) -> None:
@@ -49,8 +44,10 @@ def set_num_threads(n: int) -> None:
     threads (Numba's count is per calling thread).
 
     >>> import jtorch
+    >>> n = jtorch.get_num_threads()
     >>> jtorch.set_num_threads(1); jtorch.get_num_threads()
     1
+    >>> jtorch.set_num_threads(n)
     """
     n = _check("set_num_threads", n)
     if n > 1:

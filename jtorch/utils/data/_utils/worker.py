@@ -138,18 +138,13 @@ def _generate_state(base_seed: int, worker_id: int) -> list[int]:
 
 
 def _serial_kernels() -> None:
-    """Make every kernel launcher in this process pick its serial twin (torch's workers run
-    with ``set_num_threads(1)``). Beyond oversubscription this is needed for safety: a
-    forked child must not start a parallel region when the parent already used GNU OpenMP
-    (Numba's ``omp`` layer aborts the process)."""
-    from .... import _flags, dispatch
-    from ....ops import reduction
+    """One intra-op thread per worker, as torch's workers run (``set_num_threads(1)``): every
+    kernel launcher then picks its serial twin. Beyond oversubscription this is needed for
+    safety: a forked child must not start a parallel region when the parent already used GNU
+    OpenMP (Numba's ``omp`` layer aborts the process)."""
+    from ...._threads import set_num_threads
 
-    never = sys.maxsize
-    _flags.GRAIN_SIZE = never
-    for mod in (dispatch, reduction):
-        if hasattr(mod, "_GRAIN"):
-            mod._GRAIN = never
+    set_num_threads(1)
 
 
 def _seed_worker(base_seed: int, worker_id: int) -> int:
