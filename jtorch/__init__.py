@@ -11,10 +11,11 @@ from . import dtypes as _dtypes_mod
 from ._tensor_str import get_printoptions, set_printoptions
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from .device import device
-from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, complex64, complex128, double, dtype,
-                     finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
-                     int, int8, int16, int32, int64, long, promote_types, result_type, short,
-                     set_default_dtype, uint8)
+from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, channels_last, channels_last_3d,
+                     complex64, complex128, contiguous_format, double, dtype, finfo, float, float16,
+                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64,
+                     layout, long, memory_format, preserve_format, promote_types, result_type, short,
+                     set_default_dtype, sparse_coo, strided, uint8)
 from .shape import Size, broadcast_shapes
 from .tensor import Tensor
 from .kernels import defs as _defs  # noqa: F401  (fills the registry)

@@ -1,4 +1,4 @@
-"""Dtypes and torch's type-promotion rules.
+"""Dtypes and torch's type-promotion rules; layouts and memory formats.
 
 A ``dtype`` wraps a NumPy dtype (the storage format) with torch's name and category.
 Promotion follows torch: operands are split into dimensioned tensors, zero-dim tensors and
@@ -14,10 +14,11 @@ import threading
 import numpy as np
 
 __all__ = [
-    "bool", "can_cast", "cdouble", "cfloat", "chalf", "complex64", "complex128", "double", "dtype",
-    "finfo", "float", "float16", "float32", "float64", "get_default_dtype", "half", "iinfo", "int",
-    "int8", "int16", "int32", "int64", "long", "promote_types", "result_type", "set_default_dtype",
-    "short", "uint8",
+    "bool", "can_cast", "cdouble", "cfloat", "chalf", "channels_last", "channels_last_3d",
+    "complex64", "complex128", "contiguous_format", "double", "dtype", "finfo", "float", "float16",
+    "float32", "float64", "get_default_dtype", "half", "iinfo", "int", "int8", "int16", "int32",
+    "int64", "layout", "long", "memory_format", "preserve_format", "promote_types", "result_type",
+    "set_default_dtype", "short", "sparse_coo", "strided", "uint8",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -291,3 +292,71 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"
+
+
+# -- layouts and memory formats --------------------------------------------------------------
+# The other two tensor attributes torch pairs with dtype. Every jtorch tensor is ``strided``;
+# a memory format names the stride order a factory or copy should produce.
+
+class _NamedConstant:
+    """A singleton printed as ``torch.<name>`` and pickled as a reference to this module's
+    global of that name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+class layout(_NamedConstant):
+    """How a tensor's elements are stored (torch.layout); jtorch tensors are ``strided``."""
+
+    __slots__ = ()
+
+
+class memory_format(_NamedConstant):
+    """A requested stride order (torch.memory_format): ``contiguous_format`` (row-major),
+    ``channels_last`` (NHWC for rank 4), ``channels_last_3d`` (NDHWC for rank 5) or
+    ``preserve_format`` (keep a dense input's strides)."""
+
+    __slots__ = ()
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+# channels-last formats: (rank they need, dim order from outermost to innermost stride)
+_CHANNELS_LAST = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+
+
+def check_memory_format(fmt, fn: str) -> memory_format | None:
+    """``fmt`` if it is None or a memory_format, else torch's TypeError for ``fn``."""
+    if fmt is None or isinstance(fmt, memory_format):
+        return fmt
+    raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not "
+                    f"{type(fmt).__name__}")
+
+
+def format_strides(shape: tuple, fmt: memory_format | None) -> tuple | None:
+    """Element strides of a dense tensor of ``shape`` in a channels-last format (None for the
+    row-major ones); torch's error when the rank does not fit the format."""
+    if fmt not in _CHANNELS_LAST:
+        return None
+    rank, order = _CHANNELS_LAST[fmt]
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt.name} format")
+    strides, step = [0] * rank, 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)

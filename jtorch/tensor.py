@@ -91,8 +91,8 @@ class Tensor:
         return True
 
     @property
-    def layout(self):
-        return "torch.strided"
+    def layout(self) -> _dt.layout:
+        return _dt.strided
 
     @property
     def itemsize(self) -> int:
@@ -122,13 +122,25 @@ class Tensor:
         return _Storage(self._st)
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """Dense in row-major order, or in a channels-last order if ``memory_format`` names
+        one (torch ignores the strides of size-1 dims)."""
         a = self._a
-        if a.flags.c_contiguous:
+        if memory_format is None and a.flags.c_contiguous:
             return True
-        # torch ignores strides of size-1 dims.
+        fmt = _dt.check_memory_format(memory_format, "is_contiguous")
+        if fmt in _dt._CHANNELS_LAST:
+            rank, order = _dt._CHANNELS_LAST[fmt]
+            if a.ndim != rank:
+                return False
+            dims = reversed(order)
+        elif a.flags.c_contiguous:
+            return True
+        else:
+            dims = reversed(range(a.ndim))
         expected = 1
-        for n, s in zip(reversed(a.shape), reversed(a.strides)):
-            if n != 1 and s // a.itemsize != expected:
+        for d in dims:
+            n = a.shape[d]
+            if n != 1 and a.strides[d] // a.itemsize != expected:
                 return False
             expected *= n
         return True
@@ -301,7 +313,9 @@ class Tensor:
     def __format__(self, spec: str) -> str:
         if self._a.ndim == 0:
             return self.item().__format__(spec)
-        return repr(self).__format__(spec)
+        if spec:  # torch defers to object.__format__, which takes no format spec
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.array(self._a), self.dtype.name, self._requires_grad))

@@ -189,8 +189,7 @@ def test_repr_matches_torch(make):
     1, 2.5, True, [1, 2], [1.0, 2], [True, False], [True, 2], [[1, 2], [3, 4]], [],
     [[], []], np.array([1, 2], np.int32), np.array([1.5], np.float64), np.float32(2.5),
     np.array(True), (1, 2.5), 1 + 2j,
-    pytest.param([np.float64(1.0), 2], marks=pytest.mark.xfail(
-        strict=True, reason="creation.tensor: NumPy scalars inside a list should keep their dtype")),
+    [np.float64(1.0), 2], [np.float32(1.0), 2], [np.int16(3), np.int16(4)],
 ], ids=repr)
 def test_tensor_infers_dtype_and_values_like_torch(data):
     j, t = jtorch.tensor(data), torch.tensor(data)

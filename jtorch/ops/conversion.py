@@ -50,9 +50,27 @@ def to(self, *args, **kwargs) -> Tensor:
             copy = a
     if "device" in kwargs:
         to_device(kwargs["device"])
+    fmt = _dt.check_memory_format(kwargs.get("memory_format"), "to")
     if dtype is None or _dt.to_dtype(dtype) is self.dtype:
-        return self.clone() if copy else self
-    return cast(self, _dt.to_dtype(dtype))
+        if copy:
+            return self.clone(memory_format=fmt)
+        if fmt is None or fmt is _dt.preserve_format or fmt is _suggest_memory_format(self):
+            return self
+        return clone(self, memory_format=fmt)
+    res = cast(self, _dt.to_dtype(dtype))
+    if fmt is None or fmt is _dt.preserve_format:
+        return res
+    return res.contiguous(memory_format=fmt)
+
+
+def _suggest_memory_format(t: Tensor) -> _dt.memory_format:
+    """The format whose strides ``t`` has (ATen's suggest_memory_format): a channels-last one
+    for a rank-4/5 tensor laid out so and not row-major, else ``contiguous_format``."""
+    for fmt in (_dt.channels_last, _dt.channels_last_3d):
+        if t._a.ndim == _dt._CHANNELS_LAST[fmt][0] and t.is_contiguous(memory_format=fmt) \
+                and not t.is_contiguous():
+            return fmt
+    return _dt.contiguous_format
 
 
 for _name, _d in [("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
@@ -65,15 +83,19 @@ for _name, _d in [("float", _dt.float32), ("double", _dt.float64), ("half", _dt.
 @tensor_method()
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage; a dense input's strides are preserved, as in torch."""
-    out = like(input, input.dtype, memory_format)
+    out = like(input, input.dtype, memory_format, "clone")
     dispatch.run_pointwise(_COPY, (input,), out._a, input.dtype)
     return dispatch.record(_COPY, (input,), out)
 
 
 @tensor_method()
-def contiguous(self, memory_format=None) -> Tensor:
-    """self if already contiguous, else a row-major copy (clone would keep a dense layout)."""
-    return self if self.is_contiguous() else clone(self, memory_format="contiguous_format")
+def contiguous(self, memory_format=_dt.contiguous_format) -> Tensor:
+    """self if already contiguous in ``memory_format`` (row-major by default, or a
+    channels-last order), else a copy in it (clone would keep a dense layout)."""
+    fmt = _dt.check_memory_format(memory_format, "contiguous")
+    if fmt is _dt.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return self if self.is_contiguous(memory_format=fmt) else clone(self, memory_format=fmt)
 
 
 @tensor_method()

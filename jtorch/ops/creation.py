@@ -121,7 +121,50 @@ def _to_numpy(data):
         if any(isinstance(v, int) and not isinstance(v, bool) for v in np.ravel(arr)):
             raise RuntimeError("Overflow when unpacking long")
         raise _ragged_error(data)
+    if isinstance(data, (list, tuple)):
+        leaves = _numpy_leaf_dtypes(data)
+        if leaves:
+            return arr, _promote_leaves(data, leaves)
     return arr, _infer_dtype(arr)
+
+
+_SEQ = (list, tuple)
+
+
+def _numpy_leaf_dtypes(data) -> set:
+    """The dtypes of the NumPy scalars and arrays inside nested lists (empty if none): torch
+    infers a type per element and promotes them, so ``[np.int32(1)]`` stays int32. One pass
+    over the leaf types per innermost list (``set(map(type, ...))`` runs in C)."""
+    found, stack = set(), [data]
+    while stack:
+        seq = stack.pop()
+        kinds = set(map(type, seq))
+        if list in kinds or tuple in kinds:
+            stack.extend(x for x in seq if type(x) in _SEQ)
+        for k in kinds:
+            if issubclass(k, np.generic):
+                found.add(np.dtype(k))
+            elif issubclass(k, np.ndarray):
+                found.update(x.dtype for x in seq if isinstance(x, np.ndarray))
+    return found
+
+
+def _promote_leaves(data, np_dtypes: set) -> _dt.dtype:
+    """torch's dtype for nested data holding NumPy leaves: each leaf's own dtype (Python
+    numbers as torch wraps them) promoted together."""
+    ds = {_dt.from_numpy_dtype(d) for d in np_dtypes}
+    stack = [data]
+    while stack:  # the Python numbers' categories
+        seq = stack.pop()
+        for k in set(map(type, seq)):
+            if k in _SEQ:
+                stack.extend(x for x in seq if type(x) in _SEQ)
+            elif not issubclass(k, (np.generic, np.ndarray)):
+                ds.add(_dt.scalar_dtype(next(x for x in seq if type(x) is k)))
+    res = None
+    for d in ds:
+        res = d if res is None else _dt.promote_types(res, d)
+    return res
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
@@ -298,15 +341,32 @@ def _fmt(x: float) -> str:
 
 # -- constant fills --------------------------------------------------------------------------
 
+def check_layout(layout, fn: str) -> None:
+    """``layout`` must be None or ``jtorch.strided`` (the only layout jtorch stores)."""
+    if layout is None or layout is _dt.strided:
+        return
+    if not isinstance(layout, _dt.layout):
+        raise TypeError(f"{fn}(): argument 'layout' must be torch.layout, not {type(layout).__name__}")
+    raise NotImplementedError(f"{fn}(): layout {layout!r} is not supported; jtorch tensors are "
+                              f"torch.strided")
+
+
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           pin_memory: bool = False, memory_format=None, **kwargs) -> Tensor:
     to_device(device)
+    check_layout(layout, "empty")
     shape = _sizes(size, kwargs, "empty")
     d = factory_dtype(dtype, out)
+    fmt = _dt.check_memory_format(memory_format, "empty")
+    if fmt is _dt.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    strides = _dt.format_strides(shape, fmt)
     if out is not None:
         if out._a.shape != shape:
             resize(out, shape)
         return require_grad(out, requires_grad)
+    if strides is not None:
+        return require_grad(alloc_strided(shape, strides, d), requires_grad)
     return _finish(_allocator.empty(shape, d.np), d, requires_grad)
 
 
@@ -318,6 +378,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     torch.int64
     """
     to_device(device)
+    check_layout(layout, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = _dt.scalar_dtype(fill_value) if dtype is None and out is None else None
@@ -355,6 +416,7 @@ def fill_array(a: np.ndarray, value) -> None:
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           pin_memory: bool = False, **kwargs) -> Tensor:
     to_device(device)
+    check_layout(layout, "zeros")
     shape = _sizes(size, kwargs, "zeros")
     d = factory_dtype(dtype, out)
     if out is None:  # calloc'd pages are already zero
@@ -365,6 +427,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
          pin_memory: bool = False, **kwargs) -> Tensor:
     to_device(device)
+    check_layout(layout, "ones")
     shape = _sizes(size, kwargs, "ones")
     return _filled(shape, factory_dtype(dtype, out), 1, out, requires_grad)
 
@@ -404,16 +467,22 @@ def alloc_strided(shape: tuple, strides: tuple, d: _dt.dtype) -> Tensor:
     return Tensor._make(a, st, d)
 
 
-def like(input: Tensor, dtype, memory_format=None) -> Tensor:
+def like(input: Tensor, dtype, memory_format=None, fn: str = "empty_like") -> Tensor:
     """An uninitialised tensor shaped like ``input``; ``preserve_format`` (the default) keeps
-    the strides of a dense permuted input, anything else is contiguous."""
+    the strides of a dense permuted input, ``channels_last``/``channels_last_3d`` give those
+    stride orders, ``contiguous_format`` is row-major."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"empty_like(): argument 'input' (position 1) must be Tensor, not "
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     d = input.dtype if dtype is None else _dt.to_dtype(dtype)
     a = input._a
-    if a.flags.c_contiguous or (memory_format is not None
-                                and "preserve" not in str(memory_format)):
+    fmt = _dt.check_memory_format(memory_format, fn)
+    if fmt is not None and fmt is not _dt.preserve_format:
+        strides = _dt.format_strides(a.shape, fmt)
+        if strides is not None:
+            return alloc_strided(a.shape, strides, d)
+        return dispatch.empty_tensor(a.shape, d)
+    if a.flags.c_contiguous:
         return dispatch.empty_tensor(a.shape, d)
     strides = _dense_strides(a)
     if strides is None:
@@ -424,6 +493,7 @@ def like(input: Tensor, dtype, memory_format=None) -> Tensor:
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None) -> Tensor:
     to_device(device)
+    check_layout(layout, "empty_like")
     return require_grad(like(input, dtype, memory_format), requires_grad)
 
 
@@ -431,23 +501,24 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
               requires_grad: bool = False, memory_format=None) -> Tensor:
     """A tensor like ``input`` (its dtype unless ``dtype`` is given) filled with a value."""
     to_device(device)
+    check_layout(layout, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    t = like(input, dtype, memory_format)
+    t = like(input, dtype, memory_format, "full_like")
     fill_array(t._st, fill_value)  # a dense layout covers exactly its storage
     return require_grad(t, requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None) -> Tensor:
-    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad,
-                     memory_format=memory_format)
+    return full_like(input, 0, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input: Tensor, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
-    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad,
-                     memory_format=memory_format)
+    return full_like(input, 1, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, memory_format=memory_format)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,

@@ -789,9 +789,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     shape = list(input._a.shape)
     if nd:
         shape[d] = k
-    elif index._a.ndim:
-        shape = [k]
-    if nd == 0 and k != 1:
+    if nd == 0 and k != 1:  # a 0-d input gives a 0-d result (one index, 0-d or 1-D)
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {k} "
                            "value(s)")
     if nd and input._a.shape[d] == 0 and k:
@@ -1140,7 +1138,7 @@ Tensor.put = _put
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
     if dim is None:
-        res = gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)), _wrap=True)
+        res = gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))  # no negative indices
     else:
         nd = input._a.ndim
         if indices._a.ndim != nd:

@@ -15,7 +15,7 @@ from ..kernels import registry
 from ..kernels.defs import binary as B
 from ..kernels.defs import unary as U
 from ..tensor import Tensor
-from ._util import tensor_method
+from ._util import tensor_method, type_name
 
 _pw = dispatch.pointwise
 __all__: list[str] = []
@@ -497,8 +497,42 @@ Tensor.__hash__ = lambda self: id(self)
 
 # -- ternary and parameterised ---------------------------------------------------------------
 
+def _clamp_overloads(name: str, min, max, method: bool, out=None) -> None:
+    """torch binds min and max as two Tensors or two Numbers: a Tensor with a Number matches
+    neither overload (its TypeError, with the arguments as passed positionally)."""
+    if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
+        return
+    got = [type_name(min), type_name(max)]
+    head = f"{name}() received an invalid combination of arguments - got "
+    if method:
+        why = ("\n      didn't match because some of the arguments have invalid types: "
+               f"(!{got[0]}!, !{got[1]}!)")
+        raise TypeError(f"{head}({', '.join(got)}), but expected one of:\n"
+                        f" * (Tensor min = None, Tensor max = None){why}\n"
+                        f" * (Number min = None, Number max = None){why}\n")
+    got = ["Tensor", *got] + (["out=Tensor"] if out is not None else [])
+    raise TypeError(f"{head}({', '.join(got)}), but expected one of:\n"
+                    f" * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                    f" * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+
+
 def clamp(input, min=None, max=None, *, out=None):
-    """torch.clamp / clip: min and max may be numbers or tensors (broadcast)."""
+    """torch.clamp / clip: min and max may be numbers or tensors (broadcast), not one of each.
+
+    >>> jtorch.clamp(jtorch.tensor([-2.0, 0.5, 3.0]), -1, 1)
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    _clamp_overloads("clamp", min, max, False, out)
+    return _clamp(input, min, max, out)
+
+
+def clip(input, min=None, max=None, *, out=None):
+    """Alias of ``clamp``."""
+    _clamp_overloads("clip", min, max, False, out)
+    return _clamp(input, min, max, out)
+
+
+def _clamp(input, min, max, out):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if max is None:
@@ -516,9 +550,15 @@ def clamp_max(input, max, *, out=None):
     return _pw(B.clamp_max_op, (input, max), out)
 
 
-def _clamp_inplace(self, min=None, max=None):
-    _check_inplace(self)
-    return clamp(self, min, max, out=self)
+def _clamp_method(name: str, inplace: bool):
+    def method(self, min=None, max=None):
+        _clamp_overloads(name, min, max, True)
+        if inplace:
+            _check_inplace(self)
+        return _clamp(self, min, max, self if inplace else None)
+
+    method.__name__ = name
+    return method
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
@@ -643,10 +683,10 @@ def logit(input, eps=None, *, out=None):
 
 for _fn in (addcmul, addcdiv, positive, clamp, clamp_min, clamp_max, lerp, where, isclose, allclose, equal, nan_to_num, logit):
     _export(_fn)
-_export(clamp, "clip")
+_export(clip)
 
-Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: clamp(self, min, max)
-Tensor.clamp_ = Tensor.clip_ = _clamp_inplace
+Tensor.clamp, Tensor.clip = _clamp_method("clamp", False), _clamp_method("clip", False)
+Tensor.clamp_, Tensor.clip_ = _clamp_method("clamp_", True), _clamp_method("clip_", True)
 Tensor.clamp_min = lambda self, min: clamp_min(self, min)
 Tensor.clamp_max = lambda self, max: clamp_max(self, max)
 Tensor.clamp_min_ = lambda self, min: _pw(B.clamp_min_op, (self, min), inplace=True)

@@ -482,8 +482,14 @@ def min(input, dim=None, keepdim=False, *, out=None):
 # -- statistics ----------------------------------------------------------------------------
 
 def _correction(name: str, unbiased, correction) -> float:
-    if correction is not None and unbiased is not None:
-        raise RuntimeError(f"{name}(): can't specify both unbiased and correction")
+    if correction is not None and unbiased is not None:  # no torch overload takes both
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                        f"unbiased={type(unbiased).__name__}, correction={type(correction).__name__}), "
+                        f"but expected one of:\n"
+                        f" * (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)\n"
+                        f" * (Tensor input, tuple of ints dim = None, *, Number correction = None, "
+                        f"bool keepdim = False)\n"
+                        f" * (Tensor input, bool unbiased = True)\n")
     if correction is not None:
         return correction
     return 0 if unbiased is False else 1

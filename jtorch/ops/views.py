@@ -21,13 +21,14 @@ from ..kernels.cpu import movement as K
 from ..kernels.defs import movement as M
 from ..shape import broadcast_shapes, contiguous_strides, wrap_dim
 from ..tensor import Tensor
-from ._util import tensor_method
+from ._util import tensor_method, type_name
 
 __all__ = [
     "as_strided",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
+    "block_diag",
     "broadcast_tensors",
     "broadcast_to",
     "cat",
@@ -35,7 +36,11 @@ __all__ = [
     "column_stack",
     "concat",
     "concatenate",
+    "cartesian_prod",
+    "combinations",
     "diag",
+    "diag_embed",
+    "diagflat",
     "diagonal",
     "dstack",
     "flatten",
@@ -206,11 +211,46 @@ def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
 
 
 def _view_dtype(self: Tensor, d: _dt.dtype) -> Tensor:
-    if d.itemsize != self.dtype.itemsize:
-        raise NotImplementedError("view(dtype) between dtypes of different sizes is not supported")
-    out = Tensor._make(self._a.view(d.np), self._st.view(d.np), d,
-                       self._base if self._base is not None else self)
-    return out
+    """The same bytes read as ``d``. Between item sizes the last dim (stride 1) is split or
+    merged, other strides and the offset are rescaled (ATen's ``view_dtype`` and its checks)."""
+    base = self._base if self._base is not None else self
+    if d.itemsize == self.dtype.itemsize:
+        return Tensor._make(self._a.view(d.np), self._st.view(d.np), d, base)
+    a = self._a
+    shape, off = list(a.shape), offset_of(self)
+    # an empty array's NumPy strides are 0; torch reports a fresh tensor's row-major strides
+    strides = list(contiguous_strides(shape) if a.size == 0 and a.flags.c_contiguous else strides_of(self))
+    what = (f"to view {dispatch.torch_name(self.dtype)} as {dispatch.torch_name(d)} (different "
+            f"element sizes)")
+    if not shape:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if self.dtype.itemsize > d.itemsize:
+        r = self.dtype.itemsize // d.itemsize
+        _view_dtype_unit_stride(strides, what)
+        shape[-1], strides, off = shape[-1] * r, [s * r for s in strides[:-1]] + [1], off * r
+    else:
+        r = d.itemsize // self.dtype.itemsize
+        if shape[-1] % r:
+            raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
+        if off % r:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {off}")
+        _view_dtype_unit_stride(strides, what)
+        for i, s in enumerate(strides[:-1]):
+            if s % r:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {s}")
+        shape[-1], strides, off = shape[-1] // r, [s // r for s in strides[:-1]] + [1], off // r
+    st = self._st
+    st = np.ndarray((st.nbytes // d.itemsize,), d.np, buffer=st) if st.flags.c_contiguous \
+        else st.view(d.np)
+    bstrides = tuple(s * d.itemsize for s in strides)
+    a = np.ndarray(tuple(shape), d.np, buffer=st, offset=min(off, st.size) * d.itemsize,
+                   strides=bstrides)
+    return Tensor._make(a, st, d, base)
+
+
+def _view_dtype_unit_stride(strides: list, what: str) -> None:
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
 
 
 @tensor_method()
@@ -783,10 +823,9 @@ def _tensor_list(tensors, name: str) -> list:
     if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
-    for x in tensors:
+    for i, x in enumerate(tensors):
         if not isinstance(x, Tensor):
-            raise TypeError(f"expected Tensor as element {list(tensors).index(x)} in argument 0, "
-                            f"but got {type(x).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(x)}")
     return list(tensors)
 
 
@@ -1022,7 +1061,7 @@ def tile(input: Tensor, dims) -> Tensor:
     nd = input._a.ndim
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims
-    return repeat(input, *dims)
+    return repeat(input, repeats=dims)  # () for a 0-d input: a copy
 
 
 Tensor.tile = lambda self, *dims_args, dims=None: tile(self, dims if dims is not None else (
@@ -1206,3 +1245,101 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
+
+
+# -- composites of diag, meshgrid and slice copies (ATen's compositions; autograd follows) ---
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor whose (``dim1``, ``dim2``) diagonals at ``offset`` hold ``input``'s last dim.
+
+    >>> jtorch.diag_embed(jtorch.tensor([[1, 2]])).tolist()
+    [[[1, 0], [0, 2]]]
+    """
+    nd = input._a.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input._a.shape[-1] + abs(offset)
+    rest = iter(input._a.shape[:-1])
+    from .creation import zeros
+
+    out = zeros(*[n if i in (d1, d2) else next(rest) for i in range(nd)], dtype=input.dtype)
+    diagonal(out, offset, d1, d2).copy_(input)
+    return out
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """The flattened input as the ``offset`` diagonal of a square matrix."""
+    return diag(reshape(input, (-1,)), offset)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Rows of the cartesian product of 1-D tensors (``itertools.product`` order).
+
+    >>> jtorch.cartesian_prod(jtorch.tensor([1, 2]), jtorch.tensor([3])).tolist()
+    [[1, 3], [2, 3]]
+    """
+    for t in tensors:
+        if t._a.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._a.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (0-d, 1-D as a row, or 2-D) as blocks down the diagonal of one matrix, in
+    their promoted dtype."""
+    from .creation import zeros
+
+    if not tensors:
+        return zeros(1, 0)
+    blocks = []
+    for i, t in enumerate(tensors):
+        if t._a.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t._a.ndim} dimensions")
+        blocks.append(reshape(t, (1, -1)) if t._a.ndim < 2 else t)
+    dims = [t.dtype for t in tensors if t._a.ndim]
+    zero_dims = [t.dtype for t in tensors if not t._a.ndim]
+    d = _dt.result_dtype(dims, zero_dims, [])
+    out = zeros(sum(b._a.shape[0] for b in blocks), sum(b._a.shape[1] for b in blocks), dtype=d)
+    r = c = 0
+    for b in blocks:
+        h, w = b._a.shape
+        out[r:r + h, c:c + w] = b  # empty blocks too: each input gets a gradient
+        r, c = r + h, c + w
+    return out
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Length-``r`` combinations of a 1-D tensor's elements (``itertools.combinations`` order,
+    or ``combinations_with_replacement``), one per row: the r-fold meshgrid masked to
+    increasing (non-decreasing) index tuples.
+
+    >>> jtorch.combinations(jtorch.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    if input._a.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._a.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    from .creation import arange, empty
+
+    if r == 0:
+        return empty(0, dtype=input.dtype)
+    idx = meshgrid(*[arange(input._a.shape[0])] * r, indexing="ij")
+    mask = None
+    for a, b in zip(idx, idx[1:]):
+        ok = a <= b if with_replacement else a < b
+        mask = ok if mask is None else mask & ok
+    grids = meshgrid(*[input] * r, indexing="ij")
+    if mask is None:
+        return stack([reshape(g, (-1,)) for g in grids], 1)
+    return stack([g.masked_select(mask) for g in grids], 1)
+
+
+Tensor.diag_embed = diag_embed
+Tensor.diagflat = diagflat
