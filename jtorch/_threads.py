@@ -2,18 +2,29 @@
 every CPU kernel launcher uses to pick a kernel's ``prange`` build or its serial twin.
 
 A launcher calls ``use_parallel(work)`` at each call (never a grain copied at import): the
-parallel build runs for at least ``_flags.GRAIN_SIZE`` elements of work unless the process
-asked for one thread. ``set_num_threads(1)`` is more than a tuning knob: with Numba's GNU
-OpenMP layer a forked child (a DataLoader worker) is aborted if it starts a parallel region
-after its parent ran one, so workers call it before touching a kernel, as torch's do.
+parallel build runs for at least ``_flags.GRAIN_SIZE`` elements of work, on the main thread,
+unless the process asked for one thread. Numba's threading layer is ``_flags.THREADING_LAYER``
+(workqueue unless NUMBA_THREADING_LAYER says otherwise); workqueue takes launches from one
+thread at a time, so kernels called from other threads run their serial twins (as a
+DataLoader's pin-memory thread or a user's thread pool would). ``set_num_threads(1)`` is more
+than a tuning knob: a forked child (a DataLoader worker) must not start a parallel region
+after its parent ran one (GNU OpenMP aborts it), so workers call it before touching a kernel,
+as torch's do.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numba
 import numpy as np
 
 from . import _flags
+
+# Read by Numba when the first parallel kernel launches (not at import), so setting it here
+# decides the layer for the process unless a kernel already ran.
+numba.config.THREADING_LAYER = _flags.THREADING_LAYER
+_MAIN_THREAD = threading.main_thread().ident
 
 
 class _State:
@@ -24,7 +35,7 @@ class _State:
 
 def use_parallel(n: int) -> bool:
     """Whether ``n`` elements of work run a kernel's ``prange`` build (else its serial twin)."""
-    return n >= _flags.GRAIN_SIZE and not _State.serial
+    return n >= _flags.GRAIN_SIZE and not _State.serial and threading.get_ident() == _MAIN_THREAD
 
 
 def _check(name: str, n) -> int:

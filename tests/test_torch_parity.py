@@ -112,6 +112,40 @@ def test_dataloader_workers_run_conv_after_parent_ran_parallel_kernels():
     assert jtorch.get_num_threads() > 1 or numba.config.NUMBA_NUM_THREADS == 1  # parent unchanged
 
 
+_THREADS_PROGRAM = """
+import threading, numba, jtorch
+x = jtorch.ones(400_000)
+errors = []
+def work():
+    try:
+        for _ in range(200):
+            assert float((x * 2).sum()) == 800_000.0
+    except Exception as e:
+        errors.append(e)
+ts = [threading.Thread(target=work) for _ in range(2)]
+for t in ts: t.start()
+for _ in range(200):
+    assert float((x + 1).sum()) == 800_000.0
+for t in ts: t.join()
+assert not errors, errors
+print(numba.threading_layer())
+"""
+
+
+def test_kernels_from_several_threads_with_the_workqueue_layer():
+    """The default layer (workqueue) takes parallel launches from one thread only; kernels
+    called from other threads at the same time run their serial twins instead of aborting."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    r = subprocess.run([sys.executable, "-c", _THREADS_PROGRAM], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-1] == "workqueue"
+
+
 # -- formatting, construction, argument errors -----------------------------------------------
 
 def test_format_spec_on_non_scalar_raises_like_torch():
