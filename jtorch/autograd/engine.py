@@ -80,8 +80,12 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
     t = acc.variable
     if t.grad is None:
         if not create_graph:
-            # the engine may hand one tensor (or views of it) to several leaves: own a copy
-            if g._base is not None or id(g) in handed or g.grad_fn is not None:
+            # torch's layout contract: .grad has the strides of a dense leaf (row-major for
+            # others), so optimizers see the same layout in param and grad; and the engine
+            # may hand one tensor (or views of it) to several leaves: own a copy
+            if not _obeys_layout(g, t):
+                g = _clone_like(g.detach(), t)
+            elif g._base is not None or id(g) in handed or g.grad_fn is not None:
                 g = g.detach().clone()
             handed.add(id(g))
         t.grad = g
@@ -91,6 +95,36 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
         t.grad.add_(g)
     for fn in list(t.__dict__.get("_post_acc_hooks", ())):
         fn(t)
+
+
+def _dense(t: Tensor) -> bool:
+    """Non-overlapping and dense: the strides are a permutation of a row-major layout."""
+    a = t._a
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for size, stride in sorted(zip(a.shape, a.strides), key=lambda p: p[1]):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _obeys_layout(g: Tensor, t: Tensor) -> bool:
+    if t._a.strides == g._a.strides or t._a.size <= 1:
+        return True
+    return g._a.flags.c_contiguous if not _dense(t) else False
+
+
+def _clone_like(g: Tensor, t: Tensor) -> Tensor:
+    """A copy of ``g`` with ``t``'s strides if ``t`` is dense, else row-major."""
+    if not _dense(t):
+        return g.contiguous().clone() if g.is_contiguous() else g.contiguous()
+    from .. import empty_strided
+
+    out = empty_strided(tuple(t.shape), t.stride(), dtype=g.dtype)
+    out.copy_(g)
+    return out
 
 
 def _check_nan(node, res: list) -> None:

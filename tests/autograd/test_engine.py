@@ -689,3 +689,28 @@ def test_index_outputs_saved_by_a_rule_are_version_checked():
     idx.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         node.out  # noqa: B018
+
+
+def test_leaf_grad_takes_the_leaf_layout_like_torch():
+    """torch's layout contract: .grad has a dense leaf's strides (linear's weight gradient is
+    row-major although it flows through weight.t()); a non-dense leaf gets a row-major grad."""
+    import torch
+
+    for make in (lambda m: m.randn(5, 3), lambda m: m.randn(3, 5).t(), lambda m: m.randn(2, 3, 4).permute(2, 0, 1)):
+        torch.manual_seed(0)
+        tw = make(torch).requires_grad_()
+        jw = jtorch.from_numpy(tw.detach().numpy().copy()).as_strided(tuple(tw.shape), tw.stride()) \
+            .detach().requires_grad_()
+        assert jw.stride() == tw.stride()
+        x = torch.randn(4, tw.shape[-1])
+        (x @ tw.mT).sum().backward()
+        (jtorch.from_numpy(x.numpy()) @ jw.mT).sum().backward()
+        assert jw.grad.stride() == tw.grad.stride()
+        np.testing.assert_allclose(jw.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+    w = jtorch.randn(5, 3, requires_grad=True)
+    jtorch.nn.functional.linear(jtorch.randn(4, 3), w, jtorch.zeros(5)).sum().backward()
+    assert w.grad.is_contiguous()
+    base = jtorch.randn(4, 6)
+    leaf = base[:, ::2].detach().requires_grad_()  # not dense: a row-major grad
+    (leaf * 2).sum().backward()
+    assert leaf.grad.is_contiguous()

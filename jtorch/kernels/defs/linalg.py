@@ -19,16 +19,33 @@ bmm_op = extern("bmm", impl=_mk.bmm_into)  # (batch1, batch2)
 
 # -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
 
-def _mm_vjp(c, g):
+def _transposed(t) -> bool:
+    """The last two dims of ``t`` are a transposed dense matrix (a ``.mT`` of contiguous)."""
+    st, sh = t.stride(), t.shape
+    return st[-2] == 1 and st[-1] == sh[-2] and sh[-1] > 1 and sh[-2] > 1
+
+
+def _mm_grads(mm, c, g):
+    """Gradients of ``mm(a, b)``, each computed in the layout of its input (as torch's
+    mm_mat1/mat2_backward): a transposed input (``linear``'s ``weight.t()``) gets its gradient
+    as the transpose of a row-major product, so after the view rule it is the contiguous
+    gradient of the weight, with no copy at accumulation."""
     a, b = c.args
     n = c.needs
-    return (J.mm(g, b.mT) if n[0] else None, J.mm(a.mT, g) if n[1] else None)
+    ga = gb = None
+    if n[0]:
+        ga = mm(b, g.mT).mT if _transposed(a) else mm(g, b.mT)
+    if n[1]:
+        gb = mm(g.mT, a).mT if _transposed(b) else mm(a.mT, g)
+    return ga, gb
+
+
+def _mm_vjp(c, g):
+    return _mm_grads(J.mm, c, g)
 
 
 def _bmm_vjp(c, g):
-    a, b = c.args
-    n = c.needs
-    return (J.bmm(g, b.mT) if n[0] else None, J.bmm(a.mT, g) if n[1] else None)
+    return _mm_grads(J.bmm, c, g)
 
 
 defvjp(mm_op, _mm_vjp, "01")
