@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from .. import dispatch
 from ..tensor import Tensor
 from .node import AccumulateGrad, anomaly, edge_of
@@ -85,9 +87,11 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
             # may hand one tensor (or views of it) to several leaves: own a copy
             if not _obeys_layout(g, t):
                 g = _clone_like(g.detach(), t)
-            elif g._base is not None or id(g) in handed or g.grad_fn is not None:
+            elif _root(g) in handed or g.grad_fn is not None:
                 g = g.detach().clone()
-            handed.add(id(g))
+            elif g._base is not None:  # a view of a gradient buffer nothing else holds
+                g = Tensor._make(g._a, dtype=g.dtype)
+            handed.add(_root(g))
         t.grad = g
     elif create_graph:
         t.grad = t.grad + g
@@ -95,6 +99,15 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
         t.grad.add_(g)
     for fn in list(t.__dict__.get("_post_acc_hooks", ())):
         fn(t)
+
+
+def _root(t: Tensor) -> int:
+    """Identity of the memory block under ``t`` (the end of NumPy's base chain): gradients
+    handed to leaves are tracked by block, so two leaves never share one."""
+    b = t._a
+    while isinstance(b, np.ndarray) and b.base is not None:
+        b = b.base
+    return id(b)
 
 
 def _dense(t: Tensor) -> bool:
@@ -173,7 +186,7 @@ def run_backward(roots: list, grads: list, retain_graph: bool, create_graph: boo
             targets.setdefault((id(e[0]), e[1]), []).append(i)
         need = _needed(order, {k[0] for k in targets})
     captured = [None] * (len(inputs) if inputs is not None else 0)
-    handed = {id(g) for g in grads}
+    handed = {_root(g) for g in grads}
     buffers: dict = {}
     for (node, nr), g in zip(edges, grads):
         buf = buffers.setdefault(node, [None] * node.n_outputs())

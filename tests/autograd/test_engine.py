@@ -714,3 +714,22 @@ def test_leaf_grad_takes_the_leaf_layout_like_torch():
     leaf = base[:, ::2].detach().requires_grad_()  # not dense: a row-major grad
     (leaf * 2).sum().backward()
     assert leaf.grad.is_contiguous()
+
+
+def test_leaf_grads_never_share_memory():
+    """Gradient buffers are handed to leaves without copies when nothing else holds them, but
+    two leaves (or a leaf and the caller's ``gradient``) never share one block."""
+    a = jtorch.randn(3, 2, requires_grad=True)
+    b = jtorch.randn(2, 3, requires_grad=True)
+    (a.t() + b).sum().backward()  # add hands one buffer to both; a's is its transpose
+    c = jtorch.randn(2, 3, requires_grad=True)
+    d = jtorch.randn(1, 3, requires_grad=True)
+    jtorch.cat([c, d]).sum().backward()  # slices of one buffer
+    x = jtorch.randn(2, 3, requires_grad=True)
+    gu = jtorch.ones(6)
+    x.view(6).backward(gu)
+    for p, q in ((a.grad, b.grad), (c.grad, d.grad), (x.grad, gu)):
+        assert not np.shares_memory(p.numpy(), q.numpy())
+        assert p._base is None
+    a.grad.add_(1)
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones((2, 3), np.float32))
