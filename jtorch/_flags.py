@@ -10,8 +10,3 @@ CACHE_DIR = os.environ.get("JTORCH_CACHE_DIR") or os.path.join(
 DISABLE_COMPILE = os.environ.get("JTORCH_DISABLE_COMPILE", "0") not in ("", "0")
 # Elements below which a kernel runs serially (ATen uses 32k; parallel regions do not pay below).
 GRAIN_SIZE = int(os.environ.get("JTORCH_GRAIN_SIZE", "32768"))
-# Numba's threading layer for parallel kernels. workqueue (Numba's own pool, threads sleep
-# between launches) beats GNU OpenMP here: OpenMP workers spin after each region and fight
-# BLAS's pool (training steps alternate the two) for the cores. It accepts launches from one
-# thread only, which _threads.use_parallel enforces; set NUMBA_THREADING_LAYER to override.
-THREADING_LAYER = os.environ.get("NUMBA_THREADING_LAYER") or "workqueue"

@@ -2,18 +2,24 @@
 every CPU kernel launcher uses to pick a kernel's ``prange`` build or its serial twin.
 
 A launcher calls ``use_parallel(work)`` at each call (never a grain copied at import): the
-parallel build runs for at least ``_flags.GRAIN_SIZE`` elements of work, on the main thread,
-unless the process asked for one thread. Numba's threading layer is ``_flags.THREADING_LAYER``
-(workqueue unless NUMBA_THREADING_LAYER says otherwise); workqueue takes launches from one
-thread at a time, so kernels called from other threads run their serial twins (as a
-DataLoader's pin-memory thread or a user's thread pool would). ``set_num_threads(1)`` is more
-than a tuning knob: a forked child (a DataLoader worker) must not start a parallel region
-after its parent ran one (GNU OpenMP aborts it), so workers call it before touching a kernel,
-as torch's do.
+parallel build runs for at least ``_flags.GRAIN_SIZE`` elements of work unless the process
+asked for one thread.
+
+Numba's thread pool is started here, on the first parallel launch, with OpenMP's passive wait
+policy (unless OMP_WAIT_POLICY is set): GNU OpenMP's workers otherwise spin for a while after
+each region and fight BLAS's pool for the cores, which made training steps (GEMMs between
+elementwise kernels) 5-15x slower; sleeping workers cost a few microseconds to wake. The
+workqueue layer (Numba's fallback where no OpenMP or TBB exists) takes launches from one
+thread at a time, so with it kernels called off the main thread run serially.
+
+``set_num_threads(1)`` is more than a tuning knob: a forked child (a DataLoader worker) must
+not start a GNU OpenMP region after its parent ran one (the child is aborted), so workers call
+it before touching a kernel, as torch's do.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numba
@@ -21,21 +27,57 @@ import numpy as np
 
 from . import _flags
 
-# Read by Numba when the first parallel kernel launches (not at import), so setting it here
-# decides the layer for the process unless a kernel already ran.
-numba.config.THREADING_LAYER = _flags.THREADING_LAYER
 _MAIN_THREAD = threading.main_thread().ident
+_start_lock = threading.Lock()
 
 
 class _State:
     num_threads: int | None = None  # None: Numba's pool size, until set_num_threads
     serial = False  # set_num_threads(1): every launcher picks its serial kernel
     interop_threads: int | None = None  # set once, as torch allows
+    started = False  # Numba's pool launched (by start_pool)
+    main_only = False  # the layer takes launches from one thread (workqueue)
 
 
 def use_parallel(n: int) -> bool:
     """Whether ``n`` elements of work run a kernel's ``prange`` build (else its serial twin)."""
-    return n >= _flags.GRAIN_SIZE and not _State.serial and threading.get_ident() == _MAIN_THREAD
+    if n < _flags.GRAIN_SIZE or _State.serial:
+        return False
+    if not _State.started:
+        start_pool()
+    return not _State.main_only or threading.get_ident() == _MAIN_THREAD
+
+
+def start_pool() -> None:
+    """Launch Numba's threads (a no-op once done) with OpenMP's passive wait policy."""
+    from numba.np.ufunc import parallel
+
+    with _start_lock:
+        if _State.started:
+            return
+        own = "OMP_WAIT_POLICY" not in os.environ
+        if own and numba.config.THREADING_LAYER == "default" and _gomp_loaded():
+            # another library (torch) initialised GNU OpenMP with spinning workers, and
+            # Numba's OpenMP layer would bind to it: use Numba's own pool instead
+            numba.config.THREADING_LAYER = "workqueue"
+        if own:  # read by libgomp when the layer loads it, here
+            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        try:
+            parallel._launch_threads()
+        finally:
+            if own:
+                del os.environ["OMP_WAIT_POLICY"]
+        _State.main_only = numba.threading_layer() == "workqueue"
+        _State.started = True
+
+
+def _gomp_loaded() -> bool:
+    """Whether a GNU OpenMP runtime is already mapped into this process (Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return "libgomp" in f.read()
+    except OSError:
+        return False
 
 
 def _check(name: str, n) -> int:
@@ -62,6 +104,7 @@ def set_num_threads(n: int) -> None:
     """
     n = _check("set_num_threads", n)
     if n > 1:
+        start_pool()
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     _State.num_threads = n
     _State.serial = n == 1
@@ -76,6 +119,7 @@ def get_num_threads() -> int:
     True
     """
     if _State.num_threads is None:
+        start_pool()
         return numba.get_num_threads()
     return _State.num_threads
 

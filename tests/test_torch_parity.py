@@ -132,18 +132,49 @@ print(numba.threading_layer())
 """
 
 
-def test_kernels_from_several_threads_with_the_workqueue_layer():
-    """The default layer (workqueue) takes parallel launches from one thread only; kernels
-    called from other threads at the same time run their serial twins instead of aborting."""
+def _run(code: str, **env) -> str:
     import os
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
-    r = subprocess.run([sys.executable, "-c", _THREADS_PROGRAM], capture_output=True, text=True,
-                       env=env, timeout=300)
+    full = {k: v for k, v in os.environ.items() if k not in ("NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY")}
+    full.update(env)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full,
+                       timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split()[-1] == "workqueue"
+    return r.stdout.split()[-1]
+
+
+@pytest.mark.parametrize("layer", ["default", "workqueue"])
+def test_kernels_from_several_threads(layer):
+    """Kernels launched from several threads at once neither abort nor miscompute; the
+    workqueue layer takes launches from one thread, so other threads run serial twins."""
+    env = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    got = _run(_THREADS_PROGRAM, **env)
+    assert got == layer or layer == "default"
+
+
+_LAYER_PROGRAM = """
+import os, sys
+before = os.environ.get("OMP_WAIT_POLICY")
+if sys.argv[-1] == "torch":
+    import torch
+import numba, jtorch
+assert float((jtorch.ones(400_000) * 2).sum()) == 800_000.0
+assert os.environ.get("OMP_WAIT_POLICY") == before  # set only while the pool starts
+print(numba.threading_layer())
+"""
+
+
+def test_threading_layer_choice():
+    """Numba's OpenMP layer (started with a passive wait policy) unless another library already
+    initialised GNU OpenMP (torch): Numba's layer would bind to that runtime, whose workers
+    spin, so jtorch takes the workqueue layer instead."""
+    import numba.np.ufunc.omppool  # noqa: F401  (the OpenMP layer exists here)
+
+    assert _run(_LAYER_PROGRAM.replace("sys.argv[-1]", "'none'")) == "omp"
+    assert _run(_LAYER_PROGRAM.replace("sys.argv[-1]", "'torch'")) == "workqueue"
+    assert _run(_LAYER_PROGRAM.replace("sys.argv[-1]", "'torch'"), OMP_WAIT_POLICY="PASSIVE") == "omp"
 
 
 # -- formatting, construction, argument errors -----------------------------------------------

@@ -20,6 +20,8 @@ import math
 import numba
 import numpy as np
 
+from ... import _threads
+
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
 _W0 = np.uint64(0x9E3779B9)
@@ -147,7 +149,7 @@ def _float_par(out, seed, offset, dist, a, b, bits, nblk, chunk):
 
 def _chunk(nblk: int) -> int:
     """Parallel loops hand each task a run of blocks (a few per thread, for balance)."""
-    return max(1, -(-nblk // (4 * numba.get_num_threads())))
+    return max(1, -(-nblk // (4 * _threads.get_num_threads())))
 
 
 def float_blocks(n: int, bits: int) -> int:
@@ -356,7 +358,7 @@ def multinomial(p: np.ndarray, out: np.ndarray, k: int, replacement: bool, seed:
     error code of the first bad row (1: inf/nan/negative entry, 2: sum <= 0)."""
     args = (p, out, k, bool(replacement), np.uint64(seed), np.uint64(offset))
     if parallel:
-        return _multinomial_par(*args, max(1, -(-p.shape[0] // (4 * numba.get_num_threads()))))
+        return _multinomial_par(*args, max(1, -(-p.shape[0] // (4 * _threads.get_num_threads()))))
     return _multinomial_rows(*args, 0, p.shape[0])
 
 
