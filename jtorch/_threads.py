@@ -6,7 +6,7 @@ parallel build runs for at least ``_flags.GRAIN_SIZE`` elements of work unless t
 asked for one thread.
 
 Numba's thread pool is started here, on the first parallel launch, with OpenMP's passive wait
-policy (unless OMP_WAIT_POLICY is set): GNU OpenMP's workers otherwise spin for a while after
+policy (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set): GNU OpenMP's workers otherwise spin for a while after
 each region and fight BLAS's pool for the cores, which made training steps (GEMMs between
 elementwise kernels) 5-15x slower; sleeping workers cost a few microseconds to wake. The
 workqueue layer (Numba's fallback where no OpenMP or TBB exists) takes launches from one
@@ -55,7 +55,7 @@ def start_pool() -> None:
     with _start_lock:
         if _State.started:
             return
-        own = "OMP_WAIT_POLICY" not in os.environ
+        own = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
         if own and numba.config.THREADING_LAYER == "default" and _gomp_loaded():
             # another library (torch) initialised GNU OpenMP with spinning workers, and
             # Numba's OpenMP layer would bind to it: use Numba's own pool instead

@@ -316,8 +316,9 @@ def test_float16_inputs_compute_like_torch():
         same_call(fn, v, rtol=1e-3, atol=1e-3)
 
 
-def test_large_inputs_use_the_parallel_loops():
-    n = 40_000  # above GRAIN_SIZE (32768)
+def test_large_inputs_use_the_parallel_loops(monkeypatch):
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 32768)
+    n = 40_000  # above GRAIN_SIZE
     a = np.linspace(-5, 5, n, dtype=np.float32)
     same_call(lambda m, x: m.exp(x) + x, a)
     b = a.reshape(200, 200)
