@@ -16,7 +16,8 @@ once per image, which costs far more than the swap.
 im2col, col2im and the swaps are parallel over independent rows (im2col over column rows,
 col2im over output planes, so its accumulation has no races), with a serial twin below
 ``GRAIN_SIZE`` elements of work. im2col copies long rows with the padding test inside one
-masked loop and short rows (small planes) through per-kernel-offset gather tables.
+masked loop and short rows (small planes) through per-kernel-offset gather tables, which
+col2im uses as scatter tables.
 """
 
 from __future__ import annotations
@@ -192,18 +193,50 @@ def _col2im_plane(cols, out, t, geo):
                         d[q * sw] += sv[q]
 
 
+@_jit
+def _col2im_scatter(cols, oc, tab, t):
+    """Output plane t = (image n, channel c) of col2im through the gather tables (their
+    adjoint: a scatter-add; within one kernel offset the targets are distinct); ``oc`` is the
+    output as C-contiguous (N, C, plane)."""
+    n_ch = oc.shape[1]
+    kk = tab.shape[0]
+    n = t // n_ch
+    c = t - n * n_ch
+    dst = oc[n, c]
+    dst[:] = 0
+    for k in range(kk):
+        tk = tab[k]
+        src = cols[c * kk + k, n].reshape(-1)
+        for p in range(src.shape[0]):
+            q = tk[p]
+            if q >= 0:
+                dst[q] += src[p]
+
+
 @numba.njit(cache=True, nogil=True)
 def col2im(cols, out, geo):
     """The adjoint of ``im2col``: ``out`` (N, C, D, H, W) is overwritten with the sums of the
     column entries that read each element; one task per (n, c) plane, so no races."""
-    for t in range(out.shape[0] * out.shape[1]):
-        _col2im_plane(cols, out, t, geo)
+    if cols.shape[4] < _SHORT_ROW:
+        tab = _gather_tables(out, cols, geo)
+        oc = out.reshape(out.shape[0], out.shape[1], -1)
+        for t in range(out.shape[0] * out.shape[1]):
+            _col2im_scatter(cols, oc, tab, t)
+    else:
+        for t in range(out.shape[0] * out.shape[1]):
+            _col2im_plane(cols, out, t, geo)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def col2im_par(cols, out, geo):
-    for t in prange(out.shape[0] * out.shape[1]):
-        _col2im_plane(cols, out, t, geo)
+    if cols.shape[4] < _SHORT_ROW:
+        tab = _gather_tables(out, cols, geo)
+        oc = out.reshape(out.shape[0], out.shape[1], -1)
+        for t in prange(out.shape[0] * out.shape[1]):
+            _col2im_scatter(cols, oc, tab, t)
+    else:
+        for t in prange(out.shape[0] * out.shape[1]):
+            _col2im_plane(cols, out, t, geo)
 
 
 @_jit

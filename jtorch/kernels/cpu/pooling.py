@@ -192,10 +192,10 @@ def _parallel(n: int) -> bool:
 
 def max_pool(x: np.ndarray, out: np.ndarray, idx: np.ndarray, win) -> None:
     """Window maxima and their flat plane indices; ``win`` holds the tables (see module doc)."""
-    if win.fast22 and _parallel(x.size):
-        return max22_par(x, out, idx)
-    fn = max_fwd_par if _parallel(x.size) else max_fwd
-    fn(x, out, idx, *win.max_args(x.dtype))
+    par = _parallel(x.size)
+    if win.fast22:
+        return (max22_par if par else max22)(x, out, idx)
+    (max_fwd_par if par else max_fwd)(x, out, idx, *win.max_args(x.dtype))
 
 
 def max_pool_backward(g: np.ndarray, idx: np.ndarray, gi: np.ndarray) -> None:
@@ -206,18 +206,20 @@ def max_pool_backward(g: np.ndarray, idx: np.ndarray, gi: np.ndarray) -> None:
 
 def avg_pool(x: np.ndarray, out: np.ndarray, win) -> None:
     args = win.avg_args(x.dtype)
-    if win.fast22 and _parallel(x.size):
-        return avg22_par(x, out, args[-1] if args[-1] != 0 else args[2].dtype.type(4))
-    fn = avg_fwd_par if _parallel(x.size) else avg_fwd
-    fn(x, out, *args)
+    par = _parallel(x.size)
+    if win.fast22:
+        div = args[-1] if args[-1] != 0 else args[2].dtype.type(4)
+        return (avg22_par if par else avg22)(x, out, div)
+    (avg_fwd_par if par else avg_fwd)(x, out, *args)
 
 
 def avg_pool_backward(g: np.ndarray, gi: np.ndarray, win) -> None:
     args = win.avg_args(g.dtype)
-    if win.fast22 and _parallel(gi.size):
-        return spread22_par(g, gi, args[-1] if args[-1] != 0 else args[2].dtype.type(4))
-    fn = avg_bwd_par if _parallel(gi.size) else avg_bwd
-    fn(g, gi, *args)
+    par = _parallel(gi.size)
+    if win.fast22:
+        div = args[-1] if args[-1] != 0 else args[2].dtype.type(4)
+        return (spread22_par if par else spread22)(g, gi, div)
+    (avg_bwd_par if par else avg_bwd)(g, gi, *args)
 
 
 # -- 2x2 windows at stride 2 (the common CNN case): constant strides vectorise, ~5x the tables
@@ -270,16 +272,34 @@ _avg22_row = numba.njit(cache=True, nogil=True, inline="always")(_avg22_plane)
 _spread22_row = numba.njit(cache=True, nogil=True, inline="always")(_spread22_plane)
 
 
+@numba.njit(cache=True, nogil=True)
+def max22(x, out, idx):
+    for p in range(x.shape[0]):
+        _max22_row(x, out, idx, p)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def max22_par(x, out, idx):
     for p in prange(x.shape[0]):
         _max22_row(x, out, idx, p)
 
 
+@numba.njit(cache=True, nogil=True)
+def avg22(x, out, div):
+    for p in range(x.shape[0]):
+        _avg22_row(x, out, p, div)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def avg22_par(x, out, div):
     for p in prange(x.shape[0]):
         _avg22_row(x, out, p, div)
+
+
+@numba.njit(cache=True, nogil=True)
+def spread22(g, gi, div):
+    for p in range(g.shape[0]):
+        _spread22_row(g, gi, p, div)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
