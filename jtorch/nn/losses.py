@@ -17,15 +17,17 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from .. import dispatch
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
+from ..kernels.cpu import loss as _loss_kernels
 from ..kernels.registry import defvjp, extern
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops.creation import arange, ones_like
 from ..ops.distance import pairwise_distance
-from ..ops.indexing import masked_select
 from ..tensor import Tensor
 
 __all__ = [
@@ -133,12 +135,14 @@ def _check_nll(input: Tensor, target: Tensor, weight: Tensor | None) -> int:
 
 def _targets(target: Tensor, ignore_index: int, n_classes: int) -> tuple:
     """(valid mask, target with ignored entries set to class 0); out-of-range targets raise."""
-    target = target.long()
-    valid = target != ignore_index
-    bad = valid & ((target < 0) | (target >= n_classes))
-    if bad.any().item():
-        raise IndexError(f"Target {masked_select(target, bad)[0].item()} is out of bounds.")
-    return valid, target.masked_fill(~valid, 0)
+    t = np.ascontiguousarray(target._a).reshape(-1)
+    valid = np.empty(t.shape, np.bool_)
+    safe = np.empty(t.shape, np.int64)
+    bad = _loss_kernels.nll_targets(t, ignore_index, n_classes, valid, safe)
+    if bad >= 0:
+        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
+    shape = target._a.shape
+    return Tensor._make(valid.reshape(shape)), Tensor._make(safe.reshape(shape))
 
 
 def _class_weights(weight: Tensor | None, safe: Tensor, valid: Tensor, dtype) -> Tensor:
