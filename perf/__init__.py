@@ -2,6 +2,6 @@
 
 ``harness`` holds the method (blocked rotated rounds, pairwise ratios, foreign-load
 accounting) and the contenders; ``benchmarks/`` registers the cases, one file per area;
-``limits`` measures the machine's bandwidth and sgemm ceilings in the same run. The older
-``bench_*.py`` scripts still run standalone for a quick look at one area.
+``limits`` measures the machine's bandwidth and sgemm ceilings in the same run. One area
+alone: ``python -m perf run --filter conv/`` (``--threads 1`` pins every pool to one thread).
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -20,8 +21,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-wait", type=float, metavar="SECONDS",
                    help="budget for waiting on quiet and re-measuring disturbed benchmarks "
                         "(default 60 full, 10 quick)")
+    r.add_argument("--threads", type=_positive, metavar="N",
+                   help="run every pool (Numba, torch, BLAS) at N threads; 1 gives a comparison "
+                        "a busy machine disturbs less (default: each pool's own size)")
     c = sub.add_parser("compare", help="ratio changes between two runs; exit 1 on regression")
-    c.add_argument("base")
+    c.add_argument("base", nargs="?",
+                   help="baseline results (default: perf/baselines/<machine class of NEW>.json)")
     c.add_argument("new")
     c.add_argument("--min-change", type=float, default=0.10,
                    help="smallest relative slowdown that can count (default 0.10)")
@@ -40,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _positive(v: str) -> int:
+    n = int(v)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive thread count, got {v}")
+    return n
+
+
 def _patterns(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -49,12 +61,17 @@ def _patterns(values: list[str] | None) -> list[str] | None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "run":
-        from . import runner, report
+        if args.threads:
+            from . import machine
+
+            machine.pin_threads(args.threads)  # before the runner imports numpy and numba
+        from . import report, runner
 
         doc = runner.run(args.quick, _patterns(args.filter), args.out, args.contenders,
-                         args.snapshot, args.no_limits, args.max_wait)
+                         args.snapshot, args.no_limits, args.max_wait, args.threads)
         print(report.markdown(doc))
         print(f"wrote {args.out}")
+        print(_baseline_note(doc, args.out))
         return 0
     if args.cmd == "compare":
         from . import compare
@@ -76,6 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         runner.snapshot_child(args.name, args.quick)
         return 0
     return 2
+
+
+def _baseline_note(doc: dict, out: str) -> str:
+    """The machine class, and how this run relates to the class's committed baseline."""
+    from .compare import MAKE_BASELINE, baseline_path
+
+    cls = doc["machine"]["class"]
+    path = os.path.relpath(baseline_path(cls))
+    if os.path.exists(path):
+        return f"machine class {cls}: python -m perf compare {out}   (against {path})"
+    if doc["mode"] == "full" and not doc["filter"] and not doc["machine"]["threads"]["pinned"]:
+        how = f"if the run was quiet (load.max_foreign_cores), cp {out} {path}"
+    else:
+        how = MAKE_BASELINE
+    return f"machine class {cls}: no baseline {path} yet; {how}"
 
 
 if __name__ == "__main__":

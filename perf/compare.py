@@ -1,5 +1,6 @@
-"""``python -m perf compare BASE.json NEW.json``: ratio changes, and a non-zero exit status
-when a benchmark slowed by more than the noise of both runs allows.
+"""``python -m perf compare [BASE.json] NEW.json``: ratio changes, and a non-zero exit status
+when a benchmark slowed by more than the noise of both runs allows. Without BASE the
+committed baseline of NEW's machine class is used (``perf/baselines/<class>.json``).
 
 What is compared is the same-run ratio ``jtorch/<reference>`` (torch by default), which
 survives machine drift far better than absolute times; a benchmark without a reference in
@@ -16,7 +17,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
+
+BASELINES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "baselines")
+MAKE_BASELINE = "a full run (no --filter, no --threads) on a quiet machine, copied there, becomes it"
+
+
+def baseline_path(machine_class: str | None) -> str:
+    """Where the committed baseline of a machine class lives."""
+    return os.path.join(BASELINES, f"{machine_class}.json")
 
 
 @dataclass
@@ -91,9 +101,16 @@ def table(rs: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(base_path: str, new_path: str, min_change: float = 0.10,
+def main(base_path: str | None, new_path: str, min_change: float = 0.10,
          ignore_disturbed: bool = False) -> int:
-    base, new = load(base_path), load(new_path)
+    new = load(new_path)
+    if base_path is None:
+        base_path = baseline_path(new.get("machine", {}).get("class"))
+        if not os.path.exists(base_path):
+            print(f"no baseline for this machine class: {os.path.relpath(base_path)} does not "
+                  f"exist; {MAKE_BASELINE}")
+            return 2
+    base = load(base_path)
     rs, only_base, only_new = rows(base, new, min_change)
     bc, nc = base.get("machine", {}).get("class"), new.get("machine", {}).get("class")
     print(f"base: {base_path} ({base.get('mode')}, {bc}, commit "
@@ -104,6 +121,10 @@ def main(base_path: str, new_path: str, min_change: float = 0.10,
           f"{(new.get('load') or {}).get('max_foreign_cores', 0):.2f} cores)")
     if bc != nc:
         print(f"warning: different machine classes ({bc} vs {nc}); ratios may not transfer")
+    bt, nt = (d.get("machine", {}).get("threads", {}).get("pinned") for d in (base, new))
+    if bt != nt:
+        print(f"warning: thread pools pinned differently ({bt or 'default'} vs {nt or 'default'} "
+              "threads); ratios may not transfer")
     if not rs:
         print("no benchmark in common")
         return 0

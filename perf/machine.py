@@ -1,5 +1,6 @@
 """Facts about the machine and the code a run measured: CPU, cores, thread pools, versions,
-commit. ``machine_class`` names the committed baseline (``perf/baselines/<class>.json``)."""
+commit. ``machine_class`` names the committed baseline (``perf/baselines/<class>.json``);
+``pin_threads`` runs every thread pool at a chosen size (``python -m perf run --threads N``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import subprocess
 import sys
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# read by Numba, torch's OpenMP and the BLAS libraries when they load
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def _cpuinfo() -> dict:
@@ -54,8 +58,29 @@ def machine_class(cpu_model: str, cores: int) -> str:
     return f"{slug}-{cores}c"
 
 
-def facts() -> dict:
-    """Everything that explains a number: CPU, cores, memory, thread pools, versions."""
+def pin_threads(n: int) -> None:
+    """Every pool (Numba's, torch's, BLAS's) at ``n`` threads; at one thread a comparison is
+    one that a busy machine disturbs less. The pools size themselves when their libraries
+    load, so this runs before numpy, numba, scipy or torch is imported."""
+    loaded = sorted(m for m in ("numpy", "numba", "scipy", "torch") if m in sys.modules)
+    if loaded:
+        raise RuntimeError(f"thread counts must be set before {', '.join(loaded)} is imported")
+    for var in THREAD_VARS:
+        os.environ[var] = str(n)
+    import jtorch
+
+    jtorch.set_num_threads(n)
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(n)
+    torch.set_num_interop_threads(n)
+
+
+def facts(threads: int | None = None) -> dict:
+    """Everything that explains a number: CPU, cores, memory, thread pools, versions;
+    ``threads`` is the count the pools were pinned to (None: their defaults)."""
     cpu = _cpuinfo()
     model = cpu.get("model name") or platform.processor() or platform.machine()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -72,7 +97,7 @@ def facts() -> dict:
         "class": machine_class(model, cores),
         "versions": {p: _version(p) for p in ("jtorch", "numpy", "numba", "llvmlite", "scipy",
                                                "torch", "matplotlib", "tqdm")},
-        "threads": {},
+        "threads": {"pinned": threads},
         "env": {k: v for k, v in os.environ.items()
                 if k.startswith(("JTORCH_", "NUMBA_", "OMP_", "MKL_", "OPENBLAS_"))},
     }

@@ -73,7 +73,10 @@ def write_json(obj: dict, path: str) -> None:
 
 
 def run(quick: bool, patterns: list[str] | None, out: str, contenders: str | None = None,
-        snapshot: str | None = None, no_limits: bool = False, max_wait: float | None = None) -> dict:
+        snapshot: str | None = None, no_limits: bool = False, max_wait: float | None = None,
+        threads: int | None = None) -> dict:
+    """Measure and write ``out``; ``threads``: the count the caller pinned every pool to
+    (:func:`machine.pin_threads`, before the libraries loaded), recorded with the facts."""
     st = settings(quick, contenders, max_wait)
     entries = select(quick, patterns)
     if not entries:
@@ -97,7 +100,7 @@ def run(quick: bool, patterns: list[str] | None, out: str, contenders: str | Non
         limits = _limits.measure(quick, st)
         limits["wall_s"] = round(time.perf_counter() - t0, 2)
     doc["limits"] = limits
-    doc["machine"] = machine.facts()  # after the limits: thread pools have started
+    doc["machine"] = machine.facts(threads)  # after the limits: thread pools have started
     doc["benchmarks"], doc["errors"] = {}, {}
     budget = st.retry_budget
     progress = _Progress(entries, "perf")

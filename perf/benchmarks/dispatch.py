@@ -14,7 +14,7 @@ def add(n: int) -> Case:
     return Case(functional(lambda t, x, y: x + y, [a, a.copy()], numpy=np.add), kind="latency")
 
 
-@register("dispatch/add_scalar", full=(100,), label="n={}")
+@register("dispatch/add_scalar", full=(1, 100), label="n={}")
 def add_scalar(n: int) -> Case:
     a = np.ones(n, np.float32)
     return Case(functional(lambda t, x: x + 1.0, [a], numpy=lambda x: x + np.float32(1.0)),
