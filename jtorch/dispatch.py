@@ -2,7 +2,7 @@
 
 ``pointwise(op, args)`` runs the meta rule (dtype promotion, broadcasting, argument checks),
 then the tracing hook, then the kernel (generated from the OpDef), then the autograd hook.
-Keep this path lean: its Python cost is a product metric (see perf/bench_dispatch.py).
+Keep this path lean: its Python cost is a product metric (see perf/benchmarks/dispatch.py).
 """
 
 from __future__ import annotations

@@ -84,13 +84,40 @@ def _source(op, arity: int, compute: str, out: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _inner_loops(arity: int, indent: str) -> list[str]:
+    """The innermost loop over one row. A unit-stride output with every input at stride 1 or 0
+    (a broadcast row, e.g. a bias) runs a specialised loop over row views, which LLVM
+    vectorises (indexing the flat spans at ``p + j`` does not: 12x slower on a bias add);
+    ``kind`` (computed once per call) numbers those 2**arity cases, -1 for anything else."""
+    out = []
+    for k, pat in enumerate(itertools.product((0, 1), repeat=arity)):
+        head = "if" if k == 0 else "elif"
+        out.append(f"{indent}{head} kind == {k}:")
+        loads = [f"{indent}    r{i} = in{i}[p{i}:p{i} + inner]" if u else
+                 f"{indent}    v{i} = _ci(in{i}[p{i}])" for i, u in enumerate(pat)]
+        args = ", ".join(f"_ci(r{i}[j])" if u else f"v{i}" for i, u in enumerate(pat))
+        out += loads + [f"{indent}    ro = out0[po:po + inner]",
+                        f"{indent}    for j in range(inner):",
+                        f"{indent}        ro[j] = _co(_f({args}))"]
+    call = ", ".join(f"_ci(in{i}[p{i} + j * s{i}[nd]])" for i in range(arity))
+    out += [f"{indent}else:",
+            f"{indent}    for j in range(inner):",
+            f"{indent}        out0[po + j * so[nd]] = _co(_f({call}))"]
+    return out
+
+
+def _kind(arity: int) -> list[str]:
+    terms = " + ".join(f"{1 << (arity - 1 - i)} * s{i}[nd]" for i in range(arity))
+    unit = " and ".join(f"(s{i}[nd] == 0 or s{i}[nd] == 1)" for i in range(arity))
+    return [f"    kind = {terms} if so[nd] == 1 and {unit} else -1"]
+
+
 def _strided(arity: int, opts: str) -> list[str]:
     """Strided loops: innermost dim is a plain loop, outer dims advance an odometer."""
     ops = ["out0"] + [f"in{i}" for i in range(arity)]
     st = ["so"] + [f"s{i}" for i in range(arity)]
     ptr = ["po"] + [f"p{i}" for i in range(arity)]
     sig = ", ".join(f"{o}, {s}" for o, s in zip(ops, st))
-    call = ", ".join(f"_ci(in{i}[p{i} + j * s{i}[nd]])" for i in range(arity))
     serial = [
         f"@njit({opts})",
         f"def s_{arity}(shape, {sig}):",
@@ -99,11 +126,11 @@ def _strided(arity: int, opts: str) -> list[str]:
         "    nouter = 1",
         "    for d in range(nd):",
         "        nouter *= shape[d]",
+        *_kind(arity),
         "    idx = np.zeros(nd + 1, np.int64)",
         "    " + " = ".join(ptr) + " = 0",
         "    for o in range(nouter):",
-        "        for j in range(inner):",
-        f"            out0[po + j * so[nd]] = _co(_f({call}))",
+        *_inner_loops(arity, "        "),
         "        d = nd - 1",
         "        while d >= 0:",
         "            idx[d] += 1",
@@ -123,6 +150,7 @@ def _strided(arity: int, opts: str) -> list[str]:
         "    nouter = 1",
         "    for d in range(nd):",
         "        nouter *= shape[d]",
+        *_kind(arity),
         "    for o in prange(nouter):",
         "        " + " = ".join(ptr) + " = 0",
         "        rem = o * 1  # a copy: parfors forbid writing the loop index",
@@ -130,8 +158,7 @@ def _strided(arity: int, opts: str) -> list[str]:
         "            q = rem % shape[d]",
         "            rem //= shape[d]",
         *[f"            {p} += q * {s}[d]" for p, s in zip(ptr, st)],
-        "        for j in range(inner):",
-        f"            out0[po + j * so[nd]] = _co(_f({call}))",
+        *_inner_loops(arity, "        "),
         "",
     ]
     return serial + parallel
