@@ -342,10 +342,8 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
-        if self._a.ndim not in (0, 2):
-            # torch deprecates .T on other ranks but still reverses the dims.
-            return self.permute(*reversed(range(self._a.ndim)))
-        return self.t()
+        # torch reverses the dims with permute (PermuteBackward0) at every rank.
+        return self.permute(*reversed(range(self._a.ndim)))
 
     @property
     def mT(self) -> Tensor:
@@ -356,7 +354,8 @@ class Tensor:
 
     @property
     def H(self) -> Tensor:
-        return self.T.conj() if self.dtype.is_complex else self.T
+        h = self.transpose(0, 1) if self._a.ndim == 2 else self.T
+        return h.conj() if self.dtype.is_complex else h
 
     @property
     def mH(self) -> Tensor:

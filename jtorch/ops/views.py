@@ -335,7 +335,7 @@ def t(input: Tensor) -> Tensor:
     nd = input._a.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return _permuted(input, (1, 0) if nd == 2 else tuple(range(nd)))
+    return _permuted(input, (1, 0) if nd == 2 else tuple(range(nd)), "TBackward0")
 
 
 @tensor_method()
@@ -376,13 +376,17 @@ def _dup_message(dims: list) -> str:
     return ""
 
 
-def unsqueeze(input: Tensor, dim: int) -> Tensor:
+def _unsqueezed(input: Tensor, d: int) -> Tensor:
+    """The size-1 view at (wrapped) ``d``, not recorded for autograd."""
     shape, st = list(input._a.shape), list(strides_of(input))
-    d = wrap_dim(dim, len(shape) + 1)
     new_st = 1 if d >= len(shape) else shape[d] * st[d]
     shape.insert(d, 1)
     st.insert(d, new_st)
-    out = make_view(input, shape, st, offset_of(input))
+    return make_view(input, shape, st, offset_of(input))
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    out = _unsqueezed(input, wrap_dim(dim, input._a.ndim + 1))
     return _record(M.view_op, (input,), out, {"shape": input._a.shape,
                                               "_name": "UnsqueezeBackward0"})
 
@@ -860,7 +864,12 @@ def cat(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     tensor([1.0000, 2.0000, 3.5000])
     """
     tensors = _tensor_list(tensors, "cat")
-    dim = dim if axis is None else axis
+    return _concat(tensors, tensors, dim if axis is None else axis, out, M.cat_op)
+
+
+def _concat(tensors: list, inputs: list, dim: int, out, op) -> Tensor:
+    """cat's kernel; the autograd node is ``op`` over ``inputs`` (stack records the tensors
+    before their unsqueeze, as torch's StackBackward0 does)."""
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     d = tensors[0].dtype
@@ -899,7 +908,7 @@ def cat(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
             dst = res._a[(slice(None),) * axis + (slice(start, start + n),)]
             _copy_cast(dst, d, x)
         start += n
-    _record(M.cat_op, tuple(tensors), res, {"dim": axis})
+    _record(op, tuple(inputs), res, {"dim": axis})
     return _finish(out, res, "cat")
 
 
@@ -917,7 +926,7 @@ def stack(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
                                f"entry 0 and {list(x._a.shape)} at entry {i}")
     d = wrap_dim(dim, len(s0) + 1)
-    return cat([unsqueeze(x, d) for x in tensors], d, out=out)
+    return _concat([_unsqueezed(x, d) for x in tensors], tensors, d, out, M.stack_op)
 
 
 def hstack(tensors, *, out=None) -> Tensor:

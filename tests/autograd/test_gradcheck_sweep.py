@@ -81,6 +81,7 @@ SAMPLES = {
     "as_strided": (lambda x: x.as_strided((2, 2), (1, 2), 1), [_r(2, 3)]),
     "index": (lambda x: x[_IDX], [_r(3, 2)]),
     "cat": (lambda x, y: jtorch.cat([x, y], 1), [_r(2, 3), _r(2, 2)]),
+    "stack": (lambda x, y: jtorch.stack([x, y], 1), [_r(2, 3), _r(2, 3, seed=1)]),
     "flip": (lambda x: x.flip(1), [_r(2, 3)]),
     "roll": (lambda x: x.roll(1, 1), [_r(2, 3)]),
     "repeat": (lambda x: x.repeat(2, 1), [_r(2, 3)]),

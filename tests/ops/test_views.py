@@ -448,7 +448,7 @@ def test_ops_report_to_the_autograd_hook(monkeypatch):
     seen = []
     monkeypatch.setattr(dispatch, "grad_hook", lambda op, ins, out, kw: seen.append((op, kw)))
     x = jtorch.zeros(2, 3, requires_grad=True)
-    x.t()
+    x.permute(1, 0)
     x.reshape(6)
     jtorch.cat([x, x], 1)
     x[jtorch.tensor([1, 0])]

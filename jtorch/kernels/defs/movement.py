@@ -28,6 +28,7 @@ index_op = _movement("index")            # {"index"}: Tensor.__getitem__ (basic 
 
 # -- copying movement ops -------------------------------------------------------------------
 cat_op = _movement("cat")                # inputs: the tensors; {"dim"}
+stack_op = _movement("stack")            # inputs: the tensors; {"dim"} (the new one)
 flip_op = _movement("flip")              # {"dims"}
 roll_op = _movement("roll")              # {"shifts", "dims"}
 repeat_op = _movement("repeat")          # {"repeats"}
@@ -222,6 +223,11 @@ def _cat_vjp(c, g):
         res.append(g.narrow(d, start, n) if need else None)
         start += n
     return tuple(res)
+
+
+def _stack_vjp(c, g):
+    d = c.kw["dim"]
+    return tuple(g.select(d, i) if need else None for i, need in enumerate(c.needs))
 
 
 def _roll_vjp(c, g):
@@ -434,6 +440,7 @@ for _op, _rule, _saves, _name in [
     (as_strided_op, _as_strided_vjp, "", None),
     (index_op, _index_vjp, "", _index_name),
     (cat_op, _cat_vjp, "", None),
+    (stack_op, _stack_vjp, "", None),
     (flip_op, lambda c, g: (g.flip(c.kw["dims"]),), "", None),
     (roll_op, _roll_vjp, "", None),
     (repeat_op, _repeat_vjp, "", None),
