@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-from ..harness import Case, register
-from ._util import _REPO, rand, torch_only
+from ..harness import Case, Skip, register
+from ._util import _REPO, rand
 
 _DEMO = os.path.join(_REPO, "examples", "demo.py")
 _demo_cache: dict = {}
@@ -67,29 +67,68 @@ def _labels(n: int) -> np.ndarray:
     return np.random.default_rng(1).integers(0, 10, n).astype(np.int64)
 
 
+# Each sample runs in a fresh interpreter that imports one library only, as a user's training
+# script does: with torch loaded in the same process, jtorch finds GNU OpenMP already
+# initialised with spinning workers and takes Numba's workqueue layer instead of its own
+# OpenMP pool (see jtorch/_threads.py), which is not what a jtorch program runs.
+_STEPS = """
+import json, sys, time
+sys.path.insert(0, {repo!r})
+import numpy as np
+import {lib} as lib
+from perf.benchmarks import train
+step = train.{builder}(lib, {batch}, {compile})
+for _ in range({warm}):
+    step()
+times = []
+for _ in range({steps}):
+    t0 = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t0)
+print(json.dumps({{"value": float(np.median(times))}}))
+"""
+
+
+def _isolated(builder: str, batch: int, **kw) -> Case:
+    """A training-step case timed in fresh processes (the median of ``steps`` steps each)."""
+    from ._util import run_python
+
+    def make(rt):
+        if rt.name == "numpy":
+            raise Skip("no NumPy version")
+        code = _STEPS.format(repo=_REPO, lib=rt.name, builder=builder, batch=batch,
+                             compile=bool(rt.compile), warm=5, steps=30)
+        return lambda: run_python(code)["value"]
+
+    return Case(make, self_timed=True, rounds=1, **kw)
+
+
+def mlp_step(lib, batch: int, compile: bool):
+    x, y = rand(batch, 784), _labels(batch)
+    lib.manual_seed(0)
+    model = _mlp(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    return _step(lib, model, opt, lib.from_numpy(x), lib.from_numpy(y),
+                 lib.compile if compile else None)
+
+
+def lenet_step(lib, batch: int, compile: bool):
+    x, y = rand(batch, 1, 8, 8), _labels(batch)
+    lib.manual_seed(0)
+    model = demo_lenet(lib)()
+    opt = lib.optim.Adam(model.parameters(), lr=1e-2)
+    return _step(lib, model, opt, lib.from_numpy(x), lib.from_numpy(y),
+                 lib.compile if compile else None)
+
+
 @register("train/mlp_784_256_256_10", full=(128,), quick=(16,), label="b{}")
 def mlp(batch: int) -> Case:
-    x, y = rand(batch, 784), _labels(batch)
-
-    def make(lib, compile):
-        lib.manual_seed(0)
-        model = _mlp(lib)
-        opt = lib.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
-        return _step(lib, model, opt, lib.from_numpy(x), lib.from_numpy(y), compile)
-
     params = 784 * 256 + 256 + 256 * 256 + 256 + 256 * 10 + 10
-    return Case(torch_only(make), kind="compute", flops=3 * 2 * batch * (params - 522),
-                compile=True, note="SGD(momentum=0.9)")
+    return _isolated("mlp_step", batch, kind="compute", flops=3 * 2 * batch * (params - 522),
+                     compile=True, note="SGD(momentum=0.9); each runtime in its own process")
 
 
 @register("train/lenet_demo", full=(64,), quick=(64,), label="b{}")
 def lenet(batch: int) -> Case:
-    x, y = rand(batch, 1, 8, 8), _labels(batch)
-
-    def make(lib, compile):
-        lib.manual_seed(0)
-        model = demo_lenet(lib)()
-        opt = lib.optim.Adam(model.parameters(), lr=1e-2)
-        return _step(lib, model, opt, lib.from_numpy(x), lib.from_numpy(y), compile)
-
-    return Case(torch_only(make), kind="other", compile=True, note="examples/demo.py LeNet, Adam")
+    return _isolated("lenet_step", batch, kind="other", compile=True,
+                     note="examples/demo.py LeNet, Adam; each runtime in its own process")
