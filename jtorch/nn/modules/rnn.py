@@ -3,6 +3,8 @@
 Each layer and direction projects the whole input sequence with one matrix product, then
 steps through time with one (batch, hidden) product per step; gates follow torch's layouts
 (LSTM: i, f, g, o; GRU: r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))).
+Every input runs as packed steps (``nn.utils.rnn.PackedSequence``; a padded (T, B) input is
+T steps of B), so a step's batch shrinks as sequences end, and h_n is each one's last state.
 """
 
 from __future__ import annotations
@@ -103,98 +105,141 @@ class RNNBase(Module):
         g = lambda n: getattr(self, n + sfx, None)  # noqa: E731
         return g("weight_ih"), g("weight_hh"), g("bias_ih"), g("bias_hh"), g("weight_hr")
 
-    def _run_direction(self, x, h, c, layer: int, direction: int):
-        """x: (T, B, in); h: (B, H); returns (outputs (T, B, H), h, c)."""
+    def _step(self, xt, h, c, w_hh, b_hh, w_hr) -> tuple:
+        """One time step: xt is the input projection of the running rows, h/c their state."""
+        J = _J()
+        hp = J.matmul(h, w_hh.t())
+        if b_hh is not None:
+            hp = hp + b_hh
+        if self.mode == "LSTM":
+            i, f, g, o = (xt + hp).chunk(4, 1)
+            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+            h = o.sigmoid() * c.tanh()
+            return (J.matmul(h, w_hr.t()) if w_hr is not None else h), c
+        if self.mode == "GRU":
+            H = self.hidden_size
+            r = (xt[:, :H] + hp[:, :H]).sigmoid()
+            z = (xt[:, H:2 * H] + hp[:, H:2 * H]).sigmoid()
+            n = (xt[:, 2 * H:] + r * hp[:, 2 * H:]).tanh()
+            return (1 - z) * n + z * h, c
+        pre = xt + hp
+        return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), c
+
+    def _run_direction(self, x, h, c, layer: int, direction: int, batch_sizes: list):
+        """x: packed steps (N, in), ``batch_sizes[t]`` rows at step t (a padded (T, B) input
+        is T steps of B); h, c: (B, H) at the start. Returns the outputs (N, H) and each
+        sequence's final h, c: as in torch's packed layers, the forward pass drops the rows
+        of sequences that ended (keeping their state) and the reverse pass takes them in."""
         J = _J()
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-        steps = x.shape[0]
         xp = J.matmul(x, w_ih.t())
         if b_ih is not None:
             xp = xp + b_ih
-        outs = [None] * steps
-        order = range(steps - 1, -1, -1) if direction == 1 else range(steps)
-        H = self.hidden_size
-        for t in order:
-            hp = J.matmul(h, w_hh.t())
-            if b_hh is not None:
-                hp = hp + b_hh
-            xt = xp[t]
-            if self.mode == "LSTM":
-                gates = xt + hp
-                i, f, g, o = gates.chunk(4, 1)
-                c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-                h = o.sigmoid() * c.tanh()
-                if w_hr is not None:
-                    h = J.matmul(h, w_hr.t())
-            elif self.mode == "GRU":
-                xr, xz, xn = xt[:, :H], xt[:, H:2 * H], xt[:, 2 * H:]
-                hr, hz, hn = hp[:, :H], hp[:, H:2 * H], hp[:, 2 * H:]
-                r = (xr + hr).sigmoid()
-                z = (xz + hz).sigmoid()
-                n = (xn + r * hn).tanh()
-                h = (1 - z) * n + z * h
-            else:
-                pre = xt + hp
-                h = pre.tanh() if self.mode == "RNN_TANH" else pre.relu()
+        starts = [0]
+        for n in batch_sizes[:-1]:
+            starts.append(starts[-1] + n)
+        outs = [None] * len(batch_sizes)
+        ended_h, ended_c, h0, c0 = [], [], h, c
+        if direction == 1:
+            h, c = h0[:batch_sizes[-1]], c0[:batch_sizes[-1]] if c0 is not None else None
+        for t in (range(len(batch_sizes) - 1, -1, -1) if direction == 1 else range(len(outs))):
+            n, rows = batch_sizes[t], h.shape[0]
+            if n < rows:  # forward: sequences [n, rows) ended at the previous step
+                ended_h.append(h[n:])
+                ended_c.append(c[n:] if c is not None else None)
+                h, c = h[:n], c[:n] if c is not None else None
+            elif n > rows:  # reverse: sequences [rows, n) start at this step
+                h = J.cat([h, h0[rows:n]])
+                c = J.cat([c, c0[rows:n]]) if c is not None else None
+            h, c = self._step(xp[starts[t]:starts[t] + n], h, c, w_hh, b_hh, w_hr)
             outs[t] = h
-        return J.stack(outs), h, c
+        if ended_h:
+            h = J.cat([h, *ended_h[::-1]])
+            c = J.cat([c, *ended_c[::-1]]) if c is not None else None
+        return J.cat(outs), h, c
 
-    def forward(self, input, hx=None):
+    def _check_hidden(self, hx, batch: int, batched: bool, sorted_indices, dtype):
+        """(h0, c0) as (layers * directions, batch, hidden) in packed order (or zeros)."""
         J = _J()
-        if hasattr(input, "data") and type(input).__name__ == "PackedSequence":
-            raise NotImplementedError("PackedSequence inputs are not supported yet")
-        batched = input.dim() == 3
-        if input.dim() not in (2, 3):
-            raise ValueError(f"{self.mode.split('_')[0]}: Expected input to be 2D or 3D, got "
-                             f"{input.dim()}D instead")
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.shape[-1]}")
-        steps, batch = input.shape[0], input.shape[1]
         ndir = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, dtype=input.dtype)
-            c0 = J.zeros(self.num_layers * ndir, batch, self.hidden_size, dtype=input.dtype) \
+            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, dtype=dtype)
+            c0 = J.zeros(self.num_layers * ndir, batch, self.hidden_size, dtype=dtype) \
                 if is_lstm else None
+            return h0, c0
+        h0, c0 = hx if is_lstm else (hx, None)
+        if not batched:
+            h0 = h0.unsqueeze(1)
+            c0 = c0.unsqueeze(1) if c0 is not None else None
+        expected = (self.num_layers * ndir, batch, real_hidden)
+        if tuple(h0.shape) != expected:
+            raise RuntimeError(f"Expected hidden{'[0]' if is_lstm else ''} size "
+                               f"{expected}, got {list(h0.shape)}")
+        if sorted_indices is not None:
+            h0 = h0.index_select(1, sorted_indices)
+            c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
+        return h0, c0
+
+    def forward(self, input, hx=None):
+        J = _J()
+        from ..utils.rnn import PackedSequence
+
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            input, sizes, sorted_indices, unsorted_indices = input
+            if input.dim() != 2:
+                raise RuntimeError(f"input must have 2 dimensions, got {input.dim()}")
+            batch_sizes = sizes.tolist()
+            batched, batch, x = True, batch_sizes[0], input
         else:
-            h0, c0 = hx if is_lstm else (hx, None)
+            sorted_indices = unsorted_indices = None
+            batched = input.dim() == 3
+            if input.dim() not in (2, 3):
+                raise ValueError(f"{self.mode.split('_')[0]}: Expected input to be 2D or 3D, got "
+                                 f"{input.dim()}D instead")
             if not batched:
-                h0 = h0.unsqueeze(1)
-                c0 = c0.unsqueeze(1) if c0 is not None else None
-            expected = (self.num_layers * ndir, batch, real_hidden)
-            if tuple(h0.shape) != expected:
-                raise RuntimeError(f"Expected hidden{'[0]' if is_lstm else ''} size "
-                                   f"{expected}, got {list(h0.shape)}")
-        x = input
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            steps, batch = input.shape[0], input.shape[1]
+            batch_sizes = [batch] * steps
+            x = input.reshape(steps * batch, input.shape[-1])
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+        h0, c0 = self._check_hidden(hx, batch, batched, sorted_indices, input.dtype)
+        ndir = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):
             outs = []
             for direction in range(ndir):
                 k = layer * ndir + direction
                 o, h, c = self._run_direction(x, h0[k], c0[k] if c0 is not None else None,
-                                              layer, direction)
+                                              layer, direction, batch_sizes)
                 outs.append(o)
                 hs.append(h)
                 cs.append(c)
-            x = outs[0] if ndir == 1 else J.cat(outs, 2)
+            x = outs[0] if ndir == 1 else J.cat(outs, 1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = J.nn.functional.dropout(x, self.dropout, True)
         h_n = J.stack(hs)
-        c_n = J.stack(cs) if is_lstm else None
-        out = x
-        if not batched:
-            out = out.squeeze(1)
-            h_n = h_n.squeeze(1)
-            c_n = c_n.squeeze(1) if c_n is not None else None
-        elif self.batch_first:
-            out = out.transpose(0, 1)
-        return (out, (h_n, c_n)) if is_lstm else (out, h_n)
+        c_n = J.stack(cs) if c0 is not None else None
+        if packed:
+            out = PackedSequence(x, sizes, sorted_indices, unsorted_indices)
+            if unsorted_indices is not None:
+                h_n = h_n.index_select(1, unsorted_indices)
+                c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
+        else:
+            out = x.reshape(len(batch_sizes), batch, x.shape[-1])
+            if not batched:
+                out = out.squeeze(1)
+                h_n = h_n.squeeze(1)
+                c_n = c_n.squeeze(1) if c_n is not None else None
+            elif self.batch_first:
+                out = out.transpose(0, 1)
+        return (out, (h_n, c_n)) if c0 is not None else (out, h_n)
 
 
 class RNN(RNNBase):

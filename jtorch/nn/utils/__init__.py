@@ -1,4 +1,4 @@
-"""torch.nn.utils: gradient clipping and parameter/vector conversion.
+"""torch.nn.utils: gradient clipping, parameter/vector conversion and packed sequences (``rnn``).
 
 >>> import jtorch
 >>> lin = jtorch.nn.Linear(3, 1)
@@ -6,7 +6,7 @@
 torch.Size([4])
 """
 
-from . import clip_grad, convert_parameters  # noqa: F401
+from . import clip_grad, convert_parameters, rnn  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
