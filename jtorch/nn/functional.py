@@ -29,12 +29,13 @@ from ..ops.pooling import *  # noqa: F401,F403
 from ..ops.resample import *  # noqa: F401,F403
 from ..tensor import Tensor
 
-__all__ = [
-    "celu", "celu_", "dropout", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid",
-    "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid",
-    "mish", "normalize", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid",
-    "silu", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
-    "threshold", "threshold_",
+# Defined here; __all__ (at the end) adds the names each re-exported module lists.
+_OWN = [
+    "alpha_dropout", "celu", "celu_", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
+    "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+    "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "mish", "normalize", "prelu", "relu",
+    "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid", "silu", "softmax", "softmin",
+    "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -374,3 +375,15 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     return input * (keep * a) + b
 from .losses import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
+
+from ..ops.conv import __all__ as _conv_all  # noqa: E402
+from ..ops.embedding import __all__ as _embedding_all  # noqa: E402
+from ..ops.pooling import __all__ as _pooling_all  # noqa: E402
+from ..ops.resample import __all__ as _resample_all  # noqa: E402
+from .attention import __all__ as _attention_all  # noqa: E402
+from .losses import __all__ as _losses_all  # noqa: E402
+from .normalization import __all__ as _normalization_all  # noqa: E402
+
+__all__ = sorted({*_OWN, "bilinear", "linear", "cosine_similarity", "pairwise_distance",
+                  *_conv_all, *_embedding_all, *_pooling_all, *_resample_all, *_attention_all,
+                  *_losses_all, *_normalization_all})
