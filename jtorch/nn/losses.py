@@ -1,10 +1,12 @@
 """torch.nn.functional's loss functions as compositions of jtorch ops.
 
-Each loss is written the way ATen writes it (``LossNLL.cpp``, ``Loss.cpp``): the class-index
-losses pick log-probabilities with ``gather`` and mask ``ignore_index``; the elementwise
-losses are pointwise expressions followed by the shared reduction. Autograd follows the
-compositions; ``binary_cross_entropy`` alone is an OpDef with torch's gradient rule, whose
-``(x - t) / max(x (1 - x), 1e-12)`` stays finite at 0 and 1 where the composed log would not.
+Each loss is written the way ATen writes it (``LossNLL.cpp``, ``Loss.cpp``): nll_loss on (N, C)
+and (C,) float inputs is one compiled kernel each way (a training step's loss was a dozen
+small ops); its K-dimensional form picks log-probabilities with ``gather`` and masks
+``ignore_index``; the elementwise losses are pointwise expressions followed by the shared
+reduction. Autograd follows the compositions; ``binary_cross_entropy`` is an OpDef with torch's
+gradient rule, whose ``(x - t) / max(x (1 - x), 1e-12)`` stays finite at 0 and 1 where the
+composed log would not.
 
 >>> import jtorch
 >>> F = jtorch.nn.functional
@@ -153,12 +155,78 @@ def _class_weights(weight: Tensor | None, safe: Tensor, valid: Tensor, dtype) ->
     return _pw.where(valid, w, 0.0)
 
 
+# nll_loss over (N, C) or (C,) float inputs is one compiled kernel each way (torch's
+# nll_loss_forward / nll_loss_backward); the backward is itself an op whose gradient (with
+# respect to the incoming gradient) is nll_loss again, so double backward follows.
+nll_loss_op = extern("nll_loss")  # (input, target, weight) {reduction, ignore_index, tw, shape}
+nll_loss_backward_op = extern("nll_loss_backward")  # (grad, target, weight), the same kw
+
+
+def _nll_arrays(target: Tensor, weight: Tensor | None, dtype) -> tuple:
+    t = np.ascontiguousarray(target._a).reshape(-1)
+    w = np.empty(0, dtype) if weight is None else np.ascontiguousarray(weight._a).reshape(-1)
+    return t, w
+
+
+def _nll_fused(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+               ignore_index: int) -> Tensor:
+    x = np.ascontiguousarray(input._a).reshape(-1, input.shape[-1])
+    t, w = _nll_arrays(target, weight, x.dtype)
+    losses = np.empty(x.shape[0], x.dtype)
+    total, tw, bad = _loss_kernels.nll_forward(x, t, w, weight is not None, ignore_index, losses)
+    if bad >= 0:
+        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
+    if reduction == "none":
+        out = losses.reshape(target._a.shape)
+    elif reduction == "sum":
+        out = np.array(total, x.dtype)
+    else:
+        out = np.array(np.float64(total) / tw if tw else np.nan, x.dtype)
+    kw = {"reduction": reduction, "ignore_index": ignore_index, "tw": tw,
+          "shape": tuple(input._a.shape)}
+    return dispatch.record(nll_loss_op, (input, target, weight),
+                           Tensor._make(np.asarray(out), None, input.dtype), kw)
+
+
+def _nll_backward(g: Tensor, target: Tensor, weight: Tensor | None, kw: dict) -> Tensor:
+    a = np.ascontiguousarray(g._a).reshape(-1)
+    t, w = _nll_arrays(target, weight, a.dtype)
+    shape = kw["shape"]
+    gi = np.empty((t.shape[0], shape[-1]), a.dtype)
+    tw = kw["tw"]
+    scale = (1.0 / tw if tw else np.nan) if kw["reduction"] == "mean" else 1.0
+    _loss_kernels.nll_backward(a, kw["reduction"] == "none", t, w, weight is not None,
+                               kw["ignore_index"], a.dtype.type(scale), gi)
+    out = Tensor._make(gi.reshape(shape), None, g.dtype)
+    return dispatch.record(nll_loss_backward_op, (g, target, weight), out, kw)
+
+
+def _nll_vjp(c, g):
+    _, target, weight = c.args
+    gx = _nll_backward(g, target, weight, c.kw) if c.needs[0] else None
+    return gx, None, None
+
+
+def _nll_backward_vjp(c, gg):
+    _, target, weight = c.args
+    kw = c.kw
+    gg = gg.reshape(-1, kw["shape"][-1]) if len(kw["shape"]) == 2 else gg
+    return _nll_fused(gg, target, weight, kw["reduction"], kw["ignore_index"]), None, None
+
+
+defvjp(nll_loss_op, _nll_vjp, "12", name="NllLossBackward0")
+defvjp(nll_loss_backward_op, _nll_backward_vjp, "12", name="NllLossBackwardBackward0")
+
+
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
          ignore_index: int) -> Tensor:
     n_classes = _check_nll(input, target, weight)
     if weight is not None and weight.dtype is not input.dtype:
         raise RuntimeError(f"expected scalar type {dispatch.torch_name(input.dtype)} but found "
                            f"{dispatch.torch_name(weight.dtype)}")
+    if input.dim() <= 2 and input.dtype in (_dt.float32, _dt.float64) and \
+            isinstance(input._a, np.ndarray):
+        return _nll_fused(input, target, weight, reduction, ignore_index)
     cd = 0 if input.dim() == 1 else 1
     valid, safe = _targets(target, ignore_index, n_classes)
     picked = input.gather(cd, safe.unsqueeze(cd)).squeeze(cd)

@@ -135,6 +135,9 @@ SAMPLES = {
                         [_r(1, 1, 3, 3), jtorch.from_numpy(np.random.default_rng(0).uniform(
                             -0.9, 0.9, (1, 2, 2, 2))).requires_grad_()]),
     "native_layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b), [_r(2, 3), _r(3), _r(3)]),
+    "nll_loss": (lambda x: F.nll_loss(x, jtorch.tensor([1, 0, -100, 2]),
+                                      jtorch.tensor([0.5, 2.0, 1.5], dtype=jtorch.float64)),
+                 [_r(4, 3)]),
     "binary_cross_entropy": (
         lambda x: F.binary_cross_entropy(x, jtorch.tensor([[0.0, 1.0, 0.3], [1.0, 0.0, 0.5]],
                                                           dtype=jtorch.float64)),
@@ -142,6 +145,7 @@ SAMPLES = {
 }
 # backward kernels: checked by gradgradcheck of their forward op
 VIA_DOUBLE_BACKWARD = {
+    "nll_loss_backward": "nll_loss",
     "convolution_backward_weight": "convolution", "avg_pool2d_backward": "avg_pool2d",
     "avg_pool3d_backward": "avg_pool3d", "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",
     "adaptive_avg_pool3d_backward": "adaptive_avg_pool3d",

@@ -433,3 +433,21 @@ def test_module_legacy_reduction_and_errors():
         jtorch.nn.MultiMarginLoss(p=3)
     m = jtorch.nn.CrossEntropyLoss(weight=jtorch.ones(3)).double()
     assert m.weight.dtype is jtorch.float64
+
+
+@pytest.mark.parametrize("reduction", REDS)
+def test_nll_loss_kernel_second_order_and_layouts(reduction):
+    """The fused nll_loss kernels: a transposed (non-contiguous) input, and the gradient of the
+    input gradient with respect to the incoming gradient (double backward) against torch."""
+    w, tgt, x0 = rand(5) + 0.5, np.array([4, 0, -100]), randn(3, 5)
+    grads = []
+    for lib, fns in ((jtorch, F), (torch, TF)):
+        a = lib.from_numpy(x0.copy()).t().contiguous().t().requires_grad_()
+        assert not a.is_contiguous()
+        loss = fns.cross_entropy(a, lib.from_numpy(tgt), lib.from_numpy(w), reduction=reduction)
+        gout = lib.ones_like(loss).requires_grad_()
+        (ga,) = lib.autograd.grad(loss, a, gout, create_graph=True)
+        (gg,) = lib.autograd.grad((ga * lib.from_numpy(x0)).sum(), gout)
+        grads.append((_np(loss), _np(ga), _np(gg)))
+    for j, t in zip(*grads):
+        np.testing.assert_allclose(j, t, rtol=1e-7, atol=1e-9)
