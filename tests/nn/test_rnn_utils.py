@@ -257,3 +257,16 @@ def test_packed_input_errors():
     p = JR.pack_sequence([jtorch.ones(2, 3), jtorch.ones(1, 3)])
     with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 4\), got \[1, 3, 4\]"):
         j(p, jtorch.zeros(1, 3, 4))
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_empty_sequences(bidirectional):
+    for T in (torch, jtorch):
+        with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0"):
+            T.nn.GRU(3, 4, bidirectional=bidirectional)(T.ones(0, 2, 3))
+    j = jtorch.nn.LSTM(3, 4, bidirectional=bidirectional)
+    t = torch.nn.LSTM(3, 4, bidirectional=bidirectional)
+    jo, (jh, jc) = j(jtorch.ones(2, 0, 3))
+    to, (th, tc) = t(torch.ones(2, 0, 3))
+    assert (tuple(jo.shape), tuple(jh.shape), tuple(jc.shape)) == \
+        (tuple(to.shape), tuple(th.shape), tuple(tc.shape))

@@ -209,6 +209,8 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
+        if not batch_sizes:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         h0, c0 = self._check_hidden(hx, batch, batched, sorted_indices, input.dtype)
         ndir = 2 if self.bidirectional else 1
         hs, cs = [], []
