@@ -35,7 +35,7 @@ sweeps of ~0.5M points against 80-bit long double / mpmath).
 
     function  float32   float64     function  float32   float64
     exp       0.95*     0.94        tanh      0.78*     0.82
-    exp2      1.05      1.03        sigmoid   0.95      0.95
+    exp2      1.05      1.03        sigmoid   1.01*     0.96
     expm1     1.06      1.04        sinh      0.97      0.94
     log       0.83*     0.83        cosh      0.93      0.95
     log2      0.80      0.82        atan      0.85      0.75
@@ -65,8 +65,9 @@ Notes
   float64: exact products of the mantissa with per-exponent table chunks of 2/pi, summed modulo
   4. Checked on the hardest float64 case (x = 6381956970095103 * 2^797).
 - Exponent arithmetic in vectorised code: Numba types int32 arithmetic as int64, which the
-  vectoriser then carries in 64-bit lanes; newer code (sigmoid, the float32 reduction) keeps
-  exponents as integral floats (``_pow2f``) or in IR-level int32 to stay at full width.
+  vectoriser may then carry in 64-bit lanes; sigmoid builds 2^k from the bits of the
+  magic-rounded ``k + MAGIC`` (an add and a shift, which LLVM narrows back to 32 bits) and the
+  float32 reduction works in IR-level int32, so both stay at full width.
 - CUDA: the overloads are registered for ``target='generic'`` and use only arithmetic,
   bitcasts, ``llvm.fma``/``llvm.fmuladd``/``llvm.sqrt`` and constant tables;
   ``numba.cuda.compile_ptx`` of a device function calling any of them works for sm_90. Without
@@ -240,35 +241,6 @@ def _unary_float_intrinsic(llvm_name):
 
 # _sqrt(x): IEEE square root (nan for x < 0, no exception).
 _sqrt = intrinsic(target="generic")(_unary_float_intrinsic("llvm.sqrt"))
-
-
-# Numba types int32 arithmetic as int64, and the vectoriser then keeps 64-bit lanes (half as
-# many per register, plus conversions). These two keep small exponent arithmetic in 32 bits.
-@intrinsic(target="generic")
-def _to_i32(typingctx, x):
-    """Integral float x with |x| < 2^31 -> int32 (``fptosi``)."""
-    if not isinstance(x, types.Float):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.fptosi(args[0], ir.IntType(32))
-
-    return types.int32(x), codegen
-
-
-@intrinsic(target="generic")
-def _pow2f(typingctx, n):
-    """2.0**n for an integral float n in the normal exponent range, in the type of n."""
-    if not isinstance(n, types.Float):
-        return None
-
-    def codegen(context, builder, sig, args):
-        is32 = args[0].type == ir.FloatType()
-        ity = ir.IntType(32 if is32 else 64)
-        k = builder.add(builder.fptosi(args[0], ity), ir.Constant(ity, 127 if is32 else 1023))
-        return builder.bitcast(builder.shl(k, ir.Constant(ity, 23 if is32 else 52)), args[0].type)
-
-    return n(n), codegen
 
 
 # --------------------------------------------------------------------------------------------
@@ -560,13 +532,6 @@ def _make_exp(T, P, P2, PM1):
         return k, r + (r * r) * _poly(r, P)
 
     @_jitable
-    def expkf(a):
-        """exp(a) = 2^kf * (1 + s) with kf an integral float (a in the clamped exp range)."""
-        kf, _ = rint(a * LOG2E)
-        r = (a - kf * LN2_HI) - kf * LN2_LO
-        return kf, r + (r * r) * _poly(r, P)
-
-    @_jitable
     def expk_dw(a, a_lo):
         """exp(a + a_lo) = 2^k * (1 + s + s_lo) with s + s_lo a double-word."""
         kf, k = rint(a * LOG2E)
@@ -612,11 +577,11 @@ def _make_exp(T, P, P2, PM1):
         y = scale2((p + c) + (p_lo + c_lo), k)
         return x if abs(x) < TINY else y
 
-    return exp_, exp2_, expm1_, expk, expk_dw, expkf
+    return exp_, exp2_, expm1_, expk, expk_dw
 
 
-_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32, _expkf32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
-_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64, _expkf64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
+_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
+_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1113,23 +1078,39 @@ _SINH_P64 = (
     7.503263802462015e-13,
     6.475357315595627e-15,
 )
+# sigmoid's e^r = 1 + r + r^2 P(r), |r| <= ln2/2: float32 one degree lower than exp's (relative
+# error 2^-28.3, fitted with the leading coefficients rounded in turn); float64 is exp's.
+_SIG_EXP_P32 = (
+    0.4999999403953552,
+    0.1666652113199234,
+    0.04166826605796814,
+    0.008368676528334618,
+    0.0013820718741044402,
+)
+_SIG_EXP_P64 = _EXP_P64
 
 
-def _make_hyperbolic(T, expk, expk_dw, expkf, TANH_P, SINH_P):
+def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P, SIG_P):
     F = T.f
     pow2i, scale2, _ = _scalers(T)
-    TANH_P, SINH_P = tuple(F(c) for c in TANH_P), tuple(F(c) for c in SINH_P)
+    TANH_P, SINH_P, SIG_P = (tuple(F(c) for c in P) for P in (TANH_P, SINH_P, SIG_P))
     ONE, TWO, ZERO = F(1), F(2), F(0)
     TANH_X0, SINH_X0 = F(0.5493), F(1.0)
     if T is _T32:
-        TANH_CLAMP, EXP_CLAMP, SIG_LO, SIG_HI, KCAP = F(40.0), F(90.0), F(-40.0), F(110.0), 30
+        TANH_CLAMP, EXP_CLAMP, KCAP = F(40.0), F(90.0), 30
         TINY = F(2.0**-13)
-        FSPLIT = F(100.0)  # SIG_HI * log2(e) < FSPLIT + 126
+        # sigmoid: e^SIG_LO rounds to 0; for every k >= SIG_LO * log2(e), 2^(k + SIG_SHIFT) is
+        # normal with room below it for the division residual (~2^-MANT of it) to be normal too
+        SIG_LO, SIG_SHIFT = F(-110.0), 64
     else:
-        TANH_CLAMP, EXP_CLAMP, SIG_LO, SIG_HI, KCAP = F(40.0), F(711.0), F(-40.0), F(750.0), 60
+        TANH_CLAMP, EXP_CLAMP, KCAP = F(40.0), F(711.0), 60
         TINY = F(2.0**-28)
-        FSPLIT = F(1000.0)
-    FCAP = F(KCAP)
+        SIG_LO, SIG_SHIFT = F(-760.0), 256
+    LOG2E, MAGIC = T.c(_LOG2E), T.magic
+    LN2_HI, LN2_LO = T.split(_frac(_LN2), T.mant + 1 - 12)
+    as_int, as_float, MANT = T.as_int, T.as_float, T.mant
+    SIG_BIAS = T.bias + SIG_SHIFT - T.magic_i  # as_int(k + MAGIC) + SIG_BIAS = k + SHIFT + bias
+    SIG_UP = F(2.0**SIG_SHIFT)
 
     @_jitable
     def inv_one_plus_exp(a):
@@ -1162,29 +1143,29 @@ def _make_hyperbolic(T, expk, expk_dw, expkf, TANH_P, SINH_P):
         return x if ax < TINY else y
 
     def sigmoid_(x):
-        """1 / (1 + e^a), a = -x: e^a = 2^k (m + m_lo) from the plain exp kernel (no double-word
-        reduction: its error is below 2^-(MANT+2) relative), then 1 + e^a = 2^kp (c + g (m + m_lo))
-        with kp = max(k, 0), c = 2^-kp, g = 2^min(k, 0) (both capped where they no longer
-        matter), summed as a double-word and inverted with one residual correction; the exponent
-        arithmetic stays in floats (integral values) so that it vectorises at full width."""
-        a = -x
+        """n / (1 + t) with t = e^-|x| (<= 1) and n = 1 (x >= 0) or t (x < 0). e^-|x| = 2^k (1 + s)
+        from a short exp kernel; t = g + g s with g = 2^k is kept as a double-word (g s is exact),
+        so are the denominator 1 + t and the numerator, and the quotient is corrected by its
+        residual. Numerator and denominator are both scaled by U = 2^SIG_SHIFT, which keeps the
+        terms of a subnormal result (and its residual) normal, so that the quotient rounds once.
+        Selects only, one division, no int64 lanes."""
+        a = -abs(x)
         a = SIG_LO if a < SIG_LO else a
-        a = SIG_HI if a > SIG_HI else a
-        kf, s = expkf(a)
-        m = ONE + s
-        m_lo = (ONE - m) + s  # exact: |s| < 1
-        kp = kf if kf > ZERO else ZERO
-        kn = kf - kp
-        kn = -FCAP if kn < -FCAP else kn
-        g = _pow2f(kn)
-        gm = g * m
-        d, d_lo = _two_sum(_pow2f(-(FCAP if kp > FCAP else kp)), gm)
-        d_lo = d_lo + g * m_lo
-        q = _div(ONE, d)
-        q = q + q * (_fma(-q, d, ONE) - q * d_lo)
-        # q * 2^-kp with one rounding: the first factor keeps q normal and exact
-        k1 = FSPLIT if kp > FSPLIT else kp
-        return (q * _pow2f(-k1)) * _pow2f(k1 - kp)
+        tm = _fma(a, LOG2E, MAGIC)  # k + MAGIC, rounded once
+        kf = tm - MAGIC
+        r = _fma(-kf, LN2_LO, _fma(-kf, LN2_HI, a))
+        s = _fma(r * r, _poly(r, SIG_P), r)  # e^r - 1
+        gu = as_float((as_int(tm) + SIG_BIAS) << MANT)  # U g = 2^(k + SIG_SHIFT)
+        tu = _fma(gu, s, gu)  # U t, rounded
+        d = SIG_UP + tu
+        d_lo = _fma(gu, s, (SIG_UP - d) + gu)  # U (1 + g + g s) - d, exact where it matters
+        inv = _div(ONE, d)
+        neg = x < ZERO
+        n = tu if neg else SIG_UP
+        n_lo = _fma(gu, s, gu - tu) if neg else ZERO
+        q = n * inv
+        e = _fma(-q, d_lo, _fma(-q, d, n) + n_lo)
+        return _fma(e, inv, q)
 
     @_jitable
     def exp_parts(ax):
@@ -1215,10 +1196,10 @@ def _make_hyperbolic(T, expk, expk_dw, expkf, TANH_P, SINH_P):
 
 
 _tanh32, _sigmoid32, _sinh32, _cosh32 = _make_hyperbolic(
-    _T32, _expk32, _expk_dw32, _expkf32, _TANH_P32, _SINH_P32
+    _T32, _expk32, _expk_dw32, _TANH_P32, _SINH_P32, _SIG_EXP_P32
 )
 _tanh64, _sigmoid64, _sinh64, _cosh64 = _make_hyperbolic(
-    _T64, _expk64, _expk_dw64, _expkf64, _TANH_P64, _SINH_P64
+    _T64, _expk64, _expk_dw64, _TANH_P64, _SINH_P64, _SIG_EXP_P64
 )
 
 
