@@ -20,9 +20,10 @@ compiles to ``<8 x float>`` (or wider) vector code on AVX2 without ``fastmath=Tr
 -0.0 and subnormal semantics are kept. Each public name is a plain Python function (a NumPy
 fallback, so plain calls and ``NUMBA_DISABLE_JIT=1`` work) with a ``numba.extending.overload``
 for the generic target (CPU and CUDA) that picks the float32 or float64 implementation by
-argument type. float32 arguments are computed in float32 arithmetic and return float32 (one
-exception: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses 64-bit integer
-arithmetic and one float64 conversion, see below).
+argument type. float32 arguments are computed in float32 arithmetic and return float32 (two
+exceptions: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses 64-bit integer
+arithmetic and one float64 conversion, and float32 sin/cos reduce and evaluate in float64, see
+below).
 
 Inlining: the overloads and helpers are compiled once per type with ``forceinline`` (LLVM
 ``alwaysinline``), so LLVM inlines them into the caller's loop before vectorising. This is much
@@ -41,8 +42,8 @@ sweeps of ~0.5M points against 80-bit long double / mpmath).
     log2      0.80      0.82        atan      0.85      0.75
     log10     0.74      0.68        atan2     0.84      0.84
     log1p     0.83      0.82        asin      0.63      0.75
-    sin       0.77*     0.77        acos      0.62      0.72
-    cos       0.77*     0.76        asinh     0.83      0.82
+    sin       0.60*     0.77        acos      0.62      0.72
+    cos       0.60*     0.76        asinh     0.83      0.82
     tan       0.99*     0.98        acosh     0.81      0.78
     pow       1.15      1.10        atanh     0.82      0.84
     erf       0.79      0.82        erfc      1.16      1.17
@@ -64,6 +65,10 @@ Notes
   earlier per-exponent table cost four 16-lane gathers per vector, ~3/4 of the time of sin);
   float64: exact products of the mantissa with per-exponent table chunks of 2/pi, summed modulo
   4. Checked on the hardest float64 case (x = 6381956970095103 * 2^797).
+- float32 sin/cos reduce modulo pi instead (|r| <= pi/2: the same integer Payne-Hanek product
+  rounded to the nearest multiple of pi, or Cody-Waite with pi in two doubles below 2^10) and
+  evaluate one odd polynomial in float64, rounded once: no sin/cos kernel pair to select from and
+  no double-word reduction, which made them 1.4x faster than the float32 quadrant form.
 - Exponent arithmetic in vectorised code: Numba types int32 arithmetic as int64, which the
   vectoriser may then carry in 64-bit lanes; sigmoid builds 2^k from the bits of the
   magic-rounded ``k + MAGIC`` (an add and a shift, which LLVM narrows back to 32 bits) and the
@@ -721,7 +726,8 @@ _log64, _log2_64, _log10_64, _log1p_64, _log_dw64, _decompose64 = _make_log(_T64
 # sin, cos, tan
 # --------------------------------------------------------------------------------------------
 #
-# Argument reduction x = q*pi/2 + r, |r| <= pi/4, r as a double-word (r + r_lo):
+# Argument reduction x = q*pi/2 + r, |r| <= pi/4, r as a double-word (r + r_lo) (float32 sin and
+# cos use a half-turn form of it, see ``_make_sincos32``):
 # - moderate |x|: Cody-Waite with pi/2 split in three full-precision parts; the first product
 #   is subtracted exactly with an FMA, the second as an exact FMA product with TwoSum;
 # - huge |x| (Payne-Hanek): x = M * 2^E with integer M; the bits of 2/pi that matter for
@@ -769,8 +775,9 @@ _RPI32_WORDS = tuple((_RPI32_S >> (64 * i)) & ((1 << 64) - 1) for i in range(4))
 _RPI64_EMIN, _RPI64_EMAX = -14, 971
 _RPI64_TAB = _two_over_pi_table(_RPI64_EMIN, _RPI64_EMAX, 4, 53)
 
-_SIN_P32 = (-0.1666666716337204, 0.008333379402756691, -0.00019853064441122115, 2.8325100629444933e-06)
-_COS_P32 = (0.0416666679084301, -0.0013888980029150844, 2.482202216924634e-05, -2.888123447064572e-07)
+# float32 sin and cos: sin(r) = r + r^3 P(z), z = r^2, |r| <= pi/2, evaluated in float64 (relative
+# error 2^-27.3, below 0.1 ulp of the float32 result)
+_SIN_PI_P32 = (-0.16666659544524606, 0.008333066081445337, -0.00019809590005696117, 2.605750476053809e-06)
 _TAN_P32 = (
     0.33333349227905273,
     0.13332675397396088,
@@ -854,8 +861,9 @@ def _rint64(x):
     return t - _MAGIC64, _f64_as_i64(t) - _MAGIC64_I
 
 
-def _ph32_ir(builder, x):
-    """LLVM IR of the float32 Payne-Hanek reduction (see ``_payne_hanek32``)."""
+def _ph32_fixed(builder, x):
+    """LLVM IR of the float32 Payne-Hanek product (see ``_payne_hanek32``): y = x * 2/pi mod 4
+    as a 64-bit fixed-point integer with 62 fraction bits."""
     i32, i64 = ir.IntType(32), ir.IntType(64)
 
     def c32(v):
@@ -884,12 +892,31 @@ def _ph32_ir(builder, x):
     # top 64 bits of m * W mod 2^128 (the dropped low product bits are below 2^-62): a
     # fixed-point y = m * 2^E * 2/pi mod 4 with 62 fraction bits
     t_lo = builder.lshr(builder.mul(m, builder.lshr(w_lo, c64(32))), c64(32))
-    t = builder.add(builder.mul(m, w_hi), t_lo)
-    n = builder.lshr(builder.add(t, c64(1 << 61)), c64(62))  # nearest quadrant, mod 4
-    f = builder.sub(t, builder.shl(n, c64(62)))  # signed, |f| <= 2^61
+    return builder.add(builder.mul(m, w_hi), t_lo)
+
+
+def _ph32_ir(builder, x):
+    """Quadrant form: (r float64, n int32), x = n*pi/2 + r (mod 2*pi), |r| <= pi/4."""
+    i64 = ir.IntType(64)
+    t = _ph32_fixed(builder, x)
+    n = builder.lshr(builder.add(t, ir.Constant(i64, 1 << 61)), ir.Constant(i64, 62))  # mod 4
+    f = builder.sub(t, builder.shl(n, ir.Constant(i64, 62)))  # signed, |f| <= 2^61
     scale = ir.Constant(ir.DoubleType(), float(_PIO2_64) * 2.0**-62)
     r = builder.fmul(builder.sitofp(f, ir.DoubleType()), scale)
-    return r, builder.trunc(n, i32)
+    return r, builder.trunc(n, ir.IntType(32))
+
+
+def _ph32_pi_ir(builder, x, quadrants):
+    """Half-turn form of x + quadrants*pi/2: (r float64, j int64), = j*pi + r (mod 2*pi),
+    |r| <= pi/2; only the parity of j is kept."""
+    i64 = ir.IntType(64)
+    # u = (y + quadrants + 1) mod 4: its top bit is round(y'/2) mod 2, the rest y' - 2j + 1
+    off = ((quadrants + 1) % 4) << 62
+    u = builder.add(_ph32_fixed(builder, x), ir.Constant(i64, off - (1 << 64) if off >> 63 else off))
+    j = builder.lshr(u, ir.Constant(i64, 63))
+    f = builder.sub(builder.and_(u, ir.Constant(i64, (1 << 63) - 1)), ir.Constant(i64, 1 << 62))
+    scale = ir.Constant(ir.DoubleType(), float(_PIO2_64) * 2.0**-62)
+    return builder.fmul(builder.sitofp(f, ir.DoubleType()), scale), j
 
 
 @intrinsic(target="generic")
@@ -908,6 +935,28 @@ def _payne_hanek32(typingctx, ax):
         return context.make_tuple(builder, sig.return_type, [r, k])
 
     return sig, codegen
+
+
+def _payne_hanek32_pi(quadrants):
+    """Intrinsic: float32 ax (>= 2^10, finite) -> (r float64, j int64) with
+    ax + quadrants*pi/2 = j*pi + r (mod 2*pi), |r| <= pi/2 (the float32 sin and cos)."""
+
+    def typer(typingctx, ax):
+        if ax != types.float32:
+            return None
+        sig = types.Tuple((types.float64, types.int64))(types.float32)
+
+        def codegen(context, builder, sig, args):
+            r, j = _ph32_pi_ir(builder, args[0], quadrants)
+            return context.make_tuple(builder, sig.return_type, [r, j])
+
+        return sig, codegen
+
+    return intrinsic(target="generic")(typer)
+
+
+_payne_hanek32_sin = _payne_hanek32_pi(0)
+_payne_hanek32_cos = _payne_hanek32_pi(1)
 
 
 @_jitable
@@ -945,34 +994,99 @@ def _payne_hanek64(ax):
     return y, (r - y) + r_lo, k
 
 
-def _make_trig(T, SP, CP, TP):
+def _make_reduce(T):
+    """reduce(ax) -> (r, r_lo, k) with ax = k*pi/2 + r + r_lo (mod 2*pi), |r| <= pi/4."""
     F = T.f
-    SP, CP, TP = tuple(F(c) for c in SP), tuple(F(c) for c in CP), tuple(F(c) for c in TP)
-    S1, SR = SP[0], SP[1:]
-    ONE, HALF = F(1), F(0.5)
-    INF = T.inf
     if T is _T32:
-        cody_waite = _cody_waite32
-        CW_MAX, TINY = F(1024.0), F(2.0**-12)
+        CW_MAX = F(1024.0)
 
         @_jitable
         def reduce(ax):
-            r, r_lo, k = cody_waite(ax)
+            r, r_lo, k = _cody_waite32(ax)
             rh64, kh = _payne_hanek32(ax)
             rh = np.float32(rh64)
             rh_lo = np.float32(rh64 - np.float64(rh))
             small = ax < CW_MAX
             return (r if small else rh), (r_lo if small else rh_lo), (k if small else kh)
-    else:
-        cody_waite = _cody_waite64
-        CW_MAX, TINY = F(2.0**40), F(2.0**-27)
 
-        @_jitable
-        def reduce(ax):
-            r, r_lo, k = cody_waite(ax)
-            rh, rh_lo, kh = _payne_hanek64(ax)
-            small = ax < CW_MAX
-            return (r if small else rh), (r_lo if small else rh_lo), (k if small else kh)
+        return reduce
+
+    CW_MAX = F(2.0**40)
+
+    @_jitable
+    def reduce(ax):
+        r, r_lo, k = _cody_waite64(ax)
+        rh, rh_lo, kh = _payne_hanek64(ax)
+        small = ax < CW_MAX
+        return (r if small else rh), (r_lo if small else rh_lo), (k if small else kh)
+
+    return reduce
+
+
+_reduce32 = _make_reduce(_T32)
+_reduce64 = _make_reduce(_T64)
+_TRIG_TINY32 = np.float32(2.0**-12)  # sin(x), tan(x) round to x below this
+_TRIG_TINY64 = np.float64(2.0**-27)
+
+
+def _make_sincos32(P):
+    """float32 sin and cos in float64 arithmetic: x = j*pi + r, |r| <= pi/2, exact enough in float64
+    (Cody-Waite with pi in two doubles below 2^10, the integer Payne-Hanek above), then one odd
+    polynomial, sin(x) = (-1)^j sin(r), rounded once to float32. cos(x) = (-1)^j sin(r) for
+    x = (j - 1/2)*pi + r. One polynomial instead of a sin and a cos kernel and their select, and no
+    double-word reduction."""
+    F, D = np.float32, np.float64
+    P = tuple(D(c) for c in P)
+    pi = Fraction(_PI)
+    PI_HI, PIO2_HI = D(float(pi)), D(float(pi / 2))
+    PI_LO, PIO2_LO = D(float(pi - Fraction(float(PI_HI)))), D(float(pi / 2 - Fraction(float(PIO2_HI))))
+    INV_PI, MAGIC = D(float(1 / pi)), _T64.magic
+    ONE, HALF, TWO = D(1), D(0.5), D(2)
+    CW_MAX, TINY, INF = F(1024.0), _TRIG_TINY32, F(np.inf)
+
+    @_jitable
+    def sin_poly(r):
+        z = r * r
+        return _fma(r * z, _poly(z, P), r)
+
+    def sin_(x):
+        ax = abs(x)
+        xd = np.float64(ax)
+        t = _fma(xd, INV_PI, MAGIC)  # j + MAGIC
+        jf = t - MAGIC
+        r = _fma(-jf, PI_LO, _fma(-jf, PI_HI, xd))
+        rh, jh = _payne_hanek32_sin(ax)
+        small = ax < CW_MAX
+        j = _f64_as_i64(t) if small else jh  # only the parity is used
+        y = np.float32(sin_poly(r if small else rh))
+        y = -y if ((j & 1) != 0) != (x < 0) else y
+        y = x if ax < TINY else y  # signed zeros
+        return y if ax < INF else x - x
+
+    def cos_(x):
+        ax = abs(x)
+        xd = np.float64(ax)
+        t = _fma(xd, INV_PI, HALF) + MAGIC  # j + MAGIC
+        mf = _fma(t - MAGIC, TWO, -ONE)  # 2j - 1
+        r = _fma(-mf, PIO2_LO, _fma(-mf, PIO2_HI, xd))
+        rh, jh = _payne_hanek32_cos(ax)
+        small = ax < CW_MAX
+        j = _f64_as_i64(t) if small else jh
+        y = np.float32(sin_poly(r if small else rh))
+        y = -y if (j & 1) != 0 else y
+        return y if ax < INF else x - x
+
+    return sin_, cos_
+
+
+def _make_sincos(T, SP, CP):
+    """sin and cos from the quadrant reduction, a sin and a cos kernel on |r| <= pi/4."""
+    F = T.f
+    SP, CP = tuple(F(c) for c in SP), tuple(F(c) for c in CP)
+    S1, SR = SP[0], SP[1:]
+    ONE, HALF = F(1), F(0.5)
+    INF = T.inf
+    reduce, TINY = (_reduce32, _TRIG_TINY32) if T is _T32 else (_reduce64, _TRIG_TINY64)
 
     @_jitable
     def ksin(x, y):
@@ -1010,6 +1124,16 @@ def _make_trig(T, SP, CP, TP):
         y = -y if (k + 1) & 2 else y
         return y if ax < INF else x - x
 
+    return sin_, cos_
+
+
+def _make_tan(T, TP):
+    F = T.f
+    TP = tuple(F(c) for c in TP)
+    ONE = F(1)
+    INF = T.inf
+    reduce, TINY = (_reduce32, _TRIG_TINY32) if T is _T32 else (_reduce64, _TRIG_TINY64)
+
     def tan_(x):
         ax = abs(x)
         r, r_lo, k = reduce(ax)
@@ -1026,11 +1150,13 @@ def _make_trig(T, SP, CP, TP):
         y = x if ax < TINY else y
         return y if ax < INF else x - x
 
-    return sin_, cos_, tan_
+    return tan_
 
 
-_sin32, _cos32, _tan32 = _make_trig(_T32, _SIN_P32, _COS_P32, _TAN_P32)
-_sin64, _cos64, _tan64 = _make_trig(_T64, _SIN_P64, _COS_P64, _TAN_P64)
+_sin32, _cos32 = _make_sincos32(_SIN_PI_P32)
+_sin64, _cos64 = _make_sincos(_T64, _SIN_P64, _COS_P64)
+_tan32 = _make_tan(_T32, _TAN_P32)
+_tan64 = _make_tan(_T64, _TAN_P64)
 
 
 # --------------------------------------------------------------------------------------------
