@@ -157,11 +157,12 @@ def im2col_par(x, cols, geo):
 
 
 @_jit
-def _col2im_plane(cols, out, t, geo):
-    """Output plane t = (image n, channel c) of col2im: every column entry that reads it."""
+def _col2im_plane(c3, out, t, geo, o_sp):
+    """Output plane t = (image n, channel c) of col2im: every column entry that reads it;
+    ``c3`` is the column matrix as (C*K, N, oD*oH*oW), ``o_sp`` its (oD, oH, oW)."""
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
     n_ch, d_in, h_in, w_in = out.shape[1], out.shape[2], out.shape[3], out.shape[4]
-    o_d, o_h, o_w = cols.shape[2], cols.shape[3], cols.shape[4]
+    o_d, o_h, o_w = o_sp
     kk = kd * kh * kw
     n = t // n_ch
     c = t - n * n_ch
@@ -172,7 +173,7 @@ def _col2im_plane(cols, out, t, geo):
         j = (k // kw) % kh
         base = (k % kw) * dw - pw
         w_lo, w_hi = _span(o_w, sw, base, w_in)
-        src = cols[c * kk + k, n].reshape(-1)
+        src = c3[c * kk + k, n]
         for od in range(o_d):
             z = od * sd - pd + i * dd
             if z < 0 or z >= d_in:
@@ -194,10 +195,11 @@ def _col2im_plane(cols, out, t, geo):
 
 
 @_jit
-def _col2im_scatter(cols, oc, tab, t):
+def _col2im_scatter(c3, oc, tab, t):
     """Output plane t = (image n, channel c) of col2im through the gather tables (their
     adjoint: a scatter-add; within one kernel offset the targets are distinct); ``oc`` is the
-    output as C-contiguous (N, C, plane)."""
+    output as C-contiguous (N, C, plane), ``c3`` the columns as (C*K, N, plane). Plain slices
+    only: a reshape per (plane, offset) cost more than the adds on LeNet's 4x4 planes."""
     n_ch = oc.shape[1]
     kk = tab.shape[0]
     n = t // n_ch
@@ -206,7 +208,7 @@ def _col2im_scatter(cols, oc, tab, t):
     dst[:] = 0
     for k in range(kk):
         tk = tab[k]
-        src = cols[c * kk + k, n].reshape(-1)
+        src = c3[c * kk + k, n]
         for p in range(src.shape[0]):
             q = tk[p]
             if q >= 0:
@@ -217,26 +219,28 @@ def _col2im_scatter(cols, oc, tab, t):
 def col2im(cols, out, geo):
     """The adjoint of ``im2col``: ``out`` (N, C, D, H, W) is overwritten with the sums of the
     column entries that read each element; one task per (n, c) plane, so no races."""
+    c3 = cols.reshape(cols.shape[0], cols.shape[1], -1)
     if cols.shape[4] < _SHORT_ROW:
         tab = _gather_tables(out, cols, geo)
         oc = out.reshape(out.shape[0], out.shape[1], -1)
         for t in range(out.shape[0] * out.shape[1]):
-            _col2im_scatter(cols, oc, tab, t)
+            _col2im_scatter(c3, oc, tab, t)
     else:
         for t in range(out.shape[0] * out.shape[1]):
-            _col2im_plane(cols, out, t, geo)
+            _col2im_plane(c3, out, t, geo, cols.shape[2:])
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def col2im_par(cols, out, geo):
+    c3 = cols.reshape(cols.shape[0], cols.shape[1], -1)
     if cols.shape[4] < _SHORT_ROW:
         tab = _gather_tables(out, cols, geo)
         oc = out.reshape(out.shape[0], out.shape[1], -1)
         for t in prange(out.shape[0] * out.shape[1]):
-            _col2im_scatter(cols, oc, tab, t)
+            _col2im_scatter(c3, oc, tab, t)
     else:
         for t in prange(out.shape[0] * out.shape[1]):
-            _col2im_plane(cols, out, t, geo)
+            _col2im_plane(c3, out, t, geo, cols.shape[2:])
 
 
 @_jit
