@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from . import _allocator
+from . import _allocator, _flags
 from . import dtypes as _dt
 from .kernels import registry
 from .kernels.cpu import pointwise as _pw
@@ -115,10 +115,22 @@ def _kind(x):
 
 def resolve_dtypes(op: registry.OpDef, args: tuple) -> tuple:
     """``pointwise_dtypes`` memoised on the operands' kinds and the default dtype."""
+    return _plan(op, args)[:3]
+
+
+def _plan(op: registry.OpDef, args: tuple) -> tuple:
+    """(common, compute, result, dense loop pattern, half) of a call, memoised on the operands'
+    kinds and the default dtype. The pattern names each operand's role in the contiguous loop
+    variants when all tensors share one C-contiguous shape ('a' array, 's' scalar); ``half``
+    says whether float16 is involved (those calls run through float32)."""
     key = (op, _dt._default.value, *[_kind(x) for x in args])
     r = _dtype_cache.get(key)
     if r is None:
-        r = _dtype_cache[key] = pointwise_dtypes(op, args)
+        common, compute, result = pointwise_dtypes(op, args)
+        pat = "".join("a" if isinstance(x, _TENSOR) else "s" for x in args)
+        half = _float16 in (compute, result) or any(
+            isinstance(x, _TENSOR) and x.dtype is _float16 for x in args)
+        r = _dtype_cache[key] = (common, compute, result, pat, half)
     return r
 
 
@@ -127,16 +139,20 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
     if trace_hook is not None:
         return trace_hook(op, args, {"out": out, "inplace": inplace})
-    _, compute, result = resolve_dtypes(op, args)
+    _, compute, result, pat, half = _plan(op, args)
     shape = None
+    dense = not half  # every tensor operand C-contiguous with the one common shape
     for x in args:
         if isinstance(x, _TENSOR):
-            s = x._a.shape
+            a = x._a
             if shape is None:
-                shape = s
-            elif s != shape:
+                shape = a.shape
+            elif a.shape != shape:
                 shape = broadcast_shapes(*[y._a.shape for y in args if isinstance(y, _TENSOR)])
+                dense = False
                 break
+            if dense and not a.flags.c_contiguous:
+                dense = False
     saved_self = None
     if out is not None and args and out is args[0]:
         inplace = True  # x.op_(...) written as op(x, ..., out=x)
@@ -160,6 +176,18 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
         run_pointwise(op, args, out._a, compute, out.dtype)
         bump_version(out)
         res = out
+    elif dense and shape is not None:
+        # the common case, inlined: a fresh C-contiguous result and one contiguous loop
+        a = _allocator.empty(shape, result.np)
+        flat = a.reshape(-1)
+        res = Tensor._make(a, flat, result)
+        n = flat.size
+        if n:
+            loop = _flat_loop(op, len(args), compute, result, pat, n)
+            try:
+                loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
+            except ZeroDivisionError:
+                raise RuntimeError("ZeroDivisionError") from None
     else:
         a, st = new_output(args, shape, result.np)
         res = Tensor._make(a, st, result)
@@ -290,6 +318,20 @@ def kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype, v
     return k
 
 
+# (op, compute, out dtype, pattern) -> (serial loop, parallel loop) of the contiguous variants
+_flat_loops: dict = {}
+
+
+def _flat_loop(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype, pat: str,
+               n: int):
+    key = (op, compute, out, pat)
+    loops = _flat_loops.get(key)
+    if loops is None:
+        loops = _flat_loops[key] = (kernel(op, arity, compute, out, "c_" + pat),
+                                    kernel(op, arity, compute, out, "p_" + pat))
+    return loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
+
+
 def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt.dtype,
                   out_dtype: _dt.dtype | None = None) -> None:
     """Pick the loop variant (contiguous/scalar pattern or strided) and run it into ``out``."""
@@ -298,14 +340,16 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
         return
     if out_dtype is None:
         out_dtype = _dt._FROM_NP[out.dtype]
-    if out_dtype is _float16 or compute is _float16 or any(
-            isinstance(x, _TENSOR) and x.dtype is _float16 for x in args):
+    if out_dtype is _float16 or compute is _float16:
         return _run_half(op, args, out, compute)
     shape = out.shape
     if out.flags.c_contiguous:
-        pat, flat = "", []
+        pat = ""
+        flat = [out.reshape(-1)]
         for x in args:
             if isinstance(x, _TENSOR):
+                if x.dtype is _float16:
+                    return _run_half(op, args, out, compute)
                 a = x._a
                 if a.shape == shape and a.flags.c_contiguous:
                     pat += "a"
@@ -320,12 +364,13 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
             flat.append(x)
         else:
             if "a" in pat:
-                fn = kernel(op, len(args), compute, out_dtype, ("p_" if use_parallel(n) else "c_") + pat)
                 try:
-                    fn(out.reshape(-1), *flat)
+                    _flat_loop(op, len(args), compute, out_dtype, pat, n)(*flat)
                 except ZeroDivisionError:
                     raise RuntimeError("ZeroDivisionError") from None
                 return
+    if any(isinstance(x, _TENSOR) and x.dtype is _float16 for x in args):
+        return _run_half(op, args, out, compute)
     # Broadcast, non-contiguous, or all-scalar inputs: the strided loop fills ``out``.
     _strided(op, args, out, compute, out_dtype)
 
