@@ -361,9 +361,12 @@ def conv_weight(x: np.ndarray, g: np.ndarray, k_sp: tuple, stride, padding, dila
     gt = _allocator.empty((o, n, ll), x.dtype)
     run_swap(g.reshape(n, o, ll), gt)
     cg = c // groups
-    _mm.bmm_into(gt.reshape(groups, o // groups, n * ll),
-                 cols.reshape(groups, cg * kk, n * ll).transpose(0, 2, 1),
-                 gw.reshape(groups, o // groups, cg * kk))
+    # gW^T = cols @ g^T: BLAS splits the long (C/G*K) side better than the short O/G side
+    # (N=64, 32->64, 32x32: 20 -> 17.6 ms); the small transpose back is free
+    gwt = _allocator.empty((groups, cg * kk, o // groups), x.dtype)
+    _mm.bmm_into(cols.reshape(groups, cg * kk, n * ll),
+                 gt.reshape(groups, o // groups, n * ll).transpose(0, 2, 1), gwt)
+    gw.reshape(groups, o // groups, cg * kk)[...] = gwt.transpose(0, 2, 1)
     return gw
 
 
