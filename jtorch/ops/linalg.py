@@ -20,6 +20,7 @@ from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
 from ._util import tensor_method
+from .views import _expand_geometry
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "dot", "ger",
            "inner", "matmul", "mm", "mv", "outer", "vdot"]
@@ -269,8 +270,37 @@ def _scaled_sum(input, prod, beta, alpha, name: str) -> Tensor:
 @tensor_method()
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
           out: Tensor | None = None) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2)."""
-    return _deliver(_scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm"), out)
+    """beta * input + alpha * (mat1 @ mat2): one kernel (BLAS product, then the scaled sum)."""
+    _check_tensor(input, "addmm")
+    _check_tensor(mat1, "addmm", 2, "mat1")
+    _check_tensor(mat2, "addmm", 3, "mat2")
+    for t, name in ((mat1, "mat1"), (mat2, "mat2")):
+        if t.dim() != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t.dim()}-D tensor")
+    (m, k), (k2, n) = mat1._a.shape, mat2._a.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    for t, name in ((input, "self"), (mat1, "mat1")):
+        if t.dtype is not mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{dispatch.torch_name(t.dtype)} and "
+                               f"{dispatch.torch_name(mat2.dtype)}")
+    _expand_geometry(input, (m, n))  # torch's broadcast errors
+    d = mat2.dtype
+    _kernel_dtype(d, "addmm_impl_cpu_")
+    c, a, b = input._a, mat1._a, mat2._a
+    if d is _float16:  # no float16 BLAS: compute in float32, round once
+        f32 = np.float32
+        res = np.empty((m, n), f32)
+        L.addmm_op.impl(c.astype(f32), a.astype(f32), b.astype(f32), res, beta, alpha)
+        r = _allocator.empty((m, n), d.np)
+        r[...] = res
+    else:
+        r = _allocator.empty((m, n), d.np)
+        L.addmm_op.impl(c, a, b, r, beta, alpha)
+    res = dispatch.record(L.addmm_op, (input, mat1, mat2), Tensor._make(r, None, d),
+                          {"beta": beta, "alpha": alpha})
+    return _deliver(res, out)
 
 
 @tensor_method()
@@ -640,8 +670,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if weight.dim() not in (1, 2):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.dim()}D")
-    if input.dim() == 2 and weight.dim() == 2 and bias is not None:
-        return addmm(bias, input, weight.t())
+    if input.dim() >= 2 and weight.dim() == 2 and bias is not None:
+        if input.dim() == 2:
+            return addmm(bias, input, weight.t())
+        lead = input._a.shape[:-1]  # torch folds the batch into addmm's rows, then views
+        return addmm(bias, _fold(input), weight.t()).view(*lead, weight._a.shape[0])
     out = matmul(input, weight.t())
     return out if bias is None else out + bias
 

@@ -106,6 +106,8 @@ SAMPLES = {
     "take": (lambda x: x.take(jtorch.tensor([5, 0, 5])), [_r(2, 3)]),
     "mm": (lambda a, b: a @ b, [_r(2, 3), _r(3, 2)]),
     "bmm": (lambda a, b: jtorch.bmm(a, b), [_r(2, 2, 3), _r(2, 3, 2)]),
+    "addmm": (lambda c, a, b: jtorch.addmm(c, a, b.t(), beta=0.5, alpha=-1.5),
+              [_r(3), _r(2, 4), _r(3, 4)]),
     "linalg_svdvals": (lambda a: jtorch.linalg.svdvals(a), [_r(3, 2)]),
     "cdist": (lambda a, b: jtorch.cdist(a, b), [_r(2, 3), _r(3, 3)]),
     "embedding": (lambda w: F.embedding(jtorch.tensor([1, 0, 1]), w), [_r(3, 2)]),
@@ -183,7 +185,7 @@ def test_gradcheck(name):
 
 
 @pytest.mark.parametrize("name", sorted(set(VIA_DOUBLE_BACKWARD.values()) |
-                                        {"mm", "softmax", "logsumexp", "var", "cumprod",
+                                        {"mm", "addmm", "softmax", "logsumexp", "var", "cumprod",
                                          "index_put", "as_strided", "embedding", "cdist",
                                          "native_layer_norm"}))
 def test_gradgradcheck(name):

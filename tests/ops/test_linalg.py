@@ -229,3 +229,98 @@ def test_linalg_norm_dispatch_and_errors():
         with pytest.raises(RuntimeError, match="If dim is not specified but ord is, the input "
                                                "must be 1D or 2D. Got 3D."):
             m.linalg.norm(m.ones(2, 2, 2), 2)
+
+
+ADDMM_INPUTS = [(4,), (1, 4), (2, 1), (2, 4), (), (1,)]
+
+
+@pytest.mark.parametrize("inp", ADDMM_INPUTS)
+@pytest.mark.parametrize("scales", [(1, 1), (0.5, 2), (0, 1), (1, 0), (0, 0), (-1, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex64])
+def test_addmm_fused_against_torch(inp, scales, dtype):
+    beta, alpha = scales
+    (c, a, b), (tc, ta, tb) = _pair([inp, (2, 3), (3, 4)], dtype)
+    if dtype == np.int64:
+        (c, a, b), (tc, ta, tb) = ([x.round().long() * 3 for x in grp] for grp in
+                                   ((c, a, b), (tc, ta, tb)))
+    tol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    _same(jtorch.addmm(c, a, b, beta=beta, alpha=alpha),
+          torch.addmm(tc, ta, tb, beta=beta, alpha=alpha), rtol=tol, atol=tol)
+    # a transposed (F-ordered) operand, and the method form
+    at, tat = a.T.contiguous().T, ta.T.contiguous().T
+    _same(c.expand(2, 4).addmm(at, b, beta=beta, alpha=alpha),
+          tc.expand(2, 4).addmm(tat, tb, beta=beta, alpha=alpha), rtol=tol, atol=tol)
+
+
+def test_addmm_fused_layouts_and_edges():
+    (c, a, w), (tc, ta, tw) = _pair([(5,), (7, 3), (5, 3)], np.float32)
+    _same(jtorch.addmm(c, a, w.t()), torch.addmm(tc, ta, tw.t()), rtol=1e-5)
+    _same(jtorch.addmm(c, a.t().contiguous().t(), w.t()), torch.addmm(tc, ta, tw.t()), rtol=1e-5)
+    _same(jtorch.addmm(c.flip(0)[None], a[::2], w.t()), torch.addmm(tc.flip(0)[None], ta[::2],
+                                                                      tw.t()), rtol=1e-5)
+    # beta == 0 ignores nan in input; alpha == 0 ignores inf in the product (BLAS semantics)
+    nan, inf = jtorch.full((5,), float("nan")), jtorch.full((7, 3), float("inf"))
+    tnan, tinf = torch.full((5,), float("nan")), torch.full((7, 3), float("inf"))
+    _same(jtorch.addmm(nan, a, w.t(), beta=0), torch.addmm(tnan, ta, tw.t(), beta=0), rtol=1e-5)
+    _same(jtorch.addmm(c, inf, w.t(), alpha=0), torch.addmm(tc, tinf, tw.t(), alpha=0))
+    # zero-size and float16
+    _same(jtorch.addmm(c, a[:0], w.t()), torch.addmm(tc, ta[:0], tw.t()))
+    _same(jtorch.addmm(c, a[:, :0], w[:, :0].t()), torch.addmm(tc, ta[:, :0], tw[:, :0].t()))
+    h = [x.half() for x in (c, a, w)]
+    th = [x.half() for x in (tc, ta, tw)]
+    _same(jtorch.addmm(h[0], h[1], h[2].t()), torch.addmm(th[0], th[1], th[2].t()), rtol=2e-3,
+          atol=2e-3)
+    # big enough for the parallel epilogue
+    (c, a, w), (tc, ta, tw) = _pair([(300,), (400, 8), (300, 8)], np.float32)
+    _same(jtorch.addmm(c, a, w.t()), torch.addmm(tc, ta, tw.t()), rtol=1e-5, atol=1e-5)
+    _same(jtorch.addmm(c[None], a, w.t(), beta=2), torch.addmm(tc[None], ta, tw.t(), beta=2),
+          rtol=1e-5, atol=1e-5)
+
+
+ADDMM_ERRORS = [
+    (lambda m: m.addmm(m.zeros(3), m.ones(3), m.ones(3, 3)), RuntimeError,
+     "mat1 must be a matrix, got 1-D tensor"),
+    (lambda m: m.addmm(m.zeros(3), m.ones(2, 3), m.ones(3)), RuntimeError,
+     "mat2 must be a matrix, got 1-D tensor"),
+    (lambda m: m.addmm(m.zeros(3), m.ones(2, 3), m.ones(4, 3)), RuntimeError,
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x3\)"),
+    (lambda m: m.addmm(m.zeros(4), m.ones(2, 3), m.ones(3, 3)), RuntimeError,
+     r"The expanded size of the tensor \(3\) must match the existing size \(4\) at non-singleton "
+     r"dimension 1.  Target sizes: \[2, 3\].  Tensor sizes: \[4\]"),
+    (lambda m: m.addmm(m.zeros(2, 2, 3), m.ones(2, 3), m.ones(3, 3)), RuntimeError,
+     r"the number of sizes provided \(2\) must be greater or equal to the number of dimensions"),
+    (lambda m: m.addmm(m.zeros(3, dtype=m.float64), m.ones(2, 3), m.ones(3, 3)), RuntimeError,
+     "self and mat2 must have the same dtype, but got Double and Float"),
+    (lambda m: m.addmm(m.zeros(3), m.ones(2, 3, dtype=m.float64), m.ones(3, 3)), RuntimeError,
+     "mat1 and mat2 must have the same dtype, but got Double and Float"),
+    (lambda m: m.nn.functional.linear(m.ones(2, 3), m.ones(4, 3, dtype=m.float64), m.zeros(4)),
+     RuntimeError, "self and mat2 must have the same dtype, but got Float and Double"),
+    (lambda m: m.addmm(m.zeros(3, dtype=m.bool), m.ones(2, 3, dtype=m.bool),
+                       m.ones(3, 3, dtype=m.bool)), NotImplementedError,
+     "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ADDMM_ERRORS)))
+def test_addmm_errors_match_torch(case):
+    fn, exc, msg = ADDMM_ERRORS[case]
+    for m in (jtorch, torch):
+        with pytest.raises(exc, match=msg):
+            fn(m)
+
+
+@pytest.mark.parametrize("inp", [(4,), (2, 1), (2, 4), ()])
+def test_addmm_gradients_and_grad_fn(inp):
+    (c, a, b), _ = _pair([inp, (2, 3), (4, 3)])
+    for t in (c, a, b):
+        t.requires_grad_()
+    compare_grads(lambda m, z, x, y: m.addmm(z, x, y.t(), beta=0.7, alpha=-2).sin(), c, a, b)
+    compare_grads(lambda m, z, x, y: m.nn.functional.linear(x, y, z.expand(4) if z.dim() == 0
+                                                            else z.sum(0)).exp(), c, a, b)
+    assert type(jtorch.addmm(c, a, b.t()).grad_fn).__name__ == "AddmmBackward0"
+    x3 = jtorch.ones(5, 2, 3, dtype=jtorch.float64)
+    assert type(jtorch.nn.functional.linear(x3, b, c.sum().expand(4)).grad_fn).__name__ == \
+        "ViewBackward0"
+    # the weight's gradient of linear arrives contiguous (computed in the weight's layout)
+    jtorch.nn.functional.linear(a, b, None).sum().backward()
+    assert b.grad.is_contiguous()

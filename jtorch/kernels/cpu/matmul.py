@@ -102,6 +102,69 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     (gemm_loop_par if _threads.use_parallel(work // 8) else gemm_loop)(a, b, out)
 
 
+# -- addmm's epilogue: out = beta * c + alpha * out on the product already in ``out`` ----------
+
+def _scale_add_body(out, c, beta, alpha, use_c, use_out, i):
+    """Row i; ``use_c``/``use_out`` false drop a term whatever its values (nan too), as BLAS
+    does for a zero beta/alpha."""
+    o = out[i]
+    zero = out.dtype.type(0)
+    for j in range(o.shape[0]):
+        v = alpha * o[j] if use_out else zero
+        o[j] = beta * c[i, j] + v if use_c else v
+
+
+def _add_row_body(out, row, i):
+    o = out[i]
+    for j in range(o.shape[0]):
+        o[j] += row[j]
+
+
+_scale_add_row = numba.njit(cache=True, nogil=True, inline="always")(_scale_add_body)
+_add_row = numba.njit(cache=True, nogil=True, inline="always")(_add_row_body)
+
+
+@numba.njit(cache=True, nogil=True)
+def scale_add(out, c, beta, alpha, use_c, use_out):
+    for i in range(out.shape[0]):
+        _scale_add_row(out, c, beta, alpha, use_c, use_out, i)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def scale_add_par(out, c, beta, alpha, use_c, use_out):
+    for i in prange(out.shape[0]):
+        _scale_add_row(out, c, beta, alpha, use_c, use_out, i)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_row(out, row):
+    for i in range(out.shape[0]):
+        _add_row(out, row, i)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def add_row_par(out, row):
+    for i in prange(out.shape[0]):
+        _add_row(out, row, i)
+
+
+def addmm_into(c: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray, beta, alpha) -> None:
+    """out (M, N) = beta * c + alpha * (a @ b) for a (M, K), b (K, N) and c broadcastable to
+    (M, N): the product by ``bmm_into``, then one pass adding c (a plain bias row when
+    beta == alpha == 1, ``linear``'s case)."""
+    if alpha != 0:
+        bmm_into(a[None], b[None], out[None])
+    if out.size == 0:
+        return
+    par = _threads.use_parallel(out.size)
+    if beta == 1 and alpha == 1 and c.shape == out.shape[1:] and c.flags.c_contiguous:
+        (add_row_par if par else add_row)(out, c)
+        return
+    t = out.dtype.type
+    (scale_add_par if par else scale_add)(out, np.broadcast_to(c, out.shape), t(beta), t(alpha),
+                                          beta != 0, alpha != 0)
+
+
 @numba.njit(cache=True, nogil=True)
 def svd_batched(a, u, s, vh):
     """Thin SVD of each matrix of a C-contiguous (B, M, N) batch (LAPACK through Numba)."""
