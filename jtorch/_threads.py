@@ -72,6 +72,67 @@ def start_pool() -> None:
         _State.started = True
 
 
+class _Blas:
+    """The ``set_num_threads``/``get_num_threads`` pair of the BLAS that Numba's ``np.dot``
+    calls (scipy's OpenBLAS), found on first use; None where it cannot be controlled."""
+
+    fns = None
+    looked = False
+    lock = threading.RLock()
+
+
+_BLAS_SYMBOLS = (("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+                 ("openblas_set_num_threads", "openblas_get_num_threads"))
+
+
+def _blas_fns():
+    if not _Blas.looked:
+        _Blas.looked = True
+        try:
+            import ctypes
+
+            import scipy.linalg.cython_blas  # noqa: F401  (maps the library Numba binds to)
+
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f
+                                if "openblas" in line.rsplit("/", 1)[-1].lower()})
+            scipy_first = sorted(paths, key=lambda p: "scipy" not in p.rsplit("/", 2)[-2])
+            for path in scipy_first:
+                lib = ctypes.CDLL(path)
+                for set_name, get_name in _BLAS_SYMBOLS:
+                    if hasattr(lib, set_name) and hasattr(lib, get_name):
+                        _Blas.fns = (getattr(lib, set_name), getattr(lib, get_name))
+                        return _Blas.fns
+        except (ImportError, OSError):
+            pass
+    return _Blas.fns
+
+
+class serial_blas:
+    """Context manager: BLAS runs in its calling thread, for kernels that call ``np.dot``
+    from every thread of Numba's pool (one GEMM per image, each on its own core) instead of
+    alternating Numba's pool with BLAS's. ``available()`` says whether BLAS's thread count
+    can be set here; where it cannot, such kernels are not used."""
+
+    @staticmethod
+    def available() -> bool:
+        return _blas_fns() is not None
+
+    def __enter__(self):
+        set_n, get_n = _blas_fns()
+        _Blas.lock.acquire()
+        self.prev = get_n()
+        if self.prev != 1:
+            set_n(1)
+        return self
+
+    def __exit__(self, *exc):
+        if self.prev != 1:
+            _blas_fns()[0](self.prev)
+        _Blas.lock.release()
+        return False
+
+
 def _gomp_loaded() -> bool:
     """Whether a GNU OpenMP runtime is already mapped into this process (Linux)."""
     try:

@@ -110,6 +110,39 @@ def test_conv_transpose(name, shapes, kw):
     _check(name, shapes, kw)
 
 
+# Output planes of >= 128 positions take the per-image kernels (im2col of one image into a
+# cached buffer, its group GEMMs straight into the output), serial or split over the threads.
+PER_IMAGE = [
+    ("conv2d", [(2, 3, 12, 12), (4, 3, 3, 3), (4,)], {"padding": 1}, "conv_images"),
+    ("conv2d", [(3, 4, 20, 18), (6, 2, 3, 3), None],
+     {"groups": 2, "stride": (1, 2), "padding": (2, 1), "dilation": (2, 1)}, "conv_images"),
+    ("conv2d", [(2, 4, 13, 14), (8, 1, 3, 3), (8,)], {"groups": 4, "padding": "same"},
+     "conv_images"),
+    ("conv2d", [(5, 8, 24, 24), (6, 8, 3, 3), (6,)], {"padding": 1}, "conv_images_par"),
+    ("conv2d", [(6, 6, 40, 40), (4, 3, 3, 2), (4,)],
+     {"groups": 2, "stride": (1, 2), "padding": (1, 0)}, "conv_images_par"),
+    ("conv1d", [(2, 4, 300), (5, 4, 3), (5,)], {"padding": 2, "dilation": 2}, "conv_images"),
+    ("conv3d", [(2, 2, 6, 8, 8), (3, 2, 2, 3, 3), (3,)], {"padding": (0, 1, 1)}, "conv_images"),
+]
+
+
+@pytest.mark.parametrize("name,shapes,kw,kernel", PER_IMAGE)
+def test_per_image_kernels(name, shapes, kw, kernel, monkeypatch):
+    from jtorch.kernels.cpu import conv as ck
+
+    ran = []
+    for k in ("conv_images", "conv_images_par"):
+        monkeypatch.setattr(ck, k, lambda *a, _f=getattr(ck, k), _k=k: (ran.append(_k), _f(*a)))
+    _check(name, shapes, kw)
+    assert ran and ran[0] == kernel
+    # float32 and complex through the same kernels
+    arrays = [None if sh is None else RNG.standard_normal(sh) for sh in shapes]
+    for dt, tol in ((np.float32, 1e-5), (np.complex64, 1e-5)):
+        js, ts = _pair(arrays, dt, grad=False)
+        np.testing.assert_allclose(getattr(JF, name)(*js, **kw).numpy(),
+                                   getattr(TF, name)(*ts, **kw).numpy(), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("name,shapes,kw", [
     ("conv1d", [(2, 4, 9), (6, 2, 3), (6,)], {"groups": 2, "stride": 2}),
     ("conv2d", [(2, 4, 7, 6), (6, 4, 3, 3), (6,)], {"padding": 1}),
