@@ -123,18 +123,32 @@ PER_IMAGE = [
      {"groups": 2, "stride": (1, 2), "padding": (1, 0)}, "conv_images_par"),
     ("conv1d", [(2, 4, 300), (5, 4, 3), (5,)], {"padding": 2, "dilation": 2}, "conv_images"),
     ("conv3d", [(2, 2, 6, 8, 8), (3, 2, 2, 3, 3), (3,)], {"padding": (0, 1, 1)}, "conv_images"),
+    ("conv_transpose2d", [(2, 4, 12, 11), (4, 3, 3, 2), (6,)],
+     {"stride": (2, 1), "padding": (1, 0), "output_padding": (1, 0), "groups": 2},
+     "conv_t_images"),
+    ("conv_transpose2d", [(8, 8, 32, 32), (8, 3, 3, 3), (3,)], {"padding": 1}, "conv_t_images_par"),
+    ("conv_transpose1d", [(2, 4, 140), (4, 3, 3), None], {"dilation": 2}, "conv_t_images"),
 ]
+_SUFFIX = {"conv_images": "", "conv_images_par": "_par", "conv_t_images": "",
+           "conv_t_images_par": "_par"}
 
 
 @pytest.mark.parametrize("name,shapes,kw,kernel", PER_IMAGE)
 def test_per_image_kernels(name, shapes, kw, kernel, monkeypatch):
+    """Forward, input-gradient and weight-gradient kernels of one image at a time (serial or
+    split over the threads) against torch, and that these kernels are the ones that ran."""
     from jtorch.kernels.cpu import conv as ck
 
     ran = []
-    for k in ("conv_images", "conv_images_par"):
-        monkeypatch.setattr(ck, k, lambda *a, _f=getattr(ck, k), _k=k: (ran.append(_k), _f(*a)))
+    for base in ("conv_images", "conv_t_images", "weight_images"):
+        for k in (base, base + "_par"):
+            monkeypatch.setattr(ck, k, lambda *a, _f=getattr(ck, k), _k=k: (ran.append(_k),
+                                                                          _f(*a)))
     _check(name, shapes, kw)
-    assert ran and ran[0] == kernel
+    suffix = _SUFFIX[kernel]
+    adjoint = "conv_images" if kernel.startswith("conv_t") else "conv_t_images"
+    assert ran[0] == kernel  # the forward, then input and weight gradients (in either order)
+    assert sorted(ran[1:]) == sorted([adjoint + suffix, "weight_images" + suffix])
     # float32 and complex through the same kernels
     arrays = [None if sh is None else RNG.standard_normal(sh) for sh in shapes]
     for dt, tol in ((np.float32, 1e-5), (np.complex64, 1e-5)):

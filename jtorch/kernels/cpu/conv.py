@@ -201,6 +201,96 @@ def conv_images_par(x, w3, bias, with_bias, y3, geo, tab, buf, nt):
 
 
 @_jit
+def _conv_t_image(x3, w3, bias, with_bias, y, geo, tab, buf, i):
+    """y[i] = col2im(W^T @ x3[i]) (+ bias): the adjoint of image i's convolution (the input
+    gradient, or a transposed convolution), through the caller's column buffer ``buf``
+    (C*K, 1, d, h, w) shaped by x's spatial dims."""
+    g_n, og, cgk = w3.shape
+    b2 = buf.reshape(buf.shape[0], -1)
+    xi = x3[i]
+    for g in range(g_n):
+        np.dot(w3[g].T, xi[g * og:(g + 1) * og], b2[g * cgk:(g + 1) * cgk])
+    c3 = buf.reshape(buf.shape[0], 1, -1)
+    yi = y[i:i + 1]
+    n_ch = y.shape[1]
+    if tab.shape[0]:
+        oc = yi.reshape(1, n_ch, -1)
+        for c in range(n_ch):
+            _col2im_scatter(c3, oc, tab, c)
+    else:
+        for c in range(n_ch):
+            _col2im_plane(c3, yi, c, geo, buf.shape[2:])
+    if with_bias:
+        for c in range(n_ch):
+            plane = yi[0, c].reshape(-1)
+            bc = bias[c]
+            for j in range(plane.shape[0]):
+                plane[j] += bc
+
+
+@numba.njit(cache=True, nogil=True)
+def conv_t_images(x3, w3, bias, with_bias, y, geo, tab, buf):
+    for i in range(x3.shape[0]):
+        _conv_t_image(x3, w3, bias, with_bias, y, geo, tab, buf, i)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def conv_t_images_par(x3, w3, bias, with_bias, y, geo, tab, buf, nt):
+    n_img = x3.shape[0]
+    per = (n_img + nt - 1) // nt
+    for t in prange(nt):
+        mine = np.empty_like(buf)
+        for i in range(t * per, min(n_img, (t + 1) * per)):
+            _conv_t_image(x3, w3, bias, with_bias, y, geo, tab, mine, i)
+
+
+@_jit
+def _weight_image(x, g3, acc, tmp, geo, tab, buf, i):
+    """acc (G, C/G*K, O/G) += im2col(x[i]) @ g3[i]^T, group by group (gW^T of image i)."""
+    xi = x[i:i + 1]
+    if tab.shape[0]:
+        xc = xi.reshape(1, xi.shape[1], -1)
+        for r in range(buf.shape[0]):
+            _im2col_gather(xc, buf, tab, r)
+    else:
+        for r in range(buf.shape[0]):
+            _im2col_task(xi, buf, r, geo)
+    g_n, cgk, og = acc.shape
+    b2 = buf.reshape(buf.shape[0], -1)
+    gi = g3[i]
+    for g in range(g_n):
+        np.dot(b2[g * cgk:(g + 1) * cgk], gi[g * og:(g + 1) * og].T, tmp)
+        a = acc[g]
+        for r in range(cgk):
+            for q in range(og):
+                a[r, q] += tmp[r, q]
+
+
+@numba.njit(cache=True, nogil=True)
+def weight_images(x, g3, acc, geo, tab, buf):
+    acc[...] = 0
+    tmp = np.empty(acc.shape[1:], acc.dtype)
+    for i in range(x.shape[0]):
+        _weight_image(x, g3, acc, tmp, geo, tab, buf, i)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def weight_images_par(x, g3, acc, geo, tab, buf, nt):
+    """Per-thread partial sums over each thread's images, added up at the end."""
+    n_img = x.shape[0]
+    per = (n_img + nt - 1) // nt
+    parts = np.zeros((nt,) + acc.shape, acc.dtype)
+    for t in prange(nt):
+        mine = np.empty_like(buf)
+        tmp = np.empty(acc.shape[1:], acc.dtype)
+        for i in range(t * per, min(n_img, (t + 1) * per)):
+            _weight_image(x, g3, parts[t], tmp, geo, tab, mine, i)
+    acc[...] = 0
+    for t in range(nt):
+        acc += parts[t]
+
+
+@_jit
 def _col2im_plane(c3, out, t, geo, o_sp):
     """Output plane t = (image n, channel c) of col2im: every column entry that reads it;
     ``c3`` is the column matrix as (C*K, N, oD*oH*oW), ``o_sp`` its (oD, oH, oW)."""
@@ -409,13 +499,29 @@ def conv_transposed(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilatio
     y = _allocator.empty((n, c, *out_sp), x.dtype)
     if y.size == 0:
         return y
+    geo = _geom(w.shape[2:], stride, padding, dilation)
+    if x.dtype in _mm._BLAS and kk and _per_image(ll, (o // groups) * (c // groups) * kk * ll):
+        og = o // groups
+        buf = np.empty((c * kk, 1, *in_sp), x.dtype)
+        tab = _gather_tables(y, buf, geo) if in_sp[2] < _SHORT_ROW else np.empty((0, 0),
+                                                                                  np.int64)
+        x3 = np.ascontiguousarray(x).reshape(n, o, ll)
+        w3 = np.ascontiguousarray(w).reshape(groups, og, -1)
+        b = np.empty(0, x.dtype) if bias is None else np.ascontiguousarray(bias)
+        if n > 1 and _threads.use_parallel(buf.size * n):
+            with _threads.serial_blas():
+                conv_t_images_par(x3, w3, b, bias is not None, y, geo, tab, buf,
+                                  numba.get_num_threads())
+        else:
+            conv_t_images(x3, w3, b, bias is not None, y, geo, tab, buf)
+        return y
     xt = _allocator.empty((o, n, ll), x.dtype)
     run_swap(x.reshape(n, o, ll), xt)
     cols = _allocator.empty((c * kk, n, *in_sp), x.dtype)
     og = o // groups
     w3 = w.reshape(groups, og, -1).transpose(0, 2, 1)
     _mm.bmm_into(w3, xt.reshape(groups, og, n * ll), cols.reshape(groups, -1, n * ll))
-    run_col2im(cols, y, _geom(w.shape[2:], stride, padding, dilation))
+    run_col2im(cols, y, geo)
     if bias is not None:
         y += bias.reshape(1, c, 1, 1, 1)
     return y
@@ -432,12 +538,27 @@ def conv_weight(x: np.ndarray, g: np.ndarray, k_sp: tuple, stride, padding, dila
     gw = _allocator.empty((o, c // groups, *k_sp), x.dtype)
     if gw.size == 0:
         return gw
+    geo = _geom(k_sp, stride, padding, dilation)
+    cg = c // groups
+    if x.dtype in _mm._BLAS and n * ll and _per_image(ll, (o // groups) * cg * kk * ll):
+        buf = np.empty((c * kk, 1, *out_sp), x.dtype)
+        tab = _gather_tables(x, buf, geo) if out_sp[2] < _SHORT_ROW else np.empty((0, 0),
+                                                                                  np.int64)
+        x = np.ascontiguousarray(x)
+        g3 = np.ascontiguousarray(g).reshape(n, o, ll)
+        gwt = np.empty((groups, cg * kk, o // groups), x.dtype)
+        if n > 1 and _threads.use_parallel(buf.size * n):
+            with _threads.serial_blas():
+                weight_images_par(x, g3, gwt, geo, tab, buf, numba.get_num_threads())
+        else:
+            weight_images(x, g3, gwt, geo, tab, buf)
+        gw.reshape(groups, o // groups, cg * kk)[...] = gwt.transpose(0, 2, 1)
+        return gw
     cols = _allocator.empty((c * kk, n, *out_sp), x.dtype)
     if cols.size:
-        run_im2col(x, cols, _geom(k_sp, stride, padding, dilation))
+        run_im2col(x, cols, geo)
     gt = _allocator.empty((o, n, ll), x.dtype)
     run_swap(g.reshape(n, o, ll), gt)
-    cg = c // groups
     # gW^T = cols @ g^T: BLAS splits the long (C/G*K) side better than the short O/G side
     # (N=64, 32->64, 32x32: 20 -> 17.6 ms); the small transpose back is free
     gwt = _allocator.empty((groups, cg * kk, o // groups), x.dtype)
