@@ -1,7 +1,8 @@
 """Convolutions and sliding-block ops: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold, fold.
 
 Every convolution is one ``convolution`` OpDef call (``kernels/defs/conv.py``) whose kernel
-runs im2col + one batched GEMM (BLAS inside Numba) over the whole batch; conv1d and conv2d
+runs im2col + GEMMs (BLAS inside Numba), per image on Numba's threads or as one batched GEMM
+(``kernels/cpu/conv.py`` says when); conv1d and conv2d
 run as 3-D convolutions over size-1 leading spatial dims. The argument checks follow torch's
 ``_convolution`` (its messages and their order); unbatched inputs are convolved as a batch of
 one, as torch does. float16 is computed in float32 and rounded once.
