@@ -162,9 +162,9 @@ def im2col_par(x, cols, geo):
 
 
 @_jit
-def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
-    """y3[i] (O, L) = W @ im2col(x[i]) (+ bias), group by group; ``buf`` is the caller's
-    (C*K, 1, oD, oH, oW) column buffer (one image: it stays in cache for the GEMM)."""
+def _im2col_image(x, buf, geo, tab, i):
+    """im2col of image i into ``buf`` (C*K, 1, oD, oH, oW); ``tab``: gather tables, or empty
+    for long rows."""
     xi = x[i:i + 1]
     if tab.shape[0]:
         xc = xi.reshape(1, xi.shape[1], -1)
@@ -173,6 +173,13 @@ def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
     else:
         for r in range(buf.shape[0]):
             _im2col_task(xi, buf, r, geo)
+
+
+@_jit
+def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
+    """y3[i] (O, L) = W @ im2col(x[i]) (+ bias), group by group; ``buf`` is the caller's
+    (C*K, 1, oD, oH, oW) column buffer (one image: it stays in cache for the GEMM)."""
+    _im2col_image(x, buf, geo, tab, i)
     g_n, og, cgk = w3.shape
     b2 = buf.reshape(buf.shape[0], -1)
     yi = y3[i]
@@ -252,14 +259,7 @@ def conv_t_images_par(x3, w3, bias, with_bias, y, geo, tab, buf, nt):
 @_jit
 def _weight_image(x, g3, acc, tmp, geo, tab, buf, i):
     """acc (G, C/G*K, O/G) += im2col(x[i]) @ g3[i]^T, group by group (gW^T of image i)."""
-    xi = x[i:i + 1]
-    if tab.shape[0]:
-        xc = xi.reshape(1, xi.shape[1], -1)
-        for r in range(buf.shape[0]):
-            _im2col_gather(xc, buf, tab, r)
-    else:
-        for r in range(buf.shape[0]):
-            _im2col_task(xi, buf, r, geo)
+    _im2col_image(x, buf, geo, tab, i)
     g_n, cgk, og = acc.shape
     b2 = buf.reshape(buf.shape[0], -1)
     gi = g3[i]
@@ -470,6 +470,24 @@ def _per_image(plane: int, macs: int) -> bool:
     return (plane >= 128 or macs >= 1 << 20) and _threads.serial_blas.available()
 
 
+def _image_buffer(planes: np.ndarray, ck: int, sp: tuple, geo) -> tuple:
+    """A one-image column buffer (C*K, 1, *sp) and the gather tables of its short rows (empty
+    for long ones); ``planes`` is the array whose planes the columns read or write."""
+    buf = np.empty((ck, 1, *sp), planes.dtype)
+    short = sp[2] < _SHORT_ROW
+    return buf, _gather_tables(planes, buf, geo) if short else np.empty((0, 0), np.int64)
+
+
+def _run_images(serial, parallel, args: tuple, buf: np.ndarray, n: int) -> None:
+    """A per-image kernel pair: the parallel one (each thread its own buffer, BLAS serial in
+    each) when the work pays, else the serial one with ``buf``."""
+    if n > 1 and _threads.use_parallel(buf.size * n):
+        with _threads.serial_blas():
+            parallel(*args, buf, numba.get_num_threads())
+    else:
+        serial(*args, buf)
+
+
 def _conv_per_image(x, w, bias, y, geo, groups: int) -> None:
     """Forward convolution of float/complex inputs: per image, im2col into a buffer that stays
     in cache and the group GEMMs straight into the (N, O, L) output, with the images split
@@ -478,18 +496,11 @@ def _conv_per_image(x, w, bias, y, geo, groups: int) -> None:
     n, c = x.shape[:2]
     o = w.shape[0]
     x = np.ascontiguousarray(x)
-    buf = np.empty((c * w[0, 0].size, 1, *y.shape[2:]), x.dtype)
-    short = y.shape[4] < _SHORT_ROW
-    tab = _gather_tables(x, buf, geo) if short else np.empty((0, 0), np.int64)
+    buf, tab = _image_buffer(x, c * w[0, 0].size, y.shape[2:], geo)
     w3 = np.ascontiguousarray(w).reshape(groups, o // groups, -1)
     b = np.empty(0, x.dtype) if bias is None else np.ascontiguousarray(bias)
-    y3 = y.reshape(n, o, -1)
-    if n > 1 and _threads.use_parallel(buf.size * n):
-        with _threads.serial_blas():
-            conv_images_par(x, w3, b, bias is not None, y3, geo, tab, buf,
-                            numba.get_num_threads())
-    else:
-        conv_images(x, w3, b, bias is not None, y3, geo, tab, buf)
+    _run_images(conv_images, conv_images_par,
+                (x, w3, b, bias is not None, y.reshape(n, o, -1), geo, tab), buf, n)
 
 
 def conv_transposed(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilation, groups: int,
@@ -506,19 +517,12 @@ def conv_transposed(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilatio
         return y
     geo = _geom(w.shape[2:], stride, padding, dilation)
     if x.dtype in _mm._BLAS and kk and _per_image(ll, (o // groups) * (c // groups) * kk * ll):
-        og = o // groups
-        buf = np.empty((c * kk, 1, *in_sp), x.dtype)
-        tab = _gather_tables(y, buf, geo) if in_sp[2] < _SHORT_ROW else np.empty((0, 0),
-                                                                                  np.int64)
+        buf, tab = _image_buffer(y, c * kk, in_sp, geo)
         x3 = np.ascontiguousarray(x).reshape(n, o, ll)
-        w3 = np.ascontiguousarray(w).reshape(groups, og, -1)
+        w3 = np.ascontiguousarray(w).reshape(groups, o // groups, -1)
         b = np.empty(0, x.dtype) if bias is None else np.ascontiguousarray(bias)
-        if n > 1 and _threads.use_parallel(buf.size * n):
-            with _threads.serial_blas():
-                conv_t_images_par(x3, w3, b, bias is not None, y, geo, tab, buf,
-                                  numba.get_num_threads())
-        else:
-            conv_t_images(x3, w3, b, bias is not None, y, geo, tab, buf)
+        _run_images(conv_t_images, conv_t_images_par,
+                    (x3, w3, b, bias is not None, y, geo, tab), buf, n)
         return y
     xt = _allocator.empty((o, n, ll), x.dtype)
     run_swap(x.reshape(n, o, ll), xt)
@@ -546,17 +550,11 @@ def conv_weight(x: np.ndarray, g: np.ndarray, k_sp: tuple, stride, padding, dila
     geo = _geom(k_sp, stride, padding, dilation)
     cg = c // groups
     if x.dtype in _mm._BLAS and n * ll and _per_image(ll, (o // groups) * cg * kk * ll):
-        buf = np.empty((c * kk, 1, *out_sp), x.dtype)
-        tab = _gather_tables(x, buf, geo) if out_sp[2] < _SHORT_ROW else np.empty((0, 0),
-                                                                                  np.int64)
         x = np.ascontiguousarray(x)
+        buf, tab = _image_buffer(x, c * kk, out_sp, geo)
         g3 = np.ascontiguousarray(g).reshape(n, o, ll)
         gwt = np.empty((groups, cg * kk, o // groups), x.dtype)
-        if n > 1 and _threads.use_parallel(buf.size * n):
-            with _threads.serial_blas():
-                weight_images_par(x, g3, gwt, geo, tab, buf, numba.get_num_threads())
-        else:
-            weight_images(x, g3, gwt, geo, tab, buf)
+        _run_images(weight_images, weight_images_par, (x, g3, gwt, geo, tab), buf, n)
         gw.reshape(groups, o // groups, cg * kk)[...] = gwt.transpose(0, 2, 1)
         return gw
     cols = _allocator.empty((c * kk, n, *out_sp), x.dtype)
