@@ -324,3 +324,24 @@ def test_addmm_gradients_and_grad_fn(inp):
     # the weight's gradient of linear arrives contiguous (computed in the weight's layout)
     jtorch.nn.functional.linear(a, b, None).sum().backward()
     assert b.grad.is_contiguous()
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_bmm_batch_split_over_threads(ta, tb, monkeypatch):
+    """A batch large enough (>= 4M multiply-adds) runs one product per thread with BLAS serial
+    in each: every operand layout (a transposed one reaches BLAS as its transpose flag)."""
+    from jtorch.kernels.cpu import matmul as mk
+
+    ran = []
+    for key, fn in list(mk._GEMM_PAR.items()):
+        monkeypatch.setitem(mk._GEMM_PAR, key, lambda *a, _f=fn: (ran.append(1), _f(*a)))
+    shapes = [(4, 128, 64) if ta else (4, 64, 128), (4, 160, 128) if tb else (4, 128, 160)]
+    (a, b), (t_a, t_b) = _pair(shapes, np.float32)
+    if ta:
+        a, t_a = a.mT, t_a.mT
+    if tb:
+        b, t_b = b.mT, t_b.mT
+    _same(jtorch.bmm(a, b), torch.bmm(t_a, t_b), rtol=1e-4, atol=1e-4)
+    _same(a @ b, t_a @ t_b, rtol=1e-4, atol=1e-4)
+    assert ran

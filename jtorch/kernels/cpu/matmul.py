@@ -41,8 +41,36 @@ def gemm_tt(a, b, out):
         np.dot(a[i].T, b[i].T, out[i])
 
 
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gemm_nn_par(a, b, out):
+    for i in prange(a.shape[0]):
+        np.dot(a[i], b[i], out[i])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gemm_tn_par(a, b, out):
+    for i in prange(a.shape[0]):
+        np.dot(a[i].T, b[i], out[i])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gemm_nt_par(a, b, out):
+    for i in prange(a.shape[0]):
+        np.dot(a[i], b[i].T, out[i])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gemm_tt_par(a, b, out):
+    for i in prange(a.shape[0]):
+        np.dot(a[i].T, b[i].T, out[i])
+
+
 _GEMM = {(False, False): gemm_nn, (True, False): gemm_tn, (False, True): gemm_nt,
          (True, True): gemm_tt}
+# batches split over Numba's threads, each product on one core (BLAS held serial): for many
+# small matrices this beats BLAS's own threading of each (bmm 64x128^3: 2.5 -> 1.5 ms)
+_GEMM_PAR = {(False, False): gemm_nn_par, (True, False): gemm_tn_par,
+             (False, True): gemm_nt_par, (True, True): gemm_tt_par}
 
 
 def _loop_body(a, b, out, r):
@@ -93,12 +121,18 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     if a.shape[2] == 0:
         out[...] = 0
         return
+    work = a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
     if a.dtype in _BLAS:
         a, ta = _as_blas(a)
         b, tb = _as_blas(b)
-        _GEMM[ta, tb](a, b, out)
+        # a batch split over the threads pays from ~4M multiply-adds (a launch is 10-50 us)
+        if a.shape[0] > 1 and _threads.use_parallel(work >> 5) and \
+                _threads.serial_blas.available():
+            with _threads.serial_blas():
+                _GEMM_PAR[ta, tb](a, b, out)
+        else:
+            _GEMM[ta, tb](a, b, out)
         return
-    work = a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
     (gemm_loop_par if _threads.use_parallel(work // 8) else gemm_loop)(a, b, out)
 
 
