@@ -96,8 +96,10 @@ def _blas_fns():
             with open("/proc/self/maps") as f:
                 paths = sorted({line.split()[-1] for line in f
                                 if "openblas" in line.rsplit("/", 1)[-1].lower()})
-            scipy_first = sorted(paths, key=lambda p: "scipy" not in p.rsplit("/", 2)[-2])
-            for path in scipy_first:
+            # scipy's own copy where it bundles one (numpy may bundle another, which Numba
+            # does not call), else a shared one
+            own = [p for p in paths if "scipy" in p.rsplit("/", 2)[-2]]
+            for path in own or paths:
                 lib = ctypes.CDLL(path)
                 for set_name, get_name in _BLAS_SYMBOLS:
                     if hasattr(lib, set_name) and hasattr(lib, get_name):
