@@ -176,6 +176,16 @@ def _im2col_image(x, buf, geo, tab, i):
 
 
 @_jit
+def _add_channel_bias(planes, bias):
+    """planes (C, L) of one image += bias[c] per channel."""
+    for c in range(planes.shape[0]):
+        bc = bias[c]
+        row = planes[c]
+        for j in range(row.shape[0]):
+            row[j] += bc
+
+
+@_jit
 def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
     """y3[i] (O, L) = W @ im2col(x[i]) (+ bias), group by group; ``buf`` is the caller's
     (C*K, 1, oD, oH, oW) column buffer (one image: it stays in cache for the GEMM)."""
@@ -186,11 +196,7 @@ def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
     for g in range(g_n):
         np.dot(w3[g], b2[g * cgk:(g + 1) * cgk], yi[g * og:(g + 1) * og])
     if with_bias:
-        for o in range(yi.shape[0]):
-            bo = bias[o]
-            row = yi[o]
-            for j in range(row.shape[0]):
-                row[j] += bo
+        _add_channel_bias(yi, bias)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -233,11 +239,7 @@ def _conv_t_image(x3, w3, bias, with_bias, y, geo, tab, buf, i):
         for c in range(n_ch):
             _col2im_plane(c3, yi, c, geo, buf.shape[2:])
     if with_bias:
-        for c in range(n_ch):
-            plane = yi[0, c].reshape(-1)
-            bc = bias[c]
-            for j in range(plane.shape[0]):
-                plane[j] += bc
+        _add_channel_bias(yi.reshape(n_ch, -1), bias)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -68,7 +68,7 @@ def gemm_tt_par(a, b, out):
 _GEMM = {(False, False): gemm_nn, (True, False): gemm_tn, (False, True): gemm_nt,
          (True, True): gemm_tt}
 # batches split over Numba's threads, each product on one core (BLAS held serial): for many
-# small matrices this beats BLAS's own threading of each (bmm 64x128^3: 2.5 -> 1.5 ms)
+# small matrices this beats BLAS's own threading of each (bmm 64x128^3: 2.5-3.7 -> 2.3 ms)
 _GEMM_PAR = {(False, False): gemm_nn_par, (True, False): gemm_tn_par,
              (False, True): gemm_nt_par, (True, True): gemm_tt_par}
 

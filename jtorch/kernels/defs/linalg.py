@@ -2,8 +2,9 @@
 
 ``mm`` (2-D) and ``bmm`` (3-D, batched) run ``kernels/cpu/matmul`` (BLAS inside Numba for
 floating and complex dtypes, a compiled loop for integers); ``addmm`` adds its scaled sum as
-the product's epilogue. matmul, mv, dot, einsum, tensordot... are compositions of these and of view ops (``ops/linalg.py``), so their
-gradients follow from the rules below and the view rules.
+the product's epilogue. matmul, mv, dot, einsum, tensordot... are compositions of these and
+of view ops (``ops/linalg.py``), so their gradients follow from the rules below and the view
+rules.
 """
 
 from __future__ import annotations
