@@ -1,8 +1,10 @@
 """The caching allocator reuses large blocks only after every view of them has died."""
 
 import gc
+import platform
 
 import numpy as np
+import pytest
 
 from jtorch import _allocator as A
 
@@ -49,3 +51,52 @@ def test_reused_block_holds_a_different_dtype_and_shape():
     b[...] = 2.0
     assert b.sum() == 2.0 * 128 * 512
     assert A.stats()["hits"] >= 1
+
+
+_STEP_FAULTS = """
+import resource
+import jtorch
+from jtorch import nn
+jtorch.manual_seed(0)
+model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                      nn.Linear(256, 10))
+opt = jtorch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+x, y = jtorch.randn(128, 784), jtorch.randint(0, 10, (128,))
+def step():
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+for _ in range(10):
+    step()
+r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    step()
+print(jtorch._allocator.TUNED, (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0) / 20)
+"""
+
+
+def _run(code: str, **env) -> str:
+    import os
+    import subprocess
+    import sys
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
+                    reason="malloc tuning is for glibc")
+def test_training_steps_do_not_page_fault():
+    """With glibc's default trim policy an MLP step faulted ~100 pages (its freed activations
+    went back to the kernel and came back each step)."""
+    tuned, faults = _run(_STEP_FAULTS)
+    assert tuned == "True"
+    assert float(faults) < 10
+
+
+@pytest.mark.skipif(platform.system() != "Linux", reason="glibc's variables")
+def test_malloc_env_is_left_to_the_user():
+    tuned, _ = _run(_STEP_FAULTS.replace("range(20)", "range(1)"), MALLOC_TOP_PAD_="0")
+    assert tuned == "False"
