@@ -62,6 +62,26 @@ def test_strided_parallel_variant():
     np.testing.assert_array_equal((j - 1).numpy(), base.T - 1)
 
 
+def test_strided_plan_is_reused_across_values_dtypes_and_offsets():
+    """The strided path's plan is memoised on geometry only: calls sharing it with other data,
+    dtypes, scalars and storage offsets still get their own answers."""
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((5, 9, 7))
+    for dtype in (np.float32, np.float64, np.int64):
+        for off in (0, 1):
+            a = base.astype(dtype)[off:off + 4, 1::2]  # non-contiguous, offset in storage
+            col = base.astype(dtype)[off:off + 4, :1, :1]  # broadcast over dims 1 and 2
+            for s in (2, 0.5, -3):
+                ja, jc = jtorch.from_numpy(a), jtorch.from_numpy(col)
+                ta, tc = torch.from_numpy(a), torch.from_numpy(col)
+                for f in (lambda x, y: x * y + s, lambda x, y: y - x,
+                          lambda x, y: x.transpose(0, 2) * s):
+                    np.testing.assert_allclose(f(ja, jc).numpy(), f(ta, tc).numpy(), rtol=1e-6)
+    n = len(dispatch._strided_plans)
+    ja * jc
+    assert len(dispatch._strided_plans) == n  # the same geometry found its plan
+
+
 def test_dtype_resolution_is_memoised_per_default_dtype():
     op = registry.get("add")
     x = jtorch.tensor([1, 2])
