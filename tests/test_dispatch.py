@@ -74,8 +74,8 @@ def test_strided_plan_is_reused_across_values_dtypes_and_offsets():
             for s in (2, 0.5, -3):
                 ja, jc = jtorch.from_numpy(a), jtorch.from_numpy(col)
                 ta, tc = torch.from_numpy(a), torch.from_numpy(col)
-                for f in (lambda x, y: x * y + s, lambda x, y: y - x,
-                          lambda x, y: x.transpose(0, 2) * s):
+                for f in (lambda x, y, s=s: x * y + s, lambda x, y: y - x,
+                          lambda x, y, s=s: x.transpose(0, 2) * s):
                     np.testing.assert_allclose(f(ja, jc).numpy(), f(ta, tc).numpy(), rtol=1e-6)
     n = len(dispatch._strided_plans)
     ja * jc

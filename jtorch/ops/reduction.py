@@ -681,6 +681,31 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
     return dispatch.record(op, (input,), res, {"dim": d, "dtype": dtype})
 
 
+def softmax_backward(g: Tensor, y: Tensor, dim: int, log: bool) -> Tensor:
+    """The gradient of softmax (``log``: log_softmax) at output ``y``: one compiled pass per
+    row where both are C-contiguous rows of one float dtype over the last dim, else composed
+    of pointwise ops and a sum (any dim, broadcast or mixed-dtype gradients)."""
+    a, b = g._a, y._a
+    if (dim == b.ndim - 1 and a.shape == b.shape and a.dtype == b.dtype and a.size
+            and a.dtype in (np.float32, np.float64) and a.flags.c_contiguous
+            and b.flags.c_contiguous):
+        R = b.shape[-1]
+        O = b.size // R
+        out = _allocator.empty(b.shape, b.dtype)
+        mod = _rk.softmax_kernels(b.dtype.name)
+        fn = mod.softmax_bwd_p if use_parallel(b.size) and O > 1 else mod.softmax_bwd_s
+        fn(a.reshape(-1), b.reshape(-1), O, R, out.reshape(-1), log)
+        res = _wrap(out, y.dtype)
+    else:
+        from ..autograd.grad_mode import no_grad
+
+        with no_grad():  # the node recorded below stands for the whole composite
+            res = (g - y.exp() * g.sum(dim, keepdim=True) if log
+                   else y * (g - (g * y).sum(dim, keepdim=True)))
+    op = D.log_softmax_backward_op if log else D.softmax_backward_op
+    return dispatch.record(op, (g, y), res, {"dim": dim})
+
+
 @tensor_method()
 def softmax(input, dim=None, dtype=None):
     """torch.softmax: exp(x - max) / sum, one fused pass per row (vectorised fastmath exp).

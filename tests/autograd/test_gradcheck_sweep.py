@@ -61,6 +61,12 @@ SAMPLES = {
     "logsumexp": (lambda x: x.logsumexp(1), [_r(2, 3)]),
     "softmax": (lambda x: x.softmax(1), [_r(2, 3)]),
     "log_softmax": (lambda x: x.log_softmax(0), [_r(2, 3)]),
+    # the backward rows (last dim, contiguous: the compiled kernel), with gradients in g and y
+    "_softmax_backward_data": (lambda g, y: jtorch.ops.reduction.softmax_backward(g, y, 1, False),
+                               [_r(2, 3), _r(2, 3, seed=1)]),
+    "_log_softmax_backward_data": (
+        lambda g, y: jtorch.ops.reduction.softmax_backward(g, y, 1, True),
+        [_r(2, 3), _r(2, 3, seed=1)]),
     "cumsum": (lambda x: x.cumsum(1), [_r(2, 3)]),
     "cumprod": (lambda x: x.cumprod(1), [_r(2, 3)]),
     "logcumsumexp": (lambda x: x.logcumsumexp(1), [_r(2, 3)]),
@@ -185,7 +191,7 @@ def test_gradcheck(name):
 
 
 @pytest.mark.parametrize("name", sorted(set(VIA_DOUBLE_BACKWARD.values()) |
-                                        {"mm", "addmm", "softmax", "logsumexp", "var", "cumprod",
+                                        {"mm", "addmm", "softmax", "log_softmax", "logsumexp", "var", "cumprod",
                                          "index_put", "as_strided", "embedding", "cdist",
                                          "native_layer_norm"}))
 def test_gradgradcheck(name):

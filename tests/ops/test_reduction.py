@@ -570,3 +570,35 @@ def test_hypothesis_reductions(shape, data, keepdim, name, transpose):
 
 
 builtins_max = max
+
+
+@pytest.mark.parametrize("fname", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((5, 7), 1), ((5, 7), 0), ((3, 4, 6), -1), ((3, 4, 6), 1),
+                                       ((0, 3), 1), ((4, 1), 1), ((6,), 0)])
+def test_softmax_backward_and_double_backward_match_torch(fname, dtype, shape, dim):
+    """The backward rows (compiled over a contiguous last dim, composed elsewhere): gradients,
+    second-order gradients in both the incoming gradient and the input, and node names."""
+    rng = np.random.default_rng(0)
+    x, gv, w = (rng.standard_normal(shape).astype(dtype) for _ in range(3))
+    jx, tx = jtorch.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x.copy()).requires_grad_()
+    jg, tg = jtorch.from_numpy(gv.copy()).requires_grad_(), torch.from_numpy(gv.copy()).requires_grad_()
+    (ja,) = jtorch.autograd.grad(getattr(jx, fname)(dim), jx, jg, create_graph=True)
+    (ta,) = torch.autograd.grad(getattr(tx, fname)(dim), tx, tg, create_graph=True)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-13}
+    np.testing.assert_allclose(ja.detach().numpy(), ta.detach().numpy(), **tol)
+    assert type(ja.grad_fn).__name__ == type(ta.grad_fn).__name__
+    (ja ** 2 * jtorch.from_numpy(w)).sum().backward()
+    (ta ** 2 * torch.from_numpy(w)).sum().backward()
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-11}
+    np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), **tol)
+    np.testing.assert_allclose(jg.grad.numpy(), tg.grad.numpy(), **tol)
+
+
+def test_softmax_backward_of_a_non_contiguous_gradient():
+    x = np.random.default_rng(1).standard_normal((6, 5)).astype(np.float32)
+    g = np.random.default_rng(2).standard_normal((5, 6)).astype(np.float32)
+    jx, tx = jtorch.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x.copy()).requires_grad_()
+    jx.log_softmax(1).backward(jtorch.from_numpy(g).t())
+    tx.log_softmax(1).backward(torch.from_numpy(g).t())
+    np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -15,7 +15,8 @@ Per (op, compute, accumulate, out dtype) one module is generated holding
   (rows), inner dim contiguous (columns, vectorised across the inner dim), anything else.
 ``arg_kernels`` does the same for value-and-index reductions (max/min with dim, argmax), and
 ``softmax_kernels`` holds the fused max / exp-sum / write row kernels (softmax, log_softmax,
-logsumexp) built on ``fastmath.exp``/``log``.
+logsumexp) built on ``fastmath.exp``/``log``, and the one-pass backward rows of softmax and
+log_softmax over contiguous last dims.
 """
 
 from __future__ import annotations
@@ -440,7 +441,7 @@ def arg_kernels(op: registry.OpDef, compute: str):
     return mod
 
 
-# -- softmax, log_softmax, logsumexp: fused row kernels --------------------------------------
+# -- softmax, log_softmax (and their backward rows), logsumexp: fused row kernels --------------------------------------
 
 _SOFTMAX = """
 from jtorch.kernels import fastmath as fm
@@ -577,6 +578,34 @@ def softmax_p(x, O, R, I, sO, sR, sI, out, log):
                 for r in range(R):
                     for i in range(m):
                         out[ob + r * I + i] = out[ob + r * I + i] * sm[i]
+
+
+@njit({opts}, fastmath={{'reassoc'}})
+def bwd_row(g, y, dst, log):
+    # log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y))
+    acc = _T(0)
+    if log:
+        for j in range(g.size):
+            acc += g[j]
+        for j in range(g.size):
+            dst[j] = g[j] - fm.exp(y[j]) * acc
+    else:
+        for j in range(g.size):
+            acc += g[j] * y[j]
+        for j in range(g.size):
+            dst[j] = y[j] * (g[j] - acc)
+
+
+@njit({opts})
+def softmax_bwd_s(g, y, O, R, out, log):
+    for o in range(O):
+        bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
+
+
+@njit({opts}, parallel=True)
+def softmax_bwd_p(g, y, O, R, out, log):
+    for o in prange(O):
+        bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
 
 
 @njit({opts})

@@ -159,6 +159,9 @@ norm_op = extern("norm")
 logsumexp_op = extern("logsumexp")
 softmax_op = extern("softmax", kernel_name="softmax_kernel_impl")
 log_softmax_op = extern("log_softmax", kernel_name="log_softmax_kernel_impl")
+# their gradients (torch's _softmax_backward_data / _log_softmax_backward_data): (g, y) -> dx
+softmax_backward_op = extern("_softmax_backward_data")
+log_softmax_backward_op = extern("_log_softmax_backward_data")
 sort_op = extern("sort")
 argsort_op = extern("argsort", differentiable=False)
 topk_op = extern("topk")
@@ -402,12 +405,34 @@ def _logsumexp_vjp(c, g):
 
 
 def _softmax_vjp(c, g):
-    y = c.out
-    return (y * (g - (g * y).sum(c.kw["dim"], keepdim=True)),)
+    return (J.ops.reduction.softmax_backward(g, c.out, c.kw["dim"], False),)
 
 
 def _log_softmax_vjp(c, g):
-    return (g - c.out.exp() * g.sum(c.kw["dim"], keepdim=True),)
+    return (J.ops.reduction.softmax_backward(g, c.out, c.kw["dim"], True),)
+
+
+def _softmax_backward_vjp(c, gg):
+    """Of dx = y * (g - sum(g * y)): d/dg is the same rule applied to gg; d/dy is
+    gg * (g - sum(g * y)) - g * sum(gg * y)."""
+    g, y = c.args
+    d = c.kw["dim"]
+    gg_g = J.ops.reduction.softmax_backward(gg, y, d, False) if c.needs[0] else None
+    gg_y = None
+    if c.needs[1]:
+        gg_y = gg * (g - (g * y).sum(d, keepdim=True)) - g * (gg * y).sum(d, keepdim=True)
+    return gg_g, gg_y
+
+
+def _log_softmax_backward_vjp(c, gg):
+    """Of dx = g - exp(y) * sum(g): d/dg is gg - sum(gg * exp(y)); d/dy is
+    -gg * exp(y) * sum(g)."""
+    g, y = c.args
+    d = c.kw["dim"]
+    e = y.exp()
+    gg_g = gg - (gg * e).sum(d, keepdim=True) if c.needs[0] else None
+    gg_y = -(gg * e) * g.sum(d, keepdim=True) if c.needs[1] else None
+    return gg_g, gg_y
 
 
 # scans
@@ -501,6 +526,9 @@ defvjp(sumsq_op, _sumsq_vjp, "0")
 defvjp(logsumexp_op, _logsumexp_vjp, "0o")
 defvjp(softmax_op, _softmax_vjp, "o")
 defvjp(log_softmax_op, _log_softmax_vjp, "o")
+defvjp(softmax_backward_op, _softmax_backward_vjp, "01", name="SoftmaxBackwardDataBackward0")
+defvjp(log_softmax_backward_op, _log_softmax_backward_vjp, "01",
+       name="LogSoftmaxBackwardDataBackward0")
 defvjp(cumsum_op, _cumsum_vjp, "")
 defvjp(cumprod_op, _cumprod_vjp, "0o")
 defvjp(logcumsumexp_op, _logcumsumexp_vjp, "0o")
