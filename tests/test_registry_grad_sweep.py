@@ -31,7 +31,8 @@ GRAD_DOMAIN = {
 NO_SECOND_ORDER = {"floor", "ceil", "trunc", "round", "sign", "sgn", "div_trunc", "floor_divide",
                    "copy", "frac", "relu", "hardtanh", "leaky_relu", "hardsigmoid", "hardswish",
                    "clamp", "clamp_min", "clamp_max", "maximum", "minimum", "fmax", "fmin", "abs",
-                   "where", "remainder", "fmod", "copysign", "nan_to_num", "logit_eps", "elu"}
+                   "where", "remainder", "fmod", "copysign", "nan_to_num", "logit_eps", "elu",
+                   "threshold_backward"}
 
 # torch computes these rules with a float32 constant (1/6), even for float64.
 RTOL = {"hardsigmoid": 1e-7}

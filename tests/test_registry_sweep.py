@@ -36,11 +36,19 @@ PUBLIC = {
     "addcmul": lambda T, F: lambda x, a, b, v: T.addcmul(x, a, b, value=v),
     "addcdiv": lambda T, F: lambda x, a, b, v: T.addcdiv(x, a, b, value=v),
 }
+def _tensors(*xs):
+    """Operands of an aten op that takes tensors only (a Python scalar there has no oracle)."""
+    if not all(isinstance(x, torch.Tensor) for x in xs):
+        raise TypeError("tensor operands only")
+    return xs
+
+
 # OpDefs with no public jtorch function of their own: torch's equivalent, and jtorch runs the
 # OpDef through dispatch.pointwise with the same operands.
 TORCH_ONLY = {
     "copy": lambda x: x.clone(),
     "elu": lambda x, alpha, scale, iscale: torch.ops.aten.elu(x, alpha, scale, iscale),
+    "threshold_backward": lambda g, y, t: torch.ops.aten.threshold_backward(*_tensors(g, y), t),
 }
 # Trailing scalar arguments of the public call (one tuple per variant).
 PARAMS = {
@@ -53,6 +61,7 @@ PARAMS = {
     "isclose": [(1e-5, 1e-8, False), (1e-3, 1e-2, True)],
     "addcmul": [(1,), (-0.5,)],
     "addcdiv": [(2,)],
+    "threshold_backward": [(0,), (0.5,), (-1.0,)],
 }
 # Ops whose trailing parameter is a tensor operand rather than a scalar.
 TENSOR_PARAMS = {"where"}

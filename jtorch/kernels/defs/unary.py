@@ -10,7 +10,7 @@ from numba import njit
 
 from .. import fastmath as fm
 from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS,
-                        extern, unary)
+                        binary, extern, unary)
 
 _REAL_NOBOOL = frozenset({1, 2})
 _FLOAT = frozenset({2})
@@ -87,6 +87,9 @@ bitwise_not_op = unary("bitwise_not", lambda x: ~x, cats=INT_CATS, differentiabl
 # relu is clamp_min(x, 0): nan and -0.0 pass through.
 relu_op = unary("relu", lambda x: 0 if x < 0 else x, cats=_REAL_NOBOOL, extra={
     "check": _no_bool("Boolean inputs not supported for relu")})
+# relu's gradient in one pass (torch's threshold_backward): g where y > threshold, else 0
+threshold_backward_op = binary("threshold_backward", lambda g, y, t: 0 if y <= t else g,
+                               cats=_REAL_NOBOOL, nparams=1, kernel_name="threshold_cpu")
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
 mish_op = unary("mish", lambda x: x * fm.tanh(fm.log1p(fm.exp(x)) if x <= 20 else x), cats=FLOAT_CATS)
 gelu_op = unary("gelu", lambda x: x * 0.5 * (1 + fm.erf(x * 0.7071067811865476)), cats=FLOAT_CATS,
@@ -170,6 +173,17 @@ def _x(c):
     return c.args[0]
 
 
+def _threshold_backward(g, y, threshold):
+    return J.dispatch.pointwise(threshold_backward_op, (g, y, threshold))
+
+
+def _threshold_backward_vjp(c, gg):
+    """As torch: the same mask applied to gg for g, zeros for y."""
+    _, y, t = c.args
+    return (_threshold_backward(gg, y, t) if c.needs[0] else None,
+            J.zeros_like(y) if c.needs[1] else None, None)
+
+
 def _zero_grad(c, g):
     return (J.zeros_like(g),)
 
@@ -247,7 +261,8 @@ for _op, _rule, _saves in [
     (trunc_op, _zero_grad, ""),
     (round_op, _zero_grad, ""),
     (frac_op, lambda c, g: (g,), ""),
-    (relu_op, lambda c, g: (J.where(c.out <= 0, 0.0, g),), "o"),
+    (relu_op, lambda c, g: (_threshold_backward(g, c.out, 0),), "o"),
+    (threshold_backward_op, _threshold_backward_vjp, "1"),
     (silu_op, lambda c, g: (g * _silu_grad(_x(c)),), "0"),
     (mish_op, _mish_vjp, "0"),
     (gelu_op, lambda c, g: (g * (0.5 * (1 + J.erf(_x(c) * 0.7071067811865476))
