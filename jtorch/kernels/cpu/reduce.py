@@ -441,7 +441,7 @@ def arg_kernels(op: registry.OpDef, compute: str):
     return mod
 
 
-# -- softmax, log_softmax (and their backward rows), logsumexp: fused row kernels --------------------------------------
+# -- softmax, log_softmax (and their backward rows), logsumexp: fused row kernels ------------
 
 _SOFTMAX = """
 from jtorch.kernels import fastmath as fm
