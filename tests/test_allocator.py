@@ -1,7 +1,10 @@
 """The caching allocator reuses large blocks only after every view of them has died."""
 
 import gc
+import os
 import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -75,11 +78,8 @@ print(jtorch._allocator.TUNED, (resource.getrusage(resource.RUSAGE_SELF).ru_minf
 """
 
 
-def _run(code: str, **env) -> str:
-    import os
-    import subprocess
-    import sys
-
+def _run(code: str, **env) -> list:
+    """The words a fresh interpreter prints, run without the caller's MALLOC_* variables."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     full.update(env)
     return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
@@ -98,5 +98,5 @@ def test_training_steps_do_not_page_fault():
 
 @pytest.mark.skipif(platform.system() != "Linux", reason="glibc's variables")
 def test_malloc_env_is_left_to_the_user():
-    tuned, _ = _run(_STEP_FAULTS.replace("range(20)", "range(1)"), MALLOC_TOP_PAD_="0")
+    (tuned,) = _run("import jtorch; print(jtorch._allocator.TUNED)", MALLOC_TOP_PAD_="0")
     assert tuned == "False"

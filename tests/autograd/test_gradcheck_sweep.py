@@ -191,9 +191,9 @@ def test_gradcheck(name):
 
 
 @pytest.mark.parametrize("name", sorted(set(VIA_DOUBLE_BACKWARD.values()) |
-                                        {"mm", "addmm", "softmax", "log_softmax", "logsumexp", "var", "cumprod",
-                                         "index_put", "as_strided", "embedding", "cdist",
-                                         "native_layer_norm"}))
+                                        {"mm", "addmm", "softmax", "log_softmax", "logsumexp",
+                                         "var", "cumprod", "index_put", "as_strided", "embedding",
+                                         "cdist", "native_layer_norm"}))
 def test_gradgradcheck(name):
     fn, inputs = SAMPLES[name]
     assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
