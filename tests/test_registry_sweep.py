@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 import jtorch
 from jtorch import dispatch
-from jtorch.kernels.registry import REGISTRY
+from jtorch.kernels.registry import LOGICAL, REGISTRY
 
 FAMILIES = ("unary", "binary", "ternary")
 DTYPES = ("float32", "float64", "int64", "bool")
@@ -365,3 +365,36 @@ def test_integer_division_by_zero_raises_like_torch(name):
             tfn(tx, ty)
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             jfn(jx, jy)
+
+
+# -- float32 stays float32 ----------------------------------------------------------------------
+# Under njit a Python constant is float64, so ``x * 0.5`` of a float32 x computes in float64:
+# half the vector width and the float64 kernels of fastmath (gelu was 13x slower than torch).
+# Scalar functions write constants as ``fm.like(x, c)``; these may compute in float64 on purpose.
+FLOAT64_INSIDE = {
+    "erfinv": "two Newton steps on math.erf in float64 refine the float32 starting value",
+}
+
+
+@pytest.mark.parametrize("name", [n for n in OPS if REGISTRY[n].scalar is not None
+                                  and 2 in REGISTRY[n].cats and n not in TENSOR_PARAMS
+                                  and REGISTRY[n].dtype_rule != LOGICAL])  # computes in bool
+def test_float32_scalar_function_computes_in_float32(name):
+    import numba
+
+    from jtorch.kernels.registry import COMPARE, scalar_of
+
+    op = REGISTRY[name]
+    arity = n_operands(op) + op.nparams
+    args = ", ".join(f"a{i}" for i in range(arity))
+    scope = {"f": scalar_of(name)}
+    exec(f"def g({args}):\n    return f({args})", scope)
+    g = numba.njit(scope["g"])
+    g.compile((numba.float32,) * arity)
+    got = next(iter(g.overloads.values())).signature.return_type
+    want = numba.boolean if op.dtype_rule == COMPARE else numba.float32
+    if name in FLOAT64_INSIDE:
+        assert got == numba.float64, f"{name} computes in float32 now: drop it from FLOAT64_INSIDE"
+        return
+    assert got == want, f"{name}'s float32 scalar function returns {got} (a Python constant "\
+        "promotes to float64: write it as fm.like(x, c))"

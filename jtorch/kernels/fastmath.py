@@ -2072,3 +2072,22 @@ _register(atanh, _atanh32, _atanh64)
 _register(pow, _pow32, _pow64)
 _register(erf, _erf32, _erf64)
 _register(erfc, _erfc32, _erfc64)
+
+
+def like(x, c):
+    """The constant ``c`` in the float type of ``x``.
+
+    Under ``njit`` a Python constant is float64, and float32 combined with it computes in
+    float64: ``x * 0.5`` of a float32 ``x`` runs at half the vector width and calls the float64
+    kernels (gelu's erf 13x slower). ``like(x, 0.5)`` keeps the expression in float32; for
+    non-float ``x`` it returns ``c`` unchanged."""
+    return c
+
+
+@overload(like, target="generic", inline=_INLINE, jit_options=_JIT_OPTIONS)
+def _ov_like(x, c):
+    if x == types.float32:
+        return lambda x, c: np.float32(c)
+    if x == types.float64:
+        return lambda x, c: np.float64(c)
+    return lambda x, c: c

@@ -106,7 +106,7 @@ clamp_max_op = binary("clamp_max", lambda x, hi: x if x != x or x < hi else hi, 
 clamp_op = ternary("clamp", lambda x, lo, hi: _clamp(x, lo, hi), cats=REAL_CATS, extra={
     "check": _kernel_error("clamp_cpu", _REAL_NOBOOL, "clamp_scalar_cpu", _REAL_NOBOOL)})
 lerp_op = ternary("lerp", lambda s, e, w: s + w * (e - s) if abs(w) < 0.5 else
-                  e - (e - s) * (1 - w), cats=REAL_CATS, extra={"check": _lerp_check})
+                  e - (e - s) * (fm.like(w, 1) - w), cats=REAL_CATS, extra={"check": _lerp_check})
 
 eq_op = binary("eq", lambda x, y: x == y, rule=COMPARE, differentiable=False,
                **_same(lambda x, y: x == y))
@@ -169,12 +169,12 @@ def _div_floor(a, b):
     mod = np.fmod(a, b)
     div = (a - mod) / b
     if mod != 0 and (b < 0) != (mod < 0):
-        div -= 1
+        div -= fm.like(div, 1)
     if div == 0:
-        return math.copysign(0.0, a / b)
+        return math.copysign(fm.like(div, 0.0), a / b)
     floordiv = np.floor(div)
     if div - floordiv > 0.5:
-        floordiv += 1
+        floordiv += fm.like(floordiv, 1)
     return floordiv
 
 
@@ -257,8 +257,8 @@ _INT_NOBOOL = frozenset({1})
 logaddexp_op = binary("logaddexp", lambda x, y: x if abs(x) == math.inf and x == y else max(x, y) + fm.log1p(
     fm.exp(-abs(x - y))), cats=_FLOAT)
 logaddexp2_op = binary("logaddexp2", lambda x, y: x if abs(x) == math.inf and x == y else max(x, y) + fm.log1p(
-    fm.exp2(-abs(x - y))) * 1.4426950408889634, cats=_FLOAT)
-xlogy_op = binary("xlogy", lambda x, y: y if y != y else (0.0 if x == 0 else x * fm.log(y)),
+    fm.exp2(-abs(x - y))) * fm.like(x, 1.4426950408889634), cats=_FLOAT)
+xlogy_op = binary("xlogy", lambda x, y: y if y != y else (fm.like(x, 0) if x == 0 else x * fm.log(y)),
                   rule=INT_TO_FLOAT)
 heaviside_op = binary("heaviside", lambda x, v: v if x == 0 else (x > 0), differentiable=False,
                       extra={"check": _heaviside_check})

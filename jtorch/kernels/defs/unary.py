@@ -28,15 +28,16 @@ neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x, 
     "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
     "a mask, use the `~` or `logical_not()` operator instead.")})
 abs_op = unary("abs", lambda x: abs(x), cats=_REAL_NOBOOL)
-sign_op = unary("sign", lambda x: (x > 0) - (x < 0), cats=REAL_CATS)
-sgn_op = unary("sgn", lambda x: (x > 0) - (x < 0), cats=REAL_CATS)
+sign_op = unary("sign", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=REAL_CATS)
+sgn_op = unary("sgn", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=REAL_CATS)
 signbit_op = unary("signbit", lambda x: np.signbit(x), rule=COMPARE, cats=REAL_CATS)
 # square of bool is int64 in torch (it is pow(x, 2)); jtorch.square casts bool inputs first.
 square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x)
-sqrt_op = unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan if x == x else x,
+sqrt_op = unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else fm.like(x, math.nan) if x == x else x,
                 rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sqrt(x))
-rsqrt_op = unary("rsqrt", lambda x: 1 / math.sqrt(x) if x >= 0 else math.nan, rule=INT_TO_FLOAT)
-reciprocal_op = unary("reciprocal", lambda x: 1 / x, rule=INT_TO_FLOAT,
+rsqrt_op = unary("rsqrt", lambda x: fm.like(x, 1) / math.sqrt(x) if x >= 0 else fm.like(x, math.nan),
+                rule=INT_TO_FLOAT)
+reciprocal_op = unary("reciprocal", lambda x: fm.like(x, 1) / x, rule=INT_TO_FLOAT,
                       complex_scalar=lambda x: 1 / x)
 exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x))
 exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT)
@@ -48,16 +49,15 @@ log1p_op = unary("log1p", lambda x: fm.log1p(x), rule=INT_TO_FLOAT)
 sin_op = unary("sin", lambda x: fm.sin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sin(x))
 cos_op = unary("cos", lambda x: fm.cos(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.cos(x))
 tan_op = unary("tan", lambda x: fm.tan(x), rule=INT_TO_FLOAT)
-asin_op = unary("asin", lambda x: math.asin(x) if -1 <= x <= 1 else math.nan, rule=INT_TO_FLOAT)
-acos_op = unary("acos", lambda x: math.acos(x) if -1 <= x <= 1 else math.nan, rule=INT_TO_FLOAT)
+asin_op = unary("asin", lambda x: fm.asin(x), rule=INT_TO_FLOAT)
+acos_op = unary("acos", lambda x: fm.acos(x), rule=INT_TO_FLOAT)
 atan_op = unary("atan", lambda x: fm.atan(x), rule=INT_TO_FLOAT)
-sinh_op = unary("sinh", lambda x: math.sinh(x), rule=INT_TO_FLOAT)
-cosh_op = unary("cosh", lambda x: math.cosh(x), rule=INT_TO_FLOAT)
+sinh_op = unary("sinh", lambda x: fm.sinh(x), rule=INT_TO_FLOAT)
+cosh_op = unary("cosh", lambda x: fm.cosh(x), rule=INT_TO_FLOAT)
 tanh_op = unary("tanh", lambda x: fm.tanh(x), rule=INT_TO_FLOAT)
-asinh_op = unary("asinh", lambda x: math.asinh(x), rule=INT_TO_FLOAT)
-acosh_op = unary("acosh", lambda x: math.acosh(x) if x >= 1 else math.nan, rule=INT_TO_FLOAT)
-atanh_op = unary("atanh", lambda x: math.atanh(x) if -1 < x < 1 else (
-    math.copysign(math.inf, x) if abs(x) == 1 else math.nan), rule=INT_TO_FLOAT)
+asinh_op = unary("asinh", lambda x: fm.asinh(x), rule=INT_TO_FLOAT)
+acosh_op = unary("acosh", lambda x: fm.acosh(x), rule=INT_TO_FLOAT)
+atanh_op = unary("atanh", lambda x: fm.atanh(x), rule=INT_TO_FLOAT)
 sigmoid_op = unary("sigmoid", lambda x: fm.sigmoid(x), rule=INT_TO_FLOAT)
 erf_op = unary("erf", lambda x: fm.erf(x), rule=INT_TO_FLOAT)
 erfc_op = unary("erfc", lambda x: fm.erfc(x), rule=INT_TO_FLOAT)
@@ -85,36 +85,39 @@ isfinite_op = unary("isfinite", lambda x: abs(x) < math.inf, rule=COMPARE, cats=
 logical_not_op = unary("logical_not", lambda x: not x, rule=LOGICAL, complex_scalar=lambda x: not x, differentiable=False)
 bitwise_not_op = unary("bitwise_not", lambda x: ~x, cats=INT_CATS, differentiable=False)
 # relu is clamp_min(x, 0): nan and -0.0 pass through.
-relu_op = unary("relu", lambda x: 0 if x < 0 else x, cats=_REAL_NOBOOL, extra={
+relu_op = unary("relu", lambda x: fm.like(x, 0) if x < 0 else x, cats=_REAL_NOBOOL, extra={
     "check": _no_bool("Boolean inputs not supported for relu")})
 # relu's gradient in one pass (torch's threshold_backward): g where y > threshold, else 0
-threshold_backward_op = binary("threshold_backward", lambda g, y, t: 0 if y <= t else g,
+threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 0) if y <= t else g,
                                cats=_REAL_NOBOOL, nparams=1, kernel_name="threshold_cpu")
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
 mish_op = unary("mish", lambda x: x * fm.tanh(fm.log1p(fm.exp(x)) if x <= 20 else x), cats=FLOAT_CATS)
-gelu_op = unary("gelu", lambda x: x * 0.5 * (1 + fm.erf(x * 0.7071067811865476)), cats=FLOAT_CATS,
+gelu_op = unary("gelu", lambda x: x * fm.like(x, 0.5) * (
+    fm.like(x, 1) + fm.erf(x * fm.like(x, 0.7071067811865476))), cats=FLOAT_CATS,
                 kernel_name="GeluKernelImpl")
-gelu_tanh_op = unary("gelu_tanh", lambda x: 0.5 * x * (
-    1 + fm.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), cats=FLOAT_CATS,
+gelu_tanh_op = unary("gelu_tanh", lambda x: fm.like(x, 0.5) * x * (fm.like(x, 1) + fm.tanh(
+    fm.like(x, 0.7978845608028654) * (x + fm.like(x, 0.044715) * x * x * x))), cats=FLOAT_CATS,
     kernel_name="GeluKernelImpl")
 # Parameterised activations: trailing scalar parameters are cast to the compute dtype.
 leaky_relu_op = unary("leaky_relu", lambda x, s: x if x > 0 else x * s, cats=FLOAT_CATS, nparams=1)
 hardtanh_op = unary("hardtanh", lambda x, lo, hi: min(max(x, lo), hi), cats=_REAL_NOBOOL, nparams=2,
                     extra={"check": _no_bool("Bool inputs not supported for hardtanh")})
-hardsigmoid_op = unary("hardsigmoid", lambda x: min(max(x + 3, 0), 6) / 6, cats=_FLOAT)
-hardswish_op = unary("hardswish", lambda x: x * min(max(x + 3, 0), 6) / 6, cats=_FLOAT)
-logsigmoid_op = unary("logsigmoid", lambda x: min(x, 0) - fm.log1p(fm.exp(-abs(x))), cats=_FLOAT,
+hardsigmoid_op = unary("hardsigmoid", lambda x: min(max(x + fm.like(x, 3), fm.like(x, 0)), fm.like(x, 6)) / fm.like(x, 6),
+                       cats=_FLOAT)
+hardswish_op = unary("hardswish", lambda x: x * min(max(x + fm.like(x, 3), fm.like(x, 0)), fm.like(x, 6)) / fm.like(x, 6),
+                     cats=_FLOAT)
+logsigmoid_op = unary("logsigmoid", lambda x: min(x, fm.like(x, 0)) - fm.log1p(fm.exp(-abs(x))), cats=_FLOAT,
                       kernel_name="log_sigmoid_cpu")
 elu_op = unary("elu", lambda x, alpha, scale, iscale: scale * x if x > 0 else
                scale * alpha * fm.expm1(x * iscale), cats=FLOAT_CATS, nparams=3)
 softplus_op = unary("softplus", lambda x, beta, threshold: x if x * beta > threshold else
                     fm.log1p(fm.exp(x * beta)) / beta, cats=FLOAT_CATS, nparams=2)
-logit_op = unary("logit", lambda x: fm.log(x / (1 - x)), rule=INT_TO_FLOAT)
+logit_op = unary("logit", lambda x: fm.log(x / (fm.like(x, 1) - x)), rule=INT_TO_FLOAT)
 # logit with eps: the bounds (eps, 1 - eps) are passed rounded to the compute dtype, as torch
 # computes them (jtorch.logit does this), so clamped values match torch's exactly.
 logit_eps_op = unary("logit_eps", lambda x, lo, hi: _logit_clamped(x, lo, hi), rule=INT_TO_FLOAT,
                      nparams=2, kernel_name="logit_cpu")
-sinc_op = unary("sinc", lambda x: 1.0 if x == 0 else fm.sin(x * math.pi) / (x * math.pi),
+sinc_op = unary("sinc", lambda x: fm.like(x, 1) if x == 0 else fm.sin(x * fm.like(x, math.pi)) / (x * fm.like(x, math.pi)),
                 rule=INT_TO_FLOAT)
 nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
     posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
@@ -129,7 +132,7 @@ fill_op = extern("fill_")           # (self[, value 0-d tensor])
 @njit(inline="always")
 def _logit_clamped(x, lo, hi):
     z = lo if x < lo else hi if x > hi else x
-    return fm.log(z / (1 - z))
+    return fm.log(z / (fm.like(z, 1) - z))
 
 
 @njit(inline="always")
