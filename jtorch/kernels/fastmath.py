@@ -102,6 +102,9 @@ __all__ = [  # noqa: RUF022 (grouped by family)
     "sin",
     "cos",
     "tan",
+    "sin_near",
+    "cos_near",
+    "tan_near",
     "tanh",
     "sigmoid",
     "sinh",
@@ -1027,6 +1030,18 @@ _reduce32 = _make_reduce(_T32)
 _reduce64 = _make_reduce(_T64)
 _TRIG_TINY32 = np.float32(2.0**-12)  # sin(x), tan(x) round to x below this
 _TRIG_TINY64 = np.float64(2.0**-27)
+# Below these the Cody-Waite reduction alone is exact enough: the *_near variants skip the
+# Payne-Hanek one, which the branch-free full functions compute for every element (~3x the cost).
+_TRIG_NEAR32 = np.float32(1024.0)
+_TRIG_NEAR64 = np.float64(2.0**40)
+
+
+def _trig_near32(x):
+    return abs(x) < _TRIG_NEAR32
+
+
+def _trig_near64(x):
+    return abs(x) < _TRIG_NEAR64
 
 
 def _make_sincos32(P):
@@ -1049,44 +1064,66 @@ def _make_sincos32(P):
         z = r * r
         return _fma(r * z, _poly(z, P), r)
 
-    def sin_(x):
-        ax = abs(x)
+    @_jitable
+    def sin_cw(ax):
+        """(r, j) with ax = j*pi + r, for ax < CW_MAX."""
         xd = np.float64(ax)
         t = _fma(xd, INV_PI, MAGIC)  # j + MAGIC
         jf = t - MAGIC
-        r = _fma(-jf, PI_LO, _fma(-jf, PI_HI, xd))
+        return _fma(-jf, PI_LO, _fma(-jf, PI_HI, xd)), _f64_as_i64(t)
+
+    @_jitable
+    def cos_cw(ax):
+        """(r, j) with ax = (j - 1/2)*pi + r, for ax < CW_MAX."""
+        xd = np.float64(ax)
+        t = _fma(xd, INV_PI, HALF) + MAGIC  # j + MAGIC
+        mf = _fma(t - MAGIC, TWO, -ONE)  # 2j - 1
+        return _fma(-mf, PIO2_LO, _fma(-mf, PIO2_HI, xd)), _f64_as_i64(t)
+
+    def sin_(x):
+        ax = abs(x)
+        r, j = sin_cw(ax)
         rh, jh = _payne_hanek32_sin(ax)
         small = ax < CW_MAX
-        j = _f64_as_i64(t) if small else jh  # only the parity is used
+        j = j if small else jh  # only the parity is used
         y = np.float32(sin_poly(r if small else rh))
         y = -y if ((j & 1) != 0) != (x < 0) else y
         y = x if ax < TINY else y  # signed zeros
         return y if ax < INF else x - x
 
+    def sin_near(x):
+        ax = abs(x)
+        r, j = sin_cw(ax)
+        y = np.float32(sin_poly(r))
+        y = -y if ((j & 1) != 0) != (x < 0) else y
+        return x if ax < TINY else y
+
     def cos_(x):
         ax = abs(x)
-        xd = np.float64(ax)
-        t = _fma(xd, INV_PI, HALF) + MAGIC  # j + MAGIC
-        mf = _fma(t - MAGIC, TWO, -ONE)  # 2j - 1
-        r = _fma(-mf, PIO2_LO, _fma(-mf, PIO2_HI, xd))
+        r, j = cos_cw(ax)
         rh, jh = _payne_hanek32_cos(ax)
         small = ax < CW_MAX
-        j = _f64_as_i64(t) if small else jh
+        j = j if small else jh
         y = np.float32(sin_poly(r if small else rh))
         y = -y if (j & 1) != 0 else y
         return y if ax < INF else x - x
 
-    return sin_, cos_
+    def cos_near(x):
+        r, j = cos_cw(abs(x))
+        y = np.float32(sin_poly(r))
+        return -y if (j & 1) != 0 else y
+
+    return sin_, cos_, sin_near, cos_near
 
 
-def _make_sincos(T, SP, CP):
+def _make_sincos(T, SP, CP, reduce):
     """sin and cos from the quadrant reduction, a sin and a cos kernel on |r| <= pi/4."""
     F = T.f
     SP, CP = tuple(F(c) for c in SP), tuple(F(c) for c in CP)
     S1, SR = SP[0], SP[1:]
     ONE, HALF = F(1), F(0.5)
     INF = T.inf
-    reduce, TINY = (_reduce32, _TRIG_TINY32) if T is _T32 else (_reduce64, _TRIG_TINY64)
+    TINY = _TRIG_TINY32 if T is _T32 else _TRIG_TINY64
 
     @_jitable
     def ksin(x, y):
@@ -1127,12 +1164,12 @@ def _make_sincos(T, SP, CP):
     return sin_, cos_
 
 
-def _make_tan(T, TP):
+def _make_tan(T, TP, reduce):
     F = T.f
     TP = tuple(F(c) for c in TP)
     ONE = F(1)
     INF = T.inf
-    reduce, TINY = (_reduce32, _TRIG_TINY32) if T is _T32 else (_reduce64, _TRIG_TINY64)
+    TINY = _TRIG_TINY32 if T is _T32 else _TRIG_TINY64
 
     def tan_(x):
         ax = abs(x)
@@ -1153,10 +1190,13 @@ def _make_tan(T, TP):
     return tan_
 
 
-_sin32, _cos32 = _make_sincos32(_SIN_PI_P32)
-_sin64, _cos64 = _make_sincos(_T64, _SIN_P64, _COS_P64)
-_tan32 = _make_tan(_T32, _TAN_P32)
-_tan64 = _make_tan(_T64, _TAN_P64)
+_sin32, _cos32, _sin_near32, _cos_near32 = _make_sincos32(_SIN_PI_P32)
+_sin64, _cos64 = _make_sincos(_T64, _SIN_P64, _COS_P64, _reduce64)
+_sin_near64, _cos_near64 = _make_sincos(_T64, _SIN_P64, _COS_P64, _cody_waite64)
+_tan32 = _make_tan(_T32, _TAN_P32, _reduce32)
+_tan64 = _make_tan(_T64, _TAN_P64, _reduce64)
+_tan_near32 = _make_tan(_T32, _TAN_P32, _cody_waite32)
+_tan_near64 = _make_tan(_T64, _TAN_P64, _cody_waite64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -2010,6 +2050,27 @@ def tan(x):
     return np.tan(_as_float(x))
 
 
+def trig_near(x):
+    """Whether sin_near/cos_near/tan_near are exact for x: finite and of moderate size."""
+    x = _as_float(x)
+    return np.abs(x) < (_TRIG_NEAR32 if np.asarray(x).dtype == np.float32 else _TRIG_NEAR64)
+
+
+def sin_near(x):
+    """sin(x) for trig_near(x): the Cody-Waite reduction only."""
+    return sin(x)
+
+
+def cos_near(x):
+    """cos(x) for trig_near(x): the Cody-Waite reduction only."""
+    return cos(x)
+
+
+def tan_near(x):
+    """tan(x) for trig_near(x): the Cody-Waite reduction only."""
+    return tan(x)
+
+
 def tanh(x):
     """Hyperbolic tangent."""
     return np.tanh(_as_float(x))
@@ -2102,6 +2163,10 @@ _register(log1p, _log1p_32, _log1p_64)
 _register(sin, _sin32, _sin64)
 _register(cos, _cos32, _cos64)
 _register(tan, _tan32, _tan64)
+_register(trig_near, _trig_near32, _trig_near64)
+_register(sin_near, _sin_near32, _sin_near64)
+_register(cos_near, _cos_near32, _cos_near64)
+_register(tan_near, _tan_near32, _tan_near64)
 _register(tanh, _tanh32, _tanh64)
 _register(sigmoid, _sigmoid32, _sigmoid64)
 _register(sinh, _sinh32, _sinh64)

@@ -29,7 +29,13 @@ def _np_sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-_UNARY = {"exp": np.exp, "sin": np.sin, "tanh": np.tanh, "sigmoid": _np_sigmoid}
+# name -> NumPy version (None: NumPy has none); compute-bound ones (trig, erf) show the math
+_UNARY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+          "sigmoid": _np_sigmoid, "erf": None, "gelu": None}
+
+
+def _lib_fn(t, name: str):
+    return t.nn.functional.gelu if name == "gelu" else getattr(t, name)
 
 
 def _unary(name: str):
@@ -37,7 +43,7 @@ def _unary(name: str):
               label="n=2^{}")
     def case(p: int) -> Case:
         n = 1 << p
-        return Case(functional(lambda t, a: getattr(t, name)(a), [rand(n)], numpy=_UNARY[name]),
+        return Case(functional(lambda t, a: _lib_fn(t, name)(a), [rand(n)], numpy=_UNARY[name]),
                     kind="memory", bytes=8 * n)
 
 

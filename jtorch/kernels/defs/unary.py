@@ -46,9 +46,13 @@ log_op = unary("log", lambda x: fm.log(x), rule=INT_TO_FLOAT, complex_scalar=lam
 log2_op = unary("log2", lambda x: fm.log2(x), rule=INT_TO_FLOAT)
 log10_op = unary("log10", lambda x: fm.log10(x), rule=INT_TO_FLOAT)
 log1p_op = unary("log1p", lambda x: fm.log1p(x), rule=INT_TO_FLOAT)
-sin_op = unary("sin", lambda x: fm.sin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sin(x))
-cos_op = unary("cos", lambda x: fm.cos(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.cos(x))
-tan_op = unary("tan", lambda x: fm.tan(x), rule=INT_TO_FLOAT)
+# Blocks of moderate arguments skip the huge-argument reduction (see OpDef.fast_scalar).
+sin_op = unary("sin", lambda x: fm.sin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sin(x),
+               fast_scalar=lambda x: fm.sin_near(x), fast_ok=lambda x: fm.trig_near(x))
+cos_op = unary("cos", lambda x: fm.cos(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.cos(x),
+               fast_scalar=lambda x: fm.cos_near(x), fast_ok=lambda x: fm.trig_near(x))
+tan_op = unary("tan", lambda x: fm.tan(x), rule=INT_TO_FLOAT,
+               fast_scalar=lambda x: fm.tan_near(x), fast_ok=lambda x: fm.trig_near(x))
 asin_op = unary("asin", lambda x: fm.asin(x), rule=INT_TO_FLOAT)
 acos_op = unary("acos", lambda x: fm.acos(x), rule=INT_TO_FLOAT)
 atan_op = unary("atan", lambda x: fm.atan(x), rule=INT_TO_FLOAT)
