@@ -118,19 +118,27 @@ def resolve_dtypes(op: registry.OpDef, args: tuple) -> tuple:
     return _plan(op, args)[:3]
 
 
-def _plan(op: registry.OpDef, args: tuple) -> tuple:
-    """(common, compute, result, dense loop pattern, half) of a call, memoised on the operands'
-    kinds and the default dtype. The pattern names each operand's role in the contiguous loop
-    variants when all tensors share one C-contiguous shape ('a' array, 's' scalar); ``half``
-    says whether float16 is involved (those calls run through float32)."""
-    key = (op, _dt._default.value, *[_kind(x) for x in args])
+def _plan(op: registry.OpDef, args: tuple) -> list:
+    """[common, compute, result, dense loop pattern, half, dense loops] of a call, memoised on
+    the operands' kinds and the default dtype. The pattern names each operand's role in the
+    contiguous loop variants when all tensors share one C-contiguous shape ('a' array,
+    's' scalar); ``half`` says whether float16 is involved (those calls run through float32);
+    the (serial, parallel) loops for that pattern are filled in on first use."""
+    n = len(args)  # spelled out for one and two operands: half the cost of the general form
+    if n == 2:
+        x, y = args
+        key = (op, _dt._default.value, _kind(x), _kind(y))
+    elif n == 1:
+        key = (op, _dt._default.value, _kind(args[0]))
+    else:
+        key = (op, _dt._default.value, *[_kind(x) for x in args])
     r = _dtype_cache.get(key)
     if r is None:
         common, compute, result = pointwise_dtypes(op, args)
         pat = "".join("a" if isinstance(x, _TENSOR) else "s" for x in args)
         half = _float16 in (compute, result) or any(
             isinstance(x, _TENSOR) and x.dtype is _float16 for x in args)
-        r = _dtype_cache[key] = (common, compute, result, pat, half)
+        r = _dtype_cache[key] = [common, compute, result, pat, half, None]
     return r
 
 
@@ -139,7 +147,8 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
     if trace_hook is not None:
         return trace_hook(op, args, {"out": out, "inplace": inplace})
-    _, compute, result, pat, half = _plan(op, args)
+    plan = _plan(op, args)
+    _, compute, result, pat, half, loops = plan
     shape = None
     dense = not half  # every tensor operand C-contiguous with the one common shape
     for x in args:
@@ -147,6 +156,7 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
             a = x._a
             if shape is None:
                 shape = a.shape
+                n = a.size
             elif a.shape != shape:
                 shape = broadcast_shapes(*[y._a.shape for y in args if isinstance(y, _TENSOR)])
                 dense = False
@@ -177,15 +187,27 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
         bump_version(out)
         res = out
     elif dense and shape is not None:
-        # the common case, inlined: a fresh C-contiguous result and one contiguous loop
-        a = _allocator.empty(shape, result.np)
-        flat = a.reshape(-1)
+        # the common case, inlined: a fresh C-contiguous result and one contiguous loop (1-D
+        # operands are their own flat views; small results skip the caching allocator)
+        np_dt = result.np
+        flat1 = len(shape) == 1
+        if n * np_dt.itemsize < _allocator.MIN_CACHED_BYTES:
+            flat = np.empty(n, np_dt)
+            a = flat if flat1 else flat.reshape(shape)
+        else:
+            a = _allocator.empty(shape, np_dt)
+            flat = a.reshape(-1)
         res = Tensor._make(a, flat, result)
-        n = flat.size
         if n:
-            loop = _flat_loop(op, len(args), compute, result, pat, n)
+            if loops is None:
+                loops = plan[5] = (kernel(op, len(args), compute, result, "c_" + pat),
+                                   kernel(op, len(args), compute, result, "p_" + pat))
+            loop = loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
             try:
-                loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
+                if flat1:
+                    loop(flat, *[x._a if isinstance(x, _TENSOR) else x for x in args])
+                else:
+                    loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
             except ZeroDivisionError:
                 raise RuntimeError("ZeroDivisionError") from None
     else:
