@@ -187,7 +187,7 @@ def _out(res: Tensor, out: Tensor | None) -> Tensor:
 
 def _cast_result(a: np.ndarray, dtype: _dt.dtype) -> Tensor:
     """Wrap a kernel result, rounding float32 results of float16 ops back to float16."""
-    if a.dtype != dtype.np:
+    if a.dtype is not dtype.np and a.dtype != dtype.np:  # `is`: NumPy's builtin dtypes are singletons
         from .conversion import cast
 
         return cast(Tensor._make(a), dtype)
@@ -246,6 +246,13 @@ def reduce_array(op, a: np.ndarray, dims: tuple, compute: _dt.dtype, out_dtype: 
     if compute is _float16:
         compute = _float32
     res_dtype = _float32 if out_dtype is _float16 else out_dtype
+    mod = _rk.kernels(op, compute.name, _total(op, compute).name, res_dtype.name)
+    if len(dims) == a.ndim and a.flags.c_contiguous:
+        # all of a contiguous array (loss.sum(), x.mean()): one row, no plan to work out
+        out = np.empty((), res_dtype.np)
+        n = a.size
+        (mod.p if use_parallel(n) else mod.s)(a.reshape(-1), 1, 1, n, 0, 0, 1, out.reshape(-1), 0, 0)
+        return out
     shape = a.shape
     kshape = tuple(n for d, n in enumerate(shape) if d not in dims)
     out = _allocator.empty(kshape, res_dtype.np)
@@ -255,7 +262,6 @@ def reduce_array(op, a: np.ndarray, dims: tuple, compute: _dt.dtype, out_dtype: 
             a = _permuted_copy(a, dims, a_dtype)
             R = math.prod(shape[d] for d in dims)
             plan = (out.size, 1, R, R, 0, 1, 1, 0)
-        mod = _rk.kernels(op, compute.name, _total(op, compute).name, res_dtype.name)
         O, I, R, sO, sI, sR, tO, tI = plan
         (mod.p if use_parallel(a.size) else mod.s)(_rk.span(a), O, I, R, sO, sI, sR,
                                                out.reshape(-1), tO, tI)
@@ -271,9 +277,12 @@ def _reduce(op, name: str, input: Tensor, dim, keepdim: bool, dtype=None) -> Ten
     if keepdim:
         res = res.reshape(_kept_shape(a.shape, dims, True))
     out = _cast_result(res, out_dtype)
-    # "fn" and "full" (no dim given) pick the rule's variant and torch's node name (max() vs amax)
-    return dispatch.record(op, (input,), out, {"dim": dims, "keepdim": keepdim, "dtype": dtype,
-                                               "fn": name, "full": dim is None})
+    if input._requires_grad:
+        # "fn" and "full" (no dim given) pick the rule's variant and torch's node name (max()
+        # vs amax)
+        dispatch.record(op, (input,), out, {"dim": dims, "keepdim": keepdim, "dtype": dtype,
+                                            "fn": name, "full": dim is None})
+    return out
 
 
 def _nonempty(name: str, a: np.ndarray, dims, dim_given: bool, full_error=RuntimeError,
