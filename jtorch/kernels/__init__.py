@@ -4,6 +4,10 @@ templates (``cpu``) compiled from those records."""
 import hashlib
 import os
 
+from . import cache_locator
+
+cache_locator.install()
+
 _fm_fp = None
 
 

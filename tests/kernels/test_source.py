@@ -40,3 +40,12 @@ def test_second_process_loads_kernels_from_disk_cache(tmp_path):
                                  text=True, check=True).stdout.split()
     assert run() == ["0", "1"]   # cold: compiled
     assert run() == ["1", "0"]   # warm: loaded from the on-disk cache
+
+
+def test_hand_written_kernels_cache_outside_the_package():
+    from jtorch.kernels.cpu import normalization
+
+    path = normalization.layer_norm_fwd._cache._cache_path
+    package = os.path.dirname(os.path.abspath(jtorch.__file__))
+    assert path.startswith(os.path.join(jtorch._flags.CACHE_DIR, "numba"))
+    assert not os.path.abspath(path).startswith(package)
