@@ -93,6 +93,19 @@ def test_layer_norm_float32_and_functional():
     assert (z == 0).all().item()
 
 
+def test_layer_norm_float32_rows_far_from_zero():
+    """float32 rows with a large mean against a float64 reference on the same inputs (the
+    output pass runs in float32; centring must not lose the row's small spread)."""
+    rng = np.random.default_rng(0)
+    x = (1000 + rng.standard_normal((3, 300)) * 1e-2).astype(np.float32)
+    w, b = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+    got = _np(F.layer_norm(jtorch.from_numpy(x), (300,), jtorch.from_numpy(w), jtorch.from_numpy(b)))
+    x64 = x.astype(np.float64)
+    m = x64.mean(1, keepdims=True)
+    want = (x64 - m) / np.sqrt(((x64 - m) ** 2).mean(1, keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+
+
 @pytest.mark.parametrize("eps", [None, 1e-3])
 def test_rms_norm(eps):
     compare_random(lambda m: m.nn.RMSNorm(5, eps=eps, dtype=m.float64), randn(3, 5))
