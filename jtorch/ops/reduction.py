@@ -187,7 +187,7 @@ def _out(res: Tensor, out: Tensor | None) -> Tensor:
 
 def _cast_result(a: np.ndarray, dtype: _dt.dtype) -> Tensor:
     """Wrap a kernel result, rounding float32 results of float16 ops back to float16."""
-    if a.dtype is not dtype.np and a.dtype != dtype.np:  # `is`: NumPy's builtin dtypes are singletons
+    if a.dtype != dtype.np:
         from .conversion import cast
 
         return cast(Tensor._make(a), dtype)
