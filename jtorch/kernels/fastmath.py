@@ -997,11 +997,16 @@ def _payne_hanek64(ax):
     return y, (r - y) + r_lo, k
 
 
+# Below these the Cody-Waite reduction alone is exact enough: the *_near variants skip the
+# Payne-Hanek one, which the branch-free full functions compute for every element (~3x the cost).
+_TRIG_NEAR32 = np.float32(1024.0)
+_TRIG_NEAR64 = np.float64(2.0**40)
+
+
 def _make_reduce(T):
     """reduce(ax) -> (r, r_lo, k) with ax = k*pi/2 + r + r_lo (mod 2*pi), |r| <= pi/4."""
-    F = T.f
     if T is _T32:
-        CW_MAX = F(1024.0)
+        CW_MAX = _TRIG_NEAR32
 
         @_jitable
         def reduce(ax):
@@ -1014,7 +1019,7 @@ def _make_reduce(T):
 
         return reduce
 
-    CW_MAX = F(2.0**40)
+    CW_MAX = _TRIG_NEAR64
 
     @_jitable
     def reduce(ax):
@@ -1030,10 +1035,6 @@ _reduce32 = _make_reduce(_T32)
 _reduce64 = _make_reduce(_T64)
 _TRIG_TINY32 = np.float32(2.0**-12)  # sin(x), tan(x) round to x below this
 _TRIG_TINY64 = np.float64(2.0**-27)
-# Below these the Cody-Waite reduction alone is exact enough: the *_near variants skip the
-# Payne-Hanek one, which the branch-free full functions compute for every element (~3x the cost).
-_TRIG_NEAR32 = np.float32(1024.0)
-_TRIG_NEAR64 = np.float64(2.0**40)
 
 
 def _trig_near32(x):
@@ -1057,7 +1058,7 @@ def _make_sincos32(P):
     PI_LO, PIO2_LO = D(float(pi - Fraction(float(PI_HI)))), D(float(pi / 2 - Fraction(float(PIO2_HI))))
     INV_PI, MAGIC = D(float(1 / pi)), _T64.magic
     ONE, HALF, TWO = D(1), D(0.5), D(2)
-    CW_MAX, TINY, INF = F(1024.0), _TRIG_TINY32, F(np.inf)
+    CW_MAX, TINY, INF = _TRIG_NEAR32, _TRIG_TINY32, F(np.inf)
 
     @_jitable
     def sin_poly(r):
