@@ -24,7 +24,8 @@ import threading
 
 import numpy as np
 
-# Below this, malloc is cheap (no page-fault storm): use np.empty directly.
+# Below this, malloc is cheap (no page-fault storm): use np.empty directly. Raised to the
+# mmap threshold once malloc is tuned (below).
 MIN_CACHED_BYTES = 1 << 18
 MAX_CACHED_TOTAL = 1 << 31
 
@@ -101,6 +102,10 @@ def tune_malloc() -> bool:
 
 
 TUNED = tune_malloc()
+if TUNED:
+    # below the mmap threshold a freed buffer stays in malloc's heap, so np.empty reuses it
+    # without faults, and in 0.4 us against the cache's ~6 us (a 256 KiB relu: 23 -> 9 us)
+    MIN_CACHED_BYTES = MMAP_THRESHOLD
 
 
 def empty_cache() -> None:
