@@ -279,16 +279,13 @@ def _time_blocks(thunks: dict[str, Callable], case: Case, st: Settings) -> dict[
     n_samples = min(st.samples, case.samples or st.samples)
     if case.self_timed:
         n_samples = min(n_samples, st.self_timed_samples)
+    if case.self_timed:
+        return _time_interleaved(thunks, case, st, n_rounds, n_samples)
     for r in range(n_rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         for k in order:
             fn = thunks[k]
             time.sleep(st.gap)
-            if case.self_timed:
-                if case.warm:
-                    fn()
-                rounds[k].append([float(fn()) for _ in range(n_samples)])
-                continue
             if case.warm:
                 fn()
             if k not in numbers:
@@ -301,6 +298,28 @@ def _time_blocks(thunks: dict[str, Callable], case: Case, st: Settings) -> dict[
                     fn()
                 block.append((time.perf_counter() - t) / n)
             rounds[k].append(block)
+    return rounds
+
+
+def _time_interleaved(thunks: dict[str, Callable], case: Case, st: Settings, n_rounds: int,
+                      n_samples: int) -> dict[str, list]:
+    """Self-timed cases (each sample a fresh process, seconds long): sample i of every
+    contender runs back to back, in a rotating order, so that a slow phase of a shared host
+    (seen here to last seconds and to double a training step) lands on both sides of the
+    paired ratio rather than on one contender's whole block."""
+    names = list(thunks)
+    rounds: dict[str, list] = {k: [] for k in names}
+    if case.warm:
+        for k in names:
+            thunks[k]()
+    for r in range(n_rounds):
+        for k in names:
+            rounds[k].append([])
+        for i in range(n_samples):
+            j = (r * n_samples + i) % len(names)
+            for k in names[j:] + names[:j]:
+                time.sleep(st.gap)
+                rounds[k][-1].append(float(thunks[k]()))
     return rounds
 
 

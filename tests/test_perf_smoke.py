@@ -159,3 +159,25 @@ def test_compare_without_base_uses_the_class_baseline(tmp_path, quick_run):
     path.write_text(json.dumps(new))
     r = _perf("compare", str(path))
     assert r.returncode == 2 and "perf/baselines/no-such-machine-1c.json" in r.stdout, r.stdout
+
+
+def test_self_timed_samples_interleave_contenders():
+    """Processes of a self-timed case alternate between contenders (rotating who goes first),
+    so each paired ratio compares neighbours in time."""
+    sys.path.insert(0, ROOT)
+    from perf.harness import Case, Settings, _time_blocks, pair_ratios
+
+    calls = []
+
+    def thunk(name, value):
+        def run():
+            calls.append(name)
+            return value
+        return run
+
+    case = Case(make=None, self_timed=True, warm=False, rounds=1)
+    st = Settings(rounds=3, samples=4, gap=0.0, self_timed_samples=4)
+    rounds = _time_blocks({"a": thunk("a", 2.0), "b": thunk("b", 1.0)}, case, st)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert rounds == {"a": [[2.0] * 4], "b": [[1.0] * 4]}
+    assert pair_ratios(rounds["a"], rounds["b"]) == [2.0] * 4
