@@ -13,6 +13,7 @@ tensor([[[ 5.,  7.],
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -93,6 +94,21 @@ def _adaptive(n: int, out: int) -> tuple:
 def _windows(dims: list, override: int = 0) -> _Windows:
     dims = [_ONE] * (3 - len(dims)) + list(dims)
     return _Windows(*(tuple(d[i] for d in dims) for i in range(4)), override=override)
+
+
+# A network pools the same shapes every step, and building the tables (NumPy calls on a few
+# elements) cost ~70 us per call: the windows are kept per geometry. Shared _Windows are only
+# read (their _cache holds per-dtype divisor tables, equal for every user).
+@functools.lru_cache(maxsize=512)
+def _regular_windows(dims: tuple, override: int = 0) -> _Windows:
+    """``dims``: per spatial dim, ``_regular``'s arguments."""
+    return _windows([_regular(*d) for d in dims], override)
+
+
+@functools.lru_cache(maxsize=512)
+def _adaptive_windows(dims: tuple) -> _Windows:
+    """``dims``: per spatial dim, (input size, output size)."""
+    return _windows([_adaptive(n, o) for n, o in dims])
 
 
 # -- kernels run and recorded (the gradient rules call these too) ----------------------------
@@ -324,7 +340,8 @@ def _max_pool(x: Tensor, nd: int, kernel_size, stride, padding, dilation, ceil_m
         _pool3d_shape_check(x, k, s, p, d, out, "max_pool3d_with_indices_out_cpu_template()",
                             False)
     _check_dtype(x, fn, True)
-    win = _windows([_regular(sp[i], k[i], s[i], p[i], d[i], out[i], True) for i in range(nd)])
+    win = _regular_windows(tuple((sp[i], k[i], s[i], p[i], d[i], out[i], True)
+                                 for i in range(nd)))
     op = D.max_pool2d_op if nd == 2 else D.max_pool3d_op
     return max_pool_forward(op, x, win, nd)
 
@@ -468,8 +485,8 @@ def _avg_pool(x: Tensor, nd: int, kernel_size, stride, padding, ceil_mode, count
         _check_dtype(x, "avg_pool2d" if nd == 2 else "avg_pool3d_out_frame", False)
     elif x.dtype is _dt.float16:
         raise dispatch.not_implemented(_named("avg_pool3d_out_frame"), x.dtype)
-    win = _windows([_regular(sp[i], k[i], s[i], p[i], 1, out[i], count_include_pad)
-                    for i in range(nd)], int(divisor_override or 0))
+    win = _regular_windows(tuple((sp[i], k[i], s[i], p[i], 1, out[i], bool(count_include_pad))
+                                 for i in range(nd)), int(divisor_override or 0))
     return avg_pool_forward(D.avg_pool2d_op if nd == 2 else D.avg_pool3d_op, x, win, nd)
 
 
@@ -552,7 +569,7 @@ def _adaptive_avg(x: Tensor, out: list, nd: int) -> Tensor:
     if all(o == 1 for o in out):
         return x.mean(tuple(range(-nd, 0)), keepdim=True)
     sp = x._a.shape[x._a.ndim - nd:]
-    win = _windows([_adaptive(sp[i], out[i]) for i in range(nd)])
+    win = _adaptive_windows(tuple((sp[i], out[i]) for i in range(nd)))
     op = D.adaptive_avg_pool2d_op if nd == 2 else D.adaptive_avg_pool3d_op
     return avg_pool_forward(op, x, win, nd)
 
@@ -560,7 +577,7 @@ def _adaptive_avg(x: Tensor, out: list, nd: int) -> Tensor:
 def _adaptive_max(x: Tensor, out: list, nd: int) -> tuple:
     _adaptive_checks(x, out, nd, "max")
     sp = x._a.shape[x._a.ndim - nd:]
-    win = _windows([_adaptive(sp[i], out[i]) for i in range(nd)])
+    win = _adaptive_windows(tuple((sp[i], out[i]) for i in range(nd)))
     op = D.adaptive_max_pool2d_op if nd == 2 else D.adaptive_max_pool3d_op
     return max_pool_forward(op, x, win, nd)
 
