@@ -15,6 +15,7 @@ torch.Size([1, 3, 3])
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -43,6 +44,12 @@ def _pad3(t: tuple, fill: int) -> tuple:
     return (fill,) * (3 - len(t)) + tuple(t)
 
 
+@functools.lru_cache(maxsize=1024)
+def _geo3(stride: tuple, padding: tuple, dilation: tuple, groups: int, size: tuple) -> tuple:
+    """The kernels' 3-D geometry arguments (memoised: the same every step of a network)."""
+    return (_pad3(stride, 1), _pad3(padding, 0), _pad3(dilation, 1), groups, _pad3(size, 1))
+
+
 def _compute(d: _dt.dtype):
     """float16 (and bool, for unfold/fold) run the float32 kernels."""
     return np.dtype(np.float32) if d is _float16 or d is _dt.bool else d.np
@@ -62,7 +69,7 @@ def _convolution(x: Tensor, w: Tensor, b: Tensor | None, *, stride: tuple, paddi
     cd = _compute(d)
     xa, wa = _as5d(x._a.astype(cd, copy=False)), _as5d(w._a.astype(cd, copy=False))
     ba = None if b is None else b._a.astype(cd, copy=False)
-    geo = (_pad3(stride, 1), _pad3(padding, 0), _pad3(dilation, 1), groups, _pad3(size, 1))
+    geo = _geo3(tuple(stride), tuple(padding), tuple(dilation), groups, tuple(size))
     fn = _ck.conv_transposed if transposed else _ck.conv_forward
     r = fn(xa, wa, ba, *geo)
     r = _result(r.reshape(r.shape[:2] + tuple(size)), d)
@@ -254,7 +261,39 @@ def _same_padding(w: Tensor, dilation: tuple, stride: tuple, nd: int) -> tuple:
     return tuple(t // 2 for t in totals), tuple(t - t // 2 for t in totals)
 
 
+def _hashable(v):
+    return tuple(v) if type(v) is list else v
+
+
+# The checked geometry of a call, per argument values and input/weight/bias shapes and dtypes:
+# a network convolves the same shapes every step, and the checks and size arithmetic cost
+# ~25 us per call. Not kept: 'same' padding (its warning is per call), inputs with no channels.
+_plans: dict = {}
+
+
 def _conv(nd: int, fname: str, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    key = plan = None
+    if not isinstance(padding, str):
+        try:
+            key = (nd, input._a.shape, input.dtype, weight._a.shape, weight.dtype,
+                   None if bias is None else (bias._a.shape, bias.dtype), _hashable(stride),
+                   _hashable(padding), _hashable(dilation), groups)
+            plan = _plans.get(key)
+        except (AttributeError, TypeError):  # not tensors, unhashable values: checks say why
+            key = None
+    if plan is None:
+        return _conv_checked(nd, fname, input, weight, bias, stride, padding, dilation, groups,
+                             key)
+    unbatched, stride, padding, dilation, size = plan
+    x = input.unsqueeze(0) if unbatched else input
+    out = _convolution(x, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                       groups=groups, transposed=False, size=size)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_checked(nd: int, fname: str, input, weight, bias, stride, padding, dilation, groups,
+                  key=None) -> Tensor:
+    """conv{nd}d with torch's checks; the checked geometry is kept under ``key``."""
     _check_tensor(input, "input", fname, 1)
     _check_tensor(weight, "weight", fname, 2)
     if bias is not None:
@@ -284,6 +323,10 @@ def _conv(nd: int, fname: str, input, weight, bias, stride, padding, dilation, g
     _check_dtypes(x, weight, bias, nd, False)
     size = tuple((s + lo + h - dl * (k - 1) - 1) // st + 1 for s, lo, h, dl, k, st in
                  zip(x._a.shape[2:], padding, hi, dilation, weight._a.shape[2:], stride))
+    if key is not None and x._a.shape[1]:
+        if len(_plans) >= 1024:
+            _plans.clear()
+        _plans[key] = (unbatched, stride, padding, dilation, size)
     if x._a.shape[1] == 0:  # torch's empty-input path keeps the input's 0 channels
         weight, bias = weight[:0], None if bias is None else bias[:0]
     out = _convolution(x, weight, bias, stride=stride, padding=padding, dilation=dilation,

@@ -437,7 +437,7 @@ def run_swap(src: np.ndarray, dst: np.ndarray, bias: np.ndarray | None = None) -
 
 
 def _geom(k_sp: tuple, stride, padding, dilation) -> tuple:
-    return tuple(int(v) for v in (*k_sp, *stride, *padding, *dilation))
+    return tuple(map(int, (*k_sp, *stride, *padding, *dilation)))
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilation, groups: int,
