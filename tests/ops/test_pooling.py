@@ -105,6 +105,17 @@ def test_max_pool_ties_take_the_first_maximum_and_nan_wins():
     check("max_pool1d", np.array([[[1.0, 2.0]]]), 2, 1, 1, 3, return_indices=True, grad=False)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_2x2_fast_path_nan_inf_ties_match_torch(dtype):
+    """The 2x2/stride-2 kernel finds the index by comparing with the window's maximum: every
+    mix of NaN (the last one wins), +-inf, -0.0 and ties (the first wins), odd sizes too."""
+    vals = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 1.0, -2.0])
+    for shape in ((3, 4, 8, 8), (2, 3, 5, 7)):
+        x = RNG.choice(vals, size=shape).astype(dtype)
+        check("max_pool2d", x, 2, return_indices=True, grad=False)
+        check("max_pool2d", x, 2, 2, 0, 1, True, return_indices=True, grad=False)
+
+
 def test_max_pool_unbatched_noncontiguous_float32_and_parallel(monkeypatch):
     x = _x(3, 6, 7)
     check("max_pool2d", x, 2, 1, 1, return_indices=True)

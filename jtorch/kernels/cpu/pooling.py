@@ -224,22 +224,39 @@ def avg_pool_backward(g: np.ndarray, gi: np.ndarray, win) -> None:
 
 # -- 2x2 windows at stride 2 (the common CNN case): constant strides vectorise, ~5x the tables
 
+def _nan_max(a, b):
+    return a if (a > b) | (a != a) else b
+
+
+_nan_max_j = numba.njit(cache=True, nogil=True, inline="always")(_nan_max)
+
+
 def _max22_plane(x, out, idx, p):
+    """The maximum as a tree of NaN-propagating maxima, then its index by comparisons against
+    it (the first equal element; the last NaN where it is NaN, as torch's ``val > max ||
+    isnan(val)`` scan gives): only selects. A running ``m = v if c else m`` scan became
+    mispredicted branches on random data, 8x slower on 32x32 planes."""
     W = x.shape[3]
     for oh in range(out.shape[2]):
         h = 2 * oh
         for ow in range(out.shape[3]):
             w = 2 * ow
-            m = x[p, 0, h, w]
-            best = h * W + w
-            for i in range(2):
-                for j in range(2):
-                    v = x[p, 0, h + i, w + j]
-                    c = (v > m) | (v != v)
-                    m = v if c else m
-                    best = (h + i) * W + w + j if c else best
+            a0 = x[p, 0, h, w]
+            a1 = x[p, 0, h, w + 1]
+            a2 = x[p, 0, h + 1, w]
+            a3 = x[p, 0, h + 1, w + 1]
+            m = _nan_max_j(_nan_max_j(a0, a1), _nan_max_j(a2, a3))
+            at = h * W + w
+            first = at + W + 1
+            first = at + W if a2 == m else first
+            first = at + 1 if a1 == m else first
+            first = at if a0 == m else first
+            last_nan = at
+            last_nan = at + 1 if a1 != a1 else last_nan
+            last_nan = at + W if a2 != a2 else last_nan
+            last_nan = at + W + 1 if a3 != a3 else last_nan
             out[p, 0, oh, ow] = m
-            idx[p, 0, oh, ow] = best
+            idx[p, 0, oh, ow] = last_nan if m != m else first
 
 
 def _avg22_plane(x, out, p, div):
