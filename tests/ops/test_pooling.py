@@ -110,10 +110,14 @@ def test_max_pool_2x2_fast_path_nan_inf_ties_match_torch(dtype):
     """The 2x2/stride-2 kernel finds the index by comparing with the window's maximum: every
     mix of NaN (the last one wins), +-inf, -0.0 and ties (the first wins), odd sizes too."""
     vals = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 1.0, -2.0])
+    rng = np.random.default_rng(5)  # not RNG: the later cases' data stay as they were
     for shape in ((3, 4, 8, 8), (2, 3, 5, 7)):
-        x = RNG.choice(vals, size=shape).astype(dtype)
+        x = rng.choice(vals, size=shape).astype(dtype)
         check("max_pool2d", x, 2, return_indices=True, grad=False)
         check("max_pool2d", x, 2, 2, 0, 1, True, return_indices=True, grad=False)
+        check("max_pool2d", x, 3, 2, 1, return_indices=True, grad=False)  # the generic kernel
+        check("max_pool3d", x, (1, 2, 3), 1, (0, 1, 1), (1, 2, 1), return_indices=True,
+              grad=False)
 
 
 def test_max_pool_unbatched_noncontiguous_float32_and_parallel(monkeypatch):

@@ -23,7 +23,16 @@ from numba.extending import overload
 from ... import _threads
 
 
+def _nan_max(a, b):
+    return a if (a > b) | (a != a) else b
+
+
+_nan_max_j = numba.njit(cache=True, nogil=True, inline="always")(_nan_max)
+
+
 def _max_plane(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
+    """Two passes per window, selects only (see ``_max22_plane``): the NaN-propagating
+    maximum, then a backward pass for its index (the first equal element, or the last NaN)."""
     H, W = x.shape[2], x.shape[3]
     for od in range(out.shape[1]):
         d0 = lod[od]
@@ -43,11 +52,19 @@ def _max_plane(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw)
                         for j in range(nh):
                             h = h0 + j * sh
                             for k in range(nw):
+                                m = _nan_max_j(m, x[p, d, h, w0 + k * sw])
+                    last_nan = -1
+                    for i in range(nd - 1, -1, -1):
+                        d = d0 + i * sd
+                        for j in range(nh - 1, -1, -1):
+                            h = h0 + j * sh
+                            for k in range(nw - 1, -1, -1):
                                 w = w0 + k * sw
                                 v = x[p, d, h, w]
-                                c = (v > m) | (v != v)  # branch-free: maxima are unpredictable
-                                m = v if c else m
-                                best = (d * H + h) * W + w if c else best
+                                at = (d * H + h) * W + w
+                                best = at if v == m else best
+                                last_nan = at if (v != v) & (last_nan < 0) else last_nan
+                    best = last_nan if m != m else best
                 out[p, od, oh, ow] = m
                 idx[p, od, oh, ow] = best
 
@@ -223,13 +240,6 @@ def avg_pool_backward(g: np.ndarray, gi: np.ndarray, win) -> None:
 
 
 # -- 2x2 windows at stride 2 (the common CNN case): constant strides vectorise, ~5x the tables
-
-def _nan_max(a, b):
-    return a if (a > b) | (a != a) else b
-
-
-_nan_max_j = numba.njit(cache=True, nogil=True, inline="always")(_nan_max)
-
 
 def _max22_plane(x, out, idx, p):
     """The maximum as a tree of NaN-propagating maxima, then its index by comparisons against
