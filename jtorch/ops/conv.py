@@ -44,7 +44,7 @@ def _pad3(t: tuple, fill: int) -> tuple:
     return (fill,) * (3 - len(t)) + tuple(t)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)  # typed: groups=1.0 must not find groups=1
 def _geo3(stride: tuple, padding: tuple, dilation: tuple, groups: int, size: tuple) -> tuple:
     """The kernels' 3-D geometry arguments (memoised: the same every step of a network)."""
     return (_pad3(stride, 1), _pad3(padding, 0), _pad3(dilation, 1), groups, _pad3(size, 1))
@@ -261,8 +261,14 @@ def _same_padding(w: Tensor, dilation: tuple, stride: tuple, nd: int) -> tuple:
     return tuple(t // 2 for t in totals), tuple(t - t // 2 for t in totals)
 
 
-def _hashable(v):
-    return tuple(v) if type(v) is list else v
+def _int_key(v):
+    """``v`` as a key part when it is an int or a sequence of ints, exactly (a float or bool
+    equal to an int must not find that int's plan: the checks reject it); else TypeError."""
+    if type(v) is int:
+        return v
+    if type(v) in (tuple, list) and all(type(e) is int for e in v):
+        return tuple(v)
+    raise TypeError
 
 
 # The checked geometry of a call, per argument values and input/weight/bias shapes and dtypes:
@@ -276,10 +282,10 @@ def _conv(nd: int, fname: str, input, weight, bias, stride, padding, dilation, g
     if not isinstance(padding, str):
         try:
             key = (nd, input._a.shape, input.dtype, weight._a.shape, weight.dtype,
-                   None if bias is None else (bias._a.shape, bias.dtype), _hashable(stride),
-                   _hashable(padding), _hashable(dilation), groups)
+                   None if bias is None else (bias._a.shape, bias.dtype), _int_key(stride),
+                   _int_key(padding), _int_key(dilation), _int_key(groups))
             plan = _plans.get(key)
-        except (AttributeError, TypeError):  # not tensors, unhashable values: checks say why
+        except (AttributeError, TypeError):  # not tensors, not plain ints: checks say why
             key = None
     if plan is None:
         return _conv_checked(nd, fname, input, weight, bias, stride, padding, dilation, groups,

@@ -438,3 +438,27 @@ def test_dtype_errors_match_torch(dtypes):
 def test_same_padding_warns_for_even_kernels():
     with pytest.warns(UserWarning, match="even kernel lengths"):
         JF.conv1d(jtorch.ones(1, 2, 5), jtorch.ones(3, 2, 4), padding="same")
+
+
+def test_memoised_geometry_still_rejects_what_the_checks_reject():
+    """After a call has memoised its geometry, an argument equal to it but of another type
+    (float, bool) or a tensor of another dtype still gets torch's error, and a repeat call is
+    served from the memo with torch's values."""
+    from jtorch.ops import conv as C
+
+    x = np.random.default_rng(3).standard_normal((2, 3, 6, 6))
+    w = np.random.default_rng(4).standard_normal((4, 3, 3, 3))
+    want = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=1, padding=1)
+    xj, wj = jtorch.from_numpy(x), jtorch.from_numpy(w)
+    for _ in range(2):
+        got = JF.conv2d(xj, wj, stride=1, padding=1)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    assert any(k[1] == (2, 3, 6, 6) for k in C._plans)
+    for bad in ({"stride": 1.0}, {"stride": True}, {"padding": (1.0, 1)}, {"groups": 1.0}):
+        kw = {"stride": 1, "padding": 1, **bad}
+        with pytest.raises(TypeError) as t_err:
+            TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), **kw)
+        with pytest.raises(type(t_err.value)):
+            JF.conv2d(xj, wj, **kw)
+    with pytest.raises(RuntimeError):
+        JF.conv2d(xj, jtorch.from_numpy(w.astype(np.float32)), stride=1, padding=1)
