@@ -278,9 +278,8 @@ def _time_blocks(thunks: dict[str, Callable], case: Case, st: Settings) -> dict[
     n_rounds = min(st.rounds, case.rounds or st.rounds)
     n_samples = min(st.samples, case.samples or st.samples)
     if case.self_timed:
-        n_samples = min(n_samples, st.self_timed_samples)
-    if case.self_timed:
-        return _time_interleaved(thunks, case, st, n_rounds, n_samples)
+        return _time_interleaved(thunks, case, st, n_rounds,
+                                 min(n_samples, st.self_timed_samples))
     for r in range(n_rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         for k in order:
