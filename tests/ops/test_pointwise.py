@@ -323,6 +323,34 @@ def test_large_inputs_use_the_parallel_loops(monkeypatch):
     same_call(lambda m, x: m.exp(x) + x, a)
     b = a.reshape(200, 200)
     same_call(lambda m, x, y: x.T * y[:1], b, b)
+    # the chunked loops (chunk ends at multiples of 16, the last one ragged): every element
+    # written, for array/scalar operand patterns and the guarded (sin) loop
+    for n in (32_771, 100_003, 1_048_593):
+        a = np.linspace(-7, 7, n, dtype=np.float32)
+        same_call(lambda m, x: m.nn.functional.gelu(x), a, rtol=1e-6, atol=1e-6)
+        same_call(lambda m, x: m.sin(x) * 2.0 - x, a)
+        same_call(lambda m, x: m.where(x > 0, x, 0.5), a)
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "div_trunc"])
+def test_integer_division_by_zero_raises_in_the_parallel_loops(op, monkeypatch):
+    """Exceptions cannot leave a prange region, so integer division runs its serial loops at
+    any size: a zero divisor among 100k elements raises, as torch does."""
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 32768)
+    fn = {"floor_divide": lambda m, x, y: x // y, "remainder": lambda m, x, y: x % y,
+          "div_trunc": lambda m, x, y: m.div(x, y, rounding_mode="trunc")}[op]
+    x = np.arange(100_000, dtype=np.int64)
+    y = np.ones(100_000, np.int64)
+    y[77_777] = 0
+    ys = np.ones(200_000, np.int64)
+    ys[2 * 77_777] = 0
+    for args in ((x, y), (x, ys[::2]), (x, np.int64(0))):  # contiguous, strided, scalar
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(torch, *[torch.from_numpy(np.asarray(v)) for v in args])
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(jtorch, *[jtorch.from_numpy(np.asarray(v)) for v in args])
+    y[77_777] = 3
+    same_call(fn, x, y)
 
 
 # -- nn.functional -----------------------------------------------------------------------------

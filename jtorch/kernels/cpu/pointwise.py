@@ -14,6 +14,7 @@ import itertools
 
 from .. import registry
 from ..source import fingerprint, load
+from . import calls
 
 _NP_CTOR = {
     "bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16",
@@ -27,7 +28,6 @@ _cache: dict[tuple, object] = {}
 _INTS = ("bool", "uint8", "int8", "int16", "int32", "int64")
 _FLOATS = ("float32", "float64")
 _BLOCK = 256  # elements per fast_ok decision (measured: 256 beat 64..1024)
-_CHUNK = 16384  # elements per parallel task of a guarded loop (one small buffer each)
 
 
 def kernels(op: registry.OpDef, arity: int, compute: str, out: str):
@@ -55,7 +55,7 @@ def _source(op, arity: int, compute: str, out: str) -> str:
 
     guarded = which == "scalar" and op.fast_scalar is not None and arity == 1 and compute in _FLOATS
     fast = (op.fast_scalar, op.fast_ok) if guarded else ()
-    fp = fingerprint(fn, *fast, fastmath_fingerprint())
+    fp = fingerprint(fn, *fast, fastmath_fingerprint(), calls.fingerprint())
     int_div = op.int_div and compute not in ("float32", "float64", "complex64", "complex128")
     err = "python" if int_div else "numpy"
     opts = f"cache=True, nogil=True, error_model='{err}'"
@@ -65,6 +65,7 @@ def _source(op, arity: int, compute: str, out: str) -> str:
         f"# scalar source fingerprint {fp[:12]}",
         "import numpy as np",
         "from numba import njit, prange",
+        "from jtorch.kernels.cpu.calls import outlined",
         "from jtorch.kernels.registry import scalar_of",
         f"_f = scalar_of({op.name!r}, {which!r})",
         f"_ci = {_NP_CTOR[compute]}",
@@ -78,17 +79,45 @@ def _source(op, arity: int, compute: str, out: str) -> str:
             continue
         pat = "".join(pat)
         args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
-        for prefix, deco, rng in (("c", f"njit({opts})", "range"),
-                                  ("p", f"njit({opts}, parallel=True)", "prange")):
-            lines += [
-                f"@{deco}",
-                f"def {prefix}_{pat}(out0, {', '.join(ins)}):",
-                f"    for i in {rng}(out0.size):",
-                f"        out0[i] = _co(_f({args}))",
-                "",
-            ]
+        lines += [
+            f"@njit({opts})",
+            f"def c_{pat}(out0, {', '.join(ins)}):",
+            "    for i in range(out0.size):",
+            f"        out0[i] = _co(_f({args}))",
+            "",
+        ]
+        if int_div:
+            lines += [f"p_{pat} = c_{pat}", ""]
+            continue
+        # chunks of the serial loop above, each called out of line (``outlined``, calls.py)
+        chunks = ", ".join(f"{x}[lo:hi]" if p == "a" else x for x, p in zip(ins, pat))
+        lines += [
+            f"_call_c_{pat} = outlined(c_{pat})",
+            "",
+            f"@njit({opts}, parallel=True)",
+            f"def p_{pat}(out0, {', '.join(ins)}):",
+            *_chunk_bounds(),
+            f"        _call_c_{pat}(out0[lo:hi], {chunks})",
+            "",
+        ]
     lines += _strided(arity, opts)
+    if int_div:
+        lines += [f"ps_{arity} = s_{arity}", ""]
     return "\n".join(lines) + "\n"
+
+
+def _chunk_bounds() -> list[str]:
+    """The head of a parallel loop over chunks (2 to 64 of them, at least 8192 elements each
+    where possible; the schedule hands each thread a run of them): ``lo``/``hi`` cut at
+    multiples of 16 elements so the vector loops start aligned. (``get_num_threads()`` in a
+    kernel would bake an address into it, which the disk cache refuses.)"""
+    return [
+        "    n = out0.size",
+        "    nc = min(64, max(2, n // 8192))",
+        "    for c in prange(nc):",
+        "        lo = (c * n // nc) // 16 * 16",
+        "        hi = n if c == nc - 1 else ((c + 1) * n // nc) // 16 * 16",
+    ]
 
 
 def _guarded(op, opts: str) -> list[str]:
@@ -123,11 +152,12 @@ def _guarded(op, opts: str) -> list[str]:
         "def c_a(out0, in0):",
         f"    _span(out0, in0, 0, out0.size, np.empty({B}, out0.dtype))",
         "",
+        "_call_span = outlined(_span)",
+        "",
         f"@njit({opts}, parallel=True)",
         "def p_a(out0, in0):",
-        "    n = out0.size",
-        f"    for c in prange((n + {_CHUNK - 1}) // {_CHUNK}):",
-        f"        _span(out0, in0, c * {_CHUNK}, min(c * {_CHUNK} + {_CHUNK}, n), np.empty({B}, out0.dtype))",
+        *_chunk_bounds(),
+        f"        _call_span(out0, in0, lo, hi, np.empty({B}, out0.dtype))",
         "",
     ]
 
