@@ -119,6 +119,7 @@ __all__ = [  # noqa: RUF022 (grouped by family)
     "pow",
     "erf",
     "erfc",
+    "gelu",
 ]
 
 # float64 functions that call math.* (correct, but the loop stays scalar)
@@ -1993,6 +1994,62 @@ _erf64, _erfc64 = _make_erf(
 
 
 # --------------------------------------------------------------------------------------------
+# gelu
+# --------------------------------------------------------------------------------------------
+#
+# gelu(x) = x * Phi(x). float32 writes Phi(-b), b = |x|, as e^{-b^2/2} * H(v): H a polynomial
+# in v = 0.4 b / (1 + 0.4 b) (no small-|x| branch, no double-word quotient; v rather than
+# t = 1 - v keeps the quotient's rounding relative to v, small near 0), e^{-b^2/2} from the
+# exact b^2 / 2; then x * (1 - Phi(-b)) for x >= 0 and x * Phi(-b) below. ~30 vector
+# operations against ~75 for x * (1 + erf(x / sqrt 2)) / 2 through erf, and the negative side
+# keeps its relative accuracy where 1 + erf cancels (x = -5: 1 + erf is 10 ulp of 1, off by
+# 4%, as torch's float32 gelu is). Max error (dense sweep): 4.1 ulp for |x| < 2, 7 ulp on
+# [-5, -2], 11.5 ulp on [-13, -5] (v's rounding, amplified ~0.4 b); 1.1 ulp for x > 2; below
+# -13 the result rounds to -0 (|gelu| < 1e-37). H: a least-squares fit weighted to minimax
+# relative error over b in [0, 13] against scipy's erfcx (7.2e-8 with the float32
+# coefficients, rounded one at a time and the rest refitted).
+_GELU_H32 = (
+    0.18115918338298798,
+    -0.5327711701393127,
+    0.4963991641998291,
+    -0.1644342988729477,
+    -0.1142016053199768,
+    0.06468933820724487,
+    0.06798471510410309,
+    -0.016444692388176918,
+    -0.04017946124076843,
+)
+
+
+def _make_gelu32():
+    F = np.float32
+    H = tuple(F(c) for c in _GELU_H32)
+    ONE, HALF, ZERO, Q = F(1), F(0.5), F(0), F(0.4)
+    V_MID, B_MAX = F(0.41935486), F(13)
+
+    def gelu_(x):
+        b = abs(x)
+        bc = B_MAX if b > B_MAX else b
+        qb = Q * bc
+        g = _poly(_div(qb, qb + ONE) - V_MID, H)  # Phi(-b) e^{b^2/2}
+        h, h_lo = _two_prod(bc, HALF * bc)  # b^2 / 2 exactly
+        k, s = _expk32(-h, -h_lo)  # e^{-b^2/2} = 2^k (1 + s), k >= -122
+        p = _fma(g, s, g) * _pow2i_32(k)  # Phi(-b)
+        p = ZERO if b > B_MAX else p
+        return x * (ONE - p if x > ZERO else p)
+
+    return gelu_
+
+
+def _gelu64(x):
+    # erfc rather than 1 + erf: no cancellation for negative x
+    return x * (0.5 * erfc(x * -0.7071067811865476))
+
+
+_gelu32 = _make_gelu32()
+
+
+# --------------------------------------------------------------------------------------------
 # Public stubs (NumPy fallbacks for plain Python calls)
 # --------------------------------------------------------------------------------------------
 
@@ -2148,6 +2205,12 @@ def erfc(x):
     return _np_unary(math.erfc, x)
 
 
+def gelu(x):
+    """x * Phi(x), Phi the standard normal distribution function (the exact GELU)."""
+    x = _as_float(x)
+    return x * (erfc(x * -0.7071067811865476) * 0.5)
+
+
 def _np_unary(fn, x):
     if isinstance(x, np.ndarray):
         return np.frompyfunc(fn, 1, 1)(x).astype(x.dtype)
@@ -2182,6 +2245,7 @@ _register(atanh, _atanh32, _atanh64)
 _register(pow, _pow32, _pow64)
 _register(erf, _erf32, _erf64)
 _register(erfc, _erfc32, _erfc64)
+_register(gelu, _gelu32, _gelu64)
 
 
 def like(x, c):
