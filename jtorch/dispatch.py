@@ -124,12 +124,16 @@ def _plan(op: registry.OpDef, args: tuple) -> list:
     contiguous loop variants when all tensors share one C-contiguous shape ('a' array,
     's' scalar); ``half`` says whether float16 is involved (those calls run through float32);
     the (serial, parallel) loops for that pattern are filled in on first use."""
-    n = len(args)  # spelled out for one and two operands: half the cost of the general form
+    n = len(args)  # spelled out (``_kind`` inlined) for one and two operands: the common calls
     if n == 2:
         x, y = args
-        key = (op, _dt._default.value, _kind(x), _kind(y))
+        key = (op, _dt._default.value,
+               (x.dtype if x._a.ndim else (x.dtype,)) if isinstance(x, _TENSOR) else type(x),
+               (y.dtype if y._a.ndim else (y.dtype,)) if isinstance(y, _TENSOR) else type(y))
     elif n == 1:
-        key = (op, _dt._default.value, _kind(args[0]))
+        x = args[0]
+        key = (op, _dt._default.value,
+               (x.dtype if x._a.ndim else (x.dtype,)) if isinstance(x, _TENSOR) else type(x))
     else:
         key = (op, _dt._default.value, *[_kind(x) for x in args])
     r = _dtype_cache.get(key)
@@ -204,7 +208,13 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                                    kernel(op, len(args), compute, result, "p_" + pat))
             loop = loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
             try:
-                if flat1:
+                if flat1 and pat == "aa":  # spelled out: no list for the commonest calls
+                    loop(flat, args[0]._a, args[1]._a)
+                elif flat1 and pat == "a":
+                    loop(flat, args[0]._a)
+                elif flat1 and pat == "as":
+                    loop(flat, args[0]._a, args[1])
+                elif flat1:
                     loop(flat, *[x._a if isinstance(x, _TENSOR) else x for x in args])
                 else:
                     loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
@@ -305,7 +315,7 @@ def new_output(args: tuple, shape: tuple, np_dtype) -> tuple:
 
 
 def bump_version(t: Tensor) -> None:
-    t._vc.value += 1
+    t._vc[0] += 1
 
 
 def resize_out(out: Tensor, shape: tuple) -> None:

@@ -14,15 +14,6 @@ from .device import CPU
 from .shape import Size
 
 
-class _Version:
-    """A version counter shared by a tensor and all its views (for in-place checks)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self):
-        self.value = 0
-
-
 class Tensor:
     __slots__ = ("_a", "_st", "dtype", "_requires_grad", "_grad", "grad_fn", "_vc", "_base",
                  "_retains_grad", "_hooks", "_output_nr", "__weakref__", "__dict__")
@@ -35,7 +26,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, a: np.ndarray, st: np.ndarray | None = None, dtype: _dt.dtype | None = None,
-              base: Tensor | None = None, vc: _Version | None = None) -> Tensor:
+              base: Tensor | None = None, vc: list | None = None) -> Tensor:
         """Wrap array ``a``; ``st`` is its 1-D storage (``a`` itself, flattened, if fresh)."""
         t = object.__new__(cls)
         t._a = a
@@ -45,7 +36,9 @@ class Tensor:
         t._grad = None
         t.grad_fn = None
         t._base = base
-        t._vc = vc if vc is not None else base._vc if base is not None else _Version()
+        # the version counter, shared with the views (in-place checks): a one-element list,
+        # a third of the cost of a counter object, and every op result gets one
+        t._vc = vc if vc is not None else base._vc if base is not None else [0]
         t._retains_grad = False
         t._hooks = None
         t._output_nr = 0
@@ -216,7 +209,7 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc.value
+        return self._vc[0]
 
     @property
     def data(self) -> Tensor:

@@ -71,7 +71,7 @@ class SavedTensor:
 
     def __init__(self, t: Tensor, nr: int = -1) -> None:
         self.nr = nr
-        self.version = t._vc.value
+        self.version = t._vc[0]
         if _hook_state.stack:
             pack, self.unpack = _hook_state.stack[-1]
             self.packed = pack(t)
@@ -84,7 +84,7 @@ class SavedTensor:
         if self.unpack is not None:
             return self.unpack(self.packed)
         t = self.data
-        if t._vc.value != self.version:
+        if t._vc[0] != self.version:
             self._raise_modified(node, t)
         if self.nr >= 0 and dispatch.grad_state.enabled:
             t = Tensor._make(t._a, t._st, t.dtype, vc=t._vc)
@@ -100,7 +100,7 @@ class SavedTensor:
             what = _describe(t)
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: {what} is at version {t._vc.value}; expected version "
+            f"inplace operation: {what} is at version {t._vc[0]}; expected version "
             f"{self.version} instead. Hint: enable anomaly detection to find the operation that "
             "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
             "check_nan=False)."
