@@ -33,8 +33,9 @@ class OpDef:
     scalar: Callable | None = None
     complex_scalar: Callable | None = None
     int_scalar: Callable | None = None  # exact integer/bool variant where the float one is not
-    # A cheaper float scalar, exact wherever ``fast_ok(x)`` holds (sin without the huge-argument
-    # reduction): contiguous unary loops check each block and run it when every element qualifies.
+    # A cheaper float scalar, exact wherever ``fast_ok(*operands)`` holds (sin without the
+    # huge-argument reduction, fmod without libm): contiguous loops check each block and run it
+    # when every element qualifies.
     fast_scalar: Callable | None = None
     fast_ok: Callable | None = None
     dtype_rule: str = PROMOTE

@@ -28,7 +28,9 @@ def kernel_dir() -> str:
 
 
 def fingerprint(*objs) -> str:
-    """A hash over source texts of functions/modules a kernel inlines (so edits invalidate)."""
+    """A hash over source texts of functions/modules a kernel inlines (so edits invalidate).
+    A function counts with the whole file that defines it: a scalar lambda calls helpers of
+    its module (``_fmod_fast``), whose edits must reach the kernels too."""
     h = hashlib.sha1()
     for o in objs:
         key = o
@@ -36,12 +38,27 @@ def fingerprint(*objs) -> str:
         if cached is None:
             try:
                 text = inspect.getsource(o) if not isinstance(o, str) else o
+                if not isinstance(o, str):
+                    text += _file_hash(inspect.getsourcefile(o))
             except (OSError, TypeError):
                 text = repr(o)
             cached = hashlib.sha1(text.encode()).hexdigest()
             _src_hash_cache[key] = cached
         h.update(cached.encode())
     return h.hexdigest()
+
+
+_file_hashes: dict = {}
+
+
+def _file_hash(path: str | None) -> str:
+    if not path:
+        return ""
+    d = _file_hashes.get(path)
+    if d is None:
+        with open(path, "rb") as f:
+            d = _file_hashes[path] = hashlib.sha1(f.read()).hexdigest()
+    return d
 
 
 def load(prefix: str, source: str) -> ModuleType:

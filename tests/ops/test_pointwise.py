@@ -332,6 +332,38 @@ def test_large_inputs_use_the_parallel_loops(monkeypatch):
         same_call(lambda m, x: m.where(x > 0, x, 0.5), a)
 
 
+def _same_bits(x, y):
+    return ((x == y) & (np.signbit(x) == np.signbit(y))) | (np.isnan(x) & np.isnan(y))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_fmod_family_fast_blocks_are_exact(dtype):
+    """fmod / remainder / floor_divide run a fused fma form per block where every quotient is
+    below 2^22 and libm's fmod elsewhere: both kinds of block, and quotients a rounding away
+    from an integer, give the exact remainder (NumPy's fmod) and torch's results bit for bit."""
+    rng = np.random.default_rng(7)
+    n = 20_000
+    b = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(dtype)
+    q = np.round(rng.uniform(-2**21, 2**21, n) * 10.0 ** rng.uniform(-6, 0, n))
+    a = (b.astype(np.float64) * q).astype(dtype)
+    third = n // 3
+    a[:third] = np.nextafter(a[:third], np.inf)  # quotient just above / below an integer
+    a[third:2 * third] = np.nextafter(a[third:2 * third], -np.inf)
+    # one block (of 256) with exact-path operands: huge quotients, zeros, inf, nan
+    a[5000:5008] = [1e30, -1e30, 7.0, -7.0, np.inf, np.nan, 0.0, -0.0]
+    b[5000:5008] = [3.0, 3.0, 0.0, np.inf, 2.0, 1.0, -3.0, 3.0]
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    got = jtorch.fmod(jtorch.from_numpy(a), jtorch.from_numpy(b)).numpy()
+    assert _same_bits(got, want).all()
+    quirk = np.isinf(a.astype(np.float64) / b)  # torch's vectorised fmod: nan where a / b overflows
+    for fn in (lambda m, x, y: m.fmod(x, y), lambda m, x, y: x % y, lambda m, x, y: x // y,
+               lambda m, x, y: x % 2.5, lambda m, x, y: 7.0 // y):
+        j = fn(jtorch, jtorch.from_numpy(a), jtorch.from_numpy(b)).numpy()
+        t = fn(torch, torch.from_numpy(a), torch.from_numpy(b)).numpy()
+        assert _same_bits(j, t)[~quirk].all()
+
+
 @pytest.mark.parametrize("op", ["floor_divide", "remainder", "div_trunc"])
 def test_integer_division_by_zero_raises_in_the_parallel_loops(op, monkeypatch):
     """Exceptions cannot leave a prange region, so integer division runs its serial loops at

@@ -53,7 +53,7 @@ def _source(op, arity: int, compute: str, out: str) -> str:
     fn = getattr(op, which)
     from .. import fastmath_fingerprint
 
-    guarded = which == "scalar" and op.fast_scalar is not None and arity == 1 and compute in _FLOATS
+    guarded = which == "scalar" and op.fast_scalar is not None and compute in _FLOATS
     fast = (op.fast_scalar, op.fast_ok) if guarded else ()
     fp = fingerprint(fn, *fast, fastmath_fingerprint(), calls.fingerprint())
     int_div = op.int_div and compute not in ("float32", "float64", "complex64", "complex128")
@@ -73,11 +73,15 @@ def _source(op, arity: int, compute: str, out: str) -> str:
         "",
     ]
     if guarded:
-        lines += _guarded(op, opts)
+        lines += [f"_g = scalar_of({op.name!r}, 'fast_scalar')",
+                  f"_ok = scalar_of({op.name!r}, 'fast_ok')", ""]
     for pat in itertools.product("as", repeat=arity):
-        if "a" not in pat or (guarded and pat == ("a",)):
+        if "a" not in pat:
             continue
         pat = "".join(pat)
+        if guarded:
+            lines += _guarded(op, opts, pat)
+            continue
         args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
         lines += [
             f"@njit({opts})",
@@ -120,44 +124,43 @@ def _chunk_bounds() -> list[str]:
     ]
 
 
-def _guarded(op, opts: str) -> list[str]:
-    """Contiguous unary loops over blocks: one vectorised pass computes the fast scalar into a
+def _guarded(op, opts: str, pat: str) -> list[str]:
+    """Contiguous loops over blocks: one vectorised pass computes the fast scalar into a
     small buffer while asking ``fast_ok`` of every element, then the block keeps that or reruns
-    the full scalar from the input (untouched until then, so in-place calls are safe).
+    the full scalar from the inputs (untouched until then, so in-place calls are safe).
+    ``pat`` names the operands as in ``c_<pat>`` (full array ``a`` or scalar ``s``).
     Indices are unsigned: a signed ``range(lo, hi)`` index gets wraparound checks that defeat
     the vectoriser; a bool &-reduction vectorises 8-wide (an int ``|=`` of 0/1 4-wide)."""
     B = _BLOCK
+    ins = [f"in{i}" for i in range(len(pat))]
+    args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
     return [
-        f"_g = scalar_of({op.name!r}, 'fast_scalar')",
-        f"_ok = scalar_of({op.name!r}, 'fast_ok')",
-        "",
         f"@njit({opts})",
-        "def _span(out0, in0, start, stop, tmp):",
+        f"def _span_{pat}(out0, {', '.join(ins)}, start, stop, tmp):",
         f"    for b in range(start, stop, {B}):",
         "        lo = np.uint64(b)",
         f"        hi = np.uint64(min(b + {B}, stop))",
         "        good = True",
         "        for i in range(lo, hi):",
-        "            v = _ci(in0[i])",
-        "            good &= _ok(v)",
-        "            tmp[i - lo] = _co(_g(v))",
+        f"            good &= _ok({args})",
+        f"            tmp[i - lo] = _co(_g({args}))",
         "        if good:",
         "            for i in range(lo, hi):",
         "                out0[i] = tmp[i - lo]",
         "        else:",
         "            for i in range(lo, hi):",
-        "                out0[i] = _co(_f(_ci(in0[i])))",
+        f"                out0[i] = _co(_f({args}))",
         "",
         f"@njit({opts})",
-        "def c_a(out0, in0):",
-        f"    _span(out0, in0, 0, out0.size, np.empty({B}, out0.dtype))",
+        f"def c_{pat}(out0, {', '.join(ins)}):",
+        f"    _span_{pat}(out0, {', '.join(ins)}, 0, out0.size, np.empty({B}, out0.dtype))",
         "",
-        "_call_span = outlined(_span)",
+        f"_call_span_{pat} = outlined(_span_{pat})",
         "",
         f"@njit({opts}, parallel=True)",
-        "def p_a(out0, in0):",
+        f"def p_{pat}(out0, {', '.join(ins)}):",
         *_chunk_bounds(),
-        f"        _call_span(out0, in0, lo, hi, np.empty({B}, out0.dtype))",
+        f"        _call_span_{pat}(out0, {', '.join(ins)}, lo, hi, np.empty({B}, out0.dtype))",
         "",
     ]
 

@@ -80,12 +80,18 @@ div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT, **_same(lambda x, 
 div_trunc_op = binary("div_trunc", lambda x, y: np.trunc(x / y), cats=_REAL_NOBOOL, int_div=True,
                       int_scalar=lambda x, y: _int_div_trunc(x, y), kernel_name="div_trunc_cpu")
 # Integer variants divide exactly; float variants follow torch's formulas.
+# np.fmod is a scalar libm call (4.6x torch's time): contiguous float loops take the fused
+# form of _fmod_fast, exact where _fmod_ok holds, block by block (pointwise._guarded).
 floor_divide_op = binary("floor_divide", lambda x, y: _div_floor(x, y), cats=_REAL_NOBOOL, int_div=True,
-                         int_scalar=lambda x, y: _int_div_floor(x, y), kernel_name="div_floor_cpu")
+                         int_scalar=lambda x, y: _int_div_floor(x, y), kernel_name="div_floor_cpu",
+                         fast_scalar=lambda x, y: _div_floor_fast(x, y),
+                         fast_ok=lambda x, y: _fmod_ok(x, y))
 remainder_op = binary("remainder", lambda x, y: _remainder(x, y), cats=_REAL_NOBOOL, int_div=True,
-                      int_scalar=lambda x, y: _int_remainder(x, y))
+                      int_scalar=lambda x, y: _int_remainder(x, y),
+                      fast_scalar=lambda x, y: _remainder_fast(x, y), fast_ok=lambda x, y: _fmod_ok(x, y))
 fmod_op = binary("fmod", lambda x, y: np.fmod(x, y), cats=_REAL_NOBOOL, int_div=True,
-                 int_scalar=lambda x, y: _int_fmod(x, y))
+                 int_scalar=lambda x, y: _int_fmod(x, y),
+                 fast_scalar=lambda x, y: _fmod_fast(x, y), fast_ok=lambda x, y: _fmod_ok(x, y))
 pow_op = binary("pow", lambda x, y: fm.pow(x, y), cats=_REAL_NOBOOL, int_scalar=lambda x, y: _ipow(x, y),
                 complex_scalar=lambda x, y: x ** y, kernel_name="pow")
 atan2_op = binary("atan2", lambda y, x: fm.atan2(y, x), rule=INT_TO_FLOAT)
@@ -176,6 +182,41 @@ def _div_floor(a, b):
     if div - floordiv > 0.5:
         floordiv += fm.like(floordiv, 1)
     return floordiv
+
+
+@njit(inline="always")
+def _fmod_ok(a, b):
+    """Where _fmod_fast is exact: finite a, finite nonzero b, |a / b| < 2^22 (float32's
+    significand less 2 bits), so that the rounded quotient is within 1 of the true one."""
+    return abs(a) < abs(b) * fm.like(a, 4194304.0) and abs(b) < fm.like(b, math.inf)
+
+
+@njit(inline="always")
+def _fmod_fast(a, b):
+    """fmod where _fmod_ok holds: a - q b for q = trunc(a / b) is exact in one fma (the result
+    fits the format), and q is at most one too large (a / b rounded up to an integer), which
+    gives a remainder of the wrong sign that adding |b| back repairs."""
+    r = fm._fma(-np.trunc(a / b), b, a)
+    # (the signs compared, not r * a < 0: that product underflows for tiny operands)
+    r = r + (abs(b) if a > 0 else -abs(b)) if r != 0 and (r < 0) != (a < 0) else r
+    return math.copysign(abs(r), a)  # fmod carries a's sign, zeros included
+
+
+@njit(inline="always")
+def _remainder_fast(a, b):
+    mod = _fmod_fast(a, b)
+    return mod + b if mod != 0 and (b < 0) != (mod < 0) else mod
+
+
+@njit(inline="always")
+def _div_floor_fast(a, b):
+    """_div_floor where _fmod_ok holds (b finite and nonzero), branch-free."""
+    mod = _fmod_fast(a, b)
+    div = (a - mod) / b
+    div = div - fm.like(div, 1) if mod != 0 and (b < 0) != (mod < 0) else div
+    floordiv = np.floor(div)
+    floordiv = floordiv + fm.like(floordiv, 1) if div - floordiv > 0.5 else floordiv
+    return math.copysign(fm.like(div, 0.0), a / b) if div == 0 else floordiv
 
 
 @njit(inline="always")
