@@ -20,10 +20,10 @@ compiles to ``<8 x float>`` (or wider) vector code on AVX2 without ``fastmath=Tr
 -0.0 and subnormal semantics are kept. Each public name is a plain Python function (a NumPy
 fallback, so plain calls and ``NUMBA_DISABLE_JIT=1`` work) with a ``numba.extending.overload``
 for the generic target (CPU and CUDA) that picks the float32 or float64 implementation by
-argument type. float32 arguments are computed in float32 arithmetic and return float32 (two
+argument type. float32 arguments are computed in float32 arithmetic and return float32 (three
 exceptions: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses 64-bit integer
-arithmetic and one float64 conversion, and float32 sin/cos reduce and evaluate in float64, see
-below).
+arithmetic and one float64 conversion, float32 sin/cos reduce and evaluate in float64, see
+below, and float32 hypot sums the squares in float64).
 
 Inlining: the overloads and helpers are compiled once per type with ``forceinline`` (LLVM
 ``alwaysinline``), so LLVM inlines them into the caller's loop before vectorising. This is much
@@ -124,6 +124,7 @@ __all__ = [  # noqa: RUF022 (grouped by family)
     "erf",
     "erfc",
     "gelu",
+    "hypot",
 ]
 
 # float64 functions that call math.* (correct, but the loop stays scalar)
@@ -2054,6 +2055,33 @@ _gelu32 = _make_gelu32()
 
 
 # --------------------------------------------------------------------------------------------
+# hypot
+# --------------------------------------------------------------------------------------------
+# float32: sqrt(x^2 + y^2) in float64, where neither square over- or underflows and the sum
+# is within 2^-53 (0.5 ulp after the final rounding, libm's hypotf is correctly rounded too);
+# float64: max * sqrt(1 + (min / max)^2), 1.25 ulp. An infinite operand gives inf even with a
+# nan (C99).
+
+_F32_INF = np.float32(np.inf)
+
+
+def _hypot32(x, y):
+    ax, ay = np.float64(x), np.float64(y)
+    h = np.float32(np.sqrt(ax * ax + ay * ay))
+    return _F32_INF if abs(x) == _F32_INF or abs(y) == _F32_INF else h
+
+
+def _hypot64(x, y):
+    ax, ay = abs(x), abs(y)
+    m = ax if ax > ay else ay
+    n = ay if ax > ay else ax
+    r = n / (m if m > 0.0 else 1.0)
+    h = m * np.sqrt(1.0 + r * r)
+    h = x + y if x != x or y != y else h  # nan (max/min above drop it)
+    return math.inf if ax == math.inf or ay == math.inf else h
+
+
+# --------------------------------------------------------------------------------------------
 # Public stubs (NumPy fallbacks for plain Python calls)
 # --------------------------------------------------------------------------------------------
 
@@ -2209,6 +2237,12 @@ def erfc(x):
     return _np_unary(math.erfc, x)
 
 
+def hypot(x, y):
+    """sqrt(x**2 + y**2) without undue over- or underflow (inf wins over nan, as in C99)."""
+    x, y = _as_float(x), _as_float(y)
+    return np.hypot(x, y)
+
+
 def gelu(x):
     """x * Phi(x), Phi the standard normal distribution function (the exact GELU)."""
     x = _as_float(x)
@@ -2250,6 +2284,7 @@ _register(pow, _pow32, _pow64)
 _register(erf, _erf32, _erf64)
 _register(erfc, _erfc32, _erfc64)
 _register(gelu, _gelu32, _gelu64)
+_register(hypot, _hypot32, _hypot64)
 
 
 def like(x, c):

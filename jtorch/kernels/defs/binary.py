@@ -95,7 +95,7 @@ fmod_op = binary("fmod", lambda x, y: np.fmod(x, y), cats=_REAL_NOBOOL, int_div=
 pow_op = binary("pow", lambda x, y: fm.pow(x, y), cats=_REAL_NOBOOL, int_scalar=lambda x, y: _ipow(x, y),
                 complex_scalar=lambda x, y: x ** y, kernel_name="pow")
 atan2_op = binary("atan2", lambda y, x: fm.atan2(y, x), rule=INT_TO_FLOAT)
-hypot_op = binary("hypot", lambda x, y: math.hypot(x, y), cats=_FLOAT)
+hypot_op = binary("hypot", lambda x, y: fm.hypot(x, y), cats=_FLOAT)
 copysign_op = binary("copysign", lambda x, y: math.copysign(x, y), rule=INT_TO_FLOAT)
 maximum_op = binary("maximum", lambda x, y: x if x != x or x > y else y, cats=REAL_CATS)
 minimum_op = binary("minimum", lambda x, y: x if x != x or x < y else y, cats=REAL_CATS)
