@@ -31,11 +31,15 @@ def _np_sigmoid(x):
 
 # name -> NumPy version (None: NumPy has none); compute-bound ones (trig, erf) show the math
 _UNARY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
-          "sigmoid": _np_sigmoid, "erf": None, "gelu": None}
+          "sigmoid": _np_sigmoid, "erf": None, "erfc": None, "log2": np.log2, "gelu": None}
 
 
 def _lib_fn(t, name: str):
     return t.nn.functional.gelu if name == "gelu" else getattr(t, name)
+
+
+def _positive(n: int) -> np.ndarray:
+    return np.abs(rand(n)) + np.float32(0.1)
 
 
 def _unary(name: str):
@@ -43,12 +47,32 @@ def _unary(name: str):
               label="n=2^{}")
     def case(p: int) -> Case:
         n = 1 << p
-        return Case(functional(lambda t, a: _lib_fn(t, name)(a), [rand(n)], numpy=_UNARY[name]),
+        x = _positive(n) if name == "log2" else rand(n)
+        return Case(functional(lambda t, a: _lib_fn(t, name)(a), [x], numpy=_UNARY[name]),
                     kind="memory", bytes=8 * n)
 
 
 for _name in _UNARY:
     _unary(_name)
+
+
+# binary float ops whose libm versions are scalar calls: the % operator (fmod underneath) and
+# hypot, against a divisor / second operand of mixed scale
+_BINARY = {"remainder": (lambda t, a, b: a % b, np.remainder),
+           "hypot": (lambda t, a, b: t.hypot(a, b), np.hypot)}
+
+
+def _binary(name: str):
+    @register(f"pointwise/{name}", full=(22,), label="n=2^{}")
+    def case(p: int) -> Case:
+        n = 1 << p
+        fn, ref = _BINARY[name]
+        return Case(functional(fn, [rand(n, scale=100.0), _positive(n)], numpy=ref),
+                    kind="memory", bytes=12 * n)
+
+
+for _name in _BINARY:
+    _binary(_name)
 
 
 def _chain(t, x):
