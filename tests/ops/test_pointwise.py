@@ -332,6 +332,27 @@ def test_large_inputs_use_the_parallel_loops(monkeypatch):
         same_call(lambda m, x: m.where(x > 0, x, 0.5), a)
 
 
+@pytest.mark.parametrize("grain", [1 << 60, 1024])  # serial, parallel loops
+def test_inner_strided_operands_with_scalars_and_broadcasts(grain, monkeypatch):
+    """Operands whose innermost stride is neither 0 nor 1 (x[:, ::2], a transposed operand
+    next to a contiguous one) mixed with scalars and broadcast rows/columns: the strided-view
+    rows of the strided loop, every operand combination, against torch."""
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", grain)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 90)).astype(np.float32)
+    b = rng.standard_normal((40, 90)).astype(np.float32)
+    same_call(lambda m, x: m.exp(x[:, ::2]), a)
+    same_call(lambda m, x: x[:, ::3] + 1.5, a)
+    same_call(lambda m, x: 2.0 - x[:, 1::2], a)
+    same_call(lambda m, x, y: x[:, ::2] * y[:, 1::2], a, b)
+    same_call(lambda m, x, y: x[:, ::2] + y[:, :1], a, b)  # broadcast column (stride 0)
+    same_call(lambda m, x, y: m.atan2(x[:1, ::2], y[:, 1::2]), a, b)  # broadcast row
+    same_call(lambda m, x, y: x[:, :40] + y[:40, :40].T, a, b)  # transposed next to contiguous
+    same_call(lambda m, x, y: m.where(x[:, ::2] > 0, y[:, ::2], 0.5), a, b)
+    same_call(lambda m, x, y: m.where(x[:, ::2] > 0, 0.25, y[:, :1]), a, b)
+    same_call(lambda m, x: m.nn.functional.gelu(x[::2, ::3]), a)
+
+
 def _same_bits(x, y):
     return ((x == y) & (np.signbit(x) == np.signbit(y))) | (np.isnan(x) & np.isnan(y))
 

@@ -169,7 +169,9 @@ def _inner_loops(arity: int, indent: str) -> list[str]:
     """The innermost loop over one row. A unit-stride output with every input at stride 1 or 0
     (a broadcast row, e.g. a bias) runs a specialised loop over row views, which LLVM
     vectorises (indexing the flat spans at ``p + j`` does not: 12x slower on a bias add);
-    ``kind`` (computed once per call) numbers those 2**arity cases, -1 for anything else."""
+    ``kind`` (computed once per call) numbers those 2**arity cases, -2 - k for a unit-stride
+    output over other non-negative input strides (k: which are positive), -1 for anything
+    else."""
     out = []
     for k, pat in enumerate(itertools.product((0, 1), repeat=arity)):
         head = "if" if k == 0 else "elif"
@@ -180,6 +182,19 @@ def _inner_loops(arity: int, indent: str) -> list[str]:
         out += loads + [f"{indent}    ro = out0[po:po + inner]",
                         f"{indent}    for j in range(inner):",
                         f"{indent}        ro[j] = _co(_f({args}))"]
+    # a unit-stride output with inputs at other positive strides (x[:, ::2], a transposed
+    # operand) or broadcast: rows as strided views (6x the flat-index loop below, whose index
+    # arithmetic LLVM neither hoists nor vectorises); kind -2 - k, k the mask of strided inputs
+    for k, pat in enumerate(itertools.product((0, 1), repeat=arity)):
+        if not k:
+            continue
+        loads = [f"{indent}    r{i} = in{i}[p{i}:p{i} + (inner - 1) * s{i}[nd] + 1:s{i}[nd]]" if u
+                 else f"{indent}    v{i} = _ci(in{i}[p{i}])" for i, u in enumerate(pat)]
+        args = ", ".join(f"_ci(r{i}[j])" if u else f"v{i}" for i, u in enumerate(pat))
+        out += [f"{indent}elif kind == {-2 - k}:", *loads,
+                f"{indent}    ro = out0[po:po + inner]",
+                f"{indent}    for j in range(inner):",
+                f"{indent}        ro[j] = _co(_f({args}))"]
     call = ", ".join(f"_ci(in{i}[p{i} + j * s{i}[nd]])" for i in range(arity))
     out += [f"{indent}else:",
             f"{indent}    for j in range(inner):",
@@ -190,7 +205,10 @@ def _inner_loops(arity: int, indent: str) -> list[str]:
 def _kind(arity: int) -> list[str]:
     terms = " + ".join(f"{1 << (arity - 1 - i)} * s{i}[nd]" for i in range(arity))
     unit = " and ".join(f"(s{i}[nd] == 0 or s{i}[nd] == 1)" for i in range(arity))
-    return [f"    kind = {terms} if so[nd] == 1 and {unit} else -1"]
+    mask = " + ".join(f"{1 << (arity - 1 - i)} * (s{i}[nd] > 0)" for i in range(arity))
+    nonneg = " and ".join(f"s{i}[nd] >= 0" for i in range(arity))
+    return [(f"    kind = {terms} if so[nd] == 1 and {unit} else -2 - ({mask}) if so[nd] == 1 "
+             f"and {nonneg} else -1")]
 
 
 def _strided(arity: int, opts: str) -> list[str]:
