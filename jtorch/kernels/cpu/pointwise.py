@@ -1,8 +1,9 @@
 """Loop templates for pointwise ops: a scalar function in, explicit Numba loops out.
 
 For each (op, compute dtype, output dtype) one module is generated holding
-- ``c_<pat>``/``p_<pat>``: contiguous loops (serial / ``prange``), where ``pat`` says per
-  input whether it is a full contiguous array (``a``) or a broadcast scalar (``s``);
+- ``c_<pat>``/``p_<pat>``: contiguous loops (serial / chunks of it in ``prange``), where
+  ``pat`` says per input whether it is a full contiguous array (``a``) or a broadcast scalar
+  (``s``); ops with a fast scalar get block-guarded versions of both;
 - ``s_n``/``ps_n``: strided loops over coalesced shapes, any rank, for broadcast and
   non-contiguous operands (operands are 1-D spans of storage plus element strides).
 Functions compile lazily, so only the variants a program uses are ever compiled.
@@ -80,7 +81,7 @@ def _source(op, arity: int, compute: str, out: str) -> str:
             continue
         pat = "".join(pat)
         if guarded:
-            lines += _guarded(op, opts, pat)
+            lines += _guarded(opts, pat)
             continue
         args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
         lines += [
@@ -124,7 +125,7 @@ def _chunk_bounds() -> list[str]:
     ]
 
 
-def _guarded(op, opts: str, pat: str) -> list[str]:
+def _guarded(opts: str, pat: str) -> list[str]:
     """Contiguous loops over blocks: one vectorised pass computes the fast scalar into a
     small buffer while asking ``fast_ok`` of every element, then the block keeps that or reruns
     the full scalar from the inputs (untouched until then, so in-place calls are safe).
