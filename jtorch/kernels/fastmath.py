@@ -23,7 +23,8 @@ for the generic target (CPU and CUDA) that picks the float32 or float64 implemen
 argument type. float32 arguments are computed in float32 arithmetic and return float32 (three
 exceptions: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses 64-bit integer
 arithmetic and one float64 conversion, float32 sin/cos reduce and evaluate in float64, see
-below, and float32 hypot sums the squares in float64).
+below, float32 hypot sums the squares in float64, float32 mish forms its quotient in
+float64).
 
 Inlining: the overloads and helpers are compiled once per type with ``forceinline`` (LLVM
 ``alwaysinline``), so LLVM inlines them into the caller's loop before vectorising. This is much
@@ -125,6 +126,7 @@ __all__ = [  # noqa: RUF022 (grouped by family)
     "erfc",
     "gelu",
     "hypot",
+    "mish",
 ]
 
 # float64 functions that call math.* (correct, but the loop stays scalar)
@@ -2111,6 +2113,43 @@ def _hypot64(x, y):
 
 
 # --------------------------------------------------------------------------------------------
+# mish
+# --------------------------------------------------------------------------------------------
+# mish(x) = x tanh(log1p(e^x)) = x n / (n + 2) with n = e^x (e^x + 2): one exp and a quotient
+# instead of exp, log1p and tanh; x > 20 gives x as torch's softplus threshold does (the
+# quotient is 1 to working precision there). float32 takes e^x = 2^k (1 + s) from the float32
+# exp core and the rest in float64, rounded once (no subnormal e^x for x < -87: x e^x stays
+# accurate down to where it rounds to -0). float64 scales by 2^k at the end for the same
+# reason.
+
+_F32_TWENTY, _F32_MISH_LO, _F32_NAN = np.float32(20), np.float32(-120), np.float32(np.nan)
+_MISH_LO64 = -1200.0
+
+
+def _mish32(x):
+    xc = _F32_MISH_LO if x < _F32_MISH_LO else x
+    xc = _F32_TWENTY if xc > _F32_TWENTY else xc
+    k, s = _expk32(xc, np.float32(0))
+    e = (1.0 + np.float64(s)) * _pow2i_64(k)
+    n = _fma(e, e, e + e)
+    y = np.float32(np.float64(x) * _div(n, n + 2.0))
+    y = y if x > -_F32_INF else _F32_NAN  # -inf * 0
+    return x if x > _F32_TWENTY else y
+
+
+def _mish64(x):
+    xc = _MISH_LO64 if x < _MISH_LO64 else x
+    xc = 20.0 if xc > 20.0 else xc
+    k, s = _expk64(xc, 0.0)
+    m = 1.0 + s
+    e = _scale2_64(m, k)  # may underflow: it only enters (e + 2) / (n + 2) ~ 1 then
+    n = _fma(e, e, e + e)
+    y = _scale2_64(_fma(x, s, x) * _div(e + 2.0, n + 2.0), k)
+    y = y if x > -math.inf else math.nan  # -inf * 0
+    return x if x > 20.0 else y
+
+
+# --------------------------------------------------------------------------------------------
 # Public stubs (NumPy fallbacks for plain Python calls)
 # --------------------------------------------------------------------------------------------
 
@@ -2278,6 +2317,13 @@ def gelu(x):
     return x * (erfc(x * -0.7071067811865476) * 0.5)
 
 
+def mish(x):
+    """x * tanh(softplus(x)) (softplus with torch's threshold 20)."""
+    x = _as_float(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.where(x > 20, x, x * np.tanh(np.log1p(np.exp(np.minimum(x, 20)))))
+    return y[()] if np.ndim(y) == 0 else y
+
 def _np_unary(fn, x):
     if isinstance(x, np.ndarray):
         return np.frompyfunc(fn, 1, 1)(x).astype(x.dtype)
@@ -2314,6 +2360,7 @@ _register(erf, _erf32, _erf64)
 _register(erfc, _erfc32, _erfc64)
 _register(gelu, _gelu32, _gelu64)
 _register(hypot, _hypot32, _hypot64)
+_register(mish, _mish32, _mish64)
 
 
 def like(x, c):

@@ -95,7 +95,7 @@ relu_op = unary("relu", lambda x: fm.like(x, 0) if x < 0 else x, cats=_REAL_NOBO
 threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 0) if y <= t else g,
                                cats=_REAL_NOBOOL, nparams=1, kernel_name="threshold_cpu")
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
-mish_op = unary("mish", lambda x: x * fm.tanh(fm.log1p(fm.exp(x)) if x <= 20 else x), cats=FLOAT_CATS)
+mish_op = unary("mish", lambda x: fm.mish(x), cats=FLOAT_CATS)
 gelu_op = unary("gelu", lambda x: fm.gelu(x), cats=FLOAT_CATS, kernel_name="GeluKernelImpl")
 gelu_tanh_op = unary("gelu_tanh", lambda x: fm.like(x, 0.5) * x * (fm.like(x, 1) + fm.tanh(
     fm.like(x, 0.7978845608028654) * (x + fm.like(x, 0.044715) * x * x * x))), cats=FLOAT_CATS,
