@@ -14,7 +14,7 @@ BINARY_GUARDED = [n for n in GUARDED if registry.get(n).family == "binary"]
 
 
 def test_guarded_ops():
-    assert {"sin", "cos", "tan"} <= set(UNARY_GUARDED)
+    assert {"sin", "cos", "tan", "log", "log2", "log10", "log1p"} <= set(UNARY_GUARDED)
     assert {"fmod", "remainder", "floor_divide"} <= set(BINARY_GUARDED)
 
 
@@ -129,6 +129,7 @@ def test_fast_scalar_equals_full_scalar_where_ok(name, dtype):
         return
 
     edge = 1024.0 if dtype == np.float32 else 2.0**40
+    fi = np.finfo(dtype)
 
     @numba.njit
     def mismatches1(x):
@@ -145,6 +146,12 @@ def test_fast_scalar_equals_full_scalar_where_ok(name, dtype):
         rng.uniform(-10, 10, 100_000),
         np.nextafter(np.array([edge, -edge, 0.0, -0.0]), 0),
         np.array([0.0, -0.0, 1e-30, -1e-30]),
+        # the edges of the logarithms' fast range: the smallest normal, the largest finite,
+        # just above -1 (log1p), and a dense sweep over (0, 4)
+        np.array([fi.tiny, np.nextafter(fi.tiny, 1), np.nextafter(fi.tiny, 0), fi.max,
+                  np.nextafter(dtype(-1), 0), -0.5, 1.0, 2.0**-30]),
+        np.exp(rng.uniform(np.log(fi.tiny) - 10, np.log(fi.max), 100_000)),
+        rng.uniform(0, 4, 100_000),
     ]).astype(dtype)
     assert mismatches1(x) == 0
 

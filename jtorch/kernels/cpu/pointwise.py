@@ -126,42 +126,42 @@ def _chunk_bounds() -> list[str]:
 
 
 def _guarded(opts: str, pat: str) -> list[str]:
-    """Contiguous loops over blocks: one vectorised pass computes the fast scalar into a
-    small buffer while asking ``fast_ok`` of every element, then the block keeps that or reruns
-    the full scalar from the inputs (untouched until then, so in-place calls are safe).
+    """Contiguous loops over blocks: one vectorised pass asks ``fast_ok`` of every element
+    (a bool &-reduction, from L1 for the pass that follows), then the block runs the fast or
+    the full scalar. (Computing the fast scalar into a buffer during the check and copying it
+    out measured ~20% slower on log2, ~4% faster on sin.)
     ``pat`` names the operands as in ``c_<pat>`` (full array ``a`` or scalar ``s``).
     Indices are unsigned: a signed ``range(lo, hi)`` index gets wraparound checks that defeat
-    the vectoriser; a bool &-reduction vectorises 8-wide (an int ``|=`` of 0/1 4-wide)."""
+    the vectoriser; the bool &-reduction vectorises 8-wide (an int ``|=`` of 0/1 4-wide)."""
     B = _BLOCK
     ins = [f"in{i}" for i in range(len(pat))]
     args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
     return [
         f"@njit({opts})",
-        f"def _span_{pat}(out0, {', '.join(ins)}, start, stop, tmp):",
+        f"def _span_{pat}(out0, {', '.join(ins)}, start, stop):",
         f"    for b in range(start, stop, {B}):",
         "        lo = np.uint64(b)",
         f"        hi = np.uint64(min(b + {B}, stop))",
         "        good = True",
         "        for i in range(lo, hi):",
         f"            good &= _ok({args})",
-        f"            tmp[i - lo] = _co(_g({args}))",
         "        if good:",
         "            for i in range(lo, hi):",
-        "                out0[i] = tmp[i - lo]",
+        f"                out0[i] = _co(_g({args}))",
         "        else:",
         "            for i in range(lo, hi):",
         f"                out0[i] = _co(_f({args}))",
         "",
         f"@njit({opts})",
         f"def c_{pat}(out0, {', '.join(ins)}):",
-        f"    _span_{pat}(out0, {', '.join(ins)}, 0, out0.size, np.empty({B}, out0.dtype))",
+        f"    _span_{pat}(out0, {', '.join(ins)}, 0, out0.size)",
         "",
         f"_call_span_{pat} = outlined(_span_{pat})",
         "",
         f"@njit({opts}, parallel=True)",
         f"def p_{pat}(out0, {', '.join(ins)}):",
         *_chunk_bounds(),
-        f"        _call_span_{pat}(out0, {', '.join(ins)}, lo, hi, np.empty({B}, out0.dtype))",
+        f"        _call_span_{pat}(out0, {', '.join(ins)}, lo, hi)",
         "",
     ]
 

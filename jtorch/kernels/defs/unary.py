@@ -42,10 +42,15 @@ reciprocal_op = unary("reciprocal", lambda x: fm.like(x, 1) / x, rule=INT_TO_FLO
 exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x))
 exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT)
 expm1_op = unary("expm1", lambda x: fm.expm1(x), rule=INT_TO_FLOAT)
-log_op = unary("log", lambda x: fm.log(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.log(x))
-log2_op = unary("log2", lambda x: fm.log2(x), rule=INT_TO_FLOAT)
-log10_op = unary("log10", lambda x: fm.log10(x), rule=INT_TO_FLOAT)
-log1p_op = unary("log1p", lambda x: fm.log1p(x), rule=INT_TO_FLOAT)
+# Blocks of positive normal finite arguments skip subnormal scaling and special values.
+log_op = unary("log", lambda x: fm.log(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.log(x),
+               fast_scalar=lambda x: fm.log_normal(x), fast_ok=lambda x: fm.log_ok(x))
+log2_op = unary("log2", lambda x: fm.log2(x), rule=INT_TO_FLOAT,
+                fast_scalar=lambda x: fm.log2_normal(x), fast_ok=lambda x: fm.log_ok(x))
+log10_op = unary("log10", lambda x: fm.log10(x), rule=INT_TO_FLOAT,
+                 fast_scalar=lambda x: fm.log10_normal(x), fast_ok=lambda x: fm.log_ok(x))
+log1p_op = unary("log1p", lambda x: fm.log1p(x), rule=INT_TO_FLOAT,
+                 fast_scalar=lambda x: fm.log1p_normal(x), fast_ok=lambda x: fm.log1p_ok(x))
 # Blocks of moderate arguments skip the huge-argument reduction (see OpDef.fast_scalar).
 sin_op = unary("sin", lambda x: fm.sin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sin(x),
                fast_scalar=lambda x: fm.sin_near(x), fast_ok=lambda x: fm.trig_near(x))
