@@ -31,11 +31,14 @@ def _np_sigmoid(x):
 
 # name -> NumPy version (None: NumPy has none); compute-bound ones (trig, erf) show the math
 _UNARY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
-          "sigmoid": _np_sigmoid, "erf": None, "erfc": None, "log2": np.log2, "gelu": None}
+          "sigmoid": _np_sigmoid, "erf": None, "erfc": None, "log2": np.log2, "log10": np.log10,
+          "log1p": np.log1p, "gelu": None, "mish": None, "softplus": lambda x: np.logaddexp(0, x)}
+_FUNCTIONAL = frozenset({"gelu", "mish", "softplus"})  # torch.nn.functional names
+_POSITIVE = frozenset({"log2", "log10", "log1p"})
 
 
 def _lib_fn(t, name: str):
-    return t.nn.functional.gelu if name == "gelu" else getattr(t, name)
+    return getattr(t.nn.functional, name) if name in _FUNCTIONAL else getattr(t, name)
 
 
 def _positive(n: int) -> np.ndarray:
@@ -47,7 +50,7 @@ def _unary(name: str):
               label="n=2^{}")
     def case(p: int) -> Case:
         n = 1 << p
-        x = _positive(n) if name == "log2" else rand(n)
+        x = _positive(n) if name in _POSITIVE else rand(n)
         return Case(functional(lambda t, a: _lib_fn(t, name)(a), [x], numpy=_UNARY[name]),
                     kind="memory", bytes=8 * n)
 
