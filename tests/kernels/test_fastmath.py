@@ -78,6 +78,10 @@ def _mish(x):
         return np.where(x > 20, x, x * np.tanh(np.log1p(np.exp(np.minimum(x, 20)))))
 
 
+def _softplus(x):
+    return np.logaddexp(x.dtype.type(0), x)
+
+
 def _vec(fn):
     return np.frompyfunc(fn, 1, 1)
 
@@ -142,6 +146,7 @@ UNARY = {
     "erf": (_erf64, _MpRef("erf"), [(-5, 5, 1_000_000), (0.7, 2.1, 500_000)], (-6, 6)),
     "erfc": (_erfc64, _MpRef("erfc"), [(-5, 11, 1_000_000), (0.7, 2.1, 500_000)], (-6, 28)),
     "mish": (_mish, _mish, [(-130, 30, 1_000_000), (-5, 5, 500_000)], (-760, 40)),
+    "softplus": (_softplus, _softplus, [(-110, 30, 1_000_000), (-2, 2, 500_000)], (-750, 750)),
 }
 UNARY = {k: v for k, v in UNARY.items() if hasattr(fm, k)}
 
@@ -463,6 +468,8 @@ SPECIALS = {
     "erf": [(NAN, NAN), (INF, 1.0), (-INF, -1.0), (0.0, 0.0), (-0.0, -0.0), (10.0, 1.0), (-10.0, -1.0)],
     "erfc": [(NAN, NAN), (INF, 0.0), (-INF, 2.0), (0.0, 1.0), (-0.0, 1.0), (30.0, 0.0), (-10.0, 2.0)],
     # mish(-inf) is nan as in torch (-inf * 0); x > 20 is x (softplus's threshold)
+    "softplus": [(NAN, NAN), (INF, INF), (-INF, 0.0), (0.0, math.log(2)), (-0.0, math.log(2)),
+                 (1e30, 1e30), (-1000.0, 0.0)],
     "mish": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (30.0, 30.0), (-1000.0, -0.0)],
     # gelu(-inf) is nan as in torch (-inf * 0)
     "gelu": [(NAN, NAN), (INF, INF), (-INF, NAN), (0.0, 0.0), (-0.0, -0.0), (30.0, 30.0), (1e-30, 5e-31)],

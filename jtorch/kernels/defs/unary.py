@@ -118,7 +118,7 @@ logsigmoid_op = unary("logsigmoid", lambda x: min(x, fm.like(x, 0)) - fm.log1p(f
 elu_op = unary("elu", lambda x, alpha, scale, iscale: scale * x if x > 0 else
                scale * alpha * fm.expm1(x * iscale), cats=FLOAT_CATS, nparams=3)
 softplus_op = unary("softplus", lambda x, beta, threshold: x if x * beta > threshold else
-                    fm.log1p(fm.exp(x * beta)) / beta, cats=FLOAT_CATS, nparams=2)
+                    fm.softplus(x * beta) / beta, cats=FLOAT_CATS, nparams=2)
 logit_op = unary("logit", lambda x: fm.log(x / (fm.like(x, 1) - x)), rule=INT_TO_FLOAT)
 # logit with eps: the bounds (eps, 1 - eps) are passed rounded to the compute dtype, as torch
 # computes them (jtorch.logit does this), so clamped values match torch's exactly.
