@@ -429,6 +429,7 @@ def _two_prod(a, b):
 def _make_scalers(T):
     as_int, as_float = T.as_int, T.as_float
     MAGIC, MAGIC_I, MANT, BIAS = T.magic, T.magic_i, T.mant, T.bias
+    ITYPE = T.i  # Numba widens int32 arithmetic to int64: narrowed back for 8-lane int ops
 
     @_jitable
     def pow2i(k):
@@ -445,7 +446,7 @@ def _make_scalers(T):
     def rint(x):
         """Round to nearest integer for |x| < 2**(MANT-1): (float value, integer)."""
         t = x + MAGIC
-        return t - MAGIC, as_int(t) - MAGIC_I
+        return t - MAGIC, ITYPE(as_int(t) - MAGIC_I)
 
     return pow2i, scale2, rint
 
@@ -633,6 +634,7 @@ def _make_log(T, P):
     INF, NAN = T.inf, T.nan
     OFF = T.bits_of(T.c(_SQRT_HALF))
     MANT_MASK = (1 << MANT) - 1
+    ITYPE = T.i  # Numba widens int32 arithmetic to int64: narrowed back for 8-lane int ops
     TINY = T.tiny
     SUB_SCALE = F(2.0 ** (MANT + 2))
     SUB_K = -(MANT + 2)
@@ -646,8 +648,8 @@ def _make_log(T, P):
     @_jitable
     def decompose_normal(x):
         """x (positive, normal, finite) = 2^k * (1 + f), 1 + f in [sqrt(1/2), sqrt(2))."""
-        tmp = as_int(x) - OFF
-        k = tmp >> MANT
+        tmp = ITYPE(as_int(x) - OFF)
+        k = ITYPE(tmp >> MANT)
         f = as_float((tmp & MANT_MASK) + OFF) - ONE
         return f, k
 
@@ -656,7 +658,7 @@ def _make_log(T, P):
         """decompose_normal for every positive finite x (subnormals scaled up first)."""
         sub = x < TINY
         f, k = decompose_normal(x * SUB_SCALE if sub else x)
-        return f, (k + SUB_K if sub else k)
+        return f, ITYPE(k + SUB_K if sub else k)
 
     @_jitable
     def log1p_tail(f):
@@ -1333,6 +1335,7 @@ def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P, SIG_P):
     LN2_HI, LN2_LO = T.split(_frac(_LN2), T.mant + 1 - 12)
     as_int, as_float, MANT = T.as_int, T.as_float, T.mant
     SIG_BIAS = T.bias + SIG_SHIFT - T.magic_i  # as_int(k + MAGIC) + SIG_BIAS = k + SHIFT + bias
+    ITYPE = T.i
     SIG_UP = F(2.0**SIG_SHIFT)
 
     @_jitable
@@ -1340,12 +1343,12 @@ def _make_hyperbolic(T, expk, expk_dw, TANH_P, SINH_P, SIG_P):
         """1 / (1 + e^a) with one rounding of the denominator: e^a = 2^k (1 + s) and
         1 + e^a = 2^m * ((A + A_lo) + B), A + A_lo = 1 + 2^-|k| exactly."""
         k, s, s_lo = expk_dw(a, ZERO)
-        kneg = -k if k > 0 else k
-        kneg = -KCAP if kneg < -KCAP else kneg
+        kneg = ITYPE(-k if k > 0 else k)  # (int32 lanes for float32, see _make_scalers)
+        kneg = ITYPE(-KCAP if kneg < -KCAP else kneg)
         m = pow2i(kneg)
         A = ONE + m
         A_lo = (ONE - A) + m
-        scale = pow2i(k if k < 0 else 0)
+        scale = pow2i(ITYPE(k if k < 0 else 0))
         d, d_lo = _two_sum(A, s * scale)
         d_lo = d_lo + (A_lo + s_lo * scale)
         # reciprocal of the double-word d + d_lo, corrected by its residual
