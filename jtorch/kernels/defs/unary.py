@@ -113,7 +113,8 @@ hardsigmoid_op = unary("hardsigmoid", lambda x: min(max(x + fm.like(x, 3), fm.li
                        cats=_FLOAT)
 hardswish_op = unary("hardswish", lambda x: x * min(max(x + fm.like(x, 3), fm.like(x, 0)), fm.like(x, 6)) / fm.like(x, 6),
                      cats=_FLOAT)
-logsigmoid_op = unary("logsigmoid", lambda x: min(x, fm.like(x, 0)) - fm.log1p(fm.exp(-abs(x))), cats=_FLOAT,
+# log(sigmoid(x)) = -softplus(-x); 0 - keeps +0 at x = +inf as torch's min(x, 0) - log1p(e^-|x|)
+logsigmoid_op = unary("logsigmoid", lambda x: fm.like(x, 0) - fm.softplus(-x), cats=_FLOAT,
                       kernel_name="log_sigmoid_cpu")
 elu_op = unary("elu", lambda x, alpha, scale, iscale: scale * x if x > 0 else
                scale * alpha * fm.expm1(x * iscale), cats=FLOAT_CATS, nparams=3)
