@@ -1,4 +1,9 @@
-"""Devices. CPU tensors hold NumPy arrays; CUDA support comes with the CUDA backend."""
+"""Devices. CPU tensors hold NumPy arrays, meta tensors only their geometry (``meta.py``);
+CUDA support comes with the CUDA backend.
+
+A device is also a context manager, as in torch: ``with torch.device("meta"):`` makes it the
+default device of factory functions inside the block (how a model is built without memory).
+"""
 
 from __future__ import annotations
 
@@ -36,14 +41,49 @@ class device:
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    def __enter__(self) -> device:
+        _default.stack.append(_default.device)
+        _default.device = to_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _default.device = _default.stack.pop()
+
 
 CPU = device("cpu")
+META = device("meta")
+
+
+class _Default:
+    """The default device of factory functions (``set_default_device``, ``with device``)."""
+
+    device = CPU
+    stack: list = []
+
+
+_default = _Default()
 
 
 def to_device(d) -> device:
+    """A ``device=`` argument as a device this build has (None: the default device)."""
     if d is None:
+        return _default.device
+    if d.__class__ is not device:
+        d = device(d) if isinstance(d, str) else device("cuda", d) if isinstance(d, int) else \
+            device(d)
+    t = d.type
+    if t == "cpu":
         return CPU
-    d = d if isinstance(d, device) else device(d) if isinstance(d, str) else device("cuda", d)
-    if d.type != "cpu":
-        raise RuntimeError(f"jtorch has no {d.type} backend in this build; only 'cpu' tensors exist")
-    return d
+    if t == "meta":
+        return META
+    raise RuntimeError(f"jtorch has no {t} backend in this build; only 'cpu' and 'meta' tensors "
+                       "exist")
+
+
+def set_default_device(d) -> None:
+    """torch.set_default_device: the device factory functions use when given none."""
+    _default.device = CPU if d is None else to_device(d)
+
+
+def get_default_device() -> device:
+    return _default.device

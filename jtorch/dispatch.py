@@ -1,8 +1,13 @@
 """The one entry point of every op call.
 
-``pointwise(op, args)`` runs the meta rule (dtype promotion, broadcasting, argument checks),
-then the tracing hook, then the kernel (generated from the OpDef), then the autograd hook.
-Keep this path lean: its Python cost is a product metric (see perf/benchmarks/dispatch.py).
+``call(op, *tensors, **params)`` runs, in order: the op's meta rule (``op.meta``: torch's
+argument checks, result shapes/dtypes/strides and aliasing, as a ``Plan``), the mode hook
+(``mode``: tracing and vmap take the call here, always, when installed), the kernel looked up
+per device in ``op.kernels`` (none runs for meta tensors: the plan's results are built from
+their description; views are made from the plan on any device), then the autograd record.
+``pointwise(op, args)`` is the same path for pointwise OpDefs with their promotion and
+broadcasting rules inlined (the commonest calls). Keep both lean: their Python cost is a
+product metric (see perf/benchmarks/dispatch.py).
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from . import dtypes as _dt
 from .kernels import registry
 from .kernels.cpu import pointwise as _pw
 from ._threads import use_parallel
+from .device import CPU, META
+from .kernels.plan import Out, Plan, View, common_device, device_of  # noqa: F401  (re-exported)
+from .meta import MetaArray
 from .shape import broadcast_shapes, iter_order
 from .tensor import Tensor
 
@@ -31,10 +39,11 @@ class _GradState(threading.local):
 grad_state = _GradState()
 
 # Hooks the autograd and compile layers install. ``grad_hook(op, inputs, out, kw)`` records a
-# backward node when an input requires grad; ``trace_hook`` (when not None) intercepts the
-# call while a graph is traced.
+# backward node when an input requires grad; ``mode`` (when not None) takes every op call
+# after its meta rule: ``mode(op, args, plan)`` for ``call`` and ``mode(op, args, kw)`` with
+# ``kw = {"out":, "inplace":}`` for pointwise ops (tracing records a node, vmap batches).
 grad_hook = None
-trace_hook = None
+mode = None
 
 
 def needs_grad(inputs) -> bool:
@@ -51,6 +60,7 @@ _float16 = _dt.float16
 _float32 = _dt.float32
 _bool = _dt.bool
 _TENSOR = Tensor
+_META = MetaArray
 
 _TORCH_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
@@ -91,7 +101,7 @@ def pointwise_dtypes(op: registry.OpDef, args) -> tuple:
     rule = op.dtype_rule
     if rule == registry.INT_TO_FLOAT and common.category < 2:
         common = _dt.get_default_dtype()
-    check = op.extra.get("check")
+    check = op.check
     if check is not None:  # torch's argument checks come before its dtype dispatch
         check(common, args)
     if common.category not in op.cats:
@@ -149,15 +159,17 @@ def _plan(op: registry.OpDef, args: tuple) -> list:
 def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
               inplace: bool = False) -> Tensor:
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
-    if trace_hook is not None:
-        return trace_hook(op, args, {"out": out, "inplace": inplace})
     plan = _plan(op, args)
+    if mode is not None:
+        return mode(op, args, {"out": out, "inplace": inplace})
     _, compute, result, pat, half, loops = plan
     shape = None
     dense = not half  # every tensor operand C-contiguous with the one common shape
     for x in args:
         if isinstance(x, _TENSOR):
             a = x._a
+            if a.__class__ is _META:
+                return _pointwise_meta(op, args, out, inplace, result)
             if shape is None:
                 shape = a.shape
                 n = a.size
@@ -232,6 +244,48 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
     return res
 
 
+def _pointwise_meta(op: registry.OpDef, args: tuple, out, inplace: bool, result) -> Tensor:
+    """A pointwise call with a meta operand: the CPU path's checks and result layout, no kernel."""
+    dev = common_device(*args)
+    shape = broadcast_shapes(*[x._a.shape for x in args if isinstance(x, _TENSOR)])
+    if out is not None and args and out is args[0]:
+        inplace = True
+    saved_self = None
+    if inplace:
+        out = args[0]
+        if grad_hook is not None and grad_state.enabled:
+            check_inplace(out)
+    if out is not None:
+        if not inplace and needs_grad(args):
+            raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
+        if out.device != dev:
+            raise RuntimeError(f"Expected out tensor to have device {dev}, but got {out.device} "
+                               "instead")
+        check_cast(result, out.dtype)
+        check_overlap(out, args)
+        if tuple(out._a.shape) != tuple(shape):
+            if inplace:
+                raise RuntimeError(
+                    f"output with shape {list(out._a.shape)} doesn't match the broadcast shape "
+                    f"{list(shape)}")
+            resize_out(out, shape)
+        bump_version(out)
+        res = out
+        if inplace and op.saves is not None and "0" in op.saves and needs_grad(args):
+            saved_self = Tensor._make(MetaArray(out._a.shape, out._a.dtype))
+    else:
+        res = Tensor._make(MetaArray(tuple(shape), result.np,
+                                     _byte_strides(result_strides(args, tuple(shape)),
+                                                   result.itemsize)), None, result)
+    if grad_hook is not None and grad_state.enabled:
+        for x in args:
+            if isinstance(x, _TENSOR) and x._requires_grad:
+                grad_hook(op, args, res, None if saved_self is None else {"_self": saved_self})
+                break
+    return res
+
+
 def check_inplace(t: Tensor) -> None:
     """torch refuses in-place writes to a leaf that requires grad, or to a view of one, while
     grad mode is on (optimizers write under ``no_grad``)."""
@@ -295,6 +349,28 @@ def partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     return a0 < b1 and b0 < a1
 
 
+def result_strides(args: tuple, shape: tuple) -> tuple | None:
+    """Element strides of a fresh pointwise result (None: C-contiguous): laid out in the
+    inputs' dimension order when one of them is not C-contiguous, as TensorIterator does."""
+    for x in args:
+        if isinstance(x, _TENSOR) and not x._a.flags.c_contiguous:
+            break
+    else:
+        return None
+    nd = len(shape)
+    order = iter_order(shape, [_bcast_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
+    st = [0] * nd
+    acc = 1
+    for d in order:
+        st[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(st)
+
+
+def _byte_strides(strides: tuple | None, itemsize: int) -> tuple | None:
+    return None if strides is None else tuple(s * itemsize for s in strides)
+
+
 def new_output(args: tuple, shape: tuple, np_dtype) -> tuple:
     """(array, storage) of a fresh result: C-contiguous unless an input is not, then laid out
     in the inputs' dimension order as torch's TensorIterator does (``x.t() + 1`` is ``x.t()``-
@@ -328,6 +404,10 @@ def resize_out(out: Tensor, shape: tuple) -> None:
             f"{list(out._a.shape)}, which does not match the required output shape "
             f"{list(shape)}. This behavior is deprecated.", UserWarning, stacklevel=4,
         )
+    if out._a.__class__ is _META:
+        fresh = MetaArray(tuple(shape), out._a.dtype)
+        out._a, out._st = fresh, fresh
+        return
     fresh = _allocator.empty(shape, out._a.dtype)
     out._a, out._st = fresh, fresh.reshape(-1)
 
@@ -525,6 +605,55 @@ def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
             out[...] = tmp
     else:
         run_pointwise(op, tuple(conv), out, compute)
+
+
+# -- the generic op call --------------------------------------------------------------------
+
+def call(op: registry.OpDef, *args, **params):
+    """Run ``op`` on ``args`` (its tensor operands, None for an absent optional one) with
+    keyword ``params``: meta rule, mode hook, kernel per device, autograd record."""
+    plan = op.meta(*args, **params)
+    if mode is not None:
+        return mode(op, args, plan)
+    out = plan.out
+    if out.__class__ is View:
+        res = make_view(args[out.src], out)
+    elif plan.device is META:
+        res = meta_result(out, args)
+    else:
+        res = op.kernels[plan.device.type](plan, *args)
+    if grad_hook is not None and grad_state.enabled:
+        for x in args:
+            if x.__class__ is _TENSOR and x._requires_grad:
+                grad_hook(op, args, res, plan.kw)
+                break
+    return res
+
+
+def make_view(t: Tensor, v: View) -> Tensor:
+    """A tensor viewing ``t``'s storage at the element geometry of ``v``."""
+    st = t._st
+    isz = st.itemsize
+    shape = tuple(v.shape)
+    bstrides = tuple(s * isz for s in v.strides)
+    if st.__class__ is _META:
+        a = MetaArray(shape, st.dtype, bstrides, v.offset)
+    elif st.flags.c_contiguous and v.offset * isz <= st.nbytes:
+        a = np.ndarray(shape, st.dtype, buffer=st, offset=v.offset * isz, strides=bstrides)
+    else:
+        a = np.lib.stride_tricks.as_strided(st[v.offset:], shape, bstrides)
+    return t._view(a)
+
+
+def meta_result(out, args: tuple):
+    """The meta tensors a plan describes (tuples of results as tuples)."""
+    if out.__class__ is Out:
+        d = out.dtype
+        return Tensor._make(MetaArray(tuple(out.shape), d.np, _byte_strides(out.strides, d.itemsize)),
+                            None, d)
+    if out.__class__ is View:
+        return make_view(args[out.src], out)
+    return tuple(meta_result(o, args) for o in out)
 
 
 def record(op: registry.OpDef, inputs: tuple, out, kw: dict | None = None):

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .device import CPU
+from .device import CPU, META
+from .meta import MetaArray, storage_for
 from .shape import Size
+
+_META_ARRAY = MetaArray
 
 
 class Tensor:
@@ -30,7 +33,10 @@ class Tensor:
         """Wrap array ``a``; ``st`` is its 1-D storage (``a`` itself, flattened, if fresh)."""
         t = object.__new__(cls)
         t._a = a
-        t._st = (a.reshape(-1) if a.flags.c_contiguous else _span(a)) if st is None else st
+        if st is None:
+            st = a.reshape(-1) if a.flags.c_contiguous and a.__class__ is not _META_ARRAY else \
+                storage_for(a) if a.__class__ is _META_ARRAY else _span(a)
+        t._st = st
         t.dtype = _dt._FROM_NP[a.dtype] if dtype is None else dtype
         t._requires_grad = False
         t._grad = None
@@ -73,7 +79,7 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        return META if self._a.__class__ is _META_ARRAY else CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -81,7 +87,11 @@ class Tensor:
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        return self._a.__class__ is not _META_ARRAY
+
+    @property
+    def is_meta(self) -> bool:
+        return self._a.__class__ is _META_ARRAY
 
     @property
     def layout(self) -> _dt.layout:
@@ -109,6 +119,8 @@ class Tensor:
         return _offset(self)
 
     def data_ptr(self) -> int:
+        if self._a.__class__ is _META_ARRAY:
+            return 0
         return self._a.__array_interface__["data"][0]
 
     def untyped_storage(self):
@@ -233,12 +245,17 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._a.size} elements cannot be converted to Scalar"
             )
+        if self._a.__class__ is _META_ARRAY:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._a.reshape(()).item()
 
     def tolist(self):
         return self._a.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._a.__class__ is _META_ARRAY:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
+                            "copy the tensor to host memory first.")
         if self._requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
@@ -247,6 +264,9 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         a = self._a
+        if a.__class__ is _META_ARRAY:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
+                            "copy the tensor to host memory first.")
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
@@ -267,11 +287,13 @@ class Tensor:
                 f"Boolean value of Tensor with {'no values' if self._a.size == 0 else 'more than one value'}"
                 " is ambiguous"
             )
-        return bool(self._a.reshape(()))
+        return bool(self._scalar())
 
     def _scalar(self):
         if self._a.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._a.__class__ is _META_ARRAY:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._a.reshape(()).item()
 
     def __float__(self) -> float:
@@ -299,18 +321,23 @@ class Tensor:
             suffixes.append("requires_grad=True")
         elif self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
+        if self._a.__class__ is _META_ARRAY:
+            return _meta_repr(self, suffixes)
         return format_tensor(self._a, self.dtype.name, _dt.get_default_dtype().name, suffixes)
 
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self._a.ndim == 0:
+        if self._a.ndim == 0 and self._a.__class__ is not _META_ARRAY:
             return self.item().__format__(spec)
         if spec:  # torch defers to object.__format__, which takes no format spec
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)
 
     def __reduce_ex__(self, proto):
+        if self._a.__class__ is _META_ARRAY:
+            return (_rebuild_meta, (self._a.shape, self._a.strides, self.dtype.name,
+                                    self._requires_grad))
         return (_rebuild, (np.array(self._a), self.dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -331,7 +358,7 @@ class Tensor:
         return self.to(dtype)
 
     def cpu(self) -> Tensor:
-        return self
+        return self.to("cpu")
 
     @property
     def T(self) -> Tensor:
@@ -383,6 +410,8 @@ def _offset(t: Tensor) -> int:
     a, st = t._a, t._st
     if a.size == 0:
         return 0
+    if a.__class__ is _META_ARRAY:
+        return a.offset
     return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
 
 
@@ -400,6 +429,21 @@ class _Storage:
 
     def size(self) -> int:
         return self._st.nbytes
+
+
+def _meta_repr(t: Tensor, suffixes: list) -> str:
+    """torch prints a meta tensor's size instead of values: ``tensor(..., device='meta',
+    size=(2, 3))``, with the dtype when it is not the default one."""
+    parts = ["...", "device='meta'", f"size={tuple(t._a.shape)}"]
+    if t.dtype is not _dt.get_default_dtype():
+        parts.append(f"dtype=torch.{t.dtype.name}")
+    return "tensor(" + ", ".join(parts + suffixes) + ")"
+
+
+def _rebuild_meta(shape, strides, dtype_name, requires_grad):
+    t = Tensor._make(MetaArray(shape, getattr(_dt, dtype_name).np, strides))
+    t._requires_grad = requires_grad
+    return t
 
 
 def _rebuild(arr, dtype_name, requires_grad):

@@ -274,11 +274,11 @@ def node_class(name: str) -> type:
 
 
 def _grad_name(op, inputs: tuple, kw) -> str:
-    """torch's node name: ``op.extra["grad_name"]`` (a string, or a function of the inputs and
+    """torch's node name: ``op.grad_name`` (a string, or a function of the inputs and
     kwargs where torch's name depends on the overload), else CamelCase(op) + "Backward0"."""
-    name = op.extra.get("grad_name")
+    name = op.grad_name
     if name is None:
-        name = op.extra["grad_name"] = "".join(p.capitalize() for p in op.name.split("_")) + \
+        name = op.grad_name = "".join(p.capitalize() for p in op.name.split("_")) + \
             "Backward0"
     elif not isinstance(name, str):
         name = name(inputs, kw)
@@ -333,12 +333,12 @@ def record(op, inputs: tuple, out, kw: dict | None) -> None:
 
 
 def _node_factory(op, inputs: tuple, kw) -> type:
-    cls = op.extra.get("_node_cls")
+    cls = op._node_cls
     if cls is None:
         name = _grad_name(op, inputs, kw)
         cls = node_class(name)
-        if isinstance(op.extra["grad_name"], str):  # fixed name: cache the class on the op
-            op.extra["_node_cls"] = cls
+        if isinstance(op.grad_name, str):  # fixed name: cache the class on the op
+            op._node_cls = cls
     return cls
 
 

@@ -2,8 +2,10 @@
 
 Pointwise ops carry a scalar function (``math`` and ``fastmath`` only, so it compiles under
 ``njit`` and ``cuda.jit(device=True)``); backends own the loop templates that inline it.
-Reductions carry a combine function and an identity. Extern ops (sort, gather, ...) carry a
-hand-written kernel entry. ``vjp`` holds the gradient rule, written in jtorch ops.
+Reductions carry a combine function and an identity. Every other op carries a ``meta`` rule
+(argument checks, result geometry: a ``dispatch.Plan``) and hand-written kernels per device
+(``kernels["cpu"]``), called by ``dispatch.call``. ``vjp`` holds the gradient rule, written
+in jtorch ops.
 """
 
 from __future__ import annotations
@@ -38,26 +40,47 @@ class OpDef:
     # when every element qualifies.
     fast_scalar: Callable | None = None
     fast_ok: Callable | None = None
+    # Pointwise: one of PROMOTE/INT_TO_FLOAT/COMPARE/LOGICAL; reductions and scans: one of
+    # the rules in ``defs/reduction.py`` (SUM, SAME, FLOAT, BOOL, INT64).
     dtype_rule: str = PROMOTE
     cats: frozenset = ALL_CATS
-    # Reductions: combine(acc, x) -> acc over the compute dtype, starting from identity.
+    # torch's argument checks of a pointwise op, run before its dtype dispatch:
+    # ``check(common_dtype, args)``.
+    check: Callable | None = None
+    # Reductions and scans: ``map(x)`` per element, ``combine(acc, x)`` over the accumulator
+    # dtype from ``identity``, ``post(acc, n)`` per result; ``wide`` accumulates float32 in
+    # float64 blocks; ``take(x, acc)`` (cummax/cummin) says when x replaces the running value;
+    # ``select`` names the reduction whose combine a value-and-index op (max, argmax) reuses.
     combine: Callable | None = None
     identity: Any = None
-    impl: Callable | None = None  # extern ops: the CPU kernel entry
+    map: Callable | None = None
+    post: Callable | None = None
+    take: Callable | None = None
+    wide: bool = False
+    select: str | None = None
+    # Every other op: ``meta(*args, **params) -> dispatch.Plan`` and its kernels per device
+    # type, ``kernels["cpu"](plan, *args)``; ``dispatch.call`` runs them. ``impl`` is the raw
+    # CPU kernel of ops not yet called through ``dispatch.call``.
+    meta: Callable | None = None
+    kernels: dict = field(default_factory=dict)
+    impl: Callable | None = None
+    # The output's shape depends on the input's values (nonzero, masked_select, unique): the
+    # tracer breaks the graph here.
+    data_dependent: bool = False
     # Gradient rule ``vjp(node, grad) -> one grad (or None) per input``, written in jtorch ops;
     # ``node.args``/``node.out``/``node.kw`` hold what ``saves`` names: input positions as
     # digits, "o" for the output ("" saves nothing; None saves every input).
     vjp: Callable | None = None
     saves: str | None = None
-    ref: Callable | None = None   # NumPy/Python reference used by the registry sweep
-    decomposition: Callable | None = None
-    # Domain hints for generated tests: e.g. (0.0, None) for log/sqrt.
-    domain: tuple | None = None
+    # torch's grad_fn name ("MulBackward0"), or a function of (inputs, kw) giving it.
+    grad_name: str | Callable | None = None
+    # The op paired with this one: a pooling forward's backward op and vice versa.
+    pair: OpDef | None = None
     differentiable: bool = True
     nparams: int = 0  # trailing scalar parameters (slope, eps): cast, not promoted
     int_div: bool = False  # integer kernels must raise on division by zero
     kernel_name: str = ""  # torch's kernel name used in "... not implemented for" errors
-    extra: dict = field(default_factory=dict)
+    _node_cls: Any = None  # the autograd node class, cached once named
 
     def __post_init__(self):
         if not self.kernel_name:
@@ -108,11 +131,18 @@ def extern(name: str, impl: Callable | None = None, **kw) -> OpDef:
     return register(OpDef(name, "extern", impl=impl, **kw))
 
 
+def op(name: str, family: str, meta: Callable, cpu: Callable | None = None, **kw) -> OpDef:
+    """An op called through ``dispatch.call``: its meta rule and its CPU kernel (views have
+    none: the plan's ``View`` is their whole effect)."""
+    return register(OpDef(name, family, meta=meta, kernels={} if cpu is None else {"cpu": cpu},
+                          **kw))
+
+
 def defvjp(op: OpDef, vjp: Callable, saves: str | None = None, name: str | None = None) -> None:
     """Attach a gradient rule to ``op`` (``name``: torch's grad_fn name, e.g. "MulBackward0")."""
     op.vjp, op.saves = vjp, saves
     if name is not None:
-        op.extra["grad_name"] = name
+        op.grad_name = name
 
 
 _jitted: dict[tuple, Callable] = {}

@@ -17,6 +17,8 @@ from .. import dtypes as _dt
 from ..device import to_device
 from ..kernels import registry
 from ..kernels.cpu import fill as _fill
+from ..kernels.defs import creation as C
+from ..meta import MetaArray
 from ..shape import as_shape, broadcast_shapes
 from ..tensor import Tensor
 from ._util import tensor_method
@@ -174,9 +176,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     >>> jtorch.tensor([1, 2]).dtype
     torch.int64
     """
-    to_device(device)
+    dev = to_device(device)
     arr, inferred = _to_numpy(data)
     d = inferred if dtype is None else _dt.to_dtype(dtype)
+    if dev.type == "meta":
+        return require_grad(dispatch.call(C.empty_op, size=arr.shape, dtype=d, device=dev),
+                            requires_grad)
     out = _allocator.empty(arr.shape, d.np)
     _copy(out, arr)
     t = Tensor._make(out, None, d)
@@ -293,6 +298,9 @@ def copy_array(dst: np.ndarray, dst_dtype: _dt.dtype, src: Tensor) -> None:
 
 def resize(t: Tensor, shape: tuple) -> None:
     """Give ``t`` fresh contiguous memory of ``shape`` (factories resize ``out`` silently)."""
+    if t._a.__class__ is MetaArray:
+        t._a = t._st = MetaArray(tuple(shape), t.dtype.np)
+        return
     fresh = _allocator.empty(shape, t.dtype.np)
     t._a, t._st = fresh, fresh.reshape(-1)
 
@@ -353,7 +361,7 @@ def check_layout(layout, fn: str) -> None:
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           pin_memory: bool = False, memory_format=None, **kwargs) -> Tensor:
-    to_device(device)
+    dev = to_device(device)
     check_layout(layout, "empty")
     shape = _sizes(size, kwargs, "empty")
     d = factory_dtype(dtype, out)
@@ -365,9 +373,8 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
         if out._a.shape != shape:
             resize(out, shape)
         return require_grad(out, requires_grad)
-    if strides is not None:
-        return require_grad(alloc_strided(shape, strides, d), requires_grad)
-    return _finish(_allocator.empty(shape, d.np), d, requires_grad)
+    return require_grad(dispatch.call(C.empty_op, size=shape, dtype=d, device=dev,
+                                      strides=strides), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, out=None,
@@ -377,29 +384,30 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     >>> jtorch.full((2,), 3).dtype
     torch.int64
     """
-    to_device(device)
+    dev = to_device(device)
     check_layout(layout, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = _dt.scalar_dtype(fill_value) if dtype is None and out is None else None
     d = factory_dtype(dtype, out, default)
     shape = as_shape((size,) if isinstance(size, int) else tuple(size))
-    return _filled(shape, d, fill_value, out, requires_grad)
+    return _filled(shape, d, fill_value, out, requires_grad, dev)
 
 
-def _filled(shape: tuple, d: _dt.dtype, value, out, requires_grad: bool) -> Tensor:
+def _filled(shape: tuple, d: _dt.dtype, value, out, requires_grad: bool, dev) -> Tensor:
     if out is not None:
         if out._a.shape != shape:
             resize(out, shape)
         _fill_tensor(out, value)
         dispatch.bump_version(out)
         return require_grad(out, requires_grad)
-    a = _allocator.empty(shape, d.np)
-    fill_array(a, value)
-    return _finish(a, d, requires_grad)
+    return require_grad(dispatch.call(C.full_op, size=shape, dtype=d, device=dev,
+                                      fill_value=value), requires_grad)
 
 
 def _fill_tensor(t: Tensor, value) -> None:
+    if t._a.__class__ is MetaArray:
+        return
     if t._a.flags.c_contiguous:
         fill_array(t._a, value)
     elif t._a.size:
@@ -415,25 +423,26 @@ def fill_array(a: np.ndarray, value) -> None:
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           pin_memory: bool = False, **kwargs) -> Tensor:
-    to_device(device)
+    dev = to_device(device)
     check_layout(layout, "zeros")
     shape = _sizes(size, kwargs, "zeros")
     d = factory_dtype(dtype, out)
-    if out is None:  # calloc'd pages are already zero
-        return _finish(np.zeros(shape, d.np), d, requires_grad)
-    return _filled(shape, d, 0, out, requires_grad)
+    if out is None:
+        return require_grad(dispatch.call(C.zeros_op, size=shape, dtype=d, device=dev),
+                            requires_grad)
+    return _filled(shape, d, 0, out, requires_grad, dev)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
          pin_memory: bool = False, **kwargs) -> Tensor:
-    to_device(device)
+    dev = to_device(device)
     check_layout(layout, "ones")
     shape = _sizes(size, kwargs, "ones")
-    return _filled(shape, factory_dtype(dtype, out), 1, out, requires_grad)
+    return _filled(shape, factory_dtype(dtype, out), 1, out, requires_grad, dev)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return full((), s, dtype=_resolve(dtype), requires_grad=requires_grad)
+    return full((), s, dtype=_resolve(dtype), device=device, requires_grad=requires_grad)
 
 
 def is_tensor(obj) -> bool:
@@ -459,53 +468,56 @@ def _dense_strides(a: np.ndarray) -> tuple | None:
     return tuple(s // isz for s in a.strides)
 
 
-def alloc_strided(shape: tuple, strides: tuple, d: _dt.dtype) -> Tensor:
+def alloc_strided(shape: tuple, strides: tuple, d: _dt.dtype, device=None) -> Tensor:
     """An uninitialised tensor with the given element strides over fresh storage."""
-    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
-    st = _allocator.empty((span,), d.np)
-    a = np.lib.stride_tricks.as_strided(st, shape, tuple(s * d.itemsize for s in strides))
-    return Tensor._make(a, st, d)
+    return dispatch.call(C.empty_op, size=tuple(shape), dtype=d, device=to_device(device),
+                         strides=tuple(strides))
 
 
-def like(input: Tensor, dtype, memory_format=None, fn: str = "empty_like") -> Tensor:
-    """An uninitialised tensor shaped like ``input``; ``preserve_format`` (the default) keeps
-    the strides of a dense permuted input, ``channels_last``/``channels_last_3d`` give those
-    stride orders, ``contiguous_format`` is row-major."""
+def _like_strides(input: Tensor, memory_format, fn: str) -> tuple | None:
+    """Element strides of a fresh tensor like ``input`` (None: row-major): ``preserve_format``
+    (the default) keeps the strides of a dense permuted input, ``channels_last`` /
+    ``channels_last_3d`` give those stride orders, ``contiguous_format`` is row-major."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    d = input.dtype if dtype is None else _dt.to_dtype(dtype)
     a = input._a
     fmt = _dt.check_memory_format(memory_format, fn)
     if fmt is not None and fmt is not _dt.preserve_format:
-        strides = _dt.format_strides(a.shape, fmt)
-        if strides is not None:
-            return alloc_strided(a.shape, strides, d)
-        return dispatch.empty_tensor(a.shape, d)
+        return _dt.format_strides(a.shape, fmt)
     if a.flags.c_contiguous:
-        return dispatch.empty_tensor(a.shape, d)
-    strides = _dense_strides(a)
-    if strides is None:
-        return dispatch.empty_tensor(a.shape, d)
-    return alloc_strided(a.shape, strides, d)
+        return None
+    return _dense_strides(a)
+
+
+def _like_device(input: Tensor, device):
+    return input.device if device is None else to_device(device)
+
+
+def like(input: Tensor, dtype, memory_format=None, fn: str = "empty_like", device=None) -> Tensor:
+    """An uninitialised tensor shaped like ``input`` (see ``_like_strides``)."""
+    strides = _like_strides(input, memory_format, fn)
+    d = input.dtype if dtype is None else _dt.to_dtype(dtype)
+    return dispatch.call(C.empty_op, size=input._a.shape, dtype=d,
+                         device=_like_device(input, device), strides=strides)
 
 
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None) -> Tensor:
-    to_device(device)
     check_layout(layout, "empty_like")
-    return require_grad(like(input, dtype, memory_format), requires_grad)
+    return require_grad(like(input, dtype, memory_format, device=device), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
     """A tensor like ``input`` (its dtype unless ``dtype`` is given) filled with a value."""
-    to_device(device)
     check_layout(layout, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    t = like(input, dtype, memory_format, "full_like")
-    fill_array(t._st, fill_value)  # a dense layout covers exactly its storage
+    strides = _like_strides(input, memory_format, "full_like")
+    d = input.dtype if dtype is None else _dt.to_dtype(dtype)
+    t = dispatch.call(C.full_op, size=input._a.shape, dtype=d, device=_like_device(input, device),
+                      strides=strides, fill_value=fill_value)
     return require_grad(t, requires_grad)
 
 
@@ -523,7 +535,7 @@ def ones_like(input: Tensor, *, dtype=None, layout=None, device=None,
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    to_device(device)
+    dev = to_device(device)
     shape, strides = as_shape(tuple(size)), tuple(int(s) for s in stride)
     if len(shape) != len(strides):
         raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
@@ -531,13 +543,14 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     if any(s < 0 for s in strides):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
                            f"strides={list(strides)}")
-    return require_grad(alloc_strided(shape, strides, _resolve(dtype)), requires_grad)
+    return require_grad(alloc_strided(shape, strides, _resolve(dtype), dev), requires_grad)
 
 
 def _new_factory(fn):
     def method(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
                pin_memory: bool = False, **kwargs):
-        return fn(*size, dtype=self.dtype if dtype is None else dtype, device=device,
+        return fn(*size, dtype=self.dtype if dtype is None else dtype,
+                  device=self.device if device is None else device,
                   requires_grad=requires_grad, **kwargs)
 
     method.__name__ = "new_" + fn.__name__
@@ -552,15 +565,16 @@ Tensor.new_ones = _new_factory(ones)
 @tensor_method()
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
              layout=None, pin_memory: bool = False) -> Tensor:
-    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype, device=device,
-                requires_grad=requires_grad)
+    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
+                device=self.device if device is None else device, requires_grad=requires_grad)
 
 
 @tensor_method()
 def new_empty_strided(self, size, stride, *, dtype=None, device=None,
                       requires_grad: bool = False, layout=None, pin_memory: bool = False):
     return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
-                         device=device, requires_grad=requires_grad)
+                         device=self.device if device is None else device,
+                         requires_grad=requires_grad)
 
 
 # -- ranges ----------------------------------------------------------------------------------

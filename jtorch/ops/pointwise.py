@@ -301,7 +301,7 @@ def _scaled(input, other, alpha):
 
 
 def _sub_check(a, b) -> None:
-    B.sub_op.extra["check"](None, (a, b))
+    B.sub_op.check(None, (a, b))
 
 
 def add(input, other, *, alpha=1, out=None):

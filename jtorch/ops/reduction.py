@@ -198,7 +198,7 @@ def _cast_result(a: np.ndarray, dtype: _dt.dtype) -> Tensor:
 
 def _result_dtypes(op, x_dtype: _dt.dtype, dtype, name: str) -> tuple:
     """(compute, out) dtypes of a reduction by the OpDef's rule."""
-    rule = op.extra["rule"]
+    rule = op.dtype_rule
     if dtype is not None:
         d = _dt.to_dtype(dtype)
         if rule == D.FLOAT and d.category < 2:
@@ -222,7 +222,7 @@ def _result_dtypes(op, x_dtype: _dt.dtype, dtype, name: str) -> tuple:
 
 
 def _total(op, compute: _dt.dtype) -> _dt.dtype:
-    if op.extra.get("wide"):
+    if op.wide:
         if compute is _float32:
             return _float64
         if compute is _dt.complex64:
@@ -770,7 +770,7 @@ def _scan(op, name: str, input, dim, dtype=None):
     if dim is None:
         raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not NoneType")
     x = input
-    rule = op.extra["rule"]
+    rule = op.dtype_rule
     if dtype is not None:
         compute = out_dtype = _dt.to_dtype(dtype)
     elif rule == D.SUM:
@@ -789,7 +789,7 @@ def _scan(op, name: str, input, dim, dtype=None):
         compute = _float32
     d = wrap_dim(dim, a.ndim)
     res_dtype = _float32 if out_dtype is _float16 else out_dtype
-    take = "take" in op.extra
+    take = op.take is not None
     out = _allocator.empty(a.shape, res_dtype.np)
     idx = _allocator.empty(a.shape, _I64) if take else None
     if out.size:

@@ -15,7 +15,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
-from ... import _threads
+from ... import _allocator, _threads
+from ...tensor import Tensor
 
 
 @intrinsic
@@ -63,6 +64,39 @@ def fill(a: np.ndarray, value) -> None:
     flat = a.reshape(-1)
     v = a.dtype.type(value)
     (_fill_par if _threads.use_parallel(flat.size) else _fill)(flat, v)
+
+
+# -- factory kernels (``defs/creation.py``): fresh tensors of a plan's geometry -------------
+
+def empty_cpu(plan) -> Tensor:
+    """Uninitialised memory of the plan's shape and element strides (dense layouts only)."""
+    o = plan.out
+    d = o.dtype
+    if o.strides is None:
+        a = _allocator.empty(o.shape, d.np)
+        return Tensor._make(a, None, d)
+    shape, strides = o.shape, o.strides
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    st = _allocator.empty((span,), d.np)
+    a = np.lib.stride_tricks.as_strided(st, shape, tuple(s * d.itemsize for s in strides))
+    return Tensor._make(a, st, d)
+
+
+def full_cpu(plan) -> Tensor:
+    t = empty_cpu(plan)
+    if t._st.size:
+        fill(t._st, plan.kw["fill_value"])  # a dense layout covers exactly its storage
+    return t
+
+
+def zeros_cpu(plan) -> Tensor:
+    o = plan.out
+    if o.strides is None:  # calloc'd pages are already zero
+        return Tensor._make(np.zeros(o.shape, o.dtype.np), None, o.dtype)
+    t = empty_cpu(plan)
+    if t._st.size:
+        fill(t._st, 0)
+    return t
 
 
 # -- arange ----------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def part_of(name: str, part: str):
         import numba
 
         op = registry.REGISTRY[name]
-        py = op.combine if part == "combine" else op.extra.get(part, _DEFAULTS.get(part))
+        py = op.combine if part == "combine" else getattr(op, part) or _DEFAULTS.get(part)
         fn = _parts[key] = numba.njit(inline="always", cache=False)(py)
     return fn
 
@@ -54,7 +54,7 @@ def part_of(name: str, part: str):
 def _fingerprint(op: registry.OpDef) -> str:
     from .. import fastmath_fingerprint
 
-    fns = [op.combine] + [op.extra[k] for k in ("map", "post", "take") if k in op.extra]
+    fns = [op.combine] + [getattr(op, k) for k in ("map", "post", "take") if getattr(op, k) is not None]
     return fingerprint(*fns, repr(op.identity), fastmath_fingerprint())[:12]
 
 

@@ -129,7 +129,7 @@ def kernels(op: registry.OpDef, compute: str, total: str, out: str):
     if mod is None:
         head = (f"# {op.name}: scan, compute {compute}, accumulate {total}, out {out}\n"
                 f"# source fingerprint {_fingerprint(op)}\n")
-        if "take" in op.extra:
+        if op.take is not None:
             body = _ARGSCAN.format(name=op.name, ci=_NP_CTOR[compute], opts=_OPTS)
         else:
             body = _SCAN.format(name=op.name, ci=_NP_CTOR[compute], ct=_NP_CTOR[total],

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     binary,
     conv,
+    creation,
     linalg,
     movement,
     pooling,

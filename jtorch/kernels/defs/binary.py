@@ -73,7 +73,7 @@ def _same(f):
 
 
 add_op = binary("add", lambda x, y: x + y, **_same(lambda x, y: x + y))
-sub_op = binary("sub", lambda x, y: x - y, extra={"check": _sub_check},
+sub_op = binary("sub", lambda x, y: x - y, check=_sub_check,
                 **_same(lambda x, y: x - y))
 mul_op = binary("mul", lambda x, y: x * y, **_same(lambda x, y: x * y))
 div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT, **_same(lambda x, y: x / y))
@@ -104,15 +104,15 @@ fmin_op = binary("fmin", lambda x, y: y if x != x or y < x else x, cats=REAL_CAT
 # clamp: nan in the input or a bound propagates; a lower bound above the upper one gives the
 # upper (torch's min(max(x, lo), hi)). Bool is allowed only with tensor bounds of clamp_min/max.
 clamp_min_op = binary("clamp_min", lambda x, lo: x if x != x or x > lo else lo, cats=REAL_CATS,
-                      extra={"check": _kernel_error("clamp_min_cpu", REAL_CATS, "clamp_min_scalar_cpu",
-                                                    _REAL_NOBOOL)})
+                      check=_kernel_error("clamp_min_cpu", REAL_CATS, "clamp_min_scalar_cpu",
+                                                    _REAL_NOBOOL))
 clamp_max_op = binary("clamp_max", lambda x, hi: x if x != x or x < hi else hi, cats=REAL_CATS,
-                      extra={"check": _kernel_error("clamp_max_cpu", REAL_CATS, "clamp_max_scalar_cpu",
-                                                    _REAL_NOBOOL)})
-clamp_op = ternary("clamp", lambda x, lo, hi: _clamp(x, lo, hi), cats=REAL_CATS, extra={
-    "check": _kernel_error("clamp_cpu", _REAL_NOBOOL, "clamp_scalar_cpu", _REAL_NOBOOL)})
+                      check=_kernel_error("clamp_max_cpu", REAL_CATS, "clamp_max_scalar_cpu",
+                                                    _REAL_NOBOOL))
+clamp_op = ternary("clamp", lambda x, lo, hi: _clamp(x, lo, hi), cats=REAL_CATS, 
+    check=_kernel_error("clamp_cpu", _REAL_NOBOOL, "clamp_scalar_cpu", _REAL_NOBOOL))
 lerp_op = ternary("lerp", lambda s, e, w: s + w * (e - s) if abs(w) < 0.5 else
-                  e - (e - s) * (fm.like(w, 1) - w), cats=REAL_CATS, extra={"check": _lerp_check})
+                  e - (e - s) * (fm.like(w, 1) - w), cats=REAL_CATS, check=_lerp_check)
 
 eq_op = binary("eq", lambda x, y: x == y, rule=COMPARE, differentiable=False,
                **_same(lambda x, y: x == y))
@@ -302,7 +302,7 @@ logaddexp2_op = binary("logaddexp2", lambda x, y: x if abs(x) == math.inf and x 
 xlogy_op = binary("xlogy", lambda x, y: y if y != y else (fm.like(x, 0) if x == 0 else x * fm.log(y)),
                   rule=INT_TO_FLOAT)
 heaviside_op = binary("heaviside", lambda x, v: v if x == 0 else (x > 0), differentiable=False,
-                      extra={"check": _heaviside_check})
+                      check=_heaviside_check)
 gcd_op = binary("gcd", lambda x, y: _gcd(x, y), cats=_INT_NOBOOL, differentiable=False)
 lcm_op = binary("lcm", lambda x, y: _lcm(x, y), cats=_INT_NOBOOL, differentiable=False)
 # value is a trailing parameter: cast to the common dtype (torch casts it, 0.5 on ints is 0).
@@ -312,7 +312,7 @@ addcmul_op = ternary("addcmul", lambda x, a, b, v: fm._fma(v * a, b, x), cats=fr
                      complex_scalar=lambda x, a, b, v: x + v * a * b, kernel_name="addcmul_cpu_out")
 addcdiv_op = ternary("addcdiv", lambda x, a, b, v: x + v * a / b, cats=frozenset({1, 2, 3}), nparams=1,
                      complex_scalar=lambda x, a, b, v: x + v * a / b, kernel_name="addcdiv_cpu_out",
-                     extra={"check": _addcdiv_check})
+                     check=_addcdiv_check)
 
 
 @njit(inline="always")
@@ -463,15 +463,15 @@ def _is_t(x) -> bool:
 
 
 # torch's node names where they depend on the overload (scalar or tensor operands)
-sub_op.extra["grad_name"] = lambda a, kw: "SubBackward0" if _is_t(a[0]) else "RsubBackward1"
-div_op.extra["grad_name"] = lambda a, kw: "DivBackward0" if _is_t(a[0]) else "MulBackward0"
-pow_op.extra["grad_name"] = lambda a, kw: ("PowBackward2" if not _is_t(a[0]) else
+sub_op.grad_name = lambda a, kw: "SubBackward0" if _is_t(a[0]) else "RsubBackward1"
+div_op.grad_name = lambda a, kw: "DivBackward0" if _is_t(a[0]) else "MulBackward0"
+pow_op.grad_name = lambda a, kw: ("PowBackward2" if not _is_t(a[0]) else
                                            "PowBackward1" if _is_t(a[1]) else "PowBackward0")
-clamp_op.extra["grad_name"] = lambda a, kw: ("ClampBackward0" if _is_t(a[1]) or _is_t(a[2])
+clamp_op.grad_name = lambda a, kw: ("ClampBackward0" if _is_t(a[1]) or _is_t(a[2])
                                              else "ClampBackward1")
 for _op in (clamp_min_op, clamp_max_op):
-    _op.extra["grad_name"] = lambda a, kw: "ClampBackward0" if _is_t(a[1]) else "ClampBackward1"
-lerp_op.extra["grad_name"] = lambda a, kw: "LerpBackward1" if _is_t(a[2]) else "LerpBackward0"
+    _op.grad_name = lambda a, kw: "ClampBackward0" if _is_t(a[1]) else "ClampBackward1"
+lerp_op.grad_name = lambda a, kw: "LerpBackward1" if _is_t(a[2]) else "LerpBackward0"
 
 
 def _addcmul_vjp(c, g):

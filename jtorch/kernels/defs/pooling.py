@@ -25,7 +25,7 @@ def _ops():
 def _max_vjp(c, g):
     gv = g[0] if isinstance(g, tuple) else g
     idx = c.out[1]
-    return (_ops().max_pool_backward(c.op.extra["backward"], gv, idx, c._meta[0][0], c.kw["nd"]),)
+    return (_ops().max_pool_backward(c.op.pair, gv, idx, c._meta[0][0], c.kw["nd"]),)
 
 
 def _max_backward_vjp(c, gg):
@@ -41,12 +41,12 @@ def _max_backward_vjp(c, gg):
 
 
 def _avg_vjp(c, g):
-    return (_ops().avg_pool_backward(c.op.extra["backward"], g, c.kw["win"], c._meta[0][0],
+    return (_ops().avg_pool_backward(c.op.pair, g, c.kw["win"], c._meta[0][0],
                                      c.kw["nd"]),)
 
 
 def _avg_backward_vjp(c, gg):
-    return (_ops().avg_pool_forward(c.op.extra["forward"], gg, c.kw["win"], c.kw["nd"]),)
+    return (_ops().avg_pool_forward(c.op.pair, gg, c.kw["win"], c.kw["nd"]),)
 
 
 def _unpool_vjp(c, g):
@@ -66,7 +66,7 @@ def _pair(name: str, grad: str, kind: str, kernel_name: str):
                    (_pk.avg_pool, _pk.avg_pool_backward))
     fwd = extern(name, impl=impl, kernel_name=kernel_name)
     bwd = extern(name + "_backward", impl=bimpl, kernel_name=kernel_name + "_backward")
-    fwd.extra["backward"], bwd.extra["forward"] = bwd, fwd
+    fwd.pair, bwd.pair = bwd, fwd
     if kind == "max":
         defvjp(fwd, _max_vjp, "o", name=f"{grad}Backward0")
         defvjp(bwd, _max_backward_vjp, "1", name=f"{grad}BackwardBackward0")

@@ -3,8 +3,8 @@
 A reduction is ``map`` (per element, before the combine; default identity), ``combine`` (an
 associative binary function over the accumulator dtype), ``identity`` (a number, or
 ``"lowest"``/``"highest"`` resolved per dtype) and ``post(acc, n)`` (applied to each result,
-``n`` = number of reduced elements). ``extra["rule"]`` names the dtype rule the ops layer
-applies; ``extra["wide"]`` accumulates float32 block sums in float64 (torch's accuracy).
+``n`` = number of reduced elements). ``dtype_rule`` names the dtype rule of the result;
+``wide`` accumulates float32 block sums in float64 (torch's accuracy).
 Scans reuse the same fields over a running accumulator. Sort, top-k, median, unique and the
 fused softmax rows are extern: hand-written kernels in ``kernels/cpu``.
 
@@ -99,56 +99,69 @@ def _mean_post(acc, n):
     return acc / n
 
 
+def _sqrt_post(acc, n):
+    return math.sqrt(acc)
+
+
+
+def _take_max(x, acc):
+    return x != x or x >= acc
+
+
+def _take_min(x, acc):
+    return x != x or x <= acc
+
+
 # -- reductions ----------------------------------------------------------------------------
 
-sum_op = reduction("sum", _add, 0, extra={"rule": SUM, "wide": True})
-nansum_op = reduction("nansum", _add, 0, extra={"rule": SUM, "wide": True,
-                                                "map": lambda x: x if x == x else 0})
-mean_op = reduction("mean", _add, 0, extra={"rule": FLOAT, "wide": True, "post": _mean_post})
-prod_op = reduction("prod", lambda a, b: a * b, 1, extra={"rule": SUM})
-amax_op = reduction("amax", lambda a, b: maximum(a, b), "lowest", extra={"rule": SAME})
-amin_op = reduction("amin", lambda a, b: minimum(a, b), "highest", extra={"rule": SAME})
+sum_op = reduction("sum", _add, 0, dtype_rule=SUM, wide=True)
+nansum_op = reduction("nansum", _add, 0, dtype_rule=SUM, wide=True,
+                                                map=lambda x: x if x == x else 0)
+mean_op = reduction("mean", _add, 0, dtype_rule=FLOAT, wide=True, post=_mean_post)
+prod_op = reduction("prod", lambda a, b: a * b, 1, dtype_rule=SUM)
+amax_op = reduction("amax", lambda a, b: maximum(a, b), "lowest", dtype_rule=SAME)
+amin_op = reduction("amin", lambda a, b: minimum(a, b), "highest", dtype_rule=SAME)
 all_op = reduction("all", lambda a, b: a & b, True, differentiable=False,
-                   extra={"rule": BOOL, "map": lambda x: x != 0})
+                   dtype_rule=BOOL, map=lambda x: x != 0)
 any_op = reduction("any", lambda a, b: a | b, False, differentiable=False,
-                   extra={"rule": BOOL, "map": lambda x: x != 0})
+                   dtype_rule=BOOL, map=lambda x: x != 0)
 count_nonzero_op = reduction("count_nonzero", _add, 0, differentiable=False,
-                             extra={"rule": INT64, "map": lambda x: x != 0})
+                             dtype_rule=INT64, map=lambda x: x != 0)
 # Vector norms by order (ord 0 and general p are composed in ops/reduction.py).
-norm_l1_op = reduction("norm_l1", _add, 0, extra={"rule": FLOAT, "wide": True,
-                                                  "map": lambda x: abs(x)})
-norm_l2_op = reduction("norm_l2", _add, 0, extra={"rule": FLOAT, "wide": True,
-                                                  "map": lambda x: x * x,
-                                                  "post": lambda acc, n: math.sqrt(acc)})
-norm_linf_op = reduction("norm_linf", lambda a, b: maximum(a, b), 0, extra={"rule": FLOAT, "map": lambda x: abs(x)})
-norm_lninf_op = reduction("norm_lninf", lambda a, b: minimum(a, b), "highest", extra={"rule": FLOAT,
-                                                                   "map": lambda x: abs(x)})
+norm_l1_op = reduction("norm_l1", _add, 0, dtype_rule=FLOAT, wide=True,
+                                                  map=lambda x: abs(x))
+norm_l2_op = reduction("norm_l2", _add, 0, dtype_rule=FLOAT, wide=True,
+                                                  map=lambda x: x * x,
+                                                  post=_sqrt_post)
+norm_linf_op = reduction("norm_linf", lambda a, b: maximum(a, b), 0, dtype_rule=FLOAT, map=lambda x: abs(x))
+norm_lninf_op = reduction("norm_lninf", lambda a, b: minimum(a, b), "highest", dtype_rule=FLOAT,
+                                                                   map=lambda x: abs(x))
 # Sum of squares: the second pass of var/std (over x - mean).
-sumsq_op = reduction("sumsq", _add, 0, extra={"rule": FLOAT, "wide": True, "map": lambda x: x * x})
+sumsq_op = reduction("sumsq", _add, 0, dtype_rule=FLOAT, wide=True, map=lambda x: x * x)
 
 
 def _scan(name: str, combine, identity, **kw) -> OpDef:
     return register(OpDef(name, "scan", combine=combine, identity=identity, **kw))
 
 
-cumsum_op = _scan("cumsum", _add, 0, extra={"rule": SUM, "wide": True})
-cumprod_op = _scan("cumprod", lambda a, b: a * b, 1, extra={"rule": SUM, "wide": True})
+cumsum_op = _scan("cumsum", _add, 0, dtype_rule=SUM, wide=True)
+cumprod_op = _scan("cumprod", lambda a, b: a * b, 1, dtype_rule=SUM, wide=True)
 logcumsumexp_op = _scan("logcumsumexp", logaddexp, -math.inf,
-                        kernel_name="logcumsumexp_out_cpu", extra={"rule": FLOAT, "wide": True})
+                        kernel_name="logcumsumexp_out_cpu", dtype_rule=FLOAT, wide=True)
 # Running max/min with indices: ``take(x, acc)`` says when x replaces the running value
 # (torch: ties and nan take the later index).
-cummax_op = _scan("cummax", lambda a, b: maximum(a, b), "lowest", extra={"rule": SAME,
-                                                      "take": lambda x, acc: x != x or x >= acc})
-cummin_op = _scan("cummin", lambda a, b: minimum(a, b), "highest", extra={"rule": SAME,
-                                                       "take": lambda x, acc: x != x or x <= acc})
+cummax_op = _scan("cummax", lambda a, b: maximum(a, b), "lowest", dtype_rule=SAME,
+                                                      take=_take_max)
+cummin_op = _scan("cummin", lambda a, b: minimum(a, b), "highest", dtype_rule=SAME,
+                                                       take=_take_min)
 
 # -- value-and-index reductions, composites and extern kernels -------------------------------
 # argmax/max(dim) reuse amax's combine: the row kernel reduces with it, then finds the first
 # index holding the result.
-argmax_op = extern("argmax", differentiable=False, extra={"select": "amax"})
-argmin_op = extern("argmin", differentiable=False, extra={"select": "amin"})
-max_op = extern("max", extra={"select": "amax"})
-min_op = extern("min", extra={"select": "amin"})
+argmax_op = extern("argmax", differentiable=False, select="amax")
+argmin_op = extern("argmin", differentiable=False, select="amin")
+max_op = extern("max", select="amax")
+min_op = extern("min", select="amin")
 aminmax_op = extern("aminmax")
 var_op = extern("var")
 std_op = extern("std")

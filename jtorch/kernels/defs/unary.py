@@ -24,9 +24,9 @@ def _no_bool(message):
     return check
 
 
-neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x, extra={"check": _no_bool(
+neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x, check=_no_bool(
     "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
-    "a mask, use the `~` or `logical_not()` operator instead.")})
+    "a mask, use the `~` or `logical_not()` operator instead."))
 abs_op = unary("abs", lambda x: abs(x), cats=_REAL_NOBOOL)
 sign_op = unary("sign", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=REAL_CATS)
 sgn_op = unary("sgn", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=REAL_CATS)
@@ -94,8 +94,8 @@ isfinite_op = unary("isfinite", lambda x: abs(x) < math.inf, rule=COMPARE, cats=
 logical_not_op = unary("logical_not", lambda x: not x, rule=LOGICAL, complex_scalar=lambda x: not x, differentiable=False)
 bitwise_not_op = unary("bitwise_not", lambda x: ~x, cats=INT_CATS, differentiable=False)
 # relu is clamp_min(x, 0): nan and -0.0 pass through.
-relu_op = unary("relu", lambda x: fm.like(x, 0) if x < 0 else x, cats=_REAL_NOBOOL, extra={
-    "check": _no_bool("Boolean inputs not supported for relu")})
+relu_op = unary("relu", lambda x: fm.like(x, 0) if x < 0 else x, cats=_REAL_NOBOOL, 
+    check=_no_bool("Boolean inputs not supported for relu"))
 # relu's gradient in one pass (torch's threshold_backward): g where y > threshold, else 0
 threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 0) if y <= t else g,
                                cats=_REAL_NOBOOL, nparams=1, kernel_name="threshold_cpu")
@@ -108,7 +108,7 @@ gelu_tanh_op = unary("gelu_tanh", lambda x: fm.like(x, 0.5) * x * (fm.like(x, 1)
 # Parameterised activations: trailing scalar parameters are cast to the compute dtype.
 leaky_relu_op = unary("leaky_relu", lambda x, s: x if x > 0 else x * s, cats=FLOAT_CATS, nparams=1)
 hardtanh_op = unary("hardtanh", lambda x, lo, hi: min(max(x, lo), hi), cats=_REAL_NOBOOL, nparams=2,
-                    extra={"check": _no_bool("Bool inputs not supported for hardtanh")})
+                    check=_no_bool("Bool inputs not supported for hardtanh"))
 hardsigmoid_op = unary("hardsigmoid", lambda x: min(max(x + fm.like(x, 3), fm.like(x, 0)), fm.like(x, 6)) / fm.like(x, 6),
                        cats=_FLOAT)
 hardswish_op = unary("hardswish", lambda x: x * min(max(x + fm.like(x, 3), fm.like(x, 0)), fm.like(x, 6)) / fm.like(x, 6),
@@ -298,12 +298,12 @@ for _op, _rule, _saves in [
     (fill_op, lambda c, g: (J.zeros_like(g), g.sum()), ""),
 ]:
     defvjp(_op, _rule, _saves)
-copy_op.extra["grad_name"] = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
-square_op.extra["grad_name"] = "PowBackward0"
-logsigmoid_op.extra["grad_name"] = "LogSigmoidBackward0"
-gelu_tanh_op.extra["grad_name"] = "GeluBackward0"
-copy_inplace_op.extra["grad_name"] = "CopyBackwards"
-fill_op.extra["grad_name"] = "FillBackward0"
+copy_op.grad_name = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
+square_op.grad_name = "PowBackward0"
+logsigmoid_op.grad_name = "LogSigmoidBackward0"
+gelu_tanh_op.grad_name = "GeluBackward0"
+copy_inplace_op.grad_name = "CopyBackwards"
+fill_op.grad_name = "FillBackward0"
 
 
 def _silu_grad(x):

@@ -1,0 +1,81 @@
+"""The vocabulary of meta rules: what an op's ``meta`` returns to ``dispatch.call``.
+
+A meta rule checks its arguments (torch's exception types and messages) and describes the
+results without touching data: ``Out`` for a fresh tensor (shape, dtype, strides), ``View``
+for a result that aliases an input's storage, ``Plan`` for the whole answer with the
+normalised parameters the kernel and the gradient rule read, and the call's device. The
+compiler records these as node metadata; meta tensors are built from them.
+"""
+
+from __future__ import annotations
+
+from ..device import CPU, META
+from ..meta import MetaArray
+from ..tensor import Tensor
+
+_TENSOR = Tensor
+_META = MetaArray
+
+
+class Out:
+    """What a meta rule says of one fresh result: shape, dtype, element strides (None:
+    C-contiguous)."""
+
+    __slots__ = ("shape", "dtype", "strides")
+
+    def __init__(self, shape: tuple, dtype: _dt.dtype, strides: tuple | None = None) -> None:
+        self.shape, self.dtype, self.strides = shape, dtype, strides
+
+    def __repr__(self) -> str:
+        return f"Out({list(self.shape)}, {self.dtype.name}, strides={self.strides})"
+
+
+class View:
+    """A result that views the storage of input ``src`` at element (shape, strides, offset):
+    views are made from the plan on every device (no kernel)."""
+
+    __slots__ = ("shape", "strides", "offset", "src")
+
+    def __init__(self, shape: tuple, strides: tuple, offset: int, src: int = 0) -> None:
+        self.shape, self.strides, self.offset, self.src = shape, strides, offset, src
+
+    def __repr__(self) -> str:
+        return f"View({list(self.shape)}, strides={self.strides}, offset={self.offset}, of={self.src})"
+
+
+class Plan:
+    """A meta rule's answer: ``out`` (an ``Out``, a ``View``, or a tuple of them), ``kw`` (the
+    normalised parameters the kernel and the gradient rule read) and the call's ``device``."""
+
+    __slots__ = ("out", "kw", "device")
+
+    def __init__(self, out, kw: dict, device=CPU) -> None:
+        self.out, self.kw, self.device = out, kw, device
+
+    def __repr__(self) -> str:
+        return f"Plan({self.out!r}, {self.kw!r}, {self.device})"
+
+
+def common_device(*args):
+    """The device of a call's tensor operands, with torch's error when they differ (a 0-d CPU
+    tensor goes with any device, as a scalar)."""
+    dev = None
+    for x in args:
+        if isinstance(x, _TENSOR):
+            a = x._a
+            if a.__class__ is _META:
+                d = META
+            elif a.ndim == 0:
+                continue
+            else:
+                d = CPU
+            if dev is None:
+                dev = d
+            elif d is not dev:
+                raise RuntimeError(f"Tensor on device {d} is not on the expected device {dev}!")
+    return CPU if dev is None else dev
+
+
+def device_of(x: Tensor):
+    """The device of one tensor operand (the common case of ``common_device``)."""
+    return META if x._a.__class__ is _META else CPU

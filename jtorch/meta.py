@@ -1,0 +1,155 @@
+"""Meta tensors: shape, dtype and strides with no storage (torch's ``device="meta"``).
+
+A meta tensor's ``_a`` is a ``MetaArray``: it answers the metadata questions the op layer
+asks a NumPy array (``shape``, ``strides`` in bytes, ``dtype``, ``ndim``, ``size``,
+``flags.c_contiguous``) and refuses every question about data. NumPy (``__array__``) and
+Numba (an object it cannot type) both fail loudly on it, so an op that computes outside
+``dispatch`` raises on meta tensors instead of returning an answer; ``dispatch`` runs an op's
+meta rule and builds the results here without running a kernel.
+
+>>> import jtorch as torch
+>>> torch.empty(2, 3, device="meta").t().stride()
+(1, 3)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .device import META
+_NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+class _Flags:
+    __slots__ = ("c_contiguous", "f_contiguous")
+
+    def __init__(self, c: bool, f: bool) -> None:
+        self.c_contiguous, self.f_contiguous = c, f
+
+
+def _contiguous(shape: tuple, strides: tuple, itemsize: int, order) -> bool:
+    expected = itemsize
+    for d in order:
+        n = shape[d]
+        if n == 0:
+            return True
+        if n != 1 and strides[d] != expected:
+            return False
+        expected *= n
+    return True
+
+
+class MetaArray:
+    """The array stand-in of a meta tensor: geometry in NumPy's terms (byte strides), an
+    element ``offset`` into its storage, no data."""
+
+    __slots__ = ("shape", "strides", "dtype", "offset", "_flags")
+
+    def __init__(self, shape: tuple, dtype, strides: tuple | None = None, offset: int = 0) -> None:
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        if strides is None:
+            strides = contiguous_byte_strides(self.shape, self.dtype.itemsize)
+        self.strides = tuple(strides)
+        self.offset = offset
+        self._flags = None
+
+    # -- geometry ---------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def flags(self) -> _Flags:
+        f = self._flags
+        if f is None:
+            nd, isz = len(self.shape), self.dtype.itemsize
+            c = _contiguous(self.shape, self.strides, isz, range(nd - 1, -1, -1))
+            fc = _contiguous(self.shape, self.strides, isz, range(nd))
+            f = self._flags = _Flags(c, fc)
+        return f
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def reshape(self, *shape) -> MetaArray:
+        """Only what needs no copy: a C-contiguous array to any shape of its size."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if not self.flags.c_contiguous:
+            raise NotImplementedError(_NO_DATA)
+        n = self.size
+        if -1 in shape:
+            known = 1
+            for s in shape:
+                if s != -1:
+                    known *= s
+            shape = tuple(n // known if known and s == -1 else 0 if s == -1 else s for s in shape)
+        return MetaArray(shape, self.dtype, None, self.offset)
+
+    def transpose(self, *axes) -> MetaArray:
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        if not axes:
+            axes = tuple(reversed(range(len(self.shape))))
+        return MetaArray(tuple(self.shape[d] for d in axes), self.dtype,
+                         tuple(self.strides[d] for d in axes), self.offset)
+
+    @property
+    def T(self) -> MetaArray:
+        return self.transpose()
+
+    def view(self, dtype) -> MetaArray:
+        if np.dtype(dtype).itemsize != self.dtype.itemsize:
+            raise NotImplementedError(_NO_DATA)
+        return MetaArray(self.shape, dtype, self.strides, self.offset)
+
+    # -- data: none -------------------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError(_NO_DATA)
+
+    def _no_data(self, *args, **kwargs):
+        raise NotImplementedError(_NO_DATA)
+
+    __getitem__ = __setitem__ = __iter__ = _no_data
+    tolist = item = copy = astype = fill = _no_data
+
+    def __repr__(self) -> str:
+        return f"MetaArray(shape={self.shape}, dtype={self.dtype}, strides={self.strides})"
+
+
+def contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
+    st, acc = [], itemsize
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(st))
+
+
+def storage_for(a: MetaArray) -> MetaArray:
+    """A 1-D stand-in for the storage ``a`` spans (views of it share it)."""
+    isz = a.dtype.itemsize
+    span = a.offset + 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) \
+        if a.size else a.offset
+    return MetaArray((span,), a.dtype)
+
+
+def is_meta_array(a) -> bool:
+    return a.__class__ is MetaArray
