@@ -39,3 +39,18 @@ def view_ops(n: int) -> Case:
     a = np.ones((n, 4), np.float32)
     return Case(functional(lambda t, x: x.reshape(4, n).t()[1:], [a],
                            numpy=lambda x: x.reshape(4, n).T[1:]), kind="latency")
+
+
+@register("dispatch/conv2d_tiny", full=(4,), quick=(4,), label="hw={}")
+def conv2d_tiny(n: int) -> Case:
+    """A tiny conv2d call (1x1x4x4, 3x3 kernel, bias): the checks and plan, not the GEMM."""
+    x, w, b = np.ones((1, 1, n, n), np.float32), np.ones((1, 1, 3, 3), np.float32), np.ones(1, np.float32)
+    return Case(functional(lambda t, x, w, b: t.nn.functional.conv2d(x, w, b), [x, w, b]),
+                kind="latency")
+
+
+@register("dispatch/max_pool2d_tiny", full=(4,), quick=(4,), label="hw={}")
+def max_pool2d_tiny(n: int) -> Case:
+    """A tiny max_pool2d call (1x1x4x4, 2x2 window)."""
+    x = np.ones((1, 1, n, n), np.float32)
+    return Case(functional(lambda t, x: t.nn.functional.max_pool2d(x, 2), [x]), kind="latency")
