@@ -29,6 +29,8 @@ from .ops.views import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
+from .ops.sort import *  # noqa: F401,F403
+from .ops.softmax import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.linalg import tensordot  # noqa: F401
 from .ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401

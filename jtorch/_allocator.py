@@ -62,6 +62,8 @@ def empty(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
     """An uninitialised C-contiguous array, from the cache when it is large."""
     nbytes = math.prod(shape) * np_dtype.itemsize
     if nbytes < MIN_CACHED_BYTES:
+        if not nbytes and shape:  # NumPy gives empty arrays zero strides, torch row-major ones
+            return _empty_rowmajor(shape, np.dtype(np_dtype))
         return np.empty(shape, np_dtype)
     size = _bucket(nbytes)
     with _lock:
@@ -75,6 +77,14 @@ def empty(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
     if raw is None:
         raw = np.empty(size, np.uint8)
     return np.asarray(_Block(raw, raw.ctypes.data, tuple(shape), np_dtype.str))
+
+
+def _empty_rowmajor(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
+    st, acc = [], np_dtype.itemsize
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return np.lib.stride_tricks.as_strided(np.empty(0, np_dtype), tuple(shape), tuple(reversed(st)))
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3

@@ -22,7 +22,7 @@ from .kernels import registry
 from .kernels.cpu import pointwise as _pw
 from ._threads import use_parallel
 from .device import CPU, META
-from .kernels.plan import Out, Plan, View, common_device, device_of  # noqa: F401  (re-exported)
+from .kernels.plan import Inplace, Out, Plan, View, common_device, device_of  # noqa: F401
 from .meta import MetaArray
 from .shape import broadcast_shapes, iter_order
 from .tensor import Tensor
@@ -62,16 +62,9 @@ _bool = _dt.bool
 _TENSOR = Tensor
 _META = MetaArray
 
-_TORCH_NAMES = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-    "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-
-
 def torch_name(d: _dt.dtype) -> str:
     """torch's C++ scalar-type name ("Float", "Long") used in its error messages."""
-    return _TORCH_NAMES[d.name]
+    return d.scalar_name
 
 
 def not_implemented(op: registry.OpDef, d: _dt.dtype) -> NotImplementedError:
@@ -160,7 +153,8 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
               inplace: bool = False) -> Tensor:
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
     plan = _plan(op, args)
-    if mode is not None:
+    if mode is not None:  # the broadcast check belongs to the meta rule: before the hook
+        broadcast_shapes(*[x._a.shape for x in args if isinstance(x, _TENSOR)])
         return mode(op, args, {"out": out, "inplace": inplace})
     _, compute, result, pat, half, loops = plan
     shape = None
@@ -207,7 +201,10 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
         # operands are their own flat views; small results skip the caching allocator)
         np_dt = result.np
         flat1 = len(shape) == 1
-        if n * np_dt.itemsize < _allocator.MIN_CACHED_BYTES:
+        if not n:  # row-major strides for an empty result, as torch
+            a = _allocator.empty(shape, np_dt)
+            flat = a.reshape(-1)
+        elif n * np_dt.itemsize < _allocator.MIN_CACHED_BYTES:
             flat = np.empty(n, np_dt)
             a = flat if flat1 else flat.reshape(shape)
         else:
@@ -342,7 +339,10 @@ def partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     and they are not the same elements in the same layout (layouts too hard to decide pass)."""
     if not a.size or not b.size or not (_dense(a) and _dense(b)):
         return False
-    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    if a.__class__ is _META:  # meta twins of one storage: element offsets stand for addresses
+        a0, b0 = a.offset * a.itemsize, b.offset * b.itemsize
+    else:
+        a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if a0 == b0 and a1 == b1:
         return a.strides != b.strides
@@ -615,16 +615,38 @@ def call(op: registry.OpDef, *args, **params):
     plan = op.meta(*args, **params)
     if mode is not None:
         return mode(op, args, plan)
+    out = plan.out  # the rest is ``run_plan``, spelled out: this is the hot path
+    if out.__class__ is View:
+        res = make_view(args[out.src], out)
+    elif plan.device is META:
+        res = meta_result(out, args, op)
+    else:
+        res = op.kernels[plan.device.type](plan, *args)
+        if out.__class__ is Inplace:
+            args[out.src]._vc[0] += 1
+    if grad_hook is not None and grad_state.enabled:
+        for x in args:
+            if isinstance(x, _TENSOR) and x._requires_grad:
+                grad_hook(op, args, res, plan.kw)
+                break
+    return res
+
+
+def run_plan(op: registry.OpDef, args: tuple, plan: Plan):
+    """The part of ``call`` after the mode hook: a mode that lets an op run (a spy, the
+    tracer's eager fallback) hands the plan back here."""
     out = plan.out
     if out.__class__ is View:
         res = make_view(args[out.src], out)
     elif plan.device is META:
-        res = meta_result(out, args)
+        res = meta_result(out, args, op)
     else:
         res = op.kernels[plan.device.type](plan, *args)
+        if out.__class__ is Inplace:
+            args[out.src]._vc[0] += 1
     if grad_hook is not None and grad_state.enabled:
         for x in args:
-            if x.__class__ is _TENSOR and x._requires_grad:
+            if isinstance(x, _TENSOR) and x._requires_grad:
                 grad_hook(op, args, res, plan.kw)
                 break
     return res
@@ -634,18 +656,21 @@ def make_view(t: Tensor, v: View) -> Tensor:
     """A tensor viewing ``t``'s storage at the element geometry of ``v``."""
     st = t._st
     isz = st.itemsize
-    shape = tuple(v.shape)
-    bstrides = tuple(s * isz for s in v.strides)
-    if st.__class__ is _META:
-        a = MetaArray(shape, st.dtype, bstrides, v.offset)
-    elif st.flags.c_contiguous and v.offset * isz <= st.nbytes:
-        a = np.ndarray(shape, st.dtype, buffer=st, offset=v.offset * isz, strides=bstrides)
-    else:
-        a = np.lib.stride_tricks.as_strided(st[v.offset:], shape, bstrides)
-    return t._view(a)
+    if st.__class__ is not _META:
+        off = v.offset * isz
+        if off <= st.nbytes:  # the storage is one dense 1-D buffer (arguments by position: 2x)
+            try:
+                return t._view(np.ndarray(v.shape, st.dtype, st, off,
+                                          tuple([s * isz for s in v.strides])))
+            except (TypeError, ValueError, BufferError):
+                pass
+        return t._view(np.lib.stride_tricks.as_strided(st[v.offset:], tuple(v.shape),
+                                                       tuple([s * isz for s in v.strides])))
+    return t._view(MetaArray(tuple(v.shape), st.dtype, tuple([s * isz for s in v.strides]),
+                             v.offset))
 
 
-def meta_result(out, args: tuple):
+def meta_result(out, args: tuple, op: registry.OpDef):
     """The meta tensors a plan describes (tuples of results as tuples)."""
     if out.__class__ is Out:
         d = out.dtype
@@ -653,7 +678,31 @@ def meta_result(out, args: tuple):
                             None, d)
     if out.__class__ is View:
         return make_view(args[out.src], out)
-    return tuple(meta_result(o, args) for o in out)
+    if out.__class__ is Inplace:
+        t = args[out.src]
+        t._vc[0] += 1
+        return t
+    if out is None:
+        raise NotImplementedError(
+            f"{op.name}: the shape of the result depends on the input's values, which meta "
+            "tensors do not have")
+    return tuple(meta_result(o, args, op) for o in out)
+
+
+def copy_into(out: Tensor, res: Tensor) -> Tensor:
+    """Write a result into a user's ``out=`` tensor: resized to ``res``'s shape (torch warns
+    when it held elements), cast by the copy kernel; on meta only the geometry changes."""
+    common_device(out, res)
+    if out._a.shape != res._a.shape:
+        resize_out(out, res._a.shape)
+    if out._a.__class__ is not _META and out._a.size:
+        run_pointwise(_copy_op(), (res,), out._a, out.dtype)
+    bump_version(out)
+    return out
+
+
+def _copy_op():
+    return registry.REGISTRY["copy"]
 
 
 def record(op: registry.OpDef, inputs: tuple, out, kw: dict | None = None):

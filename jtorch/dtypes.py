@@ -31,15 +31,18 @@ class dtype:
         "_legacy",
         "_short",
         "category",
+        "cpp_name",
         "is_complex",
         "is_floating_point",
         "is_signed",
         "itemsize",
         "name",
         "np",
+        "scalar_name",
     )
 
-    def __init__(self, name: str, np_dtype, category: int, short: str, legacy: str):
+    def __init__(self, name: str, np_dtype, category: int, short: str, legacy: str,
+                 scalar_name: str, cpp_name: str):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
@@ -49,6 +52,10 @@ class dtype:
         self.is_signed = name not in ("bool", "uint8")
         self._short = short
         self._legacy = legacy
+        # torch's names of the type in its error messages: the ScalarType ("Float", "Long")
+        # and the C++ element type ("float", "long int")
+        self.scalar_name = scalar_name
+        self.cpp_name = cpp_name
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -72,17 +79,19 @@ def _by_name(name: str) -> dtype:
     return _NAMES[name]
 
 
-bool = dtype("bool", np.bool_, _BOOL, "b8", "BoolTensor")
-uint8 = dtype("uint8", np.uint8, _INT, "u8", "ByteTensor")
-int8 = dtype("int8", np.int8, _INT, "i8", "CharTensor")
-int16 = dtype("int16", np.int16, _INT, "i16", "ShortTensor")
-int32 = dtype("int32", np.int32, _INT, "i32", "IntTensor")
-int64 = dtype("int64", np.int64, _INT, "i64", "LongTensor")
-float16 = dtype("float16", np.float16, _FLOAT, "f16", "HalfTensor")
-float32 = dtype("float32", np.float32, _FLOAT, "f32", "FloatTensor")
-float64 = dtype("float64", np.float64, _FLOAT, "f64", "DoubleTensor")
-complex64 = dtype("complex64", np.complex64, _COMPLEX, "c64", "ComplexFloatTensor")
-complex128 = dtype("complex128", np.complex128, _COMPLEX, "c128", "ComplexDoubleTensor")
+bool = dtype("bool", np.bool_, _BOOL, "b8", "BoolTensor", "Bool", "bool")
+uint8 = dtype("uint8", np.uint8, _INT, "u8", "ByteTensor", "Byte", "unsigned char")
+int8 = dtype("int8", np.int8, _INT, "i8", "CharTensor", "Char", "signed char")
+int16 = dtype("int16", np.int16, _INT, "i16", "ShortTensor", "Short", "short int")
+int32 = dtype("int32", np.int32, _INT, "i32", "IntTensor", "Int", "int")
+int64 = dtype("int64", np.int64, _INT, "i64", "LongTensor", "Long", "long int")
+float16 = dtype("float16", np.float16, _FLOAT, "f16", "HalfTensor", "Half", "c10::Half")
+float32 = dtype("float32", np.float32, _FLOAT, "f32", "FloatTensor", "Float", "float")
+float64 = dtype("float64", np.float64, _FLOAT, "f64", "DoubleTensor", "Double", "double")
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "c64", "ComplexFloatTensor", "ComplexFloat",
+                  "c10::complex<float>")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "c128", "ComplexDoubleTensor",
+                   "ComplexDouble", "c10::complex<double>")
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

@@ -32,6 +32,9 @@ class Tensor:
               base: Tensor | None = None, vc: list | None = None) -> Tensor:
         """Wrap array ``a``; ``st`` is its 1-D storage (``a`` itself, flattened, if fresh)."""
         t = object.__new__(cls)
+        if st is None and not a.size and a.ndim and a.__class__ is np.ndarray \
+                and not any(a.strides):
+            a = _empty_strides(a)  # a fresh empty array (views pass their storage)
         t._a = a
         if st is None:
             st = a.reshape(-1) if a.flags.c_contiguous and a.__class__ is not _META_ARRAY else \
@@ -205,13 +208,10 @@ class Tensor:
                                    f"'{list(self._a.shape)}'. Please ensure that the gradient "
                                    "and the tensor are the same size")
             if g.dtype is not self.dtype:
-                from .dispatch import torch_name
-                from .kernels.defs.binary import _CPP_NAMES
-
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_CPP_NAMES[g.dtype.name]}' to "
+                    f"attempting to assign a gradient with dtype '{g.dtype.cpp_name}' to "
                     f"a tensor "
-                    f"with grad_dtype '{torch_name(self.dtype)}'. The gradient must match the "
+                    f"with grad_dtype '{self.dtype.scalar_name}'. The gradient must match the "
                     "tensor's grad_dtype (defaults to the tensor's dtype).")
         self._grad = g
 
@@ -397,6 +397,14 @@ def _dim_index(dim, ndim: int) -> int:
     from .shape import wrap_dim
 
     return wrap_dim(dim, ndim)
+
+
+def _empty_strides(a: np.ndarray) -> np.ndarray:
+    """NumPy gives fresh empty arrays all-zero strides; torch gives them row-major ones
+    (``zeros(0, 4).stride() == (4, 1)``), and a view of one keeps what it was given."""
+    from .meta import contiguous_byte_strides
+
+    return np.lib.stride_tricks.as_strided(a, a.shape, contiguous_byte_strides(a.shape, a.itemsize))
 
 
 def _span(a: np.ndarray) -> np.ndarray:

@@ -8,57 +8,22 @@ from __future__ import annotations
 import importlib
 import math
 
-import numpy as np
 import pytest
-import torch
 
 import jtorch
 
-
-_TOL = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}
-
-
-def _same(j, t, path: str = "") -> None:
-    if isinstance(t, torch.Tensor):
-        assert isinstance(j, jtorch.Tensor), f"{path}: {type(j).__name__} is not a Tensor"
-        assert str(j.dtype) == str(t.dtype), f"{path}: dtype {j.dtype} vs {t.dtype}"
-        assert tuple(j.shape) == tuple(t.shape), f"{path}: shape {tuple(j.shape)} vs {tuple(t.shape)}"
-        if t.numel() > 1:
-            assert j.stride() == t.stride(), f"{path}: stride {j.stride()} vs {t.stride()}"
-        a, b = j.numpy(), t.resolve_conj().numpy()
-        if a.dtype.kind in "fc":
-            tol = _TOL.get(a.dtype.name, 1e-10)
-            np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=path)
-        else:
-            np.testing.assert_array_equal(a, b, err_msg=path)
-    elif isinstance(t, (torch.dtype, torch.device)):
-        assert str(j) == str(t), f"{path}: {j} vs {t}"
-    elif isinstance(t, torch.Size):
-        assert isinstance(j, jtorch.Size) and tuple(j) == tuple(t), f"{path}: {j!r} vs {t!r}"
-    elif isinstance(t, (tuple, list)):
-        assert isinstance(j, (tuple, list)) and len(j) == len(t), f"{path}: {j!r} vs {t!r}"
-        for i, (x, y) in enumerate(zip(j, t)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(t, str):
-        assert j == t, f"{path}:\n{j}\nvs\n{t}"
-    elif isinstance(t, float):
-        assert isinstance(j, float) and (j == t or math.isclose(j, t, rel_tol=1e-6)
-                                         or math.isnan(j) and math.isnan(t)), f"{path}: {j} vs {t}"
-    else:
-        assert type(j) is type(t) and j == t, f"{path}: {j!r} vs {t!r}"
+from helpers import same_call
 
 
-def same(fn, message: bool = False) -> None:
-    """Run ``fn(module)`` under both libraries; results, or exception types, must agree."""
-    try:
-        expected = fn(torch)
-    except Exception as e:  # noqa: BLE001
-        with pytest.raises(type(e)) as info:
-            fn(jtorch)
-        if message:
-            assert str(info.value).splitlines()[0] == str(e).splitlines()[0]
-        return
-    _same(fn(jtorch), expected)
+# Tolerances for float results, per dtype ("float": Python floats); other dtypes compare exactly.
+_TOL = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5, "float64": 1e-10, "complex128": 1e-10}
+_RTOL = {**_TOL, "float": 1e-6}
+
+
+def same(fn) -> None:
+    """Run ``fn(module)`` under both libraries: the same results (with the strides of every
+    result that has more than one element), or the same exception."""
+    same_call(fn, rtol=_RTOL, atol=_TOL, strides="numel>1")
 
 
 def F(mod):
@@ -77,11 +42,11 @@ def test_size_arithmetic_keeps_size():
 
 @pytest.mark.parametrize("shapes", [((2, 3), (3, 2)), ((2, 3), (4,)), ((5, 1, 3), (2, 4))])
 def test_broadcast_error_names_last_mismatching_dim(shapes):
-    same(lambda t: t.ones(*shapes[0]) + t.ones(*shapes[1]), message=True)
+    same(lambda t: t.ones(*shapes[0]) + t.ones(*shapes[1]))
 
 
 def test_masked_fill_broadcast_error():
-    same(lambda t: t.ones(3).masked_fill(t.tensor([True, False]), 0.0), message=True)
+    same(lambda t: t.ones(3).masked_fill(t.tensor([True, False]), 0.0))
 
 
 # --- nn.functional: softmax family and compositions -----------------------------------------
@@ -95,7 +60,7 @@ def test_functional_softmax_family():
                     F(t).log_softmax(t.tensor(x).t(), 1)))
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
         same(lambda t: F(t).softmax(t.tensor(x)))
-    same(lambda t: F(t).softmax(t.tensor([1, 2]), 0), message=True)
+    same(lambda t: F(t).softmax(t.tensor([1, 2]), 0))
 
 
 def test_functional_shrink_threshold_softsign_glu():
@@ -115,7 +80,7 @@ def test_functional_shrink_threshold_softsign_glu():
     for bad in (lambda t: F(t).hardshrink(t.tensor([1, 2])), lambda t: F(t).softshrink(t.ones(2), -1),
                 lambda t: F(t).threshold(t.tensor([True]), 0, 1), lambda t: F(t).glu(t.ones(3)),
                 lambda t: F(t).dropout(t.ones(2), 1.5)):
-        same(bad, message=True)
+        same(bad)
 
 
 def test_functional_normalize_dropout():
@@ -177,7 +142,7 @@ def test_more_pointwise_functions():
                 lambda t: t.ones(2).logical_or(1), lambda t: t.addcdiv(t.ones(2), t.tensor([1]), t.tensor([1])),
                 lambda t: t.addcmul(t.tensor([True]), t.tensor([True]), t.tensor([True])),
                 lambda t: t.positive(t.tensor([True])), lambda t: t.deg2rad(t.tensor([1j]))):
-        same(bad, message=True)
+        same(bad)
 
 
 # --- tensor core: nested-data errors, complex parts, type_as --------------------------------
@@ -186,7 +151,7 @@ def test_more_pointwise_functions():
 @pytest.mark.parametrize("data", [[[1], [2, 3]], [[1, 2], [3]], [[[1, 2], [3, 4]], [[1, 2], [3]]],
                                   [[1, 2], 3], [1, [2]], [1, "a"], [[1, "a"]]])
 def test_tensor_from_bad_nested_data(data):
-    same(lambda t: t.tensor(data), message=True)
+    same(lambda t: t.tensor(data))
 
 
 def test_real_imag_views_conj_type_as():
@@ -202,7 +167,7 @@ def test_real_imag_views_conj_type_as():
                 t.tensor([1]).type_as(t.ones(1, dtype=t.float64)))
 
     same(prog)
-    same(lambda t: t.ones(2).imag, message=True)
+    same(lambda t: t.ones(2).imag)
 
 
 # --- memory overlap of written-to tensors ---------------------------------------------------
@@ -251,7 +216,7 @@ def _overlap_programs():
 
 @pytest.mark.parametrize("prog", _overlap_programs(), ids=lambda f: f.__name__)
 def test_written_to_tensor_overlap(prog):
-    same(prog, message=True)
+    same(prog)
 
 
 # --- sort keeps the input's layout ----------------------------------------------------------
@@ -293,7 +258,7 @@ def test_rot90_repeat_interleave_diag_unfold():
                 lambda t: _grid(t, 2, 3).repeat_interleave(t.tensor([1.0, 2.0]), dim=0),
                 lambda t: t.diag(t.zeros(2, 2, 2)), lambda t: _grid(t, 2, 3).unfold(1, 4, 1),
                 lambda t: _grid(t, 2, 3).unfold(1, 2, 0)):
-        same(bad, message=True)
+        same(bad)
 
 
 def test_meshgrid_and_triangle_indices():
@@ -307,6 +272,6 @@ def test_meshgrid_and_triangle_indices():
     same(prog)
     with pytest.warns(UserWarning, match="indexing argument"):
         jtorch.meshgrid(jtorch.arange(2), jtorch.arange(2))
-    same(lambda t: t.meshgrid(t.zeros(2), t.zeros(2, dtype=t.int64), indexing="ij"), message=True)
-    same(lambda t: t.meshgrid(t.arange(2), indexing="foo"), message=True)
-    same(lambda t: t.tril_indices(-1, 3), message=True)
+    same(lambda t: t.meshgrid(t.zeros(2), t.zeros(2, dtype=t.int64), indexing="ij"))
+    same(lambda t: t.meshgrid(t.arange(2), indexing="foo"))
+    same(lambda t: t.tril_indices(-1, 3))

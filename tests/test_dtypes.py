@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 import jtorch
 
+from helpers import same
+
 NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
          "complex64", "complex128"]
 PAIRS = list(itertools.product(NAMES, NAMES))
@@ -28,10 +30,6 @@ def T(name: str):
     return getattr(torch, name)
 
 
-def same(jd, td) -> bool:
-    return isinstance(jd, jtorch.dtype) and str(jd) == str(td)
-
-
 @pytest.fixture
 def restore_default_dtype():
     jd, td = jtorch.get_default_dtype(), torch.get_default_dtype()
@@ -43,10 +41,8 @@ def restore_default_dtype():
 # -- promote_types / can_cast ------------------------------------------------------------------
 
 def test_promote_types_matches_torch_for_every_pair():
-    bad = [(a, b, str(jtorch.promote_types(J(a), J(b))), str(torch.promote_types(T(a), T(b))))
-           for a, b in PAIRS if not same(jtorch.promote_types(J(a), J(b)),
-                                         torch.promote_types(T(a), T(b)))]
-    assert not bad
+    for a, b in PAIRS:
+        same(jtorch.promote_types(J(a), J(b)), torch.promote_types(T(a), T(b)), path=f"{a}, {b}")
 
 
 def test_can_cast_matches_torch_for_every_pair():
@@ -71,7 +67,6 @@ _KINDS = ([("dim", n) for n in NAMES] + [("zero", n) for n in NAMES]
 
 @pytest.mark.parametrize("first", _KINDS, ids=lambda k: f"{k[0]}-{k[1]}")
 def test_result_type_matches_torch(first):
-    bad = []
     for second in _KINDS:
         if first[0] == second[0] == "scalar":
             continue
@@ -79,9 +74,7 @@ def test_result_type_matches_torch(first):
         t = torch.result_type(_operand(*first, torch), _operand(*second, torch))
         if t == torch.complex32:
             continue  # jtorch has no complex32 (NumPy has no storage for it)
-        if not same(j, t):
-            bad.append((second, str(j), str(t)))
-    assert not bad
+        same(j, t, path=str(second))
 
 
 def test_result_type_documented_examples():
@@ -95,7 +88,7 @@ def test_result_type_documented_examples():
 
 def test_result_type_of_two_scalars_matches_torch():
     for a, b in itertools.product([True, 3, 1.5, 1j], repeat=2):
-        assert same(jtorch.result_type(a, b), torch.result_type(a, b)), (a, b)
+        same(jtorch.result_type(a, b), torch.result_type(a, b), path=f"{a!r}, {b!r}")
 
 
 def test_numpy_scalars_promote_like_python_scalars():
@@ -134,8 +127,8 @@ def test_dtype_attributes_match_torch(name):
 
 def test_dtype_conversions_match_torch():
     for name in ("float32", "float64", "complex64", "complex128"):
-        assert same(J(name).to_complex(), T(name).to_complex())
-        assert same(J(name).to_real(), T(name).to_real())
+        same(J(name).to_complex(), T(name).to_complex())
+        same(J(name).to_real(), T(name).to_real())
     for name in NAMES:
         assert J(name).abbr == T(name).abbr
 
@@ -162,7 +155,7 @@ def test_set_default_dtype_changes_inference_and_arithmetic(name):
     ]
     for i, make in enumerate(cases):
         j, t = make(jtorch), make(torch)
-        assert same(j.dtype, t.dtype), (i, j.dtype, t.dtype)
+        same(j.dtype, t.dtype, path=f"case {i}")
         np.testing.assert_allclose(j.numpy(), t.numpy(), rtol=1e-3)
 
 
@@ -260,8 +253,5 @@ def test_binary_op_chains_promote_broadcast_and_compute_like_torch(ops, a, b, c)
             getattr(jtorch, ops[1])(getattr(jtorch, ops[0])(ja, jb), jc)
         return
     got = getattr(jtorch, ops[1])(getattr(jtorch, ops[0])(ja, jb), jc)
-    assert same(got.dtype, expected.dtype)
-    assert tuple(got.shape) == tuple(expected.shape)
     tol = 1e-3 if expected.dtype == torch.float16 else 1e-6
-    np.testing.assert_allclose(got.numpy().astype(np.float64) if expected.dtype == torch.float16
-                               else got.numpy(), expected.numpy(), rtol=tol, atol=tol, equal_nan=True)
+    same(got, expected, rtol=tol, atol=tol)

@@ -23,6 +23,8 @@ import jtorch
 from jtorch import dispatch
 from jtorch.kernels.registry import LOGICAL, REGISTRY
 
+from helpers import ATOL32, RTOL32, exact_like, raises_as, same
+
 FAMILIES = ("unary", "binary", "ternary")
 DTYPES = ("float32", "float64", "int64", "bool")
 
@@ -119,7 +121,8 @@ def _jtorch_fn(name):
 def test_every_pointwise_op_has_a_torch_counterpart_or_a_skip_reason():
     missing = [n for n in OPS if n not in SKIP and _torch_fn(n) is None]
     assert not missing, f"map these OpDefs in TORCH or list them in SKIP with a reason: {missing}"
-    unknown = [n for n in [*PARAMS, *PUBLIC, *TORCH_ONLY, *SKIP, *(k[0] for k in TORCH_QUIRKS)]
+    unknown = [n for n in [*PARAMS, *PUBLIC, *TORCH_ONLY, *SKIP, *FLOAT32_DEFINED,
+                           *(k[0] for k in TORCH_QUIRKS)]
                if n not in REGISTRY]
     assert not unknown, f"tables name ops that are not registered: {unknown}"
     for n in OPS:
@@ -201,36 +204,33 @@ def _params(name: str):
 
 # -- comparison --------------------------------------------------------------------------------
 
-TOL = {"float32": (1e-6, 1e-6), "float64": (1e-10, 1e-12)}
+# float32 results are held to the exact result (torch's float32 math, computed in float64 and
+# rounded once) within float32's accuracy: torch's own float32 results of transcendental ops
+# come from its vector or its scalar path (by input length, thread count and CPU capability),
+# and the two round differently (gelu's 4e-5 of the value apart at -3). float64 results are
+# held to torch's. Ops whose float32 result is defined by float32 arithmetic keep torch's.
+RTOL = {"float32": RTOL32, "float64": 1e-10}
+ATOL = {"float32": ATOL32, "float64": 1e-12}
+FLOAT32_DEFINED = {
+    "div_trunc": "trunc of the float32 quotient: 2.5 / float32(1e-3) rounds to 2500 (exactly "
+                 "2499.9998), and truncating keeps that rounding",
+    "logit_eps": "torch clamps to [eps, 1 - eps] with 1 - eps rounded to float32; logit's slope "
+                 "near 1 (1 / (x (1 - x)) ~ 1000) turns that rounding into 2e-6 of the result",
+}
 
 
-def assert_same(j, t, what: str = ""):
-    """Result of jtorch vs torch: same dtype, same shape, values within dtype tolerance."""
-    if isinstance(t, torch.Tensor):
-        assert isinstance(j, jtorch.Tensor), f"{what}: expected a Tensor, got {type(j)}"
-        assert str(j.dtype) == str(t.dtype), f"{what}: dtype {j.dtype} != {t.dtype}"
-        assert tuple(j.shape) == tuple(t.shape), f"{what}: shape {tuple(j.shape)} != {tuple(t.shape)}"
-        jn, tn = np.asarray(j.numpy()), t.numpy()
-    else:
-        jn, tn = np.asarray(j), np.asarray(t)
-    if tn.dtype.kind == "f":
-        rtol, atol = TOL.get(str(tn.dtype), (1e-3, 1e-3))
-        np.testing.assert_array_equal(np.isnan(jn), np.isnan(tn), err_msg=f"{what}: nan positions")
-        np.testing.assert_allclose(jn, tn, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-    else:
-        np.testing.assert_array_equal(jn, tn, err_msg=what)
-
-
-def _run_both(jfn, tfn, jargs, targs, what):
+def _run_both(jfn, tfn, jargs, targs, what, exact=True):
+    """jtorch raises what torch raises (the message too for RuntimeError and
+    NotImplementedError), or returns the same result: the exact one for float32 (``exact``)."""
     try:
         expected = tfn(*targs)
     except Exception as e:  # noqa: BLE001 - the oracle decides what is an error
-        with pytest.raises(type(e)) as info:
-            jfn(*jargs)
-        if isinstance(e, (RuntimeError, NotImplementedError)):
-            assert str(info.value) == str(e), f"{what}: error message differs"
+        full = isinstance(e, (RuntimeError, NotImplementedError))
+        raises_as(e, lambda: jfn(*jargs), message="full" if full else "type only")
         return "raised"
-    assert_same(jfn(*jargs), expected, what)
+    if exact:
+        expected = exact_like(tfn, targs, expected)
+    same(jfn(*jargs), expected, rtol=RTOL, atol=ATOL, path=what)
     return "ok"
 
 
@@ -301,7 +301,8 @@ def test_op_matches_torch(name, dtype):
     for params in _params(name):
         for label, arrays, view in _cases(op, dtype):
             jargs, targs = _make_args(op, dtype, arrays, view, params)
-            _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, {label}, params={params}]")
+            _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, {label}, params={params}]",
+                      exact=name not in FLOAT32_DEFINED)
 
 
 # Python scalar operands: torch treats them as lower-priority "wrapped numbers".
@@ -349,7 +350,8 @@ def test_op_with_python_scalars_matches_torch(name, dtype):
             except Exception:  # noqa: BLE001, S110 - _run_both compares the exceptions
                 pass
         ran += 1
-        _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, scalar {s!r} at {pos}]")
+        _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, scalar {s!r} at {pos}]",
+                  exact=name not in FLOAT32_DEFINED)
     if not ran:
         pytest.skip(f"torch.{name} takes no Python scalar operands")
 

@@ -13,6 +13,8 @@ import torch
 
 import jtorch
 
+from helpers import raises_like
+
 DTYPES = ["float32", "float64", "int64", "int32", "uint8", "bool", "float16"]
 
 
@@ -29,15 +31,6 @@ def assert_same(j, t):
     assert str(j.dtype) == str(t.dtype), (j.dtype, t.dtype)
     assert tuple(j.shape) == tuple(t.shape)
     np.testing.assert_array_equal(j.numpy(), t.numpy())
-
-
-def raises_like(jfn, tfn):
-    """jtorch raises what torch raises: same type, same message."""
-    with pytest.raises(Exception) as tinfo:
-        tfn()
-    with pytest.raises(type(tinfo.value)) as jinfo:
-        jfn()
-    assert str(jinfo.value) == str(tinfo.value)
 
 
 def raises_same(fn):

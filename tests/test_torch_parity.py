@@ -13,24 +13,7 @@ import jtorch.nn.functional as JF
 from jtorch import _threads
 from jtorch.utils import data as JD
 
-
-def same(j, t, exact=True):
-    assert isinstance(j, jtorch.Tensor), type(j)
-    assert j.dtype.name == str(t.dtype).removeprefix("torch."), (j.dtype, t.dtype)
-    assert tuple(j.shape) == tuple(t.shape), (j.shape, t.shape)
-    if exact:
-        np.testing.assert_array_equal(j.numpy(), t.numpy())
-    else:
-        np.testing.assert_allclose(j.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
-
-
-def raises_like(jfn, tfn):
-    """Both calls raise the same exception type with the same message."""
-    with pytest.raises(Exception) as te:
-        tfn()
-    with pytest.raises(type(te.value)) as je:
-        jfn()
-    assert str(je.value) == str(te.value)
+from helpers import raises_like, same
 
 
 # -- threads ---------------------------------------------------------------------------------
@@ -351,7 +334,7 @@ def _grads(fn, jins, tins):
     jg = jtorch.autograd.grad((jout * jtorch.from_numpy(w)).sum(), jins)
     tg = torch.autograd.grad((tout * torch.from_numpy(w)).sum(), tins)
     for a, b in zip(jg, tg):
-        same(a, b, exact=False)
+        same(a, b, rtol=1e-12, atol=1e-12)
 
 
 def _leaves(*shapes):

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import dispatch
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from .node import AccumulateGrad, anomaly, edge_of
 
@@ -75,7 +76,8 @@ def _retain(node, grads: list, create_graph: bool) -> None:
             continue
         if not create_graph:
             g = g.detach()
-        t.grad = g.clone() if t.grad is None else t.grad + g
+        # torch stores a retained grad as a row-major clone
+        t.grad = g.clone(memory_format=_dt.contiguous_format) if t.grad is None else t.grad + g
 
 
 def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set) -> None:
@@ -105,7 +107,9 @@ def _root(t: Tensor) -> int:
     """Identity of the memory block under ``t`` (the end of NumPy's base chain): gradients
     handed to leaves are tracked by block, so two leaves never share one."""
     b = t._a
-    while isinstance(b, np.ndarray) and b.base is not None:
+    if not isinstance(b, np.ndarray):  # meta: the storage stand-in is the block
+        return id(t._st)
+    while b.base is not None:
         b = b.base
     return id(b)
 
@@ -135,7 +139,7 @@ def _clone_like(g: Tensor, t: Tensor) -> Tensor:
         return g.contiguous().clone() if g.is_contiguous() else g.contiguous()
     from .. import empty_strided
 
-    out = empty_strided(tuple(t.shape), t.stride(), dtype=g.dtype)
+    out = empty_strided(tuple(t.shape), t.stride(), dtype=g.dtype, device=g.device)
     out.copy_(g)
     return out
 
@@ -144,7 +148,8 @@ def _check_nan(node, res: list) -> None:
     from .. import isnan
 
     for i, r in enumerate(res):
-        if r is not None and r.dtype.category >= 2 and r._a.size and isnan(r).any().item():
+        if r is not None and r.dtype.category >= 2 and r._a.size and not r.is_meta \
+                and isnan(r).any().item():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

@@ -213,7 +213,8 @@ class OpNode(Node):
         if len(grads) == 1:
             g = grads[0] if grads[0] is not None else _zeros(self._out_meta[0])
         else:
-            g = tuple(x if x is not None or m is None else _zeros(m)
+            dev = next(x for x in grads if x is not None).device
+            g = tuple(x if x is not None or m is None else _zeros(m, dev)
                       for x, m in zip(grads, self._out_meta))
         res = op.vjp(self, g)
         if not isinstance(res, (tuple, list)):
@@ -232,9 +233,12 @@ class OpNode(Node):
         return out
 
 
-def _zeros(meta) -> Tensor:
+def _zeros(meta, device=None) -> Tensor:
+    """The zero gradient of an output nothing flowed into, on the device of those that did."""
+    from ..ops.creation import zeros
+
     shape, dtype = meta
-    return dispatch.empty_tensor(shape, dtype).zero_()
+    return zeros(shape, dtype=dtype, device=device)
 
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:

@@ -43,8 +43,22 @@ class View:
         return f"View({list(self.shape)}, strides={self.strides}, offset={self.offset}, of={self.src})"
 
 
+class Inplace:
+    """The result is input ``src`` itself, written in place (``x.index_put_``, ``x.uniform_``):
+    dispatch bumps its version counter; on meta nothing else happens."""
+
+    __slots__ = ("src",)
+
+    def __init__(self, src: int = 0) -> None:
+        self.src = src
+
+    def __repr__(self) -> str:
+        return f"Inplace({self.src})"
+
+
 class Plan:
-    """A meta rule's answer: ``out`` (an ``Out``, a ``View``, or a tuple of them), ``kw`` (the
+    """A meta rule's answer: ``out`` (an ``Out``, a ``View``, an ``Inplace``, a tuple of them, or
+    None where the shape depends on data: ``OpDef.data_dependent``), ``kw`` (the
     normalised parameters the kernel and the gradient rule read) and the call's ``device``."""
 
     __slots__ = ("out", "kw", "device")

@@ -22,7 +22,8 @@ def _float_mask(mask: Tensor | None, dtype, name: str = "attn_mask"):
         return None
     J = _J()
     if mask.dtype is J.bool:
-        return J.zeros(mask.shape, dtype=dtype).masked_fill(mask.logical_not(), float("-inf"))
+        return J.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+            mask.logical_not(), float("-inf"))
     if not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -44,7 +45,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        attn_mask = J.ones(L, S, dtype=J.bool).tril()
+        attn_mask = J.ones(L, S, dtype=J.bool, device=query.device).tril()
     if enable_gqa:
         rep = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(rep, -3)
@@ -85,7 +86,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if is_causal and attn_mask is None:
-        attn_mask = J.ones(tgt_len, src_len, dtype=J.bool).tril().logical_not()
+        attn_mask = J.ones(tgt_len, src_len, dtype=J.bool, device=query.device).tril().logical_not()
     if not use_separate_proj_weight:
         if query is key and key is value:
             q, k, v = F.linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
@@ -104,8 +105,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     # torch's attn_mask convention here: True = NOT allowed to attend
     if attn_mask is not None:
         if attn_mask.dtype is J.bool:
-            attn_mask = J.zeros(attn_mask.shape, dtype=q.dtype).masked_fill(attn_mask,
-                                                                             float("-inf"))
+            attn_mask = J.zeros(attn_mask.shape, dtype=q.dtype, device=q.device).masked_fill(
+                attn_mask, float("-inf"))
         if attn_mask.dim() == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
                 raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
@@ -128,8 +129,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
          if static_v is None else static_v)
     if add_zero_attn:
-        k = J.cat([k, J.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], 1)
-        v = J.cat([v, J.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], 1)
+        k = J.cat([k, J.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
+        v = J.cat([v, J.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
         if attn_mask is not None:
             attn_mask = F.pad(attn_mask, (0, 1))
         if key_padding_mask is not None:
@@ -141,7 +142,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
                                  f"{key_padding_mask.shape}")
         kpm = key_padding_mask
         if kpm.dtype is J.bool:
-            kpm = J.zeros(kpm.shape, dtype=q.dtype).masked_fill(kpm, float("-inf"))
+            kpm = J.zeros(kpm.shape, dtype=q.dtype, device=q.device).masked_fill(kpm, float("-inf"))
         kpm = kpm.reshape(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(
             bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm

@@ -339,8 +339,8 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
                            f"{nd}D input.")
     lead = 2 if nd == batched else 1
     shape = list(input.shape[:lead]) + [1] * (nd - lead)
-    keep = _creation.empty(shape, dtype=input.dtype).bernoulli_(1 - p) if p < 1 else \
-        _creation.zeros(shape, dtype=input.dtype)
+    keep = _creation.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p) \
+        if p < 1 else _creation.zeros(shape, dtype=input.dtype, device=input.device)
     scale = keep.div_(1 - p) if p < 1 else keep
     if inplace:
         _check_inplace(input)

@@ -1,7 +1,9 @@
 """``nn.init``: in-place initialisers with torch's formulas (fans, gains, bounds).
 
 All of them write under ``no_grad`` through the registry's random and fill kernels and take an
-optional ``generator``.
+optional ``generator``. Meta tensors (a model built under ``with jtorch.device("meta")``) have
+no values to write: the initialisers check their arguments and leave them as they are, as
+torch's do.
 """
 
 from __future__ import annotations
@@ -63,12 +65,21 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _no_data(tensor: Tensor) -> bool:
+    """Whether ``tensor`` has no values to initialise (a meta tensor)."""
+    return tensor.is_meta
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -82,6 +93,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
         tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
@@ -93,6 +106,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         return tensor.fill_(val)
 
@@ -102,6 +117,8 @@ def ones_(tensor: Tensor) -> Tensor:
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         return tensor.zero_()
 
@@ -109,6 +126,8 @@ def zeros_(tensor: Tensor) -> Tensor:
 def eye_(tensor: Tensor) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if _no_data(tensor):
+        return tensor
     from ..ops.creation import eye
 
     with no_grad():
@@ -125,6 +144,8 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = sizes[0] // groups
     min_dim = min(out_per_group, sizes[1])
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         tensor.zero_()
         for g in range(groups):
@@ -173,7 +194,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
 
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or _no_data(tensor):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
@@ -201,6 +222,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
+    if _no_data(tensor):
+        return tensor
     with no_grad():
         tensor.normal_(0, std, generator=generator)
         for c in range(cols):

@@ -1,12 +1,12 @@
-"""torch.nn.functional's loss functions as compositions of jtorch ops.
+"""torch.nn.functional's loss functions.
 
-Each loss is written the way ATen writes it (``LossNLL.cpp``, ``Loss.cpp``): nll_loss on (N, C)
-and (C,) float inputs is one compiled kernel each way (a training step's loss was a dozen
-small ops); its K-dimensional form picks log-probabilities with ``gather`` and masks
-``ignore_index``; the elementwise losses are pointwise expressions followed by the shared
-reduction. Autograd follows the compositions; ``binary_cross_entropy`` is an OpDef with torch's
-gradient rule, whose ``(x - t) / max(x (1 - x), 1e-12)`` stays finite at 0 and 1 where the
-composed log would not.
+Each loss is written the way ATen writes it (``LossNLL.cpp``, ``Loss.cpp``): nll_loss is
+ATen's ops (``kernels/defs/loss.py``): ``nll_loss_forward`` over (N, C) and (C,) inputs and
+``nll_loss2d_forward`` over (N, C, H, W), which the other K-dimensional inputs are viewed as;
+``binary_cross_entropy`` is an op with torch's gradient rule, whose
+``(x - t) / max(x (1 - x), 1e-12)`` stays finite at 0 and 1 where the composed log would not.
+The other losses are pointwise expressions followed by the shared reduction, compositions of
+jtorch ops that autograd follows.
 
 >>> import jtorch
 >>> F = jtorch.nn.functional
@@ -19,13 +19,8 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
-
 from .. import dispatch
-from .. import dtypes as _dt
-from ..autograd.grad_mode import no_grad
-from ..kernels.cpu import loss as _loss_kernels
-from ..kernels.registry import defvjp, extern
+from ..kernels.defs import loss as L
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops.creation import arange, ones_like
@@ -103,50 +98,6 @@ def _weighted(loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str
 
 # -- class-index losses -------------------------------------------------------------------------
 
-def _check_nll(input: Tensor, target: Tensor, weight: Tensor | None) -> int:
-    """torch's nll_loss_nd / nll_loss / nll_loss2d checks; returns the number of classes."""
-    nd = input.dim()
-    if nd < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
-    ishape, tshape = list(input.shape), list(target.shape)
-    if nd != 1 and target.dim() and ishape[0] != tshape[0]:
-        raise ValueError(f"Expected input batch_size ({ishape[0]}) to match target batch_size "
-                         f"({tshape[0]}).")
-    if nd <= 2:
-        if target.dim() > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if not (nd == 1 and target.dim() == 0) and (not tshape or ishape[0] != tshape[0]):
-            raise RuntimeError(f"size mismatch (got input: {ishape}, target: {tshape})")
-    elif nd == 4:
-        if target.dim() != 3:
-            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
-                               f"targets of dimension: {target.dim()}")
-        if ishape[0] != tshape[0] or ishape[2:] != tshape[1:]:
-            raise RuntimeError(f"size mismatch (got input: {ishape} , target: {tshape}")
-    elif tshape[1:] != ishape[2:]:
-        raise RuntimeError(f"Expected target size {[ishape[0]] + ishape[2:]}, got {tshape}")
-    n_classes = ishape[0 if nd == 1 else 1]
-    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
-        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
-                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
-    if target.dtype not in (_dt.int64, _dt.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{dispatch.torch_name(target.dtype)}")
-    return n_classes
-
-
-def _targets(target: Tensor, ignore_index: int, n_classes: int) -> tuple:
-    """(valid mask, target with ignored entries set to class 0); out-of-range targets raise."""
-    t = np.ascontiguousarray(target._a).reshape(-1)
-    valid = np.empty(t.shape, np.bool_)
-    safe = np.empty(t.shape, np.int64)
-    bad = _loss_kernels.nll_targets(t, ignore_index, n_classes, valid, safe)
-    if bad >= 0:
-        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
-    shape = target._a.shape
-    return Tensor._make(valid.reshape(shape)), Tensor._make(safe.reshape(shape))
-
-
 def _class_weights(weight: Tensor | None, safe: Tensor, valid: Tensor, dtype) -> Tensor:
     """Each target's class weight, 0 where ignored."""
     if weight is None:
@@ -155,88 +106,26 @@ def _class_weights(weight: Tensor | None, safe: Tensor, valid: Tensor, dtype) ->
     return _pw.where(valid, w, 0.0)
 
 
-# nll_loss over (N, C) or (C,) float inputs is one compiled kernel each way (torch's
-# nll_loss_forward / nll_loss_backward); the backward is itself an op whose gradient (with
-# respect to the incoming gradient) is nll_loss again, so double backward follows.
-nll_loss_op = extern("nll_loss")  # (input, target, weight) {reduction, ignore_index, tw, shape}
-nll_loss_backward_op = extern("nll_loss_backward")  # (grad, target, weight), the same kw
-
-
-def _nll_arrays(target: Tensor, weight: Tensor | None, dtype) -> tuple:
-    t = np.ascontiguousarray(target._a).reshape(-1)
-    w = np.empty(0, dtype) if weight is None else np.ascontiguousarray(weight._a).reshape(-1)
-    return t, w
-
-
-def _nll_fused(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
-               ignore_index: int) -> Tensor:
-    x = np.ascontiguousarray(input._a).reshape(-1, input.shape[-1])
-    t, w = _nll_arrays(target, weight, x.dtype)
-    losses = np.empty(x.shape[0], x.dtype)
-    total, tw, bad = _loss_kernels.nll_forward(x, t, w, weight is not None, ignore_index, losses)
-    if bad >= 0:
-        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
-    if reduction == "none":
-        out = losses.reshape(target._a.shape)
-    elif reduction == "sum":
-        out = np.array(total, x.dtype)
-    else:
-        out = np.array(np.float64(total) / tw if tw else np.nan, x.dtype)
-    kw = {"reduction": reduction, "ignore_index": ignore_index, "tw": tw,
-          "shape": tuple(input._a.shape)}
-    return dispatch.record(nll_loss_op, (input, target, weight),
-                           Tensor._make(np.asarray(out), None, input.dtype), kw)
-
-
-def _nll_backward(g: Tensor, target: Tensor, weight: Tensor | None, kw: dict) -> Tensor:
-    a = np.ascontiguousarray(g._a).reshape(-1)
-    t, w = _nll_arrays(target, weight, a.dtype)
-    shape = kw["shape"]
-    gi = np.empty((t.shape[0], shape[-1]), a.dtype)
-    tw = kw["tw"]
-    scale = (1.0 / tw if tw else np.nan) if kw["reduction"] == "mean" else 1.0
-    _loss_kernels.nll_backward(a, kw["reduction"] == "none", t, w, weight is not None,
-                               kw["ignore_index"], a.dtype.type(scale), gi)
-    out = Tensor._make(gi.reshape(shape), None, g.dtype)
-    return dispatch.record(nll_loss_backward_op, (g, target, weight), out, kw)
-
-
-def _nll_vjp(c, g):
-    _, target, weight = c.args
-    gx = _nll_backward(g, target, weight, c.kw) if c.needs[0] else None
-    return gx, None, None
-
-
-def _nll_backward_vjp(c, gg):
-    _, target, weight = c.args
-    kw = c.kw
-    gg = gg.reshape(-1, kw["shape"][-1]) if len(kw["shape"]) == 2 else gg
-    return _nll_fused(gg, target, weight, kw["reduction"], kw["ignore_index"]), None, None
-
-
-defvjp(nll_loss_op, _nll_vjp, "12", name="NllLossBackward0")
-defvjp(nll_loss_backward_op, _nll_backward_vjp, "12", name="NllLossBackwardBackward0")
-
-
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
          ignore_index: int) -> Tensor:
-    n_classes = _check_nll(input, target, weight)
-    if weight is not None and weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {dispatch.torch_name(input.dtype)} but found "
-                           f"{dispatch.torch_name(weight.dtype)}")
-    if input.dim() <= 2 and input.dtype in (_dt.float32, _dt.float64) and \
-            isinstance(input._a, np.ndarray):
-        return _nll_fused(input, target, weight, reduction, ignore_index)
-    cd = 0 if input.dim() == 1 else 1
-    valid, safe = _targets(target, ignore_index, n_classes)
-    picked = input.gather(cd, safe.unsqueeze(cd)).squeeze(cd)
-    w = _class_weights(weight, safe, valid, input.dtype)
-    loss = _pw.where(valid, -picked * w, 0.0)
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+    """torch's nll_loss_nd: the (N, C) / (C,) op, the (N, C, H, W) op, and other K-dim inputs
+    viewed as (N, C, 1, -1) for the latter."""
+    nd = input._a.ndim
+    if nd <= 2:
+        return dispatch.call(L.nll_loss_op, input, target, weight, reduction=reduction,
+                             ignore_index=ignore_index)
+    if nd == 4:
+        return dispatch.call(L.nll_loss2d_op, input, target, weight, reduction=reduction,
+                             ignore_index=ignore_index)
+    L.check_nll(input, target, weight)
+    n, c = input.shape[0], input.shape[1]
+    x = input.contiguous()
+    x = x.view(n, c, 1, -1) if input.numel() else x.view(n, c, 0, 0)
+    t = target.contiguous()
+    t = t.view(n, 1, -1) if target.numel() else t.view(n, 0, 0)
+    out = dispatch.call(L.nll_loss2d_op, x, t, weight, reduction=reduction,
+                        ignore_index=ignore_index)
+    return out.view((n, *input.shape[2:])) if reduction == "none" else out
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
@@ -346,8 +235,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError(f"inconsistent weight size, expected {n_classes} but got "
                            f"{list(weight.shape)}")
     t = target.long().reshape(-1, 1)
-    bad = (t < 0) | (t >= n_classes)
-    if bad.any().item():
+    if not t.is_meta and ((t < 0) | (t >= n_classes)).any().item():  # data: no check on meta
         raise IndexError("target out of range")
     xy = x.gather(1, t)
     z = (x - xy + margin).clamp_min(0)
@@ -355,7 +243,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         z = z * z
     if weight is not None:
         z = z * weight.gather(0, t.reshape(-1)).unsqueeze(1)
-    other = arange(n_classes).unsqueeze(0) != t
+    other = arange(n_classes, device=input.device).unsqueeze(0) != t
     loss = z.masked_fill(~other, 0.0).sum(1) / n_classes
     if nd <= 1 and reduction == "none":
         loss = loss.reshape(target.shape if nd == 1 and target.dim() else ())
@@ -425,29 +313,6 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(loss, _get_enum(reduction))
 
 
-binary_cross_entropy_op = extern("binary_cross_entropy")  # (input, target, weight) -> loss
-
-
-def _bce_terms(x: Tensor, t: Tensor, w: Tensor | None) -> Tensor:
-    loss = (t - 1) * _pw.log1p(-x).clamp_min(-100) - t * x.log().clamp_min(-100)
-    return loss if w is None else loss * w
-
-
-def _bce_vjp(c, g):
-    x, t, w = c.args
-    gx = gt = None
-    if c.needs[0]:
-        gx = g * (x - t) / ((1 - x) * x).clamp_min(1e-12)
-        gx = gx if w is None else gx * w
-    if c.needs[1]:
-        gt = g * (_pw.log1p(-x) - x.log())
-        gt = gt if w is None else gt * w
-    return gx, gt, None
-
-
-defvjp(binary_cross_entropy_op, _bce_vjp, "012", name="BinaryCrossEntropyBackward0")
-
-
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) with each log clamped at -100, as torch does."""
@@ -458,12 +323,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          f"size.")
     if weight is not None:
         weight = weight.expand(_broadcast(target.shape, weight.shape))
-    if not ((input >= 0) & (input <= 1)).all().item():
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    with no_grad():
-        out = _bce_terms(input, target, weight)
-    loss = dispatch.record(binary_cross_entropy_op, (input, target, weight), out)
-    return _reduce(loss, reduction)
+    return dispatch.call(L.binary_cross_entropy_op, input, target, weight, reduction=reduction)
 
 
 def _broadcast(a: tuple, b: tuple) -> tuple:
@@ -546,8 +406,6 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = ones_like(input) * var
-    elif (var < 0).any().item():
-        raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
         if input.size()[:-1] == var.size():
             var = var.unsqueeze(-1)
@@ -558,6 +416,8 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
+    if (var < 0).any().item():  # reads values, as torch's check does (it fails on meta too)
+        raise ValueError("var has negative entry/entries")
     var = var + (var.detach().clamp_min(eps) - var.detach())
     loss = (var.log() + (input - target) ** 2 / var) * 0.5
     if full:

@@ -1,5 +1,7 @@
 """torch.nn.functional's normalization functions as compositions of jtorch reductions and
-pointwise ops, so autograd follows them (the gradient of the batch statistics included).
+pointwise ops, so autograd follows them (the gradient of the batch statistics included);
+float32/float64 ``layer_norm`` is ATen's ``native_layer_norm`` op (``kernels/defs/
+normalization.py``), one fused row kernel.
 
 Statistics use the biased variance, as torch normalises; ``batch_norm`` and ``instance_norm``
 move the running estimates toward the batch's mean and *unbiased* variance in place, outside
@@ -13,16 +15,12 @@ tensor([[-1.0000,  1.0000]])
 
 from __future__ import annotations
 
-import math
 import numbers
-
-import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
-from ..kernels.cpu import normalization as _nk
-from ..kernels.registry import defvjp, extern
+from ..kernels.defs import normalization as N
 from ..ops import reduction as _red
 from ..ops.views import cat
 from ..tensor import Tensor
@@ -39,28 +37,6 @@ def _normalized_shape(normalized_shape, name: str) -> list:
     return [int(n) for n in normalized_shape]
 
 
-def _check_affine(what: str, t: Tensor | None, shape: list) -> None:
-    if t is not None and list(t.shape) != shape:
-        raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but got {what} "
-                           f"of shape {list(t.shape)} and normalized_shape = {shape}")
-
-
-def _check_normalized(input: Tensor, shape: list, weight, bias, star: str) -> tuple:
-    """torch's _check_layer_norm_inputs; returns the normalised dims."""
-    if not shape:
-        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
-                           "containing at least one element, but got normalized_shape = []")
-    _check_affine("weight", weight, shape)
-    _check_affine("bias", bias, shape)
-    k = len(shape)
-    ishape = list(input.shape)
-    if len(ishape) < k or ishape[-k:] != shape:
-        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
-                           f"[{star}{', '.join(str(n) for n in shape)}], but got input of size"
-                           f"{ishape}")
-    return tuple(range(-k, 0))
-
-
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     if weight is not None:
         y = y * weight
@@ -75,72 +51,27 @@ def _normalize(x: Tensor, dims: tuple, eps: float) -> Tensor:
     return (x - mean) * (var + eps).rsqrt()
 
 
-# layer_norm on CPU float32/float64 runs one fused row kernel; its gradient rule is written in
-# jtorch ops (xhat, the row means of g*w and g*w*xhat), so double backward follows it too.
-layer_norm_op = extern("native_layer_norm")  # (input, weight, bias) {"dims", "mean", "rstd"}
-
-
-def _fusable(input: Tensor, weight, bias) -> bool:
-    if not isinstance(input._a, np.ndarray) or input.dtype not in (_dt.float32, _dt.float64):
-        return False
-    return all(t is None or isinstance(t._a, np.ndarray) and t.dtype is input.dtype
-               for t in (weight, bias))
-
-
-def _flat(t: Tensor | None, n: int) -> np.ndarray | None:
-    return None if t is None else np.ascontiguousarray(t._a).reshape(n)
-
-
-def _layer_norm_fused(input: Tensor, weight, bias, dims: tuple, eps: float) -> Tensor:
-    shape = input._a.shape
-    n = math.prod(shape[len(shape) - len(dims):])
-    m = math.prod(shape[:len(shape) - len(dims)])
-    x = np.ascontiguousarray(input._a).reshape(m, n)
-    y, mean, rstd = _nk.layer_norm(x, _flat(weight, n), _flat(bias, n), eps)
-    stat_shape = shape[:len(shape) - len(dims)] + (1,) * len(dims)
-    kw = {"dims": dims, "eps": eps,
-          "mean": Tensor._make(mean.reshape(stat_shape), None, input.dtype),
-          "rstd": Tensor._make(rstd.reshape(stat_shape), None, input.dtype)}
-    out = Tensor._make(y.reshape(shape), None, input.dtype)
-    return dispatch.record(layer_norm_op, (input, weight, bias), out, kw)
-
-
-def _layer_norm_vjp(c, g):
-    x, w, b = c.args
-    dims = c.kw["dims"]
-    if dispatch.grad_state.enabled:  # create_graph: statistics as functions of x
-        var, mean = _red.var_mean(x, dims, correction=0, keepdim=True)
-        rstd = (var + c.kw["eps"]).rsqrt()
-    else:
-        mean, rstd = c.kw["mean"], c.kw["rstd"]
-    xhat = (x - mean) * rstd
-    lead = tuple(range(x.dim() - len(dims)))
-    gx = gw = gb = None
-    if c.needs[0]:
-        gh = g if w is None else g * w
-        gx = (gh - gh.mean(dims, keepdim=True) - xhat * (gh * xhat).mean(dims, keepdim=True)) * rstd
-    if w is not None and c.needs[1]:
-        gw = (g * xhat).sum(lead) if lead else g * xhat
-    if b is not None and c.needs[2]:
-        gb = g.sum(lead) if lead else g
-    return gx, gw, gb
-
-
-defvjp(layer_norm_op, _layer_norm_vjp, "012", name="NativeLayerNormBackward0")
+_FUSED = (_dt.float32, _dt.float64)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise.
 
+    float32/float64 inputs (with weight and bias of their dtype) run ATen's
+    ``native_layer_norm`` op, one fused row kernel; the other dtypes compose jtorch ops.
+
     >>> import jtorch
     >>> jtorch.nn.functional.layer_norm(jtorch.tensor([[1.0, 3.0]]), (2,))
     tensor([[-1.0000,  1.0000]])
     """
     shape = _normalized_shape(normalized_shape, "layer_norm")
-    dims = _check_normalized(input, shape, weight, bias, "*, ")
-    if input.numel() and _fusable(input, weight, bias):
-        return _layer_norm_fused(input, weight, bias, dims, eps)
+    d = input.dtype
+    if d in _FUSED and input._a.size and (weight is None or weight.dtype is d) and \
+            (bias is None or bias.dtype is d):
+        return dispatch.call(N.native_layer_norm_op, input, weight, bias, normalized_shape=shape,
+                             eps=eps)[0]
+    dims = N.check_normalized(input, shape, weight, bias, "*, ")
     return _affine(_normalize(input, dims, eps), weight, bias)
 
 
@@ -148,7 +79,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the trailing dims (eps None: the dtype's machine eps)."""
     shape = _normalized_shape(normalized_shape, "rms_norm")
-    dims = _check_normalized(input, shape, weight, None, "*")
+    dims = N.check_normalized(input, shape, weight, None, "*")
     if eps is None:
         eps = _dt.finfo(input.dtype).eps
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()

@@ -1,66 +1,74 @@
-"""Dtype conversion, copies and fills: ``to``, ``float()``..., ``clone``, ``contiguous``,
-``copy_``, ``fill_``, ``zero_``. Every element loop is the registry's ``copy`` kernel."""
+"""Dtype and device conversion, copies and fills: ``to``, ``float()``..., ``clone``,
+``contiguous``, ``copy_``, ``fill_``, ``zero_``, the complex parts.
+
+Each calls its OpDef through ``dispatch.call`` (``kernels/defs/conversion.py``: ``_to_copy``,
+``clone``, ``copy_``, ``fill_``), so ``x.to("meta")`` gives a meta tensor with ``x``'s
+geometry and ``meta.to("cpu")`` raises torch's "Cannot copy out of meta tensor; no data!".
+"""
 
 from __future__ import annotations
-
-import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
 from ..device import device as _device
 from ..device import to_device
+from ..kernels.defs import conversion as _C
+from ..meta import MetaArray
 from ..tensor import Tensor
 from ._util import tensor_method
-from .creation import fill_array, like
-from ..kernels.defs.unary import copy_inplace_op as _copy_inplace
-from ..kernels.defs.unary import fill_op as _fill
-from .pointwise import _COPY, _check_inplace
 
 __all__ = ["clone", "conj", "conj_physical", "imag", "real", "resolve_conj"]
+
+_call = dispatch.call
+_META = MetaArray
 
 
 def cast(t: Tensor, d: _dt.dtype) -> Tensor:
     """A new tensor holding ``t`` converted to dtype ``d`` (torch's casting rules; strides
     preserved as by torch's ``.to``)."""
-    out = like(t, d)
-    src = t
-    if t.dtype.is_complex and not d.is_complex:
-        src = Tensor._make(np.ascontiguousarray(t._a.real))
-    if d is _dt.bool or src.dtype is _dt.bool:
-        dispatch.run_pointwise(_COPY, (src,), out._a, d if d is not _dt.float16 else _dt.float32)
-    else:
-        dispatch.run_pointwise(_COPY, (src,), out._a, _dt.promote_types(src.dtype, d)
-                               if src.dtype.category == d.category else d)
-    return dispatch.record(_COPY, (t,), out, {"dtype": d})
+    return _call(_C.to_copy_op, t, dtype=d, device=t.device)
+
+
+_PY_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool, complex: _dt.complex128}
+
+
+def _to_args(self: Tensor, args: tuple, kwargs: dict) -> tuple:
+    """(dtype, device, copy, memory_format) of a ``to`` call: ``to(dtype)``, ``to(device,
+    dtype)``, ``to(other)``, each followed by ``non_blocking`` and ``copy``."""
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    flags = []
+    for a in args:
+        if isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, type) and a in _PY_TYPES:
+            dtype = _PY_TYPES[a]
+        elif isinstance(a, (str, _device, int)):
+            device = a
+        elif a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__})")
+    copy = kwargs.get("copy", flags[1] if len(flags) > 1 else False)
+    fmt = _dt.check_memory_format(kwargs.get("memory_format"), "to")
+    d = self.dtype if dtype is None else _dt.to_dtype(dtype)
+    dev = self.device if device is None else to_device(device)
+    return d, dev, copy, fmt
 
 
 @tensor_method()
 def to(self, *args, **kwargs) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; copies only if needed."""
-    dtype = kwargs.get("dtype")
-    copy = kwargs.get("copy", False)
-    for a in args:
-        if isinstance(a, _dt.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, (str, _device, int)):
-            to_device(a)
-        elif isinstance(a, bool):
-            copy = a
-    if "device" in kwargs:
-        to_device(kwargs["device"])
-    fmt = _dt.check_memory_format(kwargs.get("memory_format"), "to")
-    if dtype is None or _dt.to_dtype(dtype) is self.dtype:
+    d, dev, copy, fmt = _to_args(self, args, kwargs)
+    if d is self.dtype and dev == self.device:
         if copy:
-            return self.clone(memory_format=fmt)
+            return clone(self, memory_format=fmt)
         if fmt is None or fmt is _dt.preserve_format or fmt is _suggest_memory_format(self):
             return self
         return clone(self, memory_format=fmt)
-    res = cast(self, _dt.to_dtype(dtype))
-    if fmt is None or fmt is _dt.preserve_format:
-        return res
-    return res.contiguous(memory_format=fmt)
+    return _call(_C.to_copy_op, self, dtype=d, device=dev, memory_format=fmt)
 
 
 def _suggest_memory_format(t: Tensor) -> _dt.memory_format:
@@ -73,19 +81,26 @@ def _suggest_memory_format(t: Tensor) -> _dt.memory_format:
     return _dt.contiguous_format
 
 
+def _converter(d: _dt.dtype):
+    def method(self, memory_format=None):
+        if self.dtype is d and memory_format is None:  # the common no-op, without parsing
+            return self
+        return to(self, d, memory_format=memory_format)
+
+    return method
+
+
 for _name, _d in [("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
                   ("long", _dt.int64), ("int", _dt.int32), ("short", _dt.int16),
                   ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool),
                   ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)]:
-    setattr(Tensor, _name, lambda self, memory_format=None, _d=_d: self.to(_d))
+    setattr(Tensor, _name, _converter(_d))
 
 
 @tensor_method()
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage; a dense input's strides are preserved, as in torch."""
-    out = like(input, input.dtype, memory_format, "clone")
-    dispatch.run_pointwise(_COPY, (input,), out._a, input.dtype)
-    return dispatch.record(_COPY, (input,), out)
+    return _call(_C.clone_op, input, memory_format=memory_format)
 
 
 @tensor_method()
@@ -101,61 +116,29 @@ def contiguous(self, memory_format=_dt.contiguous_format) -> Tensor:
 @tensor_method()
 def copy_(self, src, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast, any dtype) into self."""
-    _check_inplace(self)
-    if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-    from ..shape import broadcast_shapes
-
-    if broadcast_shapes(self._a.shape, src._a.shape) != self._a.shape:
-        raise RuntimeError(
-            f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
-            f"{list(broadcast_shapes(self._a.shape, src._a.shape))}"
-        )
-    given = src
-    with_grad = dispatch.needs_grad((self, src))
-    if with_grad:
-        src = src.detach()  # the copy itself is recorded once, as copy_
-    dispatch.check_overlap(self, (src,))
-    if src.dtype is not self.dtype:
-        src = cast(src, self.dtype)
-    if _overlaps(self, src):
-        src = clone(src)
-    dispatch.run_pointwise(_COPY, (src,), self._a, self.dtype)
-    dispatch.bump_version(self)
-    return dispatch.record(_copy_inplace, (self, given), self) if with_grad else self
-
-
-def _overlaps(a: Tensor, b: Tensor) -> bool:
-    return a._st is b._st or np.shares_memory(a._st, b._st)
+    return _call(_C.copy_inplace_op, self, src)
 
 
 @tensor_method()
 def fill_(self, value) -> Tensor:
-    _check_inplace(self)
-    inputs = (self,)
     if isinstance(value, Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(
-                f"fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value.dim()} dimensions."
-            )
-        inputs = (self, value)
-        value = value.item()
-    if self._a.flags.c_contiguous:
-        fill_array(self._a, value)
-    else:
-        dispatch.run_pointwise(_COPY, (value,), self._a, self.dtype)
-    dispatch.bump_version(self)
-    return dispatch.record(_fill, inputs, self)
+        return _call(_C.fill_op, self, value)
+    return _call(_C.fill_op, self, value=value)
 
 
 @tensor_method()
 def zero_(self) -> Tensor:
-    return fill_(self, 0)
+    return _call(_C.fill_op, self, value=0)
 
 
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: \
-    __import__("jtorch").tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .creation import tensor
+
+    return tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                  requires_grad=requires_grad)
+
+
+Tensor.new_tensor = _new_tensor
 
 
 def type_as(self, other: Tensor) -> Tensor:
@@ -173,8 +156,13 @@ def _part(input: Tensor, imag_part: bool) -> Tensor:
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
         return input
     d = input.dtype.to_real()
-    a = input._a.imag if imag_part else input._a.real
-    return Tensor._make(a, input._st.view(d.np), d, input._base if input._base is not None else input)
+    base = input._base if input._base is not None else input
+    a = input._a
+    if a.__class__ is _META:  # the same geometry over the storage read as reals
+        st = MetaArray((2 * input._st.shape[0],), d.np)
+        view = MetaArray(a.shape, d.np, a.strides, 2 * a.offset + (1 if imag_part else 0))
+        return Tensor._make(view, st, d, base)
+    return Tensor._make(a.imag if imag_part else a.real, input._st.view(d.np), d, base)
 
 
 def real(input: Tensor) -> Tensor:

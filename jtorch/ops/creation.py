@@ -1,12 +1,12 @@
 """Tensor creation: from data, constant fills, ranges (arange, linspace, logspace), eye, the
 ``*_like`` and ``Tensor.new_*`` factories, complex and polar. Random creation lives in
-ops/random.py. Every element loop is a compiled kernel (``kernels/cpu/fill.py``) or the
-registry's copy kernel."""
+ops/random.py. Each factory calls its OpDef (``kernels/defs/creation.py``: torch's checks and
+the result's geometry; kernels in ``kernels/cpu/fill.py``) through ``dispatch.call``, so every
+one of them also makes meta tensors (``device="meta"``)."""
 
 from __future__ import annotations
 
 import builtins
-import math
 import numbers
 import warnings
 
@@ -15,14 +15,12 @@ import numpy as np
 from .. import _allocator, dispatch
 from .. import dtypes as _dt
 from ..device import to_device
-from ..kernels import registry
-from ..kernels.cpu import fill as _fill
+from ..kernels.defs import conversion as _conv
 from ..kernels.defs import creation as C
 from ..meta import MetaArray
-from ..shape import as_shape, broadcast_shapes
+from ..shape import as_shape
 from ..tensor import Tensor
 from ._util import tensor_method
-from .pointwise import _COPY
 
 __all__ = [
     "arange",
@@ -103,6 +101,8 @@ def _to_numpy(data):
     if isinstance(data, np.generic):
         return np.asarray(data), _dt.from_numpy_dtype(data.dtype)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        if any(isinstance(x, Tensor) and x.is_meta for x in data):
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         parts = [_to_numpy(x) for x in data]
         d = parts[0][1]
         for _, pd in parts[1:]:
@@ -176,6 +176,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     >>> jtorch.tensor([1, 2]).dtype
     torch.int64
     """
+    if isinstance(data, Tensor):  # a copy through ``to`` (any device, meta included)
+        d = data.dtype if dtype is None else _dt.to_dtype(dtype)
+        dev = data.device if device is None else to_device(device)
+        return require_grad(data.detach().to(dtype=d, device=dev, copy=True), requires_grad)
     dev = to_device(device)
     arr, inferred = _to_numpy(data)
     d = inferred if dtype is None else _dt.to_dtype(dtype)
@@ -197,17 +201,25 @@ def _copy(out: np.ndarray, src: np.ndarray) -> None:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Share memory with ``data`` when it is already a tensor/array of the right dtype."""
+    """Share memory with ``data`` when it is already a tensor/array of the right dtype (and
+    device)."""
     if isinstance(data, Tensor):
-        return data if dtype is None or _dt.to_dtype(dtype) is data.dtype else data.to(dtype)
-    if (isinstance(data, np.ndarray) and (dtype is None or _dt.to_dtype(dtype).np == data.dtype)
+        d = None if dtype is None else _dt.to_dtype(dtype)
+        dev = None if device is None else to_device(device)
+        if (d is None or d is data.dtype) and (dev is None or dev == data.device):
+            return data
+        return data.to(dtype=d, device=dev)
+    dev = to_device(device)
+    if (dev.type == "cpu" and isinstance(data, np.ndarray)
+            and (dtype is None or _dt.to_dtype(dtype).np == data.dtype)
             and all(s >= 0 for s in data.strides) and data.dtype in _dt._FROM_NP):
         return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
+    return tensor(data, dtype=dtype, device=dev)
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
-    t = tensor(obj, dtype=dtype) if copy else as_tensor(obj, dtype=dtype)
+    t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype,
+                                                                         device=device)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -229,17 +241,12 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     span = 1 + sum((n - 1) * (s // isz) for n, s in zip(ndarray.shape, ndarray.strides)) \
         if ndarray.size else 0
     st = np.lib.stride_tricks.as_strided(ndarray, shape=(span,), strides=(isz,))
-    return Tensor._make(ndarray, st, d)
+    t = Tensor._make(ndarray, st, d)
+    t._a = ndarray  # NumPy's strides as they are (torch keeps a 0-size array's zero strides too)
+    return t
 
 
 # -- shared factory plumbing -----------------------------------------------------------------
-
-arange_op = registry.extern("arange", differentiable=False)
-linspace_op = registry.extern("linspace", differentiable=False)
-logspace_op = registry.extern("logspace", differentiable=False)
-eye_op = registry.extern("eye", differentiable=False)
-complex_op = registry.extern("complex")
-
 
 def _resolve(dtype, default=None) -> _dt.dtype:
     if dtype is None:
@@ -270,6 +277,13 @@ def factory_dtype(dtype, out, default: _dt.dtype | None = None) -> _dt.dtype:
     return _resolve(dtype, default)
 
 
+def factory_device(device, out):
+    """The device of a factory call: ``device``, else ``out``'s, else the default device."""
+    if device is None and out is not None and isinstance(out, Tensor):
+        return out.device
+    return to_device(device)
+
+
 def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
     """Factory ``requires_grad=True`` (torch's factory wording of the dtype error)."""
     if requires_grad:
@@ -278,22 +292,6 @@ def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
                 "Only Tensors of floating point and complex dtype can require gradients")
         t._requires_grad = True
     return t
-
-
-def _finish(a: np.ndarray, dtype: _dt.dtype, requires_grad: bool) -> Tensor:
-    return require_grad(Tensor._make(a, None, dtype), requires_grad)
-
-
-def copy_array(dst: np.ndarray, dst_dtype: _dt.dtype, src: Tensor) -> None:
-    """dst[...] = src (broadcast, cast with torch's rules) through the registry copy kernel."""
-    s = src.dtype
-    if dst_dtype is _dt.bool or s is _dt.bool:
-        compute = dst_dtype if dst_dtype is not _dt.float16 else _dt.float32
-    elif s.category == dst_dtype.category:
-        compute = _dt.promote_types(s, dst_dtype)
-    else:
-        compute = dst_dtype
-    dispatch.run_pointwise(_COPY, (src,), dst, compute, dst_dtype)
 
 
 def resize(t: Tensor, shape: tuple) -> None:
@@ -312,13 +310,10 @@ def deliver(res: Tensor, out, requires_grad: bool = False, keep_numel: bool = Fa
         shape = res._a.shape
         if out._a.shape != shape:
             if keep_numel and out._a.size == res._a.size:
-                res = Tensor._make(res._a.reshape(out._a.shape), None, res.dtype)
+                res = res.reshape(out._a.shape)
             else:
                 resize(out, shape)
-        if out._a.size:
-            copy_array(out._a, out.dtype, res)
-        dispatch.bump_version(out)
-        res = out
+        res = dispatch.copy_into(out, res)
     return require_grad(res, requires_grad)
 
 
@@ -342,11 +337,6 @@ def _number(x, fn: str, name: str, pos: int):
                     f"{type(x).__name__}")
 
 
-def _fmt(x: float) -> str:
-    """A double as C++ streams print it (torch's error messages)."""
-    return f"{x:g}"
-
-
 # -- constant fills --------------------------------------------------------------------------
 
 def check_layout(layout, fn: str) -> None:
@@ -361,7 +351,7 @@ def check_layout(layout, fn: str) -> None:
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           pin_memory: bool = False, memory_format=None, **kwargs) -> Tensor:
-    dev = to_device(device)
+    dev = factory_device(device, out)
     check_layout(layout, "empty")
     shape = _sizes(size, kwargs, "empty")
     d = factory_dtype(dtype, out)
@@ -384,7 +374,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     >>> jtorch.full((2,), 3).dtype
     torch.int64
     """
-    dev = to_device(device)
+    dev = factory_device(device, out)
     check_layout(layout, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -395,35 +385,13 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def _filled(shape: tuple, d: _dt.dtype, value, out, requires_grad: bool, dev) -> Tensor:
-    if out is not None:
-        if out._a.shape != shape:
-            resize(out, shape)
-        _fill_tensor(out, value)
-        dispatch.bump_version(out)
-        return require_grad(out, requires_grad)
-    return require_grad(dispatch.call(C.full_op, size=shape, dtype=d, device=dev,
-                                      fill_value=value), requires_grad)
-
-
-def _fill_tensor(t: Tensor, value) -> None:
-    if t._a.__class__ is MetaArray:
-        return
-    if t._a.flags.c_contiguous:
-        fill_array(t._a, value)
-    elif t._a.size:
-        dispatch.run_pointwise(_COPY, (value,), t._a, t.dtype)
-
-
-def fill_array(a: np.ndarray, value) -> None:
-    """Write ``value`` into every element of a contiguous array with a compiled fill loop."""
-    if a.size == 0:
-        return
-    _fill.fill(a, value)
+    res = dispatch.call(C.full_op, size=shape, dtype=d, device=dev, fill_value=value)
+    return deliver(res, out, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           pin_memory: bool = False, **kwargs) -> Tensor:
-    dev = to_device(device)
+    dev = factory_device(device, out)
     check_layout(layout, "zeros")
     shape = _sizes(size, kwargs, "zeros")
     d = factory_dtype(dtype, out)
@@ -435,7 +403,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
          pin_memory: bool = False, **kwargs) -> Tensor:
-    dev = to_device(device)
+    dev = factory_device(device, out)
     check_layout(layout, "ones")
     shape = _sizes(size, kwargs, "ones")
     return _filled(shape, factory_dtype(dtype, out), 1, out, requires_grad, dev)
@@ -455,19 +423,6 @@ def numel(input: Tensor) -> int:
 
 # -- *_like and new_* ------------------------------------------------------------------------
 
-def _dense_strides(a: np.ndarray) -> tuple | None:
-    """``a``'s element strides if it is non-overlapping and dense (a permuted contiguous
-    layout), else None; such layouts are what ``preserve_format`` keeps."""
-    isz = a.itemsize
-    dims = [(s // isz, n) for s, n in zip(a.strides, a.shape) if n != 1]
-    expected = 1
-    for s, n in sorted(dims):
-        if s != expected:
-            return None
-        expected *= n
-    return tuple(s // isz for s in a.strides)
-
-
 def alloc_strided(shape: tuple, strides: tuple, d: _dt.dtype, device=None) -> Tensor:
     """An uninitialised tensor with the given element strides over fresh storage."""
     return dispatch.call(C.empty_op, size=tuple(shape), dtype=d, device=to_device(device),
@@ -476,18 +431,13 @@ def alloc_strided(shape: tuple, strides: tuple, d: _dt.dtype, device=None) -> Te
 
 def _like_strides(input: Tensor, memory_format, fn: str) -> tuple | None:
     """Element strides of a fresh tensor like ``input`` (None: row-major): ``preserve_format``
-    (the default) keeps the strides of a dense permuted input, ``channels_last`` /
-    ``channels_last_3d`` give those stride orders, ``contiguous_format`` is row-major."""
+    (the default) keeps a dense input's strides, else its dimension order (torch's
+    ``empty_like``); ``channels_last`` / ``channels_last_3d`` give those stride orders,
+    ``contiguous_format`` is row-major."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    a = input._a
-    fmt = _dt.check_memory_format(memory_format, fn)
-    if fmt is not None and fmt is not _dt.preserve_format:
-        return _dt.format_strides(a.shape, fmt)
-    if a.flags.c_contiguous:
-        return None
-    return _dense_strides(a)
+    return _conv.like_strides(input, memory_format, fn)
 
 
 def _like_device(input: Tensor, device):
@@ -588,7 +538,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     >>> jtorch.arange(0, 1, 0.25)
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
-    to_device(device)
+    dev = factory_device(device, out)
     if end is None:
         start, end = 0, start
     start = _number(start, "arange", "start", 0)
@@ -599,66 +549,15 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError("value cannot be converted to type double without overflow")
     inferred = _dt.get_default_dtype() if any(isinstance(x, float) for x in args) else _dt.int64
     d = factory_dtype(dtype, out, inferred)
-    if d is _dt.bool or d.is_complex:
-        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dispatch.torch_name(d)}\'')
-    n = _arange_size(start, end, step, d)
-    res = dispatch.empty_tensor((n,), d)
-    if n:
-        _arange_values(res, start, step)
+    res = dispatch.call(C.arange_op, start=start, end=end, step=step, dtype=d, device=dev)
+    n = res._a.shape[0]
     if out is not None and out._a.size not in (0, n):
         warnings.warn(
             f"The number of elements in the out tensor of shape {list(out._a.shape)} is "
             f"{out._a.size} which does not match the computed number of elements {n}. Note "
             f"that this may occur as a result of rounding error. The out tensor will be "
             f"resized to a tensor of shape ({n},).", UserWarning, stacklevel=2)
-    return dispatch.record(arange_op, (), deliver(res, out, requires_grad, keep_numel=True))
-
-
-def _arange_size(start, end, step, d: _dt.dtype) -> int:
-    """torch's ``compute_arange_size``: checks in double, the count exact for int64."""
-    ds, de, dstep = float(start), float(end), float(step)
-    if dstep == 0:
-        raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(ds) and math.isfinite(de)):
-        raise RuntimeError(f"unsupported range: {_fmt(ds)} -> {_fmt(de)}")
-    if not ((dstep > 0 and de >= ds) or (dstep < 0 and de <= ds)):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if d is _dt.int64:
-        xs, xe, xst = _int64(start), _int64(end), _int64(step)
-        if xst == 0:
-            raise ValueError("step must be nonzero")
-        num = xe - xs + xst - (1 if xst > 0 else -1)
-        size = abs(num) // abs(xst) * (1 if (num >= 0) == (xst > 0) else -1)
-        size_d = float(size)
-    else:
-        size_d = math.ceil((de - ds) / dstep)
-    if not 0 <= size_d <= 9.223372036854775807e18:
-        raise RuntimeError("invalid size, possible overflow?")
-    return int(size_d)
-
-
-def _int64(x) -> int:
-    """Scalar.to<int64_t>(): truncation toward zero, with torch's overflow error."""
-    v = int(x)
-    if not -(1 << 63) <= v < 1 << 63:
-        raise RuntimeError("value cannot be converted to type int64_t without overflow")
-    return v
-
-
-def _arange_values(res: Tensor, start, step) -> None:
-    d, a = res.dtype, res._a
-    if d is _dt.float32 or d is _dt.float64:
-        _fill.arange_float(a, float(start), float(step))
-    elif d is _dt.float16:
-        tmp = np.empty(a.shape, np.float32)
-        _fill.arange_half(tmp, float(start), float(step))
-        copy_array(a, d, Tensor._make(tmp))
-    elif d is _dt.int64:
-        _fill.arange_int(a, _int64(start), _int64(step))
-    else:  # narrower integers: ATen accumulates in int64, then casts (wrapping)
-        tmp = np.empty(a.shape, np.int64)
-        _fill.arange_int(tmp, _int64(start), _int64(step))
-        copy_array(a, d, Tensor._make(tmp))
+    return deliver(res, out, requires_grad, keep_numel=True)
 
 
 def _range_endpoints(fn: str, start, end) -> tuple:
@@ -691,65 +590,14 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     >>> jtorch.linspace(0, 1, 5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
-    to_device(device)
+    dev = factory_device(device, out)
     n = _steps_arg(steps, "linspace", (start, end, steps))
     start, end = _range_endpoints("linspace", start, end)
     cplx = isinstance(start, builtins.complex) or isinstance(end, builtins.complex)
     default = _dt.get_default_dtype()
     d = factory_dtype(dtype, out, default.to_complex() if cplx else default)
-    if d is _dt.bool:
-        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
-    res = dispatch.empty_tensor((n,), d)
-    if n == 1:
-        _fill_tensor(res, start if d.is_complex else _real(start, d))
-    elif n > 1:
-        _linspace_values(res, start, end, n)
-    return dispatch.record(linspace_op, (), deliver(res, out, requires_grad, keep_numel=True))
-
-
-def _real(x, d: _dt.dtype):
-    """Scalar.to<scalar_t>() of a real dtype: the real part, truncated for integers."""
-    x = x.real if isinstance(x, builtins.complex) else x
-    return int(x) if d.category < 2 else float(x)
-
-
-def _linspace_values(res: Tensor, start, end, n: int) -> None:
-    d, a = res.dtype, res._a
-    if d.is_complex:  # real and imaginary parts as two real linspaces
-        rd = d.to_real()
-        s, e = builtins.complex(start), builtins.complex(end)
-        parts = []
-        for lo, hi in ((s.real, e.real), (s.imag, e.imag)):
-            part = dispatch.empty_tensor((n,), rd)
-            _linspace_values(part, lo, hi, n)
-            parts.append(part)
-        _interleave(a, *parts)
-    elif d is _dt.float32 or d is _dt.float64:
-        t = d.np.type
-        s, e = t(_real(start, d)), t(_real(end, d))
-        _fill.linspace(a, s, e, (e - s) / t(n - 1))
-    elif d is _dt.float16:
-        _linspace_half(a, start, end, n)
-    else:  # integers: the step in double, values truncated toward zero
-        s, e = float(_real(start, d)), float(_real(end, d))
-        tmp = np.empty(n, np.float64)
-        _fill.linspace(tmp, s, e, (e - s) / (n - 1))
-        copy_array(a, d, Tensor._make(tmp))
-
-
-def _linspace_half(a: np.ndarray, start, end, n: int) -> None:
-    """ATen's Half linspace rounds every operation to half: start + step * half(i) from the
-    front, end - step * half(n - 1 - i) from the back; float16 pointwise ops do the same."""
-    from .pointwise import add, mul, rsub
-
-    h = np.float16
-    s, e = h(_real(start, _dt.float16)), h(_real(end, _dt.float16))
-    step = float(h(np.float32(h(e - s)) / np.float32(h(n - 1))))
-    half = n // 2
-    front = mul(arange(0, half, dtype=_dt.float16), step)
-    back = mul(arange(n - 1 - half, -1, -1, dtype=_dt.float16), step)
-    copy_array(a[:half], _dt.float16, add(front, float(s)))
-    copy_array(a[half:], _dt.float16, rsub(back, float(e)))
+    res = dispatch.call(C.linspace_op, start=start, end=end, steps=n, dtype=d, device=dev)
+    return deliver(res, out, requires_grad, keep_numel=True)
 
 
 def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
@@ -759,30 +607,13 @@ def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, lay
     >>> jtorch.logspace(0, 2, 3)
     tensor([  1.,  10., 100.])
     """
-    to_device(device)
+    dev = factory_device(device, out)
     n = _steps_arg(steps, "logspace", (start, end, steps))
     start, end = _range_endpoints("logspace", start, end)
     d = factory_dtype(dtype, out)
-    if d is _dt.bool or d.is_complex:
-        raise NotImplementedError(f'"logspace_cpu" not implemented for '
-                                  f'\'{dispatch.torch_name(d)}\'')
-    res = dispatch.empty_tensor((n,), d)
-    base = float(base)
-    if n == 1:
-        _fill_tensor(res, base ** float(_real(start, _dt.float64)))
-    elif n > 1:
-        s, e = _real(start, d), _real(end, d)
-        if d.is_floating_point:  # scalar_t endpoints; their difference in scalar_t
-            t = d.np.type
-            s, e = t(s), t(e)
-            diff = float(e - s)
-        else:
-            diff = float(e - s)
-        tmp = res._a if d is _dt.float32 or d is _dt.float64 else np.empty(n, np.float64)
-        _fill.logspace(tmp, base, float(s), float(e), diff / (n - 1))
-        if tmp is not res._a:
-            copy_array(res._a, d, Tensor._make(tmp))
-    return dispatch.record(logspace_op, (), deliver(res, out, requires_grad, keep_numel=True))
+    res = dispatch.call(C.logspace_op, start=start, end=end, steps=n, base=float(base), dtype=d,
+                        device=dev)
+    return deliver(res, out, requires_grad, keep_numel=True)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
@@ -793,7 +624,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
     tensor([[1., 0., 0.],
             [0., 1., 0.]])
     """
-    to_device(device)
+    dev = factory_device(device, out)
     n = _size_arg(n, "eye", "n", 1)
     m = n if m is None else _size_arg(m, "eye", "m", 2)
     if n < 0:
@@ -801,42 +632,10 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     d = factory_dtype(dtype, out)
-    a = _allocator.empty((n, m), d.np)
-    fill_array(a, 0)
-    k = min(n, m)
-    if k:
-        diag = np.lib.stride_tricks.as_strided(a, (k,), ((m + 1) * a.itemsize,))
-        dispatch.run_pointwise(_COPY, (True if d is _dt.bool else 1,), diag, d)
-    res = Tensor._make(a, None, d)
-    return dispatch.record(eye_op, (), deliver(res, out, requires_grad))
+    return deliver(dispatch.call(C.eye_op, n=n, m=m, dtype=d, device=dev), out, requires_grad)
 
 
 # -- complex ---------------------------------------------------------------------------------
-
-def _check_complex_parts(real, imag, fn: str) -> None:
-    for x, name, pos in ((real, "real" if fn == "complex" else "abs", 1),
-                         (imag, "imag" if fn == "complex" else "angle", 2)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
-                            f"{type(x).__name__}")
-    floats = (_dt.float16, _dt.float32, _dt.float64)
-    if real.dtype not in floats or imag.dtype not in floats:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{dispatch.torch_name(real.dtype)} and "
-                           f"{dispatch.torch_name(imag.dtype)}")
-    if real.dtype is not imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {dispatch.torch_name(real.dtype)} "
-                           f"but got scalar type {dispatch.torch_name(imag.dtype)} for second "
-                           f"argument")
-
-
-def _interleave(dst: np.ndarray, real: Tensor, imag: Tensor) -> None:
-    """Write ``real`` and ``imag`` (broadcast) into the contiguous complex array ``dst``."""
-    rd = _dt.from_numpy_dtype(dst.real.dtype)
-    pairs = dst.reshape(-1).view(rd.np).reshape(dst.shape + (2,))
-    copy_array(pairs[..., 0], rd, real)
-    copy_array(pairs[..., 1], rd, imag)
-
 
 def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     """``real + 1j * imag`` (float32 parts give complex64, float64 parts complex128).
@@ -844,41 +643,30 @@ def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     >>> jtorch.complex(jtorch.tensor([1.]), jtorch.tensor([2.]))
     tensor([1.+2.j])
     """
-    _check_complex_parts(real, imag, "complex")
-    shape = broadcast_shapes(real._a.shape, imag._a.shape)
-    res = dispatch.empty_tensor(shape, real.dtype.to_complex())
-    if res._a.size:
-        _interleave(res._a, real, imag)
-    return dispatch.record(complex_op, (real, imag), deliver(res, out))
+    return deliver(dispatch.call(C.complex_op, real, imag), out)
 
 
 def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``."""
     from . import pointwise as P
 
-    _check_complex_parts(abs, angle, "polar")
+    C.complex_op.meta(abs, angle, fn="polar")  # polar's argument checks
     return complex(P.mul(abs, P.cos(angle)), P.mul(abs, P.sin(angle)), out=out)
 
 
-def _tri_indices(name: str, row: int, col: int, offset: int, dtype, upper: bool) -> Tensor:
-    if row < 0:
-        raise RuntimeError(f"row must be non-negative, got{row}")
-    if col < 0:
-        raise RuntimeError(f"col must be non-negative, got{col}")
+def _tri_indices(op, row: int, col: int, offset: int, dtype, device, upper: bool) -> Tensor:
     d = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
-    rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
-    return tensor(np.stack([rows, cols]).reshape(2, -1), dtype=d)
+    return dispatch.call(op, row=row, col=col, offset=offset, dtype=d, device=to_device(device),
+                         upper=upper)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """The (row, col) coordinates of the lower triangle of a row x col matrix, row-major (2, N)."""
-    to_device(device)
-    return _tri_indices("tril_indices", row, col, offset, dtype, False)
+    return _tri_indices(C.tril_indices_op, row, col, offset, dtype, device, False)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """The (row, col) coordinates of the upper triangle of a row x col matrix, row-major (2, N)."""
-    to_device(device)
-    return _tri_indices("triu_indices", row, col, offset, dtype, True)
+    return _tri_indices(C.triu_indices_op, row, col, offset, dtype, device, True)

@@ -12,106 +12,39 @@ tensor([3., 3.])
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from .. import _allocator, dispatch
+from .. import dispatch
 from .. import dtypes as _dt
 from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
 from ._util import tensor_method
-from .views import _expand_geometry
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "dot", "ger",
            "inner", "matmul", "mm", "mv", "outer", "vdot"]
 
-_float16 = _dt.float16
-
-
-def _cpp(d: _dt.dtype) -> str:
-    from ..kernels.defs.binary import _CPP_NAMES
-
-    return _CPP_NAMES[d.name]
-
-
-def _check_tensor(x, name: str, pos: int = 1, arg: str = "input") -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
-
-
-def _same_dtype(a: Tensor, b: Tensor) -> None:
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp(a.dtype)} "
-                           f"!= {_cpp(b.dtype)}")
-
-
-def _kernel_dtype(d: _dt.dtype, name: str) -> None:
-    if d is _dt.bool:
-        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
-
-
-def _product(op, a: Tensor, b: Tensor, out_shape: tuple) -> Tensor:
-    """Run the mm/bmm kernel on 3-D views of ``a``/``b`` into a fresh tensor of ``out_shape``."""
-    a3, b3 = a._a, b._a
-    if a3.ndim == 2:
-        a3, b3 = a3[None], b3[None]
-    d = a.dtype
-    if d is _float16:  # no float16 BLAS: compute in float32, round once
-        res = np.empty((a3.shape[0], a3.shape[1], b3.shape[2]), np.float32)
-        op.impl(a3.astype(np.float32), b3.astype(np.float32), res)
-        r = _allocator.empty(out_shape, np.dtype(np.float16))
-        r[...] = res.reshape(out_shape)
-    else:
-        r = _allocator.empty((a3.shape[0], a3.shape[1], b3.shape[2]), d.np)
-        op.impl(a3, b3, r)
-        r = r.reshape(out_shape)
-    return dispatch.record(op, (a, b), Tensor._make(r, None, d))
+_check_tensor, _same_dtype = L.check_tensor, L.same_dtype
 
 
 def _deliver(res: Tensor, out: Tensor | None) -> Tensor:
+    """``res``, or a user's ``out=`` tensor holding it."""
     if out is None:
         return res
-    from .pointwise import copy_into
-
-    if out._a.shape != res._a.shape:
-        dispatch.resize_out(out, res._a.shape)
-    return copy_into(out, res)
+    dispatch.check_cast(res.dtype, out.dtype)
+    return dispatch.copy_into(out, res)
 
 
 @tensor_method()
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors (BLAS for float/complex)."""
-    _check_tensor(input, "mm")
-    _check_tensor(mat2, "mm", 2, "mat2")
-    if input.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    (m, k), (k2, n) = input._a.shape, mat2._a.shape
-    if k != k2:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    _same_dtype(input, mat2)
-    _kernel_dtype(input.dtype, "addmm_impl_cpu_")
-    return _deliver(_product(L.mm_op, input, mat2, (m, n)), out)
+    return _deliver(dispatch.call(L.mm_op, input, mat2), out)
 
 
 @tensor_method()
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size."""
-    _check_tensor(input, "bmm")
-    _check_tensor(mat2, "bmm", 2, "mat2")
-    if input.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    (bs, m, k), (bs2, k2, n) = input._a.shape, mat2._a.shape
-    if (bs2, k2) != (bs, k):
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{bs}, {k}] but got: [{bs2}, {k2}].")
-    _same_dtype(input, mat2)
-    _kernel_dtype(input.dtype, "bmm")
-    return _deliver(_product(L.bmm_op, input, mat2, (bs, m, n)), out)
+    return _deliver(dispatch.call(L.bmm_op, input, mat2), out)
 
 
 @tensor_method()
@@ -144,9 +77,10 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
                            "respectively")
     if input.dtype is not tensor.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{dispatch.torch_name(input.dtype)} and "
-                           f"{dispatch.torch_name(tensor.dtype)}")
-    _kernel_dtype(input.dtype, "dot")
+                           f"{input.dtype.scalar_name} and "
+                           f"{tensor.dtype.scalar_name}")
+    if input.dtype is _dt.bool:
+        raise NotImplementedError('"dot" not implemented for \'Bool\'')
     return _deliver(mm(input.unsqueeze(0), tensor.unsqueeze(1)).reshape(()), out)
 
 
@@ -216,13 +150,13 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
         k = input._a.shape[-1]
         if b2._a.shape[0] != k:
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                               f"({int(np.prod(input._a.shape[:-1]))}x{k} and "
+                               f"({math.prod(input._a.shape[:-1])}x{k} and "
                                f"{b2._a.shape[0]}x{b2._a.shape[1]})")
         res = mm(_fold(input), b2).reshape(*input._a.shape[:-1], b2._a.shape[1])
         return _deliver(res.squeeze(-1) if db == 1 else res, out)
     if da <= 2 and db >= 3 and da == 2 and input._a.shape[-1] == other._a.shape[-2]:
-        # a @ B = (B^T @ a^T)^T: fold B's batch into the columns' rows
-        res = matmul(other.mT, input.mT).mT
+        # a @ B = (B^T @ a^T)^T: fold B's batch into the columns' rows; contiguous, as torch
+        res = matmul(other.mT, input.mT).mT.contiguous()
         return _deliver(res, out)
     return _deliver(_batched(input, other), out)
 
@@ -233,11 +167,11 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     (m, k), (k2, n) = a2._a.shape[-2:], b2._a.shape[-2:]
     if k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{int(np.prod(b2._a.shape[:-2]))}, {k}] but got: "
-                           f"[{int(np.prod(b2._a.shape[:-2]))}, {k2}].")
+                           f"[{math.prod(b2._a.shape[:-2])}, {k}] but got: "
+                           f"[{math.prod(b2._a.shape[:-2])}, {k2}].")
     _same_dtype(a, b)
     batch = broadcast_shapes(a2._a.shape[:-2], b2._a.shape[:-2])
-    nb = int(np.prod(batch))
+    nb = math.prod(batch)
     a3 = a2.expand(*batch, m, k).reshape(nb, m, k)
     b3 = b2.expand(*batch, k, n).reshape(nb, k, n)
     res = bmm(a3, b3).reshape(*batch, m, n)
@@ -271,36 +205,7 @@ def _scaled_sum(input, prod, beta, alpha, name: str) -> Tensor:
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
           out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2): one kernel (BLAS product, then the scaled sum)."""
-    _check_tensor(input, "addmm")
-    _check_tensor(mat1, "addmm", 2, "mat1")
-    _check_tensor(mat2, "addmm", 3, "mat2")
-    for t, name in ((mat1, "mat1"), (mat2, "mat2")):
-        if t.dim() != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {t.dim()}-D tensor")
-    (m, k), (k2, n) = mat1._a.shape, mat2._a.shape
-    if k != k2:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    for t, name in ((input, "self"), (mat1, "mat1")):
-        if t.dtype is not mat2.dtype:
-            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
-                               f"{dispatch.torch_name(t.dtype)} and "
-                               f"{dispatch.torch_name(mat2.dtype)}")
-    _expand_geometry(input, (m, n))  # torch's broadcast errors
-    d = mat2.dtype
-    _kernel_dtype(d, "addmm_impl_cpu_")
-    c, a, b = input._a, mat1._a, mat2._a
-    if d is _float16:  # no float16 BLAS: compute in float32, round once
-        f32 = np.float32
-        res = np.empty((m, n), f32)
-        L.addmm_op.impl(c.astype(f32), a.astype(f32), b.astype(f32), res, beta, alpha)
-        r = _allocator.empty((m, n), d.np)
-        r[...] = res
-    else:
-        r = _allocator.empty((m, n), d.np)
-        L.addmm_op.impl(c, a, b, r, beta, alpha)
-    res = dispatch.record(L.addmm_op, (input, mat1, mat2), Tensor._make(r, None, d),
-                          {"beta": beta, "alpha": alpha})
-    return _deliver(res, out)
+    return _deliver(dispatch.call(L.addmm_op, input, mat1, mat2, beta=beta, alpha=alpha), out)
 
 
 @tensor_method()
@@ -381,7 +286,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor
                                f"in dim {y}")
     fa = [d for d in range(a.dim()) if d not in da]
     fb = [d for d in range(b.dim()) if d not in db]
-    k = int(np.prod([a._a.shape[d] for d in da]))
+    k = math.prod(a._a.shape[d] for d in da)
     left = a.permute(*fa, *da).reshape(-1, k)
     right = b.permute(*db, *fb).reshape(k, -1)
     shape = [a._a.shape[d] for d in fa] + [b._a.shape[d] for d in fb]
@@ -505,8 +410,8 @@ def einsum(equation: str, *operands) -> Tensor:
     d = operands[0].dtype
     for x in operands[1:]:
         if x.dtype is not d:
-            raise RuntimeError(f"expected scalar type {dispatch.torch_name(d)} but found "
-                               f"{dispatch.torch_name(x.dtype)}")
+            raise RuntimeError(f"expected scalar type {d.scalar_name} but found "
+                               f"{x.dtype.scalar_name}")
     labels, out = _einsum_parse(equation, list(operands))
     xs = []
     size: dict = {}
@@ -586,23 +491,7 @@ Tensor.kron = kron
 
 def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
     """Singular values of the matrices in ``A`` (..., M, N), descending."""
-    if A.dim() < 2:
-        raise RuntimeError(f"linalg.svd: The input tensor A must have at least 2 dimensions.")
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. "
-                           f"Got {dispatch.torch_name(A.dtype)}")
-    *batch, m, n = A._a.shape
-    k = min(m, n)
-    a3 = np.ascontiguousarray(A._a.reshape(-1, m, n))
-    u = np.empty((a3.shape[0], m, k), a3.dtype)
-    vh = np.empty((a3.shape[0], k, n), a3.dtype)
-    s = np.empty((a3.shape[0], k), a3.real.dtype)
-    if a3.size:
-        L.svdvals_op.impl(a3, u, s, vh)
-    mk = lambda x, shape: Tensor._make(x.reshape(shape))  # noqa: E731
-    outs = (mk(s, (*batch, k)), mk(u, (*batch, m, k)), mk(vh, (*batch, k, n)))
-    dispatch.record(L.svdvals_op, (A,), outs)
-    return _deliver(outs[0], out)
+    return _deliver(dispatch.call(L.svdvals_op, A)[0], out)
 
 
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
@@ -618,7 +507,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
                            "dimensions.")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {dispatch.torch_name(A.dtype)}")
+                           f"input. Got {A.dtype.scalar_name}")
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                            f"{dim if not isinstance(dim, (tuple, list)) else ' '.join(map(str, dim))}")

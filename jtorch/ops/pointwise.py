@@ -179,37 +179,14 @@ _export(round_)
 
 
 def copy_into(dst: Tensor, src: Tensor) -> Tensor:
-    """dst[...] = src through the identity kernel (broadcast, cast, version bump); autograd
-    sees ``dst.copy_(src)``."""
-    if dst._a.shape == src._a.shape:
+    """dst[...] = src (broadcast, version bump) as ``dst.copy_(src)``, with the cast check of
+    ``out=`` and in-place results (a float result cannot land in an integer tensor)."""
+    if isinstance(src, Tensor):
         dispatch.check_cast(src.dtype, dst.dtype)
-        dispatch.run_pointwise(_COPY, (src,), dst._a, dst.dtype)
-        dispatch.bump_version(dst)
-    else:
-        _copy_bcast(dst, src)
-    return dispatch.record(U.copy_inplace_op, (dst, src), dst)
+    return dst.copy_(src)
 
 
 _COPY = U.copy_op
-
-
-def _copy_bcast(dst: Tensor, src) -> Tensor:
-    from ..shape import broadcast_shapes
-
-    if not isinstance(src, Tensor):
-        src_t = src
-    else:
-        if broadcast_shapes(dst._a.shape, src._a.shape) != dst._a.shape:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({dst._a.shape[-1] if dst._a.ndim else 1}) must "
-                f"match the existing size ({src._a.shape[-1]}) at non-singleton dimension "
-                f"{dst._a.ndim - 1}.  Target sizes: {list(dst._a.shape)}.  Tensor sizes: "
-                f"{list(src._a.shape)}"
-            )
-        src_t = src
-    dispatch.run_pointwise(_COPY, (src_t,), dst._a, dst.dtype)
-    dispatch.bump_version(dst)
-    return dst
 
 
 # -- binary ----------------------------------------------------------------------------------
@@ -337,6 +314,12 @@ def div(input, other, *, rounding_mode=None, out=None):
     )
 
 
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
 def pow(input, exponent, *, out=None):
     """torch.pow; integer bases with negative integer scalar exponents raise as in torch.
 
@@ -349,8 +332,9 @@ def pow(input, exponent, *, out=None):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         d = _dt.result_type(input, exponent)
         if exponent == 0 or exponent == 1:
-            res = dispatch.empty_tensor(input._a.shape, d)
-            dispatch.run_pointwise(_COPY, (input if exponent == 1 else 1,), res._a, d)
+            with _no_grad():
+                res = input.to(d, copy=True) if exponent == 1 else \
+                    input.new_ones(input._a.shape, dtype=d)
             dispatch.record(B.pow_op, (input, exponent), res)
             return res if out is None else copy_into(out, res)
         if d is input.dtype and exponent == 2:

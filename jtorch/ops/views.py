@@ -1,25 +1,22 @@
 """Views and movement ops.
 
-Views (view, reshape, permute, transpose, squeeze, expand, narrow, select, diagonal,
-as_strided, ...) compute a new (shape, strides, storage offset) with torch's rules and wrap
-the same storage (``_view``: shared storage and version counter); no element is touched.
-Copying movement ops (cat, stack, flip, roll, repeat, tril/triu) run the raw strided copy
-kernels of ``kernels/cpu/movement.py``.
+Every function here parses torch's arguments and calls ``dispatch.call`` with an OpDef of
+``kernels/defs/view.py`` (views: the meta rule computes the new shape/strides/offset, and the
+result shares the input's storage and version counter; no element is touched) or
+``kernels/defs/movement.py`` (copies: cat, stack, flip, roll, repeat, tril/triu, whose CPU
+kernels are in ``kernels/cpu/movement.py``). The rest (flatten, movedim, tensor_split,
+hstack, rot90, diag, meshgrid, ...) are compositions of those, as in torch.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Sequence
-
-import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
-from ..kernels.cpu import movement as K
 from ..kernels.defs import movement as M
-from ..shape import broadcast_shapes, contiguous_strides, wrap_dim
+from ..kernels.defs import view as V
+from ..shape import broadcast_shapes, wrap_dim
 from ..tensor import Tensor
 from ._util import tensor_method, type_name
 
@@ -78,40 +75,28 @@ __all__ = [
     "vstack",
 ]
 
-_record = dispatch.record
+_call = dispatch.call
 
 
-# -- view bookkeeping -----------------------------------------------------------------------
-
-def strides_of(t: Tensor) -> tuple:
-    isz = t._a.itemsize
-    return tuple(s // isz for s in t._a.strides)
-
-
-def offset_of(t: Tensor) -> int:
-    """The storage offset in elements, from the data pointers (also for empty views, for
-    which ``Tensor.storage_offset()`` reports 0)."""
-    a, st = t._a, t._st
-    return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
-
-
-def make_view(t: Tensor, shape, strides, offset: int) -> Tensor:
-    """A view of ``t``'s storage with the given element shape/strides/offset."""
-    st = t._st
-    isz = st.itemsize
-    shape = tuple(shape)
-    bstrides = tuple(s * isz for s in strides)
-    if st.flags.c_contiguous and offset * isz <= st.nbytes:
-        a = np.ndarray(shape, st.dtype, buffer=st, offset=offset * isz, strides=bstrides)
-    else:
-        a = np.lib.stride_tricks.as_strided(st[offset:], shape, bstrides)
-    return t._view(a)
+def _finish(out_arg, result: Tensor, name: str) -> Tensor:
+    """Write ``result`` into an ``out=`` tensor (resized as torch does)."""
+    if out_arg is None:
+        return result
+    if not _dt.can_cast(result.dtype, out_arg.dtype):
+        raise RuntimeError(f"{name}: result type {dispatch.torch_name(result.dtype)} can't be cast "
+                           f"to the desired output type {dispatch.torch_name(out_arg.dtype)}")
+    return dispatch.copy_into(out_arg, result)
 
 
 def _ints(args, name: str = "size") -> tuple:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(torch.Size)`` as a tuple of ints."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
+    for a in args:
+        if a.__class__ is not int:
+            break
+    else:  # plain ints (the common call): nothing to convert
+        return tuple(args)
     out = []
     for a in args:
         if isinstance(a, Tensor) and a.dtype.category > 1:
@@ -124,138 +109,32 @@ def _ints(args, name: str = "size") -> tuple:
     return tuple(out)
 
 
-def _infer(shape: tuple, numel: int) -> tuple:
-    neg = -1
-    known = 1
-    for i, s in enumerate(shape):
-        if s == -1:
-            if neg >= 0:
-                raise RuntimeError("only one dimension can be inferred")
-            neg = i
-        elif s < 0:
-            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
-        else:
-            known *= s
-    if neg >= 0:
-        if known == 0:
-            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
-                               "because the unspecified dimension size -1 can be any value and "
-                               "is ambiguous" if numel == 0 else
-                               f"shape '{list(shape)}' is invalid for input of size {numel}")
-        if numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        return shape[:neg] + (numel // known,) + shape[neg + 1:]
-    if known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
-
-
-def compute_stride(oldshape, oldstride, newshape):
-    """Strides that view ``oldshape/oldstride`` as ``newshape``, or None (ATen computeStride)."""
-    if not oldshape:
-        return (1,) * len(newshape)
-    numel = math.prod(oldshape)
-    if numel == 0 and tuple(oldshape) == tuple(newshape):
-        return tuple(oldstride)
-    nd = len(newshape)
-    newstride = [0] * nd
-    if numel == 0:
-        for d in range(nd - 1, -1, -1):
-            newstride[d] = 1 if d == nd - 1 else max(newshape[d + 1], 1) * newstride[d + 1]
-        return tuple(newstride)
-    view_d = nd - 1
-    chunk_base = oldstride[-1]
-    tensor_numel = 1
-    view_numel = 1
-    for td in range(len(oldshape) - 1, -1, -1):
-        tensor_numel *= oldshape[td]
-        if td == 0 or (oldshape[td - 1] != 1 and oldstride[td - 1] != tensor_numel * chunk_base):
-            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
-                newstride[view_d] = view_numel * chunk_base
-                view_numel *= newshape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if td > 0:
-                chunk_base = oldstride[td - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(newstride)
+def _inplace_view(op, self: Tensor, **params) -> Tensor:
+    """``self`` takes the geometry of ``op``'s view of it (t_, squeeze_, as_strided_, ...):
+    torch's leaf check, a version bump, and the view's node as self's history."""
+    dispatch.check_inplace(self)
+    r = _call(op, self, **params)
+    self._a = r._a
+    dispatch.bump_version(self)
+    if r.grad_fn is not None:
+        self.grad_fn, self._output_nr = r.grad_fn, r._output_nr
+    return self
 
 
 # -- view ops -------------------------------------------------------------------------------
 
-def _view_shape(self: Tensor, shape: tuple) -> Tensor:
-    a = self._a
-    shape = _infer(shape, a.size)
-    if a.flags.c_contiguous and a.size:  # NumPy's contiguous strides are torch's here
-        return _record(M.view_op, (self,), self._view(a.reshape(shape)), {"shape": a.shape})
-    st = compute_stride(self._a.shape, strides_of(self), shape)
-    if st is None:
-        raise RuntimeError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        )
-    return _record(M.view_op, (self,), make_view(self, shape, st, offset_of(self)),
-                   {"shape": self._a.shape})
-
-
 @tensor_method()
 def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
-    """A view with a new shape (one -1 inferred); strides must allow it, else use reshape."""
+    """A view with a new shape (one -1 inferred); strides must allow it, else use reshape.
+    ``view(dtype)`` reads the same bytes as another dtype."""
     if dtype is not None or len(shape) == 1 and isinstance(shape[0], _dt.dtype):
-        return _view_dtype(self, dtype if dtype is not None else shape[0])
-    return _view_shape(self, _ints(shape if size is None else (size,)))
-
-
-def _view_dtype(self: Tensor, d: _dt.dtype) -> Tensor:
-    """The same bytes read as ``d``. Between item sizes the last dim (stride 1) is split or
-    merged, other strides and the offset are rescaled (ATen's ``view_dtype`` and its checks)."""
-    base = self._base if self._base is not None else self
-    if d.itemsize == self.dtype.itemsize:
-        return Tensor._make(self._a.view(d.np), self._st.view(d.np), d, base)
-    a = self._a
-    shape, off = list(a.shape), offset_of(self)
-    # an empty array's NumPy strides are 0; torch reports a fresh tensor's row-major strides
-    strides = list(contiguous_strides(shape) if a.size == 0 and a.flags.c_contiguous else strides_of(self))
-    what = (f"to view {dispatch.torch_name(self.dtype)} as {dispatch.torch_name(d)} (different "
-            f"element sizes)")
-    if not shape:
-        raise RuntimeError(f"self.dim() cannot be 0 {what}")
-    if self.dtype.itemsize > d.itemsize:
-        r = self.dtype.itemsize // d.itemsize
-        _view_dtype_unit_stride(strides, what)
-        shape[-1], strides, off = shape[-1] * r, [s * r for s in strides[:-1]] + [1], off * r
-    else:
-        r = d.itemsize // self.dtype.itemsize
-        if shape[-1] % r:
-            raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
-        if off % r:
-            raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {off}")
-        _view_dtype_unit_stride(strides, what)
-        for i, s in enumerate(strides[:-1]):
-            if s % r:
-                raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {s}")
-        shape[-1], strides, off = shape[-1] // r, [s // r for s in strides[:-1]] + [1], off // r
-    st = self._st
-    st = np.ndarray((st.nbytes // d.itemsize,), d.np, buffer=st) if st.flags.c_contiguous \
-        else st.view(d.np)
-    bstrides = tuple(s * d.itemsize for s in strides)
-    a = np.ndarray(tuple(shape), d.np, buffer=st, offset=min(off, st.size) * d.itemsize,
-                   strides=bstrides)
-    return Tensor._make(a, st, d, base)
-
-
-def _view_dtype_unit_stride(strides: list, what: str) -> None:
-    if strides[-1] != 1:
-        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        return _call(V.view_dtype_op, self, dtype=dtype if dtype is not None else shape[0])
+    return _call(V.view_op, self, shape=_ints(shape if size is None else (size,)))
 
 
 @tensor_method()
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    return _view_shape(self, other._a.shape)
+    return _call(V.view_op, self, shape=other._a.shape)
 
 
 def reshape(input: Tensor, shape) -> Tensor:
@@ -264,52 +143,18 @@ def reshape(input: Tensor, shape) -> Tensor:
     >>> jtorch.arange(6).reshape(2, 3).t().reshape(6)
     tensor([0, 3, 1, 4, 2, 5])
     """
-    a = input._a
-    shape = _infer(_ints((shape,) if isinstance(shape, int) else shape), a.size)
-    if a.flags.c_contiguous and a.size:
-        return _record(M.view_op, (input,), input._view(a.reshape(shape)), {"shape": a.shape})
-    st = compute_stride(input._a.shape, strides_of(input), shape)
-    if st is not None:
-        out = make_view(input, shape, st, offset_of(input))
-    else:
-        c = _contiguous_copy(input)
-        out = Tensor._make(c._a.reshape(shape), c._st, c.dtype)
-        return _record(M.view_op, (input,), out, {"shape": input._a.shape,
-                                                  "_name": "UnsafeViewBackward0"})
-    return _record(M.view_op, (input,), out, {"shape": input._a.shape})
+    return _call(V.view_op, input, shape=_ints((shape,) if isinstance(shape, int) else shape),
+                 reshape=True)
 
 
-Tensor.reshape = lambda self, *shape_args, shape=None: reshape(
-    self, _ints(shape_args if shape is None else (shape,)))
-Tensor.reshape_as = lambda self, other: reshape(self, other._a.shape)
-
-
-def _contiguous_copy(t: Tensor) -> Tensor:
-    out = dispatch.empty_tensor(t._a.shape, t.dtype)
-    K.copy_array(out._a, t._a)
-    return out
+Tensor.reshape = lambda self, *shape_args, shape=None: _call(
+    V.view_op, self, shape=_ints(shape_args if shape is None else (shape,)), reshape=True)
+Tensor.reshape_as = lambda self, other: _call(V.view_op, self, shape=other._a.shape, reshape=True)
 
 
 @tensor_method()
 def permute(input: Tensor, *dims) -> Tensor:
-    dims = _ints(dims, "dims")
-    nd = input._a.ndim
-    if len(dims) != nd:
-        raise RuntimeError(
-            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
-            "length of the desired ordering of dimensions i.e. input.dim() = "
-            f"{nd} is not equal to len(dims) = {len(dims)}"
-        )
-    dims = tuple(wrap_dim(d, nd) for d in dims)
-    if len(set(dims)) != nd:
-        raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return _permuted(input, dims)
-
-
-def _permuted(input: Tensor, dims: tuple, name: str | None = None) -> Tensor:
-    out = input._view(input._a.transpose(dims))
-    return _record(M.permute_op, (input,), out, {"dims": dims} if name is None else
-                   {"dims": dims, "_name": name})
+    return _call(V.permute_op, input, dims=_ints(dims, "dims"))
 
 
 Tensor.permute = lambda self, *dims_args, dims=None: permute(
@@ -318,13 +163,7 @@ Tensor.permute = lambda self, *dims_args, dims=None: permute(
 
 @tensor_method("transpose", "swapaxes", "swapdims")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    nd = input._a.ndim
-    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    if nd == 0:
-        return _permuted(input, ())
-    dims = list(range(nd))
-    dims[d0], dims[d1] = d1, d0
-    return _permuted(input, tuple(dims), "TransposeBackward0")
+    return _call(V.transpose_op, input, dim0=dim0, dim1=dim1)
 
 
 swapaxes = swapdims = transpose
@@ -332,148 +171,52 @@ swapaxes = swapdims = transpose
 
 @tensor_method()
 def t(input: Tensor) -> Tensor:
-    nd = input._a.ndim
-    if nd > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return _permuted(input, (1, 0) if nd == 2 else tuple(range(nd)), "TBackward0")
+    return _call(V.t_op, input)
 
 
 @tensor_method()
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    self._a = transpose(self, dim0, dim1)._a
-    return self
+    return _inplace_view(V.transpose__op, self, dim0=dim0, dim1=dim1)
 
 
 @tensor_method()
 def t_(self: Tensor) -> Tensor:
-    self._a = t(self)._a
-    return self
+    return _inplace_view(V.t__op, self)
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
-    shape, st = input._a.shape, strides_of(input)
-    nd = len(shape)
-    if dim is None:
-        keep = [i for i in range(nd) if shape[i] != 1]
-    else:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        wrapped = [wrap_dim(d, nd) for d in dims]
-        if len(set(wrapped)) != len(wrapped):
-            raise RuntimeError(_dup_message(wrapped))
-        drop = {d for d in wrapped if nd and shape[d] == 1}
-        keep = [i for i in range(nd) if i not in drop]
-    out = make_view(input, [shape[i] for i in keep], [st[i] for i in keep], offset_of(input))
-    nr = 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
-    return _record(M.view_op, (input,), out, {"shape": shape, "_name": f"SqueezeBackward{nr}"})
-
-
-def _dup_message(dims: list) -> str:
-    seen = set()
-    for d in dims:
-        if d in seen:
-            return f"dim {d} appears multiple times in the list of dims"
-        seen.add(d)
-    return ""
-
-
-def _unsqueezed(input: Tensor, d: int) -> Tensor:
-    """The size-1 view at (wrapped) ``d``, not recorded for autograd."""
-    shape, st = list(input._a.shape), list(strides_of(input))
-    new_st = 1 if d >= len(shape) else shape[d] * st[d]
-    shape.insert(d, 1)
-    st.insert(d, new_st)
-    return make_view(input, shape, st, offset_of(input))
+    return _call(V.squeeze_op, input, dim=dim)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    out = _unsqueezed(input, wrap_dim(dim, input._a.ndim + 1))
-    return _record(M.view_op, (input,), out, {"shape": input._a.shape,
-                                              "_name": "UnsqueezeBackward0"})
+    return _call(V.unsqueeze_op, input, dim=dim)
 
 
-Tensor.squeeze = lambda self, dim=None: squeeze(self, dim)
-Tensor.unsqueeze = lambda self, dim: unsqueeze(self, dim)
+Tensor.squeeze = lambda self, dim=None: _call(V.squeeze_op, self, dim=dim)
+Tensor.unsqueeze = lambda self, dim: _call(V.unsqueeze_op, self, dim=dim)
 
 
 @tensor_method()
 def squeeze_(self: Tensor, dim=None) -> Tensor:
-    self._a = squeeze(self, dim)._a
-    return self
+    return _inplace_view(V.squeeze__op, self, dim=dim)
 
 
 @tensor_method()
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
-    self._a = unsqueeze(self, dim)._a
-    return self
-
-
-def _type_string(d: _dt.dtype) -> str:
-    """torch's Tensor::toString(): legacy names, CPU<Name>Type for bool and complex."""
-    if d is _dt.bool or d.is_complex:
-        return f"CPU{dispatch.torch_name(d)}Type"
-    return f"torch.{d._legacy}"
-
-
-def _expand_geometry(t: Tensor, size: tuple) -> tuple:
-    shape, st = t._a.shape, strides_of(t)
-    nd, tnd = len(size), len(shape)
-    if nd < tnd:
-        raise RuntimeError(
-            f"expand({_type_string(t.dtype)}{{{list(shape)}}}, size={list(size)}): the number of "
-            f"sizes provided ({nd}) must be greater or equal to the number of dimensions in the "
-            f"tensor ({tnd})"
-        )
-    out_shape, out_st = [0] * nd, [0] * nd
-    if tnd == 0:  # a scalar expands with all strides 0
-        for i, n in enumerate(size):
-            if n < 0:
-                raise RuntimeError(f"The expanded size of the tensor ({n}) isn't allowed in a "
-                                   f"leading, non-existing dimension {i}")
-        return list(size), out_st
-    for i in range(nd - 1, -1, -1):
-        d = tnd - nd + i
-        if d >= 0:
-            n, s = shape[d], st[d]
-        else:
-            n = 1
-            s = out_shape[i + 1] * out_st[i + 1] if i + 1 < nd else 1
-        target = size[i]
-        if target == -1:
-            if d < 0:
-                raise RuntimeError(
-                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                    f"non-existing dimension {i}"
-                )
-            target = n
-        if n != target:
-            if n != 1:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({target}) must match the existing size "
-                    f"({n}) at non-singleton dimension {i}.  Target sizes: {list(size)}.  "
-                    f"Tensor sizes: {list(shape)}"
-                )
-            n, s = target, 0
-        if target < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {target}: "
-                               f"{list(size)}")
-        out_shape[i], out_st[i] = n, s
-    return out_shape, out_st
+    return _inplace_view(V.unsqueeze__op, self, dim=dim)
 
 
 @tensor_method()
 def expand(self: Tensor, *sizes, size=None) -> Tensor:
     """A broadcast view: size-1 dims (and new leading dims) get stride 0; -1 keeps a size."""
-    size = _ints(sizes if size is None else (size,))
-    shape, st = _expand_geometry(self, size)
-    out = make_view(self, shape, st, offset_of(self))
-    return _record(M.expand_op, (self,), out, {"size": tuple(shape)})
+    return _call(V.expand_op, self, size=_ints(sizes if size is None else (size,)))
 
 
-Tensor.expand_as = lambda self, other: expand(self, other._a.shape)
+Tensor.expand_as = lambda self, other: _call(V.expand_op, self, size=other._a.shape)
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
-    return expand(input, _ints((size,) if isinstance(size, int) else size))
+    return _call(V.expand_op, input, size=_ints((size,) if isinstance(size, int) else size))
 
 
 Tensor.broadcast_to = broadcast_to
@@ -482,8 +225,8 @@ Tensor.broadcast_to = broadcast_to
 def broadcast_tensors(*tensors) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
-    shape = broadcast_shapes(*[x._a.shape for x in tensors])
-    return tuple(expand(x, shape) for x in tensors)
+    shape = tuple(broadcast_shapes(*[x._a.shape for x in tensors]))
+    return tuple(_call(V.expand_op, x, size=shape) for x in tensors)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -496,7 +239,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s == e:
         return input
     shape = input._a.shape
-    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+    n = 1
+    for k in shape[s:e + 1]:
+        n *= k
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
 Tensor.flatten = lambda self, start_dim=0, end_dim=-1: flatten(self, start_dim, end_dim)
@@ -511,7 +257,10 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     n = shape[d] if shape else 1
     if sizes.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = math.prod(s for s in sizes if s != -1)
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
     if -1 in sizes:
         if known == 0 or n % known:
             raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
@@ -526,74 +275,26 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 Tensor.unflatten = lambda self, dim, sizes: unflatten(self, dim, sizes)
 
 
-def _slice(input: Tensor, dim: int, start: int, end: int, step: int = 1,
-           name: str | None = None) -> Tensor:
-    """input along ``dim`` from ``start`` to ``end`` (already clamped) by ``step``."""
-    shape, st = list(input._a.shape), list(strides_of(input))
-    off = offset_of(input) + start * st[dim]
-    shape[dim] = max(0, -(-(end - start) // step))
-    st[dim] *= step
-    out = make_view(input, shape, st, off)
-    kw = {"dim": dim, "start": start, "end": end, "step": step}
-    if name is not None:
-        kw["_name"] = name
-    return _record(M.slice_op, (input,), out, kw)
-
-
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     if input._a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, input._a.ndim)
-    n = input._a.shape[d]
-    start = start.__index__()
-    length = length.__index__()
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
-    if not -n <= start <= n:
-        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
-                         f"{start})")
-    if start < 0:
-        start += n
-    if start + length > n:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return _slice(input, d, start, start + length)
+    return _call(V.narrow_op, input, dim=dim, start=start.__index__(), length=length.__index__())
 
 
 Tensor.narrow = narrow
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
-    nd = input._a.ndim
-    if nd == 0:
+    if input._a.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, nd)
-    n = input._a.shape[d]
-    index = index.__index__()
-    if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input._a.shape)} at dimension {dim}")
-    if index < 0:
-        index += n
-    return _select(input, d, index)
-
-
-def _select(input: Tensor, d: int, index: int, name: str | None = None) -> Tensor:
-    shape, st = list(input._a.shape), list(strides_of(input))
-    off = offset_of(input) + index * st[d]
-    del shape[d], st[d]
-    out = make_view(input, shape, st, off)
-    return _record(M.select_op, (input,), out, {"dim": d, "index": index} if name is None else
-                   {"dim": d, "index": index, "_name": name})
+    return _call(V.select_op, input, dim=dim, index=index.__index__())
 
 
 Tensor.select = select
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
-    if input._a.ndim == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, input._a.ndim)
-    return tuple(_select(input, d, i, "UnbindBackward0") for i in range(input._a.shape[d]))
+    return _call(V.unbind_op, input, dim=dim)
 
 
 Tensor.unbind = unbind
@@ -601,35 +302,14 @@ Tensor.unbind = unbind
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes."""
+    if isinstance(split_size_or_sections, (list, tuple)):
+        if tensor._a.ndim == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        return _call(V.split_with_sizes_op, tensor,
+                     split_sizes=_ints(split_size_or_sections, "split_sizes"), dim=dim)
     if tensor._a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = wrap_dim(dim, tensor._a.ndim)
-    n = tensor._a.shape[d]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = _ints(split_size_or_sections, "split_sizes")
-        if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                               f"tensor's size at dimension {d}), but got split_sizes="
-                               f"{list(sizes)}")
-    else:
-        size = split_size_or_sections.__index__()
-        if size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
-                               f"{size}")
-        if size == 0:
-            if n != 0:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                                   f"dimension size of {n}")
-            sizes = (0,)
-        else:
-            sizes = (size,) * (n // size) + ((n % size,) if n % size or n == 0 else ())
-    name = "SplitWithSizesBackward0" if isinstance(split_size_or_sections, (list, tuple)) else \
-        "SplitBackward0"
-    out, start = [], 0
-    for s in sizes:
-        out.append(_slice(tensor, d, start, start + s, 1, name))
-        start += s
-    return tuple(out)
+    return _call(V.split_op, tensor, split_size=split_size_or_sections.__index__(), dim=dim)
 
 
 Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
@@ -637,28 +317,26 @@ Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(spli
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    if input._a.ndim == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = wrap_dim(dim, input._a.ndim)
-    n = input._a.shape[d]
-    if n == 0:
-        return tuple(_slice(input, d, 0, 0) for _ in range(chunks))
-    return split(input, -(-n // chunks), d)
+    return _call(V.chunk_op, input, chunks=chunks, dim=dim)
 
 
 Tensor.chunk = lambda self, chunks, dim=0: chunk(self, chunks, dim)
 
 
+def _slice(input: Tensor, d: int, start: int, end: int) -> Tensor:
+    return _call(V.slice_op, input, dim=d, start=start, end=end)
+
+
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    """Slices at the given indices, or ``sections`` near-equal slices (torch's composition of
+    ``slice``: one node per piece)."""
     if input._a.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
     d = wrap_dim(dim, input._a.ndim)
     n = input._a.shape[d]
     ios = indices_or_sections
-    if isinstance(ios, Tensor):
+    if isinstance(ios, Tensor):  # an argument given as a CPU tensor of ints
         ios = ios.item() if ios._a.ndim == 0 else ios.tolist()
     if isinstance(ios, (list, tuple)):
         bounds = [0] + [max(0, min(n, i + n if i < 0 else i)) for i in _ints(ios, "indices")]
@@ -705,6 +383,7 @@ Tensor.vsplit = vsplit
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:
+    """A permute that moves the ``source`` dims to ``destination`` (the rest keep their order)."""
     nd = input._a.ndim
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
@@ -717,45 +396,28 @@ def movedim(input: Tensor, source, destination) -> Tensor:
         raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
     if len(set(e)) != len(e):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if nd == 0:
+        return _call(V.permute_op, input, dims=())
     order = [-1] * nd
     for a, b in zip(s, e):
         order[b] = a
     rest = iter(d for d in range(nd) if d not in s)
     order = [next(rest) if o == -1 else o for o in order]
-    return _permuted(input, tuple(order))
+    return _call(V.permute_op, input, dims=tuple(order))
 
 
 moveaxis = movedim
 Tensor.movedim = Tensor.moveaxis = movedim
 
 
+def _strided_args(size, stride, storage_offset) -> dict:
+    return {"size": _ints(size if isinstance(size, (tuple, list)) else (size,)),
+            "stride": _ints(stride if isinstance(stride, (tuple, list)) else (stride,), "stride"),
+            "storage_offset": None if storage_offset is None else storage_offset.__index__()}
+
+
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
-    size = _ints(size if isinstance(size, (tuple, list)) else (size,))
-    stride = _ints(stride if isinstance(stride, (tuple, list)) else (stride,), "stride")
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
-                           f"strides: {list(stride)}")
-    for s in size:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-    off = offset_of(input) if storage_offset is None else storage_offset.__index__()
-    if off < 0:
-        raise RuntimeError(f"Tensor: invalid storage offset {off}")
-    need = 0 if 0 in size else off + 1 + sum((n - 1) * s for n, s in zip(size, stride))
-    isz = input.dtype.itemsize
-    if need > input._st.size:
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
-            f"itemsize {isz} requiring a storage size of {need * isz} are out of bounds for "
-            f"storage of size {input._st.size * isz}"
-        )
-    out = make_view(input, size, stride, off)
-    return _record(M.as_strided_op, (input,), out, {"size": size, "stride": stride,
-                                                     "storage_offset": off,
-                                                     "in_stride": strides_of(input),
-                                                     "in_offset": offset_of(input)})
+    return _call(V.as_strided_op, input, **_strided_args(size, stride, storage_offset))
 
 
 Tensor.as_strided = as_strided
@@ -763,32 +425,21 @@ Tensor.as_strided = as_strided
 
 @tensor_method()
 def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
-    self._a = as_strided(self, size, stride, storage_offset)._a
-    return self
+    return _inplace_view(V.as_strided__op, self, **_strided_args(size, stride, storage_offset))
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    nd = input._a.ndim
-    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    shape, st = list(input._a.shape), list(strides_of(input))
-    off = offset_of(input)
-    if offset >= 0:
-        n = max(min(shape[d1], shape[d2] - offset), 0)
-        delta = offset * st[d2]
-    else:
-        n = max(min(shape[d1] + offset, shape[d2]), 0)
-        delta = -offset * st[d1]
-    if n:
-        off += delta
-    diag_st = st[d1] + st[d2]
-    keep = [i for i in range(nd) if i not in (d1, d2)]
-    out = make_view(input, [shape[i] for i in keep] + [n], [st[i] for i in keep] + [diag_st], off)
-    return _record(M.diagonal_op, (input,), out, {"offset": offset, "dim1": d1, "dim2": d2})
+    return _call(V.diagonal_op, input, offset=offset, dim1=dim1, dim2=dim2)
 
 
 Tensor.diagonal = lambda self, offset=0, dim1=0, dim2=1: diagonal(self, offset, dim1, dim2)
+
+
+@tensor_method()
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of every ``size``-long slice along ``dimension`` taken ``step`` apart, the slices
+    in a new last dim."""
+    return _call(V.unfold_op, self, dimension=dimension, size=size, step=step)
 
 
 def atleast_1d(*tensors):
@@ -833,30 +484,6 @@ def _tensor_list(tensors, name: str) -> list:
     return list(tensors)
 
 
-def _copy_cast(dst: np.ndarray, dst_dtype: _dt.dtype, src: Tensor) -> None:
-    """dst[...] = src (same shape), converting the dtype with the registry's copy kernel."""
-    if src.dtype is dst_dtype:
-        K.copy_array(dst, src._a)
-    else:
-        from .pointwise import _COPY
-
-        dispatch.run_pointwise(_COPY, (src,), dst, dst_dtype)
-
-
-def _finish(out_arg, result: Tensor, name: str) -> Tensor:
-    """Write ``result`` into an ``out=`` tensor (resized as torch does)."""
-    if out_arg is None:
-        return result
-    if not _dt.can_cast(result.dtype, out_arg.dtype):
-        raise RuntimeError(f"{name}: result type {dispatch.torch_name(result.dtype)} can't be cast "
-                           f"to the desired output type {dispatch.torch_name(out_arg.dtype)}")
-    if out_arg._a.shape != result._a.shape:
-        dispatch.resize_out(out_arg, result._a.shape)
-    _copy_cast(out_arg._a, out_arg.dtype, result)
-    dispatch.bump_version(out_arg)
-    return out_arg
-
-
 def cat(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     """Concatenate along ``dim``, promoting dtypes; 1-D empty tensors are skipped (legacy).
 
@@ -864,51 +491,8 @@ def cat(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     tensor([1.0000, 2.0000, 3.5000])
     """
     tensors = _tensor_list(tensors, "cat")
-    return _concat(tensors, tensors, dim if axis is None else axis, out, M.cat_op)
-
-
-def _concat(tensors: list, inputs: list, dim: int, out, op) -> Tensor:
-    """cat's kernel; the autograd node is ``op`` over ``inputs`` (stack records the tensors
-    before their unsqueeze, as torch's StackBackward0 does)."""
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    d = tensors[0].dtype
-    for x in tensors[1:]:
-        d = _dt.promote_types(d, x.dtype)
-    if out is not None and not _dt.can_cast(d, out.dtype):
-        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
-                        f"{dispatch.torch_name(out.dtype)}")
-    for i, x in enumerate(tensors):
-        if x._a.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    parts = [(i, x) for i, x in enumerate(tensors) if not (x._a.ndim == 1 and x._a.shape[0] == 0)]
-    if not parts:
-        res = dispatch.empty_tensor((0,), d)
-        return _finish(out, res, "cat")
-    ref = parts[0][1]._a.shape
-    nd = len(ref)
-    axis = wrap_dim(dim, nd)
-    total = 0
-    for i, x in parts:
-        s = x._a.shape
-        if len(s) != nd:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
-        for k in range(nd):
-            if k != axis and s[k] != ref[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected "
-                                   f"size {ref[k]} but got size {s[k]} for tensor number {i} in the "
-                                   "list.")
-        total += s[axis]
-    shape = ref[:axis] + (total,) + ref[axis + 1:]
-    res = dispatch.empty_tensor(shape, d)
-    start = 0
-    for _, x in parts:
-        n = x._a.shape[axis]
-        if n and x._a.size:
-            dst = res._a[(slice(None),) * axis + (slice(start, start + n),)]
-            _copy_cast(dst, d, x)
-        start += n
-    _record(op, tuple(inputs), res, {"dim": axis})
+    res = _call(M.cat_op, *tensors, dim=dim if axis is None else axis,
+                out_dtype=None if out is None else out.dtype)
     return _finish(out, res, "cat")
 
 
@@ -917,16 +501,9 @@ concat = concatenate = cat
 
 def stack(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
-    dim = dim if axis is None else axis
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    s0 = tensors[0]._a.shape
-    for i, x in enumerate(tensors[1:], 1):
-        if x._a.shape != s0:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
-                               f"entry 0 and {list(x._a.shape)} at entry {i}")
-    d = wrap_dim(dim, len(s0) + 1)
-    return _concat([_unsqueezed(x, d) for x in tensors], tensors, d, out, M.stack_op)
+    res = _call(M.stack_op, *tensors, dim=dim if axis is None else axis,
+                out_dtype=None if out is None else out.dtype)
+    return _finish(out, res, "stack")
 
 
 def hstack(tensors, *, out=None) -> Tensor:
@@ -953,25 +530,7 @@ def column_stack(tensors, *, out=None) -> Tensor:
 
 def flip(input: Tensor, dims) -> Tensor:
     """A reversed copy along ``dims`` (a kernel reading with negative strides)."""
-    nd = input._a.ndim
-    dims = [dims] if isinstance(dims, int) else list(dims)
-    wrapped = [wrap_dim(d, nd) for d in dims]
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(_dup_message(wrapped))
-    from .creation import like
-
-    out = like(input, input.dtype)  # torch keeps a dense input's layout here
-    if out._a.size:
-        sb, ss = K.buffer(input._a)
-        db, ds = K.buffer(out._a)
-        shape = input._a.shape
-        soff = 0
-        ss = list(ss)
-        for d in set(wrapped) if shape else ():
-            soff += (shape[d] - 1) * ss[d]
-            ss[d] = -ss[d]
-        K.copy(shape, sb, soff, ss, db, 0, ds)
-    return _record(M.flip_op, (input,), out, {"dims": tuple(wrapped)})
+    return _call(M.flip_op, input, dims=(dims,) if isinstance(dims, int) else tuple(dims))
 
 
 Tensor.flip = lambda self, *dims_args, dims=None: flip(self, dims if dims is not None else (
@@ -997,37 +556,9 @@ Tensor.flipud = flipud
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Rotate along ``dims`` by ``shifts`` (flattened first when dims is None): block copies."""
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    if dims is None:
-        if len(shifts) != 1:
-            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        r = roll(reshape(input, (-1,)), shifts, 0)
-        out = Tensor._make(r._a.reshape(input._a.shape), r._st, r.dtype)
-        return _record(M.roll_op, (input,), out, {"shifts": shifts, "dims": None})
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    if len(shifts) != len(dims):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
-                           f"{len(dims)}")
-    nd = input._a.ndim
-    wdims = [wrap_dim(d, nd) for d in dims]
-    out = dispatch.empty_tensor(input._a.shape, input.dtype)
-    if out._a.size:
-        shape = input._a.shape
-        amount = [0] * nd
-        for d, s in zip(wdims, shifts):
-            amount[d] = (amount[d] + s) % shape[d] if shape[d] else 0
-        # Each rolled dim splits into two blocks: out[s:] = in[:n-s] and out[:s] = in[n-s:].
-        choices = []
-        for d in range(nd):
-            n, s = shape[d], amount[d]
-            if s == 0:
-                choices.append([(slice(None), slice(None))])
-            else:
-                choices.append([(slice(s, n), slice(0, n - s)), (slice(0, s), slice(n - s, n))])
-        for combo in itertools.product(*choices):
-            dst = out._a[tuple(c[0] for c in combo)]
-            src = input._a[tuple(c[1] for c in combo)]
-            K.copy_array(dst, src)
-    return _record(M.roll_op, (input,), out, {"shifts": shifts, "dims": tuple(wdims)})
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return _call(M.roll_op, input, shifts=shifts, dims=dims)
 
 
 Tensor.roll = lambda self, shifts, dims=None: roll(self, shifts, dims)
@@ -1039,30 +570,7 @@ def repeat(self: Tensor, *repeats_args, repeats=None) -> Tensor:
     repeats = repeats_args if repeats is None else (repeats,)
     if not repeats:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
-    reps = _ints(repeats, "repeats")
-    nd = self._a.ndim
-    if len(reps) < nd:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
-                           "dimensions of tensor")
-    shape = (1,) * (len(reps) - nd) + self._a.shape
-    out_shape = tuple(r * s for r, s in zip(reps, shape))
-    for n in out_shape:
-        if n < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
-                               f"{list(out_shape)}")
-    out = dispatch.empty_tensor(out_shape, self.dtype)
-    if out._a.size:
-        sb, ss = K.buffer(self._a)
-        ss = [0] * (len(reps) - nd) + list(ss)
-        db, _ = K.buffer(out._a)
-        ostr = contiguous_strides(out_shape)
-        it_shape, it_src, it_dst = [], [], []
-        for r, n, s, o in zip(reps, shape, ss, ostr):
-            it_shape += [r, n]
-            it_src += [0, s]
-            it_dst += [o * n, o]
-        K.copy(it_shape, sb, 0, it_src, db, 0, it_dst)
-    return _record(M.repeat_op, (self,), out, {"repeats": reps})
+    return _call(M.repeat_op, self, repeats=_ints(repeats, "repeats"))
 
 
 def tile(input: Tensor, dims) -> Tensor:
@@ -1077,66 +585,44 @@ Tensor.tile = lambda self, *dims_args, dims=None: tile(self, dims if dims is not
     dims_args[0] if len(dims_args) == 1 and not isinstance(dims_args[0], int) else dims_args))
 
 
-def _tri(input: Tensor, diagonal: int, upper: bool, out=None, inplace: bool = False) -> Tensor:
-    name = "triu" if upper else "tril"
-    if input._a.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    res = input if inplace else dispatch.empty_tensor(input._a.shape, input.dtype)
-    K.tri(K.raw(res._a), K.raw(input._a), diagonal.__index__(), upper)
-    if inplace:
-        dispatch.bump_version(res)
-        return res
-    _record(M.triu_op if upper else M.tril_op, (input,), res, {"diagonal": diagonal})
-    return _finish(out, res, name)
-
-
 def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """The lower triangle (j - i <= diagonal) of the last two dims; the rest is zero."""
-    return _tri(input, diagonal, False, out)
+    return _finish(out, _call(M.tril_op, input, diagonal=diagonal.__index__()), "tril")
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
-    return _tri(input, diagonal, True, out)
+    return _finish(out, _call(M.triu_op, input, diagonal=diagonal.__index__()), "triu")
+
+
+def _tri_(op, self: Tensor, diagonal) -> Tensor:
+    dispatch.check_inplace(self)
+    return _call(op, self, diagonal=diagonal.__index__())
 
 
 Tensor.tril = lambda self, diagonal=0: tril(self, diagonal)
 Tensor.triu = lambda self, diagonal=0: triu(self, diagonal)
-Tensor.tril_ = lambda self, diagonal=0: _tri(self, diagonal, False, inplace=True)
-Tensor.triu_ = lambda self, diagonal=0: _tri(self, diagonal, True, inplace=True)
+Tensor.tril_ = lambda self, diagonal=0: _tri_(M.tril__op, self, diagonal)
+Tensor.triu_ = lambda self, diagonal=0: _tri_(M.triu__op, self, diagonal)
 
 
 # -- compositions of the views and copies above (autograd follows their parts) ---------------
 
 
 def _clone(t: Tensor) -> Tensor:
-    """A contiguous copy that autograd sees (clone)."""
+    """A row-major copy that autograd sees (clone), as torch's diag, rot90(k=0) and
+    repeat_interleave make."""
     from .conversion import clone
 
-    return clone(t) if t._a.flags.c_contiguous else t.contiguous()
+    return clone(t, memory_format=_dt.contiguous_format)
 
 
 @tensor_method()
 def ravel(input: Tensor) -> Tensor:
-    """The elements as a 1-D tensor (a view when the layout allows, else a contiguous copy)."""
+    """The elements as a 1-D tensor: a view of a contiguous input, else a contiguous copy
+    (torch's ``contiguous().view(-1)``, also where a strided view would fit)."""
+    if not input.is_contiguous():
+        input = input.contiguous()
     return reshape(input, (-1,))
-
-
-@tensor_method()
-def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """A view of every ``size``-long slice along ``dimension`` taken ``step`` apart, the slices
-    in a new last dim."""
-    nd = self._a.ndim
-    d = wrap_dim(dimension, nd)
-    n = self._a.shape[d] if nd else 1
-    if size > n:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
-    if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
-    shape, st = list(self._a.shape), list(strides_of(self))
-    if not nd:
-        return as_strided(self, (size,), (1,), offset_of(self))
-    shape[d], st[d] = (n - size) // step + 1, st[d] * step
-    return as_strided(self, (*shape, size), (*st, strides_of(self)[d]), offset_of(self))
 
 
 @tensor_method()
@@ -1168,19 +654,20 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
     repeats, element i is repeated repeats[i] times. ``repeat_interleave(repeats)`` alone gives
     the indices 0..n-1 repeated that way."""
     if repeats is None:
-        return _repeat_indices(input)
+        return _repeat_indices(input, output_size)
     if dim is None:
         input, d = reshape(input, (-1,)), 0
     else:
+        if input._a.ndim == 0 and isinstance(repeats, Tensor):  # torch's input.size(dim)
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = wrap_dim(dim, input._a.ndim)
     if isinstance(repeats, Tensor) and repeats._a.ndim == 0:
         repeats = int(repeats.item())
     if not isinstance(repeats, Tensor):
         if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
-        shape = list(input._a.shape) or [1]
-        x = reshape(input, shape) if not input._a.ndim else input
-        x = expand(unsqueeze(x, d + 1), *shape[: d + 1], repeats, *shape[d + 1:])
+        shape = list(input._a.shape)  # a 0-d input with a dim: torch's unsqueeze error
+        x = expand(unsqueeze(input, d + 1), *shape[: d + 1], repeats, *shape[d + 1:])
         res = reshape(x, (*shape[:d], shape[d] * repeats, *shape[d + 1:]))
         return res if res._st is not input._st else _clone(res)  # always a new tensor
     n = input._a.shape[d] if input._a.ndim else 1
@@ -1189,19 +676,12 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
                            f"repeats.size(0) = {repeats._a.size} and input.size({d}) = {n}")
     from .indexing import index_select
 
-    return index_select(input, d, _repeat_indices(repeats))
+    return index_select(input, d, _repeat_indices(repeats, output_size))
 
 
-def _repeat_indices(repeats: Tensor) -> Tensor:
-    if repeats.dtype.category != 1:
-        raise NotImplementedError(
-            f'"repeat_interleave_cpu" not implemented for \'{dispatch.torch_name(repeats.dtype)}\'')
-    if repeats._a.ndim != 1:
-        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    r = repeats._a
-    if r.size and r.min() < 0:
-        raise RuntimeError("repeats can not be negative")
-    return Tensor._make(np.repeat(np.arange(r.size, dtype=np.int64), r))
+def _repeat_indices(repeats: Tensor, output_size=None) -> Tensor:
+    return _call(M.repeat_interleave_op, repeats,
+                 output_size=None if output_size is None else output_size.__index__())
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -1215,7 +695,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     m = input._a.shape[0] + abs(diagonal)
     from .creation import zeros
 
-    out = zeros(m, m, dtype=input.dtype)
+    out = zeros(m, m, dtype=input.dtype, device=input.device)
     globals()["diagonal"](out, diagonal).copy_(input)
     return out
 
@@ -1272,7 +752,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     rest = iter(input._a.shape[:-1])
     from .creation import zeros
 
-    out = zeros(*[n if i in (d1, d2) else next(rest) for i in range(nd)], dtype=input.dtype)
+    out = zeros(*[n if i in (d1, d2) else next(rest) for i in range(nd)], dtype=input.dtype,
+                device=input.device)
     diagonal(out, offset, d1, d2).copy_(input)
     return out
 
@@ -1314,7 +795,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
     dims = [t.dtype for t in tensors if t._a.ndim]
     zero_dims = [t.dtype for t in tensors if not t._a.ndim]
     d = _dt.result_dtype(dims, zero_dims, [])
-    out = zeros(sum(b._a.shape[0] for b in blocks), sum(b._a.shape[1] for b in blocks), dtype=d)
+    out = zeros(sum(b._a.shape[0] for b in blocks), sum(b._a.shape[1] for b in blocks), dtype=d,
+                device=tensors[0].device)
     r = c = 0
     for b in blocks:
         h, w = b._a.shape
@@ -1338,8 +820,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     from .creation import arange, empty
 
     if r == 0:
-        return empty(0, dtype=input.dtype)
-    idx = meshgrid(*[arange(input._a.shape[0])] * r, indexing="ij")
+        return empty(0, dtype=input.dtype, device=input.device)
+    idx = meshgrid(*[arange(input._a.shape[0], device=input.device)] * r, indexing="ij")
     mask = None
     for a, b in zip(idx, idx[1:]):
         ok = a <= b if with_replacement else a < b

@@ -1,6 +1,6 @@
 """``optim.Optimizer``: parameter groups, per-parameter state, state dicts and step hooks with
-torch's semantics. Subclasses write ``step`` as a loop over parameters that calls one compiled
-kernel per parameter (``jtorch/kernels/cpu/optim.py``).
+torch's semantics. Subclasses write ``step`` as a loop over parameters that calls one fused
+update op per parameter (``kernels/defs/optim.py``: its CPU kernel is one compiled loop).
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-import numpy as np
-
+from .. import dispatch
 from .. import dtypes as _dt
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..dispatch import bump_version
-from ..kernels.cpu import optim as _kernels
+from ..kernels.defs.optim import OPS as _OPS
 from ..nn.modules.module import RemovableHandle
+from ..ops.creation import tensor
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -74,15 +73,14 @@ def _scalar_dtype() -> _dt.dtype:
 
 
 def _step_tensor(value: float = 0.0) -> Tensor:
-    """The step counter torch keeps in state: a 0-d tensor of the default float dtype."""
-    return Tensor._make(np.array(value, dtype=_scalar_dtype().np))
+    """The step counter torch keeps in state: a 0-d CPU tensor of the default float dtype
+    (on the CPU whatever the parameters' device, as torch's non-capturable optimizers)."""
+    return tensor(value, dtype=_scalar_dtype(), device="cpu")
 
 
 def _incr_step(step: Tensor) -> float:
     """``step += 1`` in place; returns the new count as a float (torch's ``_get_value``)."""
-    step._a[()] += 1
-    bump_version(step)
-    return float(step._a)
+    return step.add_(1).item()
 
 
 def _zeros_like(p: Tensor) -> Tensor:
@@ -92,16 +90,9 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 
 def _update(name: str, tensors: tuple, scalars: tuple) -> None:
-    """One compiled update of a parameter and its state (``tensors`` = param, grad, state...;
-    None for buffers the options do not use); bumps the version of every tensor written."""
-    arrays = tuple(_EMPTY if t is None else t._a for t in tensors)
-    _kernels.run(name, arrays, scalars)
-    for i, t in enumerate(tensors):
-        if t is not None and i != 1:
-            bump_version(t)
-
-
-_EMPTY = np.empty(0)
+    """One fused update of a parameter and its state in place (``tensors`` = param, grad,
+    state...; None for buffers the options do not use): the ``_fused_<name>_`` op."""
+    dispatch.call(_OPS[name], *tensors, scalars=scalars)
 
 
 def _use_no_grad(step: Callable) -> Callable:

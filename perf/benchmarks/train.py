@@ -132,3 +132,26 @@ def mlp(batch: int) -> Case:
 def lenet(batch: int) -> Case:
     return _isolated("lenet_step", batch, kind="other", compile=True,
                      note="examples/demo.py LeNet, Adam; each runtime in its own process")
+
+
+@register("train/lenet_demo_meta", full=(64,), quick=(64,), label="b{}")
+def lenet_meta(batch: int) -> Case:
+    """The demo CNN's forward and backward on meta tensors: shapes only, no kernel (the cost
+    of the meta rules and the autograd bookkeeping; the compiler traces this way)."""
+
+    def make(rt):
+        if rt.name == "numpy" or rt.compile:
+            raise Skip("meta tensors: eager jtorch and torch only")
+        lib = rt.lib
+        with lib.device("meta"):
+            model = demo_lenet(lib)()
+        x = lib.empty(batch, 1, 8, 8, device="meta")
+        y = lib.empty(batch, dtype=lib.int64, device="meta")
+
+        def step():
+            model.zero_grad(set_to_none=True)
+            lib.nn.functional.cross_entropy(model(x), y).backward()
+
+        return step
+
+    return Case(make, kind="latency")

@@ -87,6 +87,26 @@ SAMPLES = {
     "as_strided": (lambda x: x.as_strided((2, 2), (1, 2), 1), [_r(2, 3)]),
     "index": (lambda x: x[_IDX], [_r(3, 2)]),
     "cat": (lambda x, y: jtorch.cat([x, y], 1), [_r(2, 3), _r(2, 2)]),
+    "_to_copy": (lambda x: x.to(jtorch.float64, copy=True), [_r(2, 3)]),
+    "clone": (lambda x: x.t().clone(), [_r(2, 3)]),
+    "t": (lambda x: x.t() * 1, [_r(2, 3)]),
+    "t_": (lambda x: x.clone().t_(), [_r(2, 3)]),
+    "transpose": (lambda x: x.transpose(0, 2) * 1, [_r(2, 3, 2)]),
+    "transpose_": (lambda x: x.clone().transpose_(0, 1), [_r(2, 3)]),
+    "squeeze": (lambda x: x.squeeze(1) * 1, [_r(2, 1, 3)]),
+    "squeeze_": (lambda x: x.clone().squeeze_(1), [_r(2, 1, 3)]),
+    "unsqueeze": (lambda x: x.unsqueeze(1) * 1, [_r(2, 3)]),
+    "unsqueeze_": (lambda x: x.clone().unsqueeze_(0), [_r(2, 3)]),
+    "as_strided_": (lambda x: x.clone().as_strided_((2, 2), (1, 2)), [_r(2, 3)]),
+    "narrow": (lambda x: x.narrow(1, 1, 2) * 1, [_r(2, 3)]),
+    "split": (lambda x: x.split(2, 1)[1] * 2 + x.split(2, 1)[0].sum(), [_r(2, 3)]),
+    "split_with_sizes": (lambda x: jtorch.cat([p * (i + 1) for i, p in
+                                               enumerate(x.split([1, 2], 1))], 1), [_r(2, 3)]),
+    "chunk": (lambda x: x.chunk(2, 1)[0] * 1, [_r(2, 4)]),
+    "unbind": (lambda x: x.unbind(1)[2] * 3, [_r(2, 3)]),
+    "unfold": (lambda x: x.unfold(1, 2, 1) * 1, [_r(2, 4)]),
+    "tril_": (lambda x: x.clone().tril_(), [_r(3, 3)]),
+    "triu_": (lambda x: x.clone().triu_(1), [_r(3, 3)]),
     "stack": (lambda x, y: jtorch.stack([x, y], 1), [_r(2, 3), _r(2, 3, seed=1)]),
     "flip": (lambda x: x.flip(1), [_r(2, 3)]),
     "roll": (lambda x: x.roll(1, 1), [_r(2, 3)]),
@@ -146,6 +166,9 @@ SAMPLES = {
     "nll_loss": (lambda x: F.nll_loss(x, jtorch.tensor([1, 0, -100, 2]),
                                       jtorch.tensor([0.5, 2.0, 1.5], dtype=jtorch.float64)),
                  [_r(4, 3)]),
+    "nll_loss2d": (lambda x: F.nll_loss(x, jtorch.tensor([[1, 0], [-100, 2]]),
+                                        jtorch.tensor([0.5, 2.0, 1.5], dtype=jtorch.float64)),
+                   [_r(2, 3, 2)]),
     "binary_cross_entropy": (
         lambda x: F.binary_cross_entropy(x, jtorch.tensor([[0.0, 1.0, 0.3], [1.0, 0.0, 0.5]],
                                                           dtype=jtorch.float64)),
@@ -153,7 +176,7 @@ SAMPLES = {
 }
 # backward kernels: checked by gradgradcheck of their forward op
 VIA_DOUBLE_BACKWARD = {
-    "nll_loss_backward": "nll_loss",
+    "nll_loss_backward": "nll_loss", "nll_loss2d_backward": "nll_loss2d",
     "convolution_backward_weight": "convolution", "avg_pool2d_backward": "avg_pool2d",
     "avg_pool3d_backward": "avg_pool3d", "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",
     "adaptive_avg_pool3d_backward": "adaptive_avg_pool3d",
@@ -165,6 +188,7 @@ VIA_DOUBLE_BACKWARD = {
 }
 # differentiable OpDefs without a rule of their own, and why
 EXEMPT = {
+    "normal": "tensor-parameter normal(): zero gradients, as torch (NormalBackward1/2/3)",
     "aminmax": "recorded as amax/amin nodes",
     "complex": "complex-valued gradients are not supported yet",
     "grid_sampler_2d_backward": "no double backward for grid_sample yet",

@@ -10,24 +10,10 @@ import torch
 
 import jtorch
 
+from helpers import raises_like, same
+
 F32, F64, I64 = (jtorch.float32, torch.float32), (jtorch.float64, torch.float64), \
     (jtorch.int64, torch.int64)
-
-
-def same(j, t):
-    """Same dtype, shape and values (nan-aware, exact)."""
-    assert str(j.dtype) == str(t.dtype), (j.dtype, t.dtype)
-    assert tuple(j.shape) == tuple(t.shape)
-    np.testing.assert_array_equal(j.numpy(), t.numpy())
-
-
-def raises_like(jfn, tfn):
-    """jtorch raises the same exception type and message as torch."""
-    with pytest.raises(Exception) as te:
-        tfn()
-    with pytest.raises(type(te.value)) as je:
-        jfn()
-    assert str(je.value) == str(te.value).split("\n")[0]
 
 
 # -- arange ----------------------------------------------------------------------------------

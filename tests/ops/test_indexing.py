@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 import jtorch
 
+from helpers import pair, raises_as, same, same_call
+
 DTYPES = ["float32", "float64", "int64", "bool"]
+
+# torch warns about some of the indices tried here (non-tuple sequences, uint8 masks).
+pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 def _data(shape, dtype, seed=0):
@@ -19,10 +24,6 @@ def _data(shape, dtype, seed=0):
     if dtype == "bool":
         return np.asarray(rng.random(shape) > 0.5)
     return np.asarray(rng.integers(-9, 10, size=shape).astype(dtype))
-
-
-def _pair(arr):
-    return jtorch.from_numpy(arr.copy()), torch.from_numpy(arr.copy())
 
 
 def _conv(lib, obj):
@@ -34,49 +35,14 @@ def _conv(lib, obj):
     return obj
 
 
-def _check(j, t, strides=False):
-    if isinstance(t, (tuple, list)):
-        assert len(j) == len(t)
-        for a, b in zip(j, t):
-            _check(a, b, strides)
-        return
-    assert tuple(j.shape) == tuple(t.shape)
-    assert j.dtype.name == str(t.dtype).replace("torch.", "")
-    np.testing.assert_array_equal(j.numpy(), t.numpy())
-    if strides:
-        assert j.stride() == t.stride()
-        if t.numel():
-            assert j.storage_offset() == t.storage_offset()
-
-
 def _raises_same(fn_j, fn_t):
+    """True when torch's call raises, after checking that jtorch's raises alike."""
     try:
         fn_t()
-    except Exception as e:  # noqa: BLE001
-        with pytest.raises(type(e)) as info:
-            fn_j()
-        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
+    except Exception as e:  # noqa: BLE001 - the oracle decides what is an error
+        raises_as(e, fn_j)
         return True
     return False
-
-
-def same(fn, *arrays, strides=False):
-    js, ts = zip(*[_pair(a) for a in arrays])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tr = fn(torch, *ts)
-        except Exception as e:  # noqa: BLE001
-            with pytest.raises(type(e)) as info:
-                fn(jtorch, *js)
-            assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
-            return None
-        jr = fn(jtorch, *js)
-    _check(jr, tr, strides)
-    # In-place ops: the inputs must have changed the same way.
-    for j, t in zip(js, ts):
-        np.testing.assert_array_equal(j.numpy(), t.numpy())
-    return jr, tr
 
 
 # -- __getitem__ ----------------------------------------------------------------------------
@@ -114,18 +80,18 @@ def _getitem(lib, x, index):
 @pytest.mark.parametrize("index", GET_CASES, ids=repr)
 def test_getitem_matches_torch(index, dtype):
     arr = _data((2, 3, 4), dtype)
-    j, t = _pair(arr)
+    j, t = pair(arr)
     if _raises_same(lambda: _getitem(jtorch, j, index), lambda: _getitem(torch, t, index)):
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tr, jr = _getitem(torch, t, index), _getitem(jtorch, j, index)
-    _check(jr, tr)
+    same(jr, tr)
     if not tr.numel():
         return
     if tr.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
         # Basic indexing: a view with torch's strides and offset.
-        _check(jr, tr, strides=True)
+        same(jr, tr, strides=True)
         assert jr._base is j
     else:
         assert jr._base is None and not np.shares_memory(jr.numpy(), j.numpy())
@@ -136,21 +102,21 @@ def test_getitem_matches_torch(index, dtype):
                                    ("t", [1, 0]), (0, slice(None, None, 2))], ids=repr)
 def test_getitem_on_non_contiguous_and_empty(index):
     arr = _data((4, 3), "float64")
-    same(lambda m, x: _getitem(m, x.t(), index), arr)
-    same(lambda m, x: _getitem(m, x[:, 1:2].expand(4, 5), (slice(None), 1)), arr)
+    same_call(lambda m, x: _getitem(m, x.t(), index), arr)
+    same_call(lambda m, x: _getitem(m, x[:, 1:2].expand(4, 5), (slice(None), 1)), arr)
     empty = np.zeros((0, 3), np.float32)
-    same(lambda m, x: x[:, _conv(m, ("t", [0, 2]))], empty)
-    same(lambda m, x: x[_conv(m, ("t", [0]))], empty)
-    same(lambda m, x: x[1:3][0], _data((4, 0), "int64"))
+    same_call(lambda m, x: x[:, _conv(m, ("t", [0, 2]))], empty)
+    same_call(lambda m, x: x[_conv(m, ("t", [0]))], empty)
+    same_call(lambda m, x: x[1:3][0], _data((4, 0), "int64"))
 
 
 def test_list_of_sequences_is_a_tuple_with_torch_warning():
-    j, t = _pair(_data((2, 3), "float32"))
+    j, t = pair(_data((2, 3), "float32"))
     with pytest.warns(UserWarning, match="non-tuple sequence"):
         jr = j[[[0, 1], [2, 0]]]
     with pytest.warns(UserWarning, match="non-tuple sequence"):
         tr = t[[[0, 1], [2, 0]]]
-    _check(jr, tr)
+    same(jr, tr)
 
 
 ADV_LAYOUT_CASES = [
@@ -170,17 +136,17 @@ ADV_LAYOUT_CASES = [
 @pytest.mark.parametrize("case", range(len(ADV_LAYOUT_CASES)))
 def test_advanced_index_result_layout_follows_torch(case):
     """torch's index kernel lays its result out like its operands (TensorIterator order)."""
-    same(ADV_LAYOUT_CASES[case], _data((2, 3, 4), "float32"), strides=True)
+    same_call(ADV_LAYOUT_CASES[case], _data((2, 3, 4), "float32"), strides=True)
 
 
 def test_getitem_on_0d():
     arr = np.asarray(np.float32(3.5))
     for index in [(), Ellipsis, None, True, False, (None, None), 0]:
-        same(lambda m, x, index=index: x[index], arr)
+        same_call(lambda m, x, index=index: x[index], arr)
 
 
 def test_basic_index_view_writes_reach_base():
-    j, t = _pair(_data((3, 4), "float32"))
+    j, t = pair(_data((3, 4), "float32"))
     jv, tv = j[1:, None, ::2], t[1:, None, ::2]
     jv.fill_(5)
     tv.fill_(5)
@@ -218,11 +184,11 @@ def basic_indices(draw):
 def test_random_basic_indexing_matches_torch(case):
     shape, index = case
     arr = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-    j, t = _pair(arr)
+    j, t = pair(arr)
     if _raises_same(lambda: j[index], lambda: t[index]):
         return
     jr, tr = j[index], t[index]
-    _check(jr, tr, strides=True)
+    same(jr, tr, strides=True)
     assert jr.is_contiguous() == tr.is_contiguous()
     # The same index on the left of an assignment writes through the view.
     j[index] = -1.0
@@ -259,20 +225,20 @@ def _setitem(lib, x, index, value):
 @pytest.mark.parametrize("index,value", SET_CASES, ids=repr)
 def test_setitem_matches_torch(index, value, dtype):
     arr = _data((2, 3, 4), dtype)
-    res = same(lambda m, x: _setitem(m, x, index, value), arr)
+    res = same_call(lambda m, x: _setitem(m, x, index, value), arr)
     if res is not None:
         assert res[0]._version > 0
 
 
 def test_setitem_non_contiguous_target_and_dtype_casts():
     arr = _data((3, 4), "float64")
-    same(lambda m, x: _setitem(m, x.t(), (slice(None), 1), ("t", [1.0, 2.0, 3.0])), arr)
-    same(lambda m, x: _setitem(m, x.t(), (("t", [0, 3]),), 5), arr)
+    same_call(lambda m, x: _setitem(m, x.t(), (slice(None), 1), ("t", [1.0, 2.0, 3.0])), arr)
+    same_call(lambda m, x: _setitem(m, x.t(), (("t", [0, 3]),), 5), arr)
     # value of another dtype is cast; float scalars into ints truncate
-    same(lambda m, x: _setitem(m, x.long(), 0, 2.7), arr)
-    same(lambda m, x: _setitem(m, x, 0, m.tensor([1, 2, 3, 4])), arr)
-    same(lambda m, x: _setitem(m, x.bool(), ("t", [0, 2]), 0), arr)
-    same(lambda m, x: _setitem(m, x.half(), ("t", [0, 2]), 1.5), arr)
+    same_call(lambda m, x: _setitem(m, x.long(), 0, 2.7), arr)
+    same_call(lambda m, x: _setitem(m, x, 0, m.tensor([1, 2, 3, 4])), arr)
+    same_call(lambda m, x: _setitem(m, x.bool(), ("t", [0, 2]), 0), arr)
+    same_call(lambda m, x: _setitem(m, x.half(), ("t", [0, 2]), 1.5), arr)
 
 
 def test_setitem_overlap():
@@ -295,7 +261,7 @@ def test_setitem_overlap():
         return x
 
     for fn in (partial, full, strided, advanced):
-        same(fn, arr)
+        same_call(fn, arr)
 
 
 def test_index_put():
@@ -306,23 +272,23 @@ def test_index_put():
         return lambda m, x: x.index_put_((_conv(m, idx),), _conv(m, ("t", [1.0, 2.0, 3.0])
                                                                  ).view(3, 1), accumulate=acc)
 
-    same(put(False), arr)
-    same(put(True), arr)
-    same(lambda m, x: m.index_put(x, (_conv(m, ("t", [0, 0])), _conv(m, ("t", [1, 1]))),
+    same_call(put(False), arr)
+    same_call(put(True), arr)
+    same_call(lambda m, x: m.index_put(x, (_conv(m, ("t", [0, 0])), _conv(m, ("t", [1, 1]))),
                                   m.tensor(1.0, dtype=m.float64), True), arr)
-    same(lambda m, x: x.index_put_([_conv(m, ("t", 1))], m.tensor(5.0, dtype=m.float64)), arr)
-    same(lambda m, x: x.half().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.half),
+    same_call(lambda m, x: x.index_put_([_conv(m, ("t", 1))], m.tensor(5.0, dtype=m.float64)), arr)
+    same_call(lambda m, x: x.half().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.half),
                                           accumulate=True), arr)
-    same(lambda m, x: x.long().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.long),
+    same_call(lambda m, x: x.long().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.long),
                                           accumulate=True), arr)
-    same(lambda m, x: x.bool().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.bool),
+    same_call(lambda m, x: x.bool().index_put_((_conv(m, ("t", [1, 1])),), m.ones(4, dtype=m.bool),
                                           accumulate=True), arr)
     # errors
-    same(lambda m, x: x.index_put_((_conv(m, ("t", [5])),), m.tensor(1.0, dtype=m.float64)), arr)
-    same(lambda m, x: x.index_put_((_conv(m, ("t", [1])),), m.tensor([1.0, 2.0])), arr)
-    same(lambda m, x: x.index_put_((_conv(m, ("t", [1])),), 1.0), arr)
-    same(lambda m, x: x.index_put_((None, _conv(m, ("t", [1]))), m.tensor(1.0, dtype=m.float64)),
-         arr)
+    same_call(lambda m, x: x.index_put_((_conv(m, ("t", [5])),), m.tensor(1.0, dtype=m.float64)), arr)
+    same_call(lambda m, x: x.index_put_((_conv(m, ("t", [1])),), m.tensor([1.0, 2.0])), arr)
+    same_call(lambda m, x: x.index_put_((_conv(m, ("t", [1])),), 1.0), arr)
+    same_call(lambda m, x: x.index_put_((None, _conv(m, ("t", [1]))), m.tensor(1.0, dtype=m.float64)),
+              arr)
 
 
 # -- gather / scatter family ----------------------------------------------------------------
@@ -372,7 +338,7 @@ GATHER_CASES = [
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", range(len(GATHER_CASES)))
 def test_gather_family_matches_torch(case, dtype):
-    same(GATHER_CASES[case], _data((2, 4), dtype))
+    same_call(GATHER_CASES[case], _data((2, 4), dtype))
 
 
 SCATTER_CASES = [
@@ -419,7 +385,7 @@ SCATTER_CASES = [
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", range(len(SCATTER_CASES)))
 def test_scatter_family_matches_torch(case, dtype):
-    same(SCATTER_CASES[case], _data((2, 4), dtype))
+    same_call(SCATTER_CASES[case], _data((2, 4), dtype))
 
 
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
@@ -433,24 +399,24 @@ def test_scatter_reduce_matches_torch(reduce, include_self, dtype):
         0, jtorch.from_numpy(idx), jtorch.from_numpy(src), reduce, include_self=include_self)
     tr = torch.from_numpy(arr.copy()).scatter_reduce(
         0, torch.from_numpy(idx), torch.from_numpy(src), reduce, include_self=include_self)
-    _check(jr, tr)
+    same(jr, tr)
 
 
 def test_scatter_reduce_nan_and_errors():
     arr = np.array([1.0, np.nan, 3.0], np.float32)
     src = np.array([np.nan, 5.0, 0.0, 7.0], np.float32)
     for reduce in ("amax", "amin", "sum"):
-        same(lambda m, x, s, r=reduce: x.scatter_reduce(0, _i(m, [0, 1, 2, 2]), s, r), arr, src)
-    same(lambda m, x, s: x.scatter_reduce(0, _i(m, [0]), s, "foo"), arr, src)
+        same_call(lambda m, x, s, r=reduce: x.scatter_reduce(0, _i(m, [0, 1, 2, 2]), s, r), arr, src)
+    same_call(lambda m, x, s: x.scatter_reduce(0, _i(m, [0]), s, "foo"), arr, src)
 
 
 def test_half_scatter_arithmetic_and_complex_copy():
     arr = _data((2, 4), "float16")
     for fn in SCATTER_CASES[11:13] + SCATTER_CASES[18:20]:
-        same(fn, arr)
+        same_call(fn, arr)
     c = _data((2, 4), "complex128")
-    same(SCATTER_CASES[0], c)
-    same(GATHER_CASES[0], c)
+    same_call(SCATTER_CASES[0], c)
+    same_call(GATHER_CASES[0], c)
 
 
 # -- masked ops -----------------------------------------------------------------------------
@@ -484,13 +450,13 @@ MASKED_CASES = [
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", range(len(MASKED_CASES)))
 def test_masked_ops_match_torch(case, dtype):
-    same(MASKED_CASES[case], _data((2, 4), dtype), MASK)
+    same_call(MASKED_CASES[case], _data((2, 4), dtype), MASK)
 
 
 def test_masked_fill_value_casts():
     for dtype, value in [("int64", 2.7), ("uint8", -1), ("bool", 0.5), ("float16", 1e-3)]:
-        same(lambda m, x, k, v=value: x.masked_fill(k, v), _data((2, 4), dtype), MASK)
-        same(lambda m, x, k, v=value: x.masked_fill(k, m.tensor(v)), _data((2, 4), dtype), MASK)
+        same_call(lambda m, x, k, v=value: x.masked_fill(k, v), _data((2, 4), dtype), MASK)
+        same_call(lambda m, x, k, v=value: x.masked_fill(k, m.tensor(v)), _data((2, 4), dtype), MASK)
 
 
 # -- nonzero --------------------------------------------------------------------------------
@@ -505,12 +471,12 @@ NONZERO_INPUTS = [
 @pytest.mark.parametrize("k", range(len(NONZERO_INPUTS)))
 def test_nonzero_matches_torch(k):
     arr = NONZERO_INPUTS[k]
-    jr, tr = same(lambda m, x: x.nonzero(), arr)
+    jr, tr = same_call(lambda m, x: x.nonzero(), arr)
     assert jr.stride() == tr.stride() or tr.numel() == 0
-    same(lambda m, x: m.nonzero(x, as_tuple=True), arr)
-    same(lambda m, x: m.argwhere(x), arr)
-    same(lambda m, x: x.t().nonzero() if x.dim() == 2 else x.nonzero(), arr)
-    same(lambda m, x: m.where(x != 0) if x.dim() else (m.zeros(0),), arr)
+    same_call(lambda m, x: m.nonzero(x, as_tuple=True), arr)
+    same_call(lambda m, x: m.argwhere(x), arr)
+    same_call(lambda m, x: x.t().nonzero() if x.dim() == 2 else x.nonzero(), arr)
+    same_call(lambda m, x: m.where(x != 0) if x.dim() else (m.zeros(0),), arr)
 
 
 # -- parallel variants and bounds inside kernels --------------------------------------------
@@ -534,7 +500,7 @@ def test_parallel_index_kernels_match_torch(monkeypatch):
         lambda m, x: _setitem(m, x, ("t", [9, 0]), 1.0),
     ]
     for fn in cases:
-        same(fn, arr)
+        same_call(fn, arr)
 
 
 def test_index_errors_do_not_modify_or_crash():
@@ -588,15 +554,15 @@ EDGE_CASES = [
 @pytest.mark.parametrize("case", range(len(EDGE_CASES)))
 def test_0d_and_empty_operands(case, dtype):
     shape, fn = EDGE_CASES[case]
-    same(fn, _data(shape, dtype))
+    same_call(fn, _data(shape, dtype))
 
 
 def test_put_matches_torch():
     arr = _data((2, 3), "float64")
-    same(lambda m, x: x.put_(_i(m, [0, 5, -1]), m.tensor([1.0, 2.0, 3.0], dtype=m.float64)), arr)
-    same(lambda m, x: x.t().put_(_i(m, [0, 1]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
-    same(lambda m, x: x.put(_i(m, [0, 0]), m.tensor([1.0, 2.0], dtype=m.float64), True), arr)
-    same(lambda m, x: x.put_(_i(m, [0, 6]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
+    same_call(lambda m, x: x.put_(_i(m, [0, 5, -1]), m.tensor([1.0, 2.0, 3.0], dtype=m.float64)), arr)
+    same_call(lambda m, x: x.t().put_(_i(m, [0, 1]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
+    same_call(lambda m, x: x.put(_i(m, [0, 0]), m.tensor([1.0, 2.0], dtype=m.float64), True), arr)
+    same_call(lambda m, x: x.put_(_i(m, [0, 6]), m.tensor([1.0, 2.0], dtype=m.float64)), arr)
 
 
 OUT_OF_PLACE_LAYOUT = [
@@ -615,5 +581,5 @@ OUT_OF_PLACE_LAYOUT = [
 
 @pytest.mark.parametrize("case", range(len(OUT_OF_PLACE_LAYOUT)))
 def test_out_of_place_results_have_torchs_layout(case):
-    same(lambda m, x: OUT_OF_PLACE_LAYOUT[case](m, x.transpose(0, 2)),
-         _data((2, 3, 4), "float32"), strides=True)
+    same_call(lambda m, x: OUT_OF_PLACE_LAYOUT[case](m, x.transpose(0, 2)),
+              _data((2, 3, 4), "float32"), strides=True)

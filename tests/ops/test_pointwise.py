@@ -9,6 +9,7 @@ activations and their options, float16, and the parallel path above the grain si
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -17,6 +18,9 @@ import torch.nn.functional as TF
 
 import jtorch
 import jtorch.nn.functional as JF
+
+import helpers
+from helpers import ATOL32, RTOL32
 
 
 def _both(arr, view=None):
@@ -27,31 +31,12 @@ def _both(arr, view=None):
     return j, t
 
 
-def assert_same(j, t, rtol=1e-6, atol=1e-6):
-    assert isinstance(j, jtorch.Tensor), type(j)
-    assert str(j.dtype) == str(t.dtype), (j.dtype, t.dtype)
-    assert tuple(j.shape) == tuple(t.shape), (tuple(j.shape), tuple(t.shape))
-    jn, tn = j.numpy(), t.numpy()
-    if tn.dtype.kind in "fc":
-        np.testing.assert_allclose(jn.astype(np.float64), tn.astype(np.float64), rtol=rtol, atol=atol,
-                                   equal_nan=True)
-    else:
-        np.testing.assert_array_equal(jn, tn)
-
-
-def same_call(fn, *arrays, rtol=1e-6, atol=1e-6):
-    """fn(module, *tensors) on jtorch and torch: same result, or the same error."""
-    pairs = [_both(a) for a in arrays]
-    try:
-        expected = fn(torch, *[p[1] for p in pairs])
-    except Exception as e:  # noqa: BLE001 - the oracle decides what is an error
-        with pytest.raises(type(e)) as info:
-            fn(jtorch, *[p[0] for p in pairs])
-        assert str(info.value) == str(e)
-        return None
-    got = fn(jtorch, *[p[0] for p in pairs])
-    assert_same(got, expected, rtol, atol)
-    return got
+# Results compare within 1e-6 (one formula, rounded alike up to a few ulp); float32 math that
+# torch itself rounds differently by path and thread count (transcendentals on long inputs) is
+# held to the exact result instead, within float32's accuracy (helpers.RTOL32, ATOL32).
+same = partial(helpers.same, rtol=1e-6, atol=1e-6)
+same_call = partial(helpers.same_call, rtol=1e-6, atol=1e-6)
+EXACT32 = {"exact": True, "rtol": RTOL32, "atol": ATOL32}
 
 
 # -- integer arithmetic on every integer width -------------------------------------------------
@@ -104,9 +89,9 @@ def test_integer_division_of_int_min_by_minus_one_wraps(dtype):
     # torch wraps floor division to INT_MIN and gives 0 for the remainders (its trunc division
     # traps on this input, so jtorch follows floor division there too).
     tx, ty = torch.tensor([lo, lo], dtype=getattr(torch, dtype)), torch.tensor([-1, -1], dtype=getattr(torch, dtype))
-    assert_same(jtorch.floor_divide(x, y), torch.floor_divide(tx, ty))
-    assert_same(jtorch.remainder(x, y), torch.remainder(tx, ty))
-    assert_same(jtorch.fmod(x, y), torch.fmod(tx, ty))
+    same(jtorch.floor_divide(x, y), torch.floor_divide(tx, ty))
+    same(jtorch.remainder(x, y), torch.remainder(tx, ty))
+    same(jtorch.fmod(x, y), torch.fmod(tx, ty))
     assert jtorch.div(x, y, rounding_mode="trunc").tolist() == [lo, lo]
 
 
@@ -275,10 +260,10 @@ def test_unary_out_and_inplace_variants():
     jo, to = jtorch.empty(0), torch.empty(0)
     assert jtorch.exp(j, out=jo) is jo
     torch.exp(t, out=to)
-    assert_same(jo, to)
+    same(jo, to)
     r = j.sqrt_()
     assert r is j
-    assert_same(j, t.sqrt_())
+    same(j, t.sqrt_())
     same_call(lambda m, x: m.sin_(x), v)
     same_call(lambda m, x: m.abs(x, out=m.empty(3, dtype=m.float64)), np.array([-1.5, 2.0, -0.0], np.float32))
     same_call(lambda m, x: m.neg(x, out=m.empty(3, dtype=m.int64)), v)
@@ -317,18 +302,21 @@ def test_float16_inputs_compute_like_torch():
 
 
 def test_large_inputs_use_the_parallel_loops(monkeypatch):
+    """Long float32 inputs: exp, sin and gelu held to the exact result. torch's own float32
+    gelu is no oracle here: near x = -3.5 it is 3e-4 (relative) off on one machine and 1.3e-3
+    on another, and which elements take its vector path depends on its thread count."""
     monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 32768)
     n = 40_000  # above GRAIN_SIZE
     a = np.linspace(-5, 5, n, dtype=np.float32)
-    same_call(lambda m, x: m.exp(x) + x, a)
+    same_call(lambda m, x: m.exp(x) + x, a, **EXACT32)
     b = a.reshape(200, 200)
     same_call(lambda m, x, y: x.T * y[:1], b, b)
     # the chunked loops (chunk ends at multiples of 16, the last one ragged): every element
     # written, for array/scalar operand patterns and the guarded (sin) loop
     for n in (32_771, 100_003, 1_048_593):
         a = np.linspace(-7, 7, n, dtype=np.float32)
-        same_call(lambda m, x: m.nn.functional.gelu(x), a, rtol=1e-6, atol=1e-6)
-        same_call(lambda m, x: m.sin(x) * 2.0 - x, a)
+        same_call(lambda m, x: m.nn.functional.gelu(x), a, **EXACT32)
+        same_call(lambda m, x: m.sin(x) * 2.0 - x, a, **EXACT32)
         same_call(lambda m, x: m.where(x > 0, x, 0.5), a)
 
 
@@ -341,16 +329,16 @@ def test_inner_strided_operands_with_scalars_and_broadcasts(grain, monkeypatch):
     rng = np.random.default_rng(3)
     a = rng.standard_normal((40, 90)).astype(np.float32)
     b = rng.standard_normal((40, 90)).astype(np.float32)
-    same_call(lambda m, x: m.exp(x[:, ::2]), a)
+    same_call(lambda m, x: m.exp(x[:, ::2]), a, **EXACT32)
     same_call(lambda m, x: x[:, ::3] + 1.5, a)
     same_call(lambda m, x: 2.0 - x[:, 1::2], a)
     same_call(lambda m, x, y: x[:, ::2] * y[:, 1::2], a, b)
     same_call(lambda m, x, y: x[:, ::2] + y[:, :1], a, b)  # broadcast column (stride 0)
-    same_call(lambda m, x, y: m.atan2(x[:1, ::2], y[:, 1::2]), a, b)  # broadcast row
+    same_call(lambda m, x, y: m.atan2(x[:1, ::2], y[:, 1::2]), a, b, **EXACT32)  # broadcast row
     same_call(lambda m, x, y: x[:, :40] + y[:40, :40].T, a, b)  # transposed next to contiguous
     same_call(lambda m, x, y: m.where(x[:, ::2] > 0, y[:, ::2], 0.5), a, b)
     same_call(lambda m, x, y: m.where(x[:, ::2] > 0, 0.25, y[:, :1]), a, b)
-    same_call(lambda m, x: m.nn.functional.gelu(x[::2, ::3]), a)
+    same_call(lambda m, x: m.nn.functional.gelu(x[::2, ::3]), a, **EXACT32)
 
 
 def _same_bits(x, y):
@@ -441,11 +429,15 @@ _QUIRKS = {"gelu": math.inf}
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", ACTIVATIONS)
 def test_activation_matches_torch(name, dtype):
+    """float32 against the exact result: torch's float32 results for these 18 values come from
+    its vector path for the first 16 and its scalar path for the last 2 (the split moves with
+    the length and thread count), and the two round differently (gelu's are 1.7e-7 apart at
+    -3, 4e-5 of the value)."""
     v = _ACT_VALUES.astype(dtype)
     if name in _QUIRKS:
         v = v[v != _QUIRKS[name]]
     fn = ACTIVATIONS[name]
-    same_call(lambda m, x: fn(JF if m is jtorch else TF, x), v)
+    same_call(lambda m, x: fn(JF if m is jtorch else TF, x), v, **(EXACT32 if dtype == "float32" else {}))
 
 
 _INPLACE = ["relu", "relu6", "silu", "elu", "selu", "celu", "leaky_relu", "hardtanh", "mish",
@@ -459,8 +451,8 @@ def test_activation_inplace_modifies_and_returns_input(name):
     jr = getattr(JF, name)(j, inplace=True)
     tr = getattr(TF, name)(t, inplace=True)
     assert jr is j
-    assert_same(j, tr)
-    assert_same(j, t)
+    same(j, tr)
+    same(j, t)
 
 
 def test_activation_trailing_underscore_functions():
@@ -470,7 +462,7 @@ def test_activation_trailing_underscore_functions():
         j, t = _both(v)
         assert getattr(JF, name)(j, *args) is j
         getattr(TF, name)(t, *args)
-        assert_same(j, t)
+        same(j, t)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "bool", "int32"])

@@ -15,16 +15,9 @@ import jtorch
 from jtorch import _flags
 from jtorch.kernels.cpu import random as K
 
+from helpers import raises_like
+
 N = 100_000
-
-
-def raises_like(jfn, tfn):
-    """jtorch raises the same exception type and message (first line) as torch."""
-    with pytest.raises(Exception) as te:
-        tfn()
-    with pytest.raises(type(te.value)) as je:
-        jfn()
-    assert str(je.value) == str(te.value).split("\n")[0]
 
 
 def ks_uniform(x: np.ndarray) -> float:

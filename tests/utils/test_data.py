@@ -19,43 +19,12 @@ import jtorch
 import jtorch.utils.data as JD
 from jtorch.utils.data._utils import worker as jworker
 
+from helpers import raises_like, same
+
 Point = collections.namedtuple("Point", ["x", "y"])
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def same(j, t) -> None:
-    """``j`` (jtorch's result) has ``t``'s (torch's) structure, container types, dtypes and
-    values."""
-    if isinstance(t, torch.Tensor):
-        assert isinstance(j, jtorch.Tensor), type(j)
-        assert str(j.dtype) == str(t.dtype) and tuple(j.shape) == tuple(t.shape)
-        np.testing.assert_array_equal(j.numpy(), t.numpy())
-        return
-    assert type(j) is type(t), (type(j), type(t))
-    if isinstance(t, dict):
-        assert list(j) == list(t)
-        for k in t:
-            same(j[k], t[k])
-    elif isinstance(t, (list, tuple)):
-        assert len(j) == len(t)
-        for a, b in zip(j, t):
-            same(a, b)
-    elif isinstance(t, np.ndarray):
-        np.testing.assert_array_equal(j, t)
-    else:
-        assert j == t
-
-
-def raises_like(fn_j, fn_t):
-    """Both calls raise the same exception type with the same message."""
-    with pytest.raises(Exception) as et:
-        fn_t()
-    with pytest.raises(Exception) as ej:
-        fn_j()
-    assert type(ej.value) is type(et.value), (ej.value, et.value)
-    assert str(ej.value) == str(et.value)
-
-
 def rows(batches) -> list:
     return [b.tolist() if hasattr(b, "tolist") else b for b in batches]
 

@@ -15,7 +15,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
-from ... import _allocator, _threads
+from ... import _allocator, _threads, dispatch
+from ... import dtypes as _dt
 from ...tensor import Tensor
 
 
@@ -70,7 +71,11 @@ def fill(a: np.ndarray, value) -> None:
 
 def empty_cpu(plan) -> Tensor:
     """Uninitialised memory of the plan's shape and element strides (dense layouts only)."""
-    o = plan.out
+    return alloc(plan.out)
+
+
+def alloc(o) -> Tensor:
+    """A fresh tensor of an ``Out``'s shape, dtype and element strides (dense layouts)."""
     d = o.dtype
     if o.strides is None:
         a = _allocator.empty(o.shape, d.np)
@@ -79,7 +84,9 @@ def empty_cpu(plan) -> Tensor:
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
     st = _allocator.empty((span,), d.np)
     a = np.lib.stride_tricks.as_strided(st, shape, tuple(s * d.itemsize for s in strides))
-    return Tensor._make(a, st, d)
+    t = Tensor._make(a, st, d)
+    t._a = a  # the strides asked for, exactly (empty tensors' included)
+    return t
 
 
 def full_cpu(plan) -> Tensor:
@@ -260,3 +267,207 @@ def logspace(out: np.ndarray, base: float, start: float, end: float, step: float
     logspace loop compiles), into the float32/float64 array ``out``."""
     fn = _logspace_par if _threads.use_parallel(out.size) else _logspace
     fn(out, np.float64(base), np.float64(start), np.float64(end), np.float64(step))
+
+
+# -- copies and conversions (``defs/conversion.py``) ----------------------------------------
+
+_COPY = []
+
+
+def _copy_kernel():
+    """The registry's copy op (the identity pointwise op every cast and copy runs)."""
+    if not _COPY:
+        from ..registry import REGISTRY
+
+        _COPY.append(REGISTRY["copy"])
+    return _COPY[0]
+
+
+def copy_array(dst: np.ndarray, dst_dtype, src: Tensor) -> None:
+    """dst[...] = src (broadcast, cast with torch's rules) through the registry copy kernel."""
+    s = src.dtype
+    if dst_dtype is _dt.bool or s is _dt.bool:
+        compute = dst_dtype if dst_dtype is not _dt.float16 else _dt.float32
+    elif s.category == dst_dtype.category:
+        compute = _dt.promote_types(s, dst_dtype)
+    else:
+        compute = dst_dtype
+    dispatch.run_pointwise(_copy_kernel(), (src,), dst, compute, dst_dtype)
+
+
+def to_copy_cpu(plan, x: Tensor) -> Tensor:
+    """``x`` converted to the plan's dtype (complex to real keeps the real parts)."""
+    out = alloc(plan.out)
+    src = x
+    if x.dtype.is_complex and not out.dtype.is_complex:
+        src = Tensor._make(np.ascontiguousarray(x._a.real))
+    copy_array(out._a, out.dtype, src)
+    return out
+
+
+def clone_cpu(plan, x: Tensor) -> Tensor:
+    out = alloc(plan.out)
+    dispatch.run_pointwise(_copy_kernel(), (x,), out._a, x.dtype)
+    return out
+
+
+def copy_inplace_cpu(plan, x: Tensor, src: Tensor) -> Tensor:
+    """x[...] = src: cast first, and read a copy when the two share memory."""
+    if src.dtype is not x.dtype:
+        c = np.empty(src._a.shape, x.dtype.np)
+        s = src
+        if src.dtype.is_complex and not x.dtype.is_complex:
+            s = Tensor._make(np.ascontiguousarray(src._a.real))
+        copy_array(c, x.dtype, s)
+        src = Tensor._make(c, None, x.dtype)
+    elif src._st is x._st or np.shares_memory(src._st, x._st):
+        src = Tensor._make(src._a.copy(), None, src.dtype)
+    dispatch.run_pointwise(_copy_kernel(), (src,), x._a, x.dtype)
+    return x
+
+
+def fill_inplace_cpu(plan, x: Tensor, value_t=None) -> Tensor:
+    value = plan.kw["value"] if value_t is None else value_t.item()
+    a = x._a
+    if a.flags.c_contiguous:
+        if a.size:
+            fill(a, value)
+    elif a.size:
+        dispatch.run_pointwise(_copy_kernel(), (value,), a, x.dtype)
+    return x
+
+
+# -- ranges, eye, triangle indices, complex (``defs/creation.py``) ---------------------------
+
+def arange_cpu(plan) -> Tensor:
+    res = alloc(plan.out)
+    n = plan.out.shape[0]
+    if not n:
+        return res
+    start, step = plan.kw["start"], plan.kw["step"]
+    d, a = res.dtype, res._a
+    if d is _dt.float32 or d is _dt.float64:
+        arange_float(a, float(start), float(step))
+    elif d is _dt.float16:
+        tmp = np.empty(a.shape, np.float32)
+        arange_half(tmp, float(start), float(step))
+        copy_array(a, d, Tensor._make(tmp))
+    elif d is _dt.int64:
+        arange_int(a, int(start), int(step))
+    else:  # narrower integers: ATen accumulates in int64, then casts (wrapping)
+        tmp = np.empty(a.shape, np.int64)
+        arange_int(tmp, int(start), int(step))
+        copy_array(a, d, Tensor._make(tmp))
+    return res
+
+
+def _real(x, d):
+    """Scalar.to<scalar_t>() of a real dtype: the real part, truncated for integers."""
+    x = x.real if isinstance(x, complex) else x
+    return int(x) if d.category < 2 else float(x)
+
+
+def _fill_value(t: Tensor, value) -> None:
+    if t._a.size:
+        dispatch.run_pointwise(_copy_kernel(), (value,), t._a, t.dtype)
+
+
+def _linspace_values(a: np.ndarray, d, start, end, n: int) -> None:
+    if d.is_complex:  # real and imaginary parts as two real linspaces
+        rd = d.to_real()
+        s, e = complex(start), complex(end)
+        _linspace_values(a.real, rd, s.real, e.real, n)
+        _linspace_values(a.imag, rd, s.imag, e.imag, n)
+    elif d is _dt.float32 or d is _dt.float64:
+        t = d.np.type
+        s, e = t(_real(start, d)), t(_real(end, d))
+        if a.flags.c_contiguous:
+            linspace(a, s, e, (e - s) / t(n - 1))
+        else:
+            tmp = np.empty(n, d.np)
+            linspace(tmp, s, e, (e - s) / t(n - 1))
+            a[...] = tmp
+    elif d is _dt.float16:
+        _linspace_half(a, start, end, n)
+    else:  # integers: the step in double, values truncated toward zero
+        s, e = float(_real(start, d)), float(_real(end, d))
+        tmp = np.empty(n, np.float64)
+        linspace(tmp, s, e, (e - s) / (n - 1))
+        copy_array(a, d, Tensor._make(tmp))
+
+
+def _linspace_half(a: np.ndarray, start, end, n: int) -> None:
+    """ATen's Half linspace rounds every operation to half: start + step * half(i) from the
+    front, end - step * half(n - 1 - i) from the back (NumPy's float16 arithmetic rounds
+    each operation the same way)."""
+    h = np.float16
+    s, e = h(_real(start, _dt.float16)), h(_real(end, _dt.float16))
+    step = h(np.float32(h(e - s)) / np.float32(h(n - 1)))
+    half = n // 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        a[:half] = np.arange(half).astype(h) * step + s
+        a[half:] = e - np.arange(n - 1 - half, -1, -1).astype(h) * step
+
+
+def linspace_cpu(plan) -> Tensor:
+    res = alloc(plan.out)
+    n = plan.out.shape[0]
+    start, end = plan.kw["start"], plan.kw["end"]
+    d = res.dtype
+    if n == 1:
+        _fill_value(res, start if d.is_complex else _real(start, d))
+    elif n > 1:
+        _linspace_values(res._a, d, start, end, n)
+    return res
+
+
+def logspace_cpu(plan) -> Tensor:
+    res = alloc(plan.out)
+    n = plan.out.shape[0]
+    kw = plan.kw
+    start, end, base = kw["start"], kw["end"], float(kw["base"])
+    d = res.dtype
+    if n == 1:
+        _fill_value(res, base ** float(_real(start, _dt.float64)))
+    elif n > 1:
+        s, e = _real(start, d), _real(end, d)
+        if d.is_floating_point:  # scalar_t endpoints; their difference in scalar_t
+            t = d.np.type
+            s, e = t(s), t(e)
+        diff = float(e - s)
+        tmp = res._a if d is _dt.float32 or d is _dt.float64 else np.empty(n, np.float64)
+        logspace(tmp, base, float(s), float(e), diff / (n - 1))
+        if tmp is not res._a:
+            copy_array(res._a, d, Tensor._make(tmp))
+    return res
+
+
+def eye_cpu(plan) -> Tensor:
+    res = alloc(plan.out)
+    a = res._a
+    n, m = a.shape
+    if a.size:
+        fill(a, 0)
+        k = min(n, m)
+        a.reshape(-1)[:k * (m + 1):m + 1] = 1
+    return res
+
+
+def tri_indices_cpu(plan) -> Tensor:
+    kw = plan.kw
+    fn = np.triu_indices if kw["upper"] else np.tril_indices
+    rows, cols = fn(kw["row"], kw["offset"], kw["col"])
+    res = alloc(plan.out)
+    if res._a.size:
+        copy_array(res._a, res.dtype, Tensor._make(np.stack([rows, cols]).astype(np.int64)))
+    return res
+
+
+def complex_cpu(plan, real: Tensor, imag: Tensor) -> Tensor:
+    """``real + 1j * imag`` (broadcast) into the plan's layout."""
+    res = alloc(plan.out)
+    if res._a.size:
+        rd = real.dtype
+        copy_array(res._a.real, rd, real)
+        copy_array(res._a.imag, rd, imag)
+    return res

@@ -385,3 +385,588 @@ def nonzero(shape, x: np.ndarray, xstr) -> np.ndarray:
     nt, nb, blk = tasks(shape, par)
     flat, total = (_nonzero_par if par else _nonzero)(nt, nb, blk, _arr(shape), x, 0, _arr(xstr))
     return flat.reshape(len(shape), total)
+
+
+# == op entries: ``kernels[\"cpu\"](plan, *tensors)`` of the index OpDefs (``defs/indexing``) ==
+# They read the plan's geometry (the meta rule checked the arguments) and run the kernels
+# above; index bounds are data, so they are checked here.
+
+from ... import dispatch as _dispatch  # noqa: E402
+from ... import dtypes as _dt  # noqa: E402
+from ...shape import broadcast_shapes as _broadcast_shapes  # noqa: E402
+from ...tensor import Tensor  # noqa: E402
+from ..plan import Inplace as _Inplace  # noqa: E402
+from ..plan import Out as _Out  # noqa: E402
+from ..registry import REGISTRY as _OPS  # noqa: E402
+from . import movement as _mv  # noqa: E402
+from .fill import alloc as _alloc  # noqa: E402
+
+_NO_CHECK = 1 << 62  # size passed to kernels when indices were checked already
+
+
+def _ibuf(t: Tensor) -> tuple:
+    """(int64 1-D buffer, element strides) of an index tensor."""
+    a = t._a
+    if a.dtype != np.int64:
+        a = a.astype(np.int64)
+    return _mv.buffer(a, as_raw=False)
+
+
+def _bcast(shape, strides, target) -> list:
+    off = len(target) - len(shape)
+    out = [0] * len(target)
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        if n != 1:
+            out[off + i] = s
+    return out
+
+
+def _contig(shape) -> list:
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return st[::-1]
+
+
+def _fresh(t: Tensor, strides=None) -> Tensor:
+    """A copy of ``t`` with its own storage: C-contiguous, or at element ``strides``."""
+
+    out = _alloc(_Out(t._a.shape, t.dtype, strides))
+    if out._a.size:
+        _mv.copy_array(_mv.raw(out._a), _mv.raw(t._a))
+    return out
+
+
+def _shares(dst: Tensor, src: Tensor, flagged: bool) -> Tensor:
+    """``src``, or a copy of it when it may share memory with ``dst`` (the meta rule raised
+    on partial dense overlaps already)."""
+    if flagged or (src._st is not dst._st and np.may_share_memory(src._st, dst._st)):
+        return _fresh(src)
+    return src
+
+
+def _f32(t: Tensor) -> Tensor:
+    return Tensor._make(t._a.astype(np.float32))
+
+
+def _arith(t: Tensor, fn, *others) -> None:
+    """Run in-place arithmetic ``fn(t, *others)``; float16 (no Numba type) through float32."""
+    if t.dtype is not _dt.float16:
+        fn(t, *others)
+        return
+    tmp = _f32(t)
+    fn(tmp, *[_f32(o) if isinstance(o, Tensor) and o.dtype is _dt.float16 else o
+              for o in others])
+    with np.errstate(over="ignore"):
+        t._a[...] = tmp._a
+
+
+def _mode(d: _dt.dtype, mode: int) -> int:
+    """Reducing scatters on bool are logical: add -> or (max), multiply -> and (min)."""
+    if d is _dt.bool:
+        return {ADD: AMAX, MUL: AMIN}.get(mode, mode)
+    return mode
+
+
+def _dim_strides(t: Tensor, d: int) -> tuple:
+    """Strides of ``t`` with dim ``d`` zeroed, and the stride of ``d`` (0-d: a 1-elem dim)."""
+    isz = t._a.itemsize
+    st = [s // isz for s in t._a.strides] or [0]
+    ds = st[d]
+    st[d] = 0
+    return st, ds
+
+
+def _scalar_buf(value, d: _dt.dtype, as_raw: bool) -> np.ndarray:
+    if isinstance(value, Tensor):
+        value = value.item()
+    a = np.array(value).astype(d.np).reshape(1)
+    return _mv.raw(a) if as_raw else a
+
+
+def _bounds(bad, d, n):
+    return RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+
+
+def _scatter_run(t: Tensor, d: int, index: Tensor, src, mode: int, wrap: bool = False,
+                 shape=None, istr=None, err=None) -> None:
+    """The scatter kernel over ``shape`` (default: the index's shape) into ``t`` along ``d``."""
+    mode = _mode(t.dtype, mode)
+    shape = index._a.shape if shape is None else shape
+    dpos, dds = _dim_strides(t, d)
+    n = t._a.shape[d] if t._a.ndim else 1
+    ib, ist = _ibuf(index)
+    if istr is not None:
+        ist = istr
+    raw = mode == COPY or t.dtype is _dt.bool
+    if isinstance(src, Tensor) and src._a.ndim == 0:
+        src = src.item()
+    if isinstance(src, Tensor):
+        sb, sst = _mv.buffer(src._a, as_raw=raw)
+    else:
+        sb, sst = _scalar_buf(src, t.dtype, raw), [0] * len(shape)
+    db, _ = _mv.buffer(t._a, as_raw=raw)
+    nd = len(shape)
+    if nd:
+        dpos, ist, sst = dpos[:nd], list(ist)[:nd], list(sst)[:nd]
+    else:
+        shape, dpos, ist, sst = (1,), [0], [0], [0]
+    bad = scatter(shape, db, 0, dpos, dds, ib, 0, ist, sb, 0, sst, n, wrap, mode)
+    if bad is not None:
+        raise (err or _bounds)(bad, d, n)
+
+
+def _written(plan, x: Tensor) -> Tensor:
+    """The tensor a family member writes: ``x`` itself (in place) or a fresh copy."""
+
+    if plan.out.__class__ is _Inplace:
+        return x
+    return _fresh(x, plan.out.strides)
+
+
+# -- index / index_put ----------------------------------------------------------------------
+
+def _adv_offsets(x: Tensor, g: dict, tensors: tuple) -> np.ndarray:
+    """The int64 table (shape ``bshape``) of storage offsets an advanced index reads, from
+    the view's geometry and each index tensor (bounds checked)."""
+    vshape, vst, voff = g["v"]
+    bshape = g["bshape"]
+    offs = np.full(bshape, voff, np.int64)
+    for k, (d, ti) in enumerate(g["adv"]):
+        t = tensors[ti]
+        buf, ist = _ibuf(t)
+        bad = add_offsets(offs, bshape, buf, 0, _bcast(t._a.shape, ist, bshape), vshape[d],
+                          vst[d])
+        if bad is not None:
+            if vshape[d] == 0:
+                raise IndexError("index is out of bounds for dimension with size 0")
+            raise IndexError(f"index {bad} is out of bounds for dimension {k} with size "
+                             f"{vshape[d]}")
+    return offs
+
+
+def _iter_layout(g: dict, vst, out_strides) -> tuple:
+    """(iteration shape B + rest, out strides, view strides, offset-table strides)."""
+    bshape, pos, rest = g["bshape"], g["pos"], g["rest"]
+    nb = len(bshape)
+    o = list(out_strides)
+    it_out = o[pos:pos + nb] + o[:pos] + o[pos + nb:]
+    vshape = g["v"][0]
+    it_shape = list(bshape) + [vshape[d] for d in rest]
+    it_v = [0] * nb + [vst[d] for d in rest]
+    it_i = _contig(bshape) + [0] * len(rest)
+    return it_shape, it_out, it_v, it_i
+
+
+def _elem_strides(a) -> list:
+    isz = a.itemsize
+    return [s // isz for s in a.strides]
+
+
+def index_cpu(plan, x: Tensor, *tensors) -> Tensor:
+    g = plan.kw["geom"]
+    offs = _adv_offsets(x, g, tensors)
+    out = _alloc(plan.out)
+    if out._a.size:
+        it_shape, it_out, it_v, it_i = _iter_layout(g, g["v"][1], _elem_strides(out._a))
+        ob, _ = _mv.buffer(out._a)
+        gather(it_shape, ob, 0, it_out, _mv.raw(x._st), 0, it_v, 1, offs.reshape(-1), 0, it_i,
+               _NO_CHECK, False)
+    return out
+
+
+def _view_array(x: Tensor, geom: tuple) -> np.ndarray:
+    """The array of ``x``'s storage at element geometry (shape, strides, offset)."""
+    shape, st, off = geom
+    s = x._st
+    isz = s.itemsize
+    bst = tuple([v * isz for v in st])
+    if s.flags.c_contiguous:
+        try:
+            return np.ndarray(tuple(shape), s.dtype, s, off * isz, bst)
+        except (ValueError, TypeError):
+            pass
+    return np.lib.stride_tricks.as_strided(s[off:], tuple(shape), bst)
+
+
+def _bcast_value(value: Tensor, shape: tuple) -> np.ndarray:
+    """``value`` as a 0-stride broadcast array of ``shape`` (leading size-1 dims dropped;
+    the meta rule checked that it broadcasts)."""
+    vs = value._a.shape
+    i = 0
+    while i < len(vs) and vs[i] == 1:
+        i += 1
+    a = value._a.reshape(vs[i:]) if i else value._a
+    st = _bcast(a.shape, _elem_strides(a), tuple(shape))
+    return np.lib.stride_tricks.as_strided(a, tuple(shape), [s * a.itemsize for s in st])
+
+
+def index_put_cpu(plan, x: Tensor, values, *tensors) -> Tensor:
+    kw = plan.kw
+    p = kw["_put"]
+    g = p["adv_geom"]
+    accumulate = kw.get("accumulate", False)
+    if g is None:  # a view of x: copy, fill or add into it
+        v = _view_array(x, p["v"])
+        if values is None:
+
+            if v.size:
+                _dispatch.run_pointwise(_OPS["copy"], (p["value"],), v, x.dtype)
+            return x
+        values = _shares(x, values, p["copy_src"])
+        if accumulate:
+
+            _dispatch.run_pointwise(_OPS["add"], (Tensor._make(v, x._st, x.dtype), values), v,
+                                    x.dtype)
+        elif v.size:
+            _mv.copy_array(_mv.raw(v), _mv.raw(_bcast_value(values, v.shape)))
+        return x
+    g = dict(g, v=p["v"], adv=p["adv"])
+    offs = _adv_offsets(x, g, tensors)
+    if values is None:
+
+        one = np.empty((), x.dtype.np)
+        _dispatch.run_pointwise(_OPS["copy"], (p["value"],), one, x.dtype)
+        values = Tensor._make(one, None, x.dtype)
+    else:
+        values = _shares(x, values, p["copy_src"])
+    src = _bcast_value(values, g["out_shape"])
+    if src.size == 0:
+        return x
+
+    def run(t: Tensor, s: np.ndarray) -> None:
+        mode = _mode(t.dtype, ADD) if accumulate else COPY
+        raw = mode != ADD
+        sb, sst = _mv.buffer(s, as_raw=raw)
+        db = _mv.raw(t._st) if raw else t._st
+        it_shape, it_src, it_v, it_i = _iter_layout(g, g["v"][1], sst)
+        scatter(it_shape, db, 0, it_v, 1, offs.reshape(-1), 0, it_i, sb, 0, it_src, _NO_CHECK,
+                False, mode)
+
+    if accumulate and x.dtype is _dt.float16:  # through a float32 copy of the storage
+        tmp = x._st.astype(np.float32)
+        run(Tensor._make(tmp, tmp, _dt.float32), src.astype(np.float32))
+        with np.errstate(over="ignore"):
+            x._st[...] = tmp
+    else:
+        run(x, src)
+    return x
+
+
+# -- gather / scatter family ----------------------------------------------------------------
+
+def gather_cpu(plan, x: Tensor, index: Tensor) -> Tensor:
+    d, wrap = plan.kw["dim"], plan.kw.get("wrap", False)
+    res = _alloc(plan.out)
+    if res._a.size:
+        nd = x._a.ndim
+        ishape = index._a.shape
+        xpos, xds = _dim_strides(x, d)
+        n = x._a.shape[d] if nd else 1
+        xb, _ = _mv.buffer(x._a)
+        ob, ost = _mv.buffer(res._a)
+        ib, ist = _ibuf(index)
+        if index._a.ndim != nd:
+            xpos = xpos[:index._a.ndim]
+        bad = gather(ishape, ob, 0, ost, xb, 0, xpos, xds, ib, 0, ist, n, wrap)
+        if bad is not None:
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    return res
+
+
+_SCATTER_MODES = {None: COPY, "add": ADD, "multiply": MUL}
+
+
+def scatter_cpu(plan, x: Tensor, index: Tensor, src=None) -> Tensor:
+    kw = plan.kw
+    t = _written(plan, x)
+    d, mode = kw["dim"], _SCATTER_MODES[kw["reduce"]]
+    s = src if src is not None else kw["value"]
+    if mode == COPY:
+        _scatter_run(t, d, index, s, mode)
+    else:
+        _arith(t, lambda u, v: _scatter_run(u, d, index, v, mode), s)
+    return t
+
+
+def scatter_add_cpu(plan, x: Tensor, index: Tensor, src: Tensor) -> Tensor:
+    t = _written(plan, x)
+    d = plan.kw["dim"]
+    _arith(t, lambda u, v: _scatter_run(u, d, index, v, ADD), src)
+    return t
+
+
+_REDUCE_MODES = {"sum": ADD, "prod": MUL, "mean": ADD, "amax": AMAX, "amin": AMIN}
+
+
+def _identity(reduce: str, d: _dt.dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if d.is_floating_point:
+        return float("-inf") if reduce == "amax" else float("inf")
+    if d is _dt.bool:
+        return reduce == "amin"
+    info = np.iinfo(d.np)
+    return int(info.min) if reduce == "amax" else int(info.max)
+
+
+def scatter_reduce_cpu(plan, x: Tensor, index: Tensor, src: Tensor) -> Tensor:
+    kw = plan.kw
+    t = _written(plan, x)
+    d, reduce, include_self = kw["dim"], kw["reduce"], kw["include_self"]
+    if not include_self:
+        _scatter_run(t, d, index, _identity(reduce, t.dtype), COPY)
+    _arith(t, lambda u, v: _scatter_run(u, d, index, v, _REDUCE_MODES[reduce]), src)
+    if reduce == "mean":
+        count = np.full(t._a.shape, 1 if include_self else 0, t.dtype.np)
+        ct = Tensor._make(count, None, t.dtype)
+        _arith(ct, lambda u: _scatter_run(u, d, index, 1, ADD))
+        count[count == 0] = 1
+        if t.dtype.category < 2:
+            np.floor_divide(t._a, count, out=t._a)
+        else:
+            np.divide(t._a, count, out=t._a)
+    return t
+
+
+def index_select_cpu(plan, x: Tensor, index: Tensor) -> Tensor:
+    d = plan.kw["dim"]
+    res = _alloc(plan.out)
+    if res._a.size:
+        shape = res._a.shape
+        nd = x._a.ndim
+        xpos, xds = _dim_strides(x, d)
+        n = x._a.shape[d] if nd else 1
+        ib, ist = _ibuf(index)
+        istr = [0] * max(len(shape), 1)
+        istr[d] = ist[0] if ist else 0
+        xb, _ = _mv.buffer(x._a)
+        ob, ost = _mv.buffer(res._a)
+        if not ost:
+            ost = [0]
+        bad = gather(tuple(shape) or (1,), ob, 0, ost, xb, 0, xpos, xds, ib, 0, istr, n, False)
+        if bad is not None:
+            raise IndexError("index out of range in self")
+    return res
+
+
+def _index_strides(index: Tensor, d: int, nd: int) -> list:
+    ist = _ibuf(index)[1]
+    s = [0] * max(nd, 1)
+    s[d] = ist[0] if ist else 0
+    return s
+
+
+def index_add_cpu(plan, x: Tensor, index: Tensor, source: Tensor) -> Tensor:
+    kw = plan.kw
+    t = _written(plan, x)
+    d, alpha = kw["dim"], kw["alpha"]
+    source = _shares(t, source, kw.get("_copy_src", False))
+    if alpha != 1:
+
+        scaled = np.empty(source._a.shape, source.dtype.np)
+        _dispatch.run_pointwise(_OPS["mul"], (source, alpha), scaled, source.dtype)
+        source = Tensor._make(scaled, None, source.dtype)
+    istr = _index_strides(index, d, t._a.ndim)
+    shape = source._a.shape or (1,)
+    _arith(t, lambda u, v: _scatter_run(u, d, index, v, ADD, shape=shape, istr=istr), source)
+    return t
+
+
+def index_copy_cpu(plan, x: Tensor, index: Tensor, source: Tensor) -> Tensor:
+    kw = plan.kw
+    t = _written(plan, x)
+    d = kw["dim"]
+    source = _shares(t, source, kw.get("_copy_src", False))
+    istr = _index_strides(index, d, t._a.ndim)
+
+    def err(bad, d, n):
+        return IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
+                          f"size {n}")
+
+    _scatter_run(t, d, index, source, COPY, shape=source._a.shape or (1,), istr=istr, err=err)
+    return t
+
+
+def index_fill_cpu(plan, x: Tensor, index: Tensor, value_t=None) -> Tensor:
+    kw = plan.kw
+    t = _written(plan, x)
+    d = kw["dim"]
+    shape = list(t._a.shape) or [1]
+    shape[d] = index._a.size
+    istr = _index_strides(index, d, t._a.ndim)
+
+    def err(bad, d, n):
+        return IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+
+    value = kw["value"] if value_t is None else value_t
+    _scatter_run(t, d, index, value, COPY, wrap=True, shape=tuple(shape), istr=istr, err=err)
+    return t
+
+
+# -- masked ops -----------------------------------------------------------------------------
+
+def masked_fill_cpu(plan, x: Tensor, mask: Tensor, value_t=None) -> Tensor:
+
+    value = plan.kw["value"]
+    if isinstance(value, Tensor):
+        value = value.item()
+    if plan.out.__class__ is _Inplace:
+        _dispatch.run_pointwise(_OPS["where"], (value, x, mask), x._a, x.dtype)
+        return x
+    out = _alloc(plan.out)
+    _dispatch.run_pointwise(_OPS["where"], (value, x, mask), out._a, x.dtype)
+    return out
+
+
+def _mask_offsets(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Element offsets (into the 1-D buffer of ``x``, C order) where ``mask`` is set; both of
+    one shape (rank >= 1)."""
+    mb, mst = _mv.buffer(mask)
+    coords = nonzero(mask.shape, mb, mst)
+    st = np.asarray(_elem_strides(x), np.int64)
+    return (coords * st[:, None]).sum(0) if coords.shape[0] else np.zeros(0, np.int64)
+
+
+def _broadcast(a: np.ndarray, shape: tuple) -> np.ndarray:
+    st = _bcast(a.shape, list(a.strides), tuple(shape))
+    return np.lib.stride_tricks.as_strided(a, tuple(shape), st)
+
+
+def masked_select_cpu(plan, x: Tensor, mask: Tensor) -> Tensor:
+
+    shape = tuple(_broadcast_shapes(x._a.shape, mask._a.shape)) or (1,)
+    xa, ma = _broadcast(x._a.reshape(x._a.shape or (1,)), shape), \
+        _broadcast(mask._a.reshape(mask._a.shape or (1,)), shape)
+    offs = _mask_offsets(xa, ma)
+    out = np.empty(offs.size, x.dtype.np)
+    if offs.size:
+        xb, _ = _mv.buffer(xa)
+        gather((offs.size,), _mv.raw(out), 0, [1], xb, 0, [0], 1, offs, 0, [1], _NO_CHECK, False)
+    return Tensor._make(out, None, x.dtype)
+
+
+def masked_scatter_cpu(plan, x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+
+    if plan.out.__class__ is _Inplace:
+        t = x
+    else:
+        t = _alloc(plan.out)
+        if t._a.size:
+            _mv.copy_array(_mv.raw(t._a), _mv.raw(_broadcast(x._a, t._a.shape)))
+    ta = t._a.reshape(t._a.shape or (1,)) if not t._a.ndim else t._a
+    ma = _broadcast(mask._a.reshape(mask._a.shape or (1,)), ta.shape)
+    offs = _mask_offsets(ta, ma)
+    n = offs.size
+    if n > source._a.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if n:
+        src = np.ascontiguousarray(source._a).reshape(-1)
+        db, _ = _mv.buffer(ta)
+        scatter((n,), db, 0, [0], 1, offs, 0, [1], _mv.raw(src), 0, [1], _NO_CHECK, False,
+                COPY)
+    return t
+
+
+# -- take / put / nonzero -------------------------------------------------------------------
+
+def take_cpu(plan, x: Tensor, index: Tensor) -> Tensor:
+    n = x._a.size
+    res = _alloc(plan.out)
+    if res._a.size:
+        flat = np.ascontiguousarray(x._a).reshape(-1)
+        ob, ost = _mv.buffer(res._a)
+        ib, ist = _ibuf(index)
+        bad = gather(index._a.shape, ob, 0, ost, _mv.raw(flat), 0, [0] * index._a.ndim, 1, ib,
+                     0, ist, n, True)
+        if bad is not None:
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                             "elements.")
+    return res
+
+
+def put_cpu(plan, x: Tensor, index: Tensor, source: Tensor) -> Tensor:
+    t = _written(plan, x)
+    accumulate = plan.kw["accumulate"]
+    n = t._a.size
+    contiguous = t._a.flags.c_contiguous
+    work = t if contiguous else _fresh(t)
+    flat = Tensor._make(work._a.reshape(-1), work._st, work.dtype)
+    idx = index._a.reshape(-1)
+    src = Tensor._make(np.ascontiguousarray(source._a).reshape(-1), None, source.dtype)
+
+    def run(u: Tensor, s: Tensor) -> None:
+        mode = _mode(u.dtype, ADD) if accumulate else COPY
+        raw = mode != ADD
+        db, dst = _mv.buffer(u._a, as_raw=raw)
+        sb, sst = _mv.buffer(s._a, as_raw=raw)
+        ib, ist = _ibuf(Tensor._make(np.ascontiguousarray(idx)))
+        bad = scatter((idx.size,), db, 0, [0], dst[0], ib, 0, ist, sb, 0, sst, n, True, mode)
+        if bad is not None:
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                             "elements.")
+
+    if idx.size:
+        if accumulate:
+            _arith(flat, run, src)
+        else:
+            run(flat, src)
+    if work is not t:
+        _mv.copy_array(_mv.raw(t._a), _mv.raw(work._a))
+    return t
+
+
+def nonzero_cpu(plan, x: Tensor) -> Tensor:
+    """The (count, ndim) int64 coordinates of the non-zero elements (strides (1, count): the
+    coordinates of each dim are contiguous, as torch lays them out)."""
+    if x._a.ndim == 0:
+        hit = bool(x.item() != 0)
+        coords = np.empty((0, 1 if hit else 0), np.int64)
+    else:
+        a = x._a
+        if x.dtype is not _dt.bool:
+
+            b = np.empty(a.shape, np.bool_)
+            _dispatch.run_pointwise(_OPS["ne"], (x, 0), b, x.dtype, _dt.bool)
+            a = b
+        buf, st = _mv.buffer(a)
+        coords = nonzero(a.shape, buf, st)
+    return Tensor._make(coords.T, coords.reshape(-1), _dt.int64)
+
+
+# -- embedding ------------------------------------------------------------------------------
+
+def embedding_cpu(plan, weight: Tensor, indices: Tensor) -> Tensor:
+    n = weight._a.shape[0]
+    flat = indices._a.reshape(-1) if indices._a.flags.c_contiguous else indices._a.ravel()
+    if flat.size and (int(flat.max()) >= n or int(flat.min()) < -n):
+        raise IndexError("index out of range in self")
+    res = _alloc(plan.out)
+    if res._a.size:
+        rows = flat.astype(np.int64) % n
+        dim = weight._a.shape[1]
+        isz = weight._a.itemsize
+        ws = weight._a.strides
+        xb, _ = _mv.buffer(weight._a)
+        ob = _mv.raw(res._a.reshape(-1))
+        gather((rows.size, dim), ob, 0, [dim, 1], xb, 0, [0, ws[1] // isz], ws[0] // isz, rows,
+               0, [1, 0], n, False)
+    return res
+
+
+def one_hot_cpu(plan, x: Tensor) -> Tensor:
+    k = plan.kw["num_classes"]
+    a = x._a
+    if a.size:
+        if int(a.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(a.max()) >= k:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(plan.out.shape, np.int64)
+    if a.size and k:
+        flat = out.reshape(-1, k)
+        flat[np.arange(a.size), np.ascontiguousarray(a).reshape(-1)] = 1
+    return Tensor._make(out, None, _dt.int64)

@@ -1,4 +1,6 @@
-"""Copy kernels for movement ops (cat, stack, flip, roll, repeat, tril/triu).
+"""Copy kernels for movement ops (cat, stack, flip, roll, repeat, tril/triu), and the CPU
+entries ``(plan, *tensors) -> Tensor(s)`` of their OpDefs (``defs/movement.py``,
+``defs/view.py``) at the end of the file.
 
 Movement moves bits, so kernels see every dtype as the unsigned integer of its width
 (``raw``): four specialisations serve all eleven dtypes, float16 included. Operands are
@@ -12,11 +14,15 @@ the innermost dim. The serial kernel runs tasks in a loop, the parallel twin in 
 
 from __future__ import annotations
 
+import itertools
+
 import numba
 import numpy as np
 from numba import prange
 
-from ... import _threads
+from ... import _allocator, _threads
+from ...tensor import Tensor
+from .fill import empty_cpu
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
 # A parallel task copies at most this many elements of one row.
@@ -185,3 +191,190 @@ def tri(dst: np.ndarray, src: np.ndarray, k: int, upper: bool) -> None:
     (_tri_par if par else _tri)(nt, nb, blk, np.asarray(dst.shape, np.int64), sb, 0,
                                 np.asarray(ss, np.int64), db, 0, np.asarray(ds, np.int64),
                                 int(k), bool(upper))
+
+
+# -- OpDef entries: (plan, *tensors) -> result --------------------------------------------
+
+def contiguous_copy(t: Tensor) -> Tensor:
+    """A row-major copy of ``t`` (same dtype)."""
+    a = _allocator.empty(t._a.shape, t._a.dtype)
+    copy_array(a, t._a)
+    return Tensor._make(a, None, t.dtype)
+
+
+def copy_cast(dst: np.ndarray, dst_dtype, src: Tensor) -> None:
+    """dst[...] = src (same shape), converting the dtype with the registry's copy kernel."""
+    if src.dtype is dst_dtype:
+        copy_array(dst, src._a)
+    else:
+        from ... import dispatch
+        from ..registry import REGISTRY
+
+        dispatch.run_pointwise(REGISTRY["copy"], (src,), dst, dst_dtype)
+
+
+def view_copy_cpu(plan, x: Tensor) -> Tensor:
+    """reshape where no view fits: a row-major copy in the new shape."""
+    o = plan.out
+    a = _allocator.empty(o.shape, o.dtype.np)
+    copy_array(a.reshape(x._a.shape), x._a)
+    return Tensor._make(a, None, o.dtype)
+
+
+def view_dtype_cpu(plan, x: Tensor) -> Tensor:
+    """The input's bytes read as the plan's dtype, over the same storage."""
+    o = plan.out
+    d = o.dtype
+    base = x._base if x._base is not None else x
+    if d.itemsize == x.dtype.itemsize:
+        return Tensor._make(x._a.view(d.np), x._st.view(d.np), d, base)
+    st = x._st
+    st = np.ndarray((st.nbytes // d.itemsize,), d.np, buffer=st) if st.flags.c_contiguous \
+        else st.view(d.np)
+    off = plan.kw["offset"]
+    a = np.ndarray(o.shape, d.np, buffer=st, offset=min(off, st.size) * d.itemsize,
+                   strides=tuple(s * d.itemsize for s in o.strides))
+    return Tensor._make(a, st, d, base)
+
+
+def views_cpu(plan, *args) -> tuple:
+    """A tuple of views (split, chunk, unbind): each made from its ``View``."""
+    from ...dispatch import make_view
+
+    return tuple(make_view(args[v.src], v) for v in plan.out)
+
+
+def _legacy_skipped(a) -> bool:
+    """cat skips 1-D empty tensors whatever the other shapes (torch's legacy rule)."""
+    return a.ndim == 1 and a.shape[0] == 0
+
+
+def cat_cpu(plan, *tensors: Tensor) -> Tensor:
+    res = empty_cpu(plan)
+    d, axis = plan.out.dtype, plan.kw["dim"]
+    lead = (slice(None),) * axis
+    start = 0
+    for x in tensors:
+        a = x._a
+        if _legacy_skipped(a):
+            continue
+        n = a.shape[axis]
+        if n and a.size:
+            copy_cast(res._a[lead + (slice(start, start + n),)], d, x)
+        start += n
+    return res
+
+
+def stack_cpu(plan, *tensors: Tensor) -> Tensor:
+    res = empty_cpu(plan)
+    d = plan.out.dtype
+    lead = (slice(None),) * plan.kw["dim"]
+    if res._a.size:
+        for i, x in enumerate(tensors):
+            copy_cast(res._a[lead + (i, Ellipsis)], d, x)  # a view, also when 0-d
+    return res
+
+
+def flip_cpu(plan, x: Tensor) -> Tensor:
+    """A reversed copy: one strided copy reading with negated strides."""
+    out = empty_cpu(plan)
+    if out._a.size:
+        sb, ss = buffer(x._a)
+        db, ds = buffer(out._a)
+        shape = x._a.shape
+        soff = 0
+        ss = list(ss)
+        for d in set(plan.kw["dims"]) if shape else ():
+            soff += (shape[d] - 1) * ss[d]
+            ss[d] = -ss[d]
+        copy(shape, sb, soff, ss, db, 0, ds)
+    return out
+
+
+def _roll_into(dst: np.ndarray, src: np.ndarray, amount: list) -> None:
+    """Each rolled dim splits into two blocks: dst[s:] = src[:n-s] and dst[:s] = src[n-s:]."""
+    choices = []
+    for n, s in zip(src.shape, amount):
+        if s == 0:
+            choices.append([(slice(None), slice(None))])
+        else:
+            choices.append([(slice(s, n), slice(0, n - s)), (slice(0, s), slice(n - s, n))])
+    for combo in itertools.product(*choices):
+        copy_array(dst[tuple(c[0] for c in combo)], src[tuple(c[1] for c in combo)])
+
+
+def roll_cpu(plan, x: Tensor) -> Tensor:
+    out = empty_cpu(plan)
+    a = out._a
+    if not a.size:
+        return out
+    shifts, dims = plan.kw["shifts"], plan.kw["dims"]
+    if dims is None:  # the flattened tensor, rolled
+        src = x._a.reshape(-1) if x._a.flags.c_contiguous else contiguous_copy(x)._a.reshape(-1)
+        _roll_into(a.reshape(-1), src, [shifts[0] % src.size])
+        return out
+    shape = x._a.shape
+    amount = [0] * len(shape)
+    for d, s in zip(dims, shifts):
+        amount[d] = (amount[d] + s) % shape[d] if shape[d] else 0
+    _roll_into(a, x._a, amount)
+    return out
+
+
+def repeat_cpu(plan, x: Tensor) -> Tensor:
+    """Tile the tensor ``repeats`` times per dim: one strided copy from a 0-stride view."""
+    out = empty_cpu(plan)
+    if out._a.size:
+        reps = plan.kw["repeats"]
+        nd = x._a.ndim
+        shape = (1,) * (len(reps) - nd) + x._a.shape
+        sb, ss = buffer(x._a)
+        ss = [0] * (len(reps) - nd) + list(ss)
+        db, _ = buffer(out._a)
+        ostr = []
+        acc = 1
+        for n in reversed(out._a.shape):
+            ostr.append(acc)
+            acc *= max(n, 1)
+        ostr.reverse()
+        it_shape, it_src, it_dst = [], [], []
+        for r, n, s, o in zip(reps, shape, ss, ostr):
+            it_shape += [r, n]
+            it_src += [0, s]
+            it_dst += [o * n, o]
+        copy(it_shape, sb, 0, it_src, db, 0, it_dst)
+    return out
+
+
+def tril_cpu(plan, x: Tensor) -> Tensor:
+    out = empty_cpu(plan)
+    tri(raw(out._a), raw(x._a), plan.kw["diagonal"], False)
+    return out
+
+
+def triu_cpu(plan, x: Tensor) -> Tensor:
+    out = empty_cpu(plan)
+    tri(raw(out._a), raw(x._a), plan.kw["diagonal"], True)
+    return out
+
+
+def tril__cpu(plan, x: Tensor) -> Tensor:
+    tri(raw(x._a), raw(x._a), plan.kw["diagonal"], False)
+    return x
+
+
+def triu__cpu(plan, x: Tensor) -> Tensor:
+    tri(raw(x._a), raw(x._a), plan.kw["diagonal"], True)
+    return x
+
+
+def repeat_interleave_cpu(plan, repeats: Tensor) -> Tensor:
+    """0..n-1, index i repeated repeats[i] times."""
+    r = repeats._a
+    if r.size and r.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    res = np.repeat(np.arange(r.size, dtype=np.int64), r)
+    size = plan.kw["output_size"]
+    if size is not None and res.size != size:
+        raise RuntimeError("allocated size does not match required size")
+    return Tensor._make(res)

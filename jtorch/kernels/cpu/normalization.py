@@ -15,6 +15,7 @@ import numpy as np
 from numba import prange
 
 from ... import _threads
+from ...tensor import Tensor
 from .. import fastmath as fm
 
 
@@ -85,3 +86,22 @@ def layer_norm(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, eps: f
     fn(x, empty if w is None else w, empty if b is None else b, float(eps), y, mean, rstd,
        w is not None, b is not None)
     return y, mean, rstd
+
+
+def layer_norm_cpu(plan, input, weight, bias) -> tuple:
+    """The kernel entry of ``native_layer_norm`` (``defs/normalization.py``): (y, mean, rstd)."""
+    out, stat, _ = plan.out
+    shape = out.shape
+    k = len(plan.kw["dims"])
+    n = m = 1
+    for s in shape[len(shape) - k:]:
+        n *= s
+    for s in shape[:len(shape) - k]:
+        m *= s
+    x = np.ascontiguousarray(input._a).reshape(m, n)
+    w = None if weight is None else np.ascontiguousarray(weight._a).reshape(n)
+    b = None if bias is None else np.ascontiguousarray(bias._a).reshape(n)
+    y, mean, rstd = layer_norm(x, w, b, plan.kw["eps"])
+    d = out.dtype
+    return (Tensor._make(y.reshape(shape), None, d), Tensor._make(mean.reshape(stat.shape), None, d),
+            Tensor._make(rstd.reshape(stat.shape), None, d))

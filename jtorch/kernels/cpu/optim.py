@@ -222,3 +222,21 @@ def run(name: str, arrays: tuple, scalars: tuple) -> None:
             np.copyto(a, f.astype(a.real.dtype).view(a.dtype).reshape(a.shape))
         else:
             np.copyto(a, f.reshape(a.shape), casting="unsafe")
+
+
+_EMPTY = np.empty(0)
+
+
+def fused_cpu(name: str):
+    """The kernel entry of ``_fused_<name>_`` (``defs/optim.py``): the update of one param and
+    its state in place; bumps the version of every tensor written and returns them."""
+
+    def kernel(plan, *tensors) -> tuple:
+        run(name, tuple([_EMPTY if t is None else t._a for t in tensors]), plan.kw["scalars"])
+        written = tuple([tensors[w.src] for w in plan.out])  # the plan's ``Inplace`` operands
+        for t in written:
+            t._vc[0] += 1
+        return written
+
+    kernel.__name__ = kernel.__qualname__ = f"_fused_{name}_cpu"
+    return kernel

@@ -372,3 +372,216 @@ def all_in_range(flat, lo, hi):
         if not (x >= lo and x <= hi):
             return False
     return True
+
+
+# == op entries: ``kernels["cpu"](plan, *tensors)`` of the random OpDefs (``defs/random``) ==
+
+from ... import dispatch as _dispatch  # noqa: E402
+from ... import dtypes as _dt  # noqa: E402
+from ...tensor import Tensor  # noqa: E402
+from ..registry import REGISTRY as _OPS  # noqa: E402
+from .fill import alloc as _alloc  # noqa: E402
+from .fill import copy_array as _copy_array  # noqa: E402
+
+_BITS = {_dt.float16: 11, _dt.float32: 24, _dt.float64: 53}
+
+
+def _flat(a: np.ndarray) -> np.ndarray | None:
+    """A 1-D array over the elements of a dense (possibly permuted) ``a``, else None."""
+    if a.flags.c_contiguous:
+        return a.reshape(-1)
+    isz = a.itemsize
+    expected = isz
+    for s, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n != 1):
+        if s != expected:
+            return None
+        expected *= n
+    lo = min((s for n, s in zip(a.shape, a.strides) if n != 1), default=isz)
+    if lo != isz:
+        return None
+    return np.lib.stride_tricks.as_strided(a, (a.size,), (isz,))
+
+
+def _draw_float(flat: np.ndarray, gen, dist: int, a: float, b: float, bits: int) -> None:
+    n = flat.size
+    s, off = gen._take(float_blocks(n, bits))
+    sample_float(flat, s, off, dist, a, b, bits, _threads.use_parallel(n))
+
+
+def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None:
+    """Sample ``dist`` into ``t`` in place: directly into float32/float64 memory, else through
+    a float32 (float16) or float64 (integers, bool) buffer cast into ``t``."""
+    d = t.dtype
+    if t._a.size == 0:
+        return
+    if d.is_complex:  # real and imaginary parts are independent real samples
+        rd = d.to_real()
+        a_ = t._a if t._a.flags.c_contiguous else np.empty(t._a.shape, d.np)
+        _draw_float(a_.reshape(-1).view(rd.np), gen, dist, a, b, _BITS[rd])
+        if a_ is not t._a:
+            _copy_array(t._a, d, Tensor._make(a_))
+        return
+    flat = _flat(t._a) if d is _dt.float32 or d is _dt.float64 else None
+    if flat is not None:
+        _draw_float(flat, gen, dist, a, b, _BITS[d])
+        return
+    work = np.float32 if d is _dt.float16 else np.float64
+    tmp = np.empty(t._a.shape, work)
+    _draw_float(tmp.reshape(-1), gen, dist, a, b, _BITS.get(d, 53))
+    _copy_array(t._a, d, Tensor._make(tmp))
+
+
+def draw_int(t: Tensor, gen, low: int, rng: int) -> None:
+    """Integers uniform on [low, low + rng) into ``t`` (``rng == 0``: all of int64)."""
+    n = t._a.size
+    if n == 0:
+        return
+    flat = _flat(t._a) if t.dtype is _dt.int64 else None
+    buf = flat if flat is not None else np.empty(n, np.int64)
+    s, off = gen._take(int_blocks(n, rng))
+    sample_int(buf, s, off, low, rng, _threads.use_parallel(n))
+    if flat is None:
+        _copy_array(t._a, t.dtype, Tensor._make(buf.reshape(t._a.shape)))
+
+
+def _values(t: Tensor) -> np.ndarray:
+    """A contiguous 1-D array of ``t``'s values that compiled kernels accept (no float16)."""
+    a = t._a
+    if a.flags.c_contiguous and t.dtype is not _dt.float16:
+        return a.reshape(-1)
+    d = _dt.float32 if t.dtype is _dt.float16 else t.dtype
+    tmp = np.empty(a.shape, d.np)
+    _copy_array(tmp, d, t)
+    return tmp.reshape(-1)
+
+
+def all_in(t: Tensor, lo: float, hi: float) -> bool:
+    return t._a.size == 0 or bool(all_in_range(_values(t), lo, hi))
+
+
+_P_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def sample_cpu(plan, x: Tensor) -> Tensor:
+    kw = plan.kw
+    fill_dist(x, kw["generator"], kw["dist"], kw["a"], kw["b"])
+    return x
+
+
+def sample_new_cpu(plan) -> Tensor:
+    kw = plan.kw
+    t = _alloc(plan.out)
+    fill_dist(t, kw["generator"], kw["dist"], kw["a"], kw["b"])
+    return t
+
+
+def random_new_cpu(plan) -> Tensor:
+    kw = plan.kw
+    t = _alloc(plan.out)
+    draw_int(t, kw["generator"], kw["low"], kw["rng"])
+    return t
+
+
+def random_cpu(plan, x: Tensor) -> Tensor:
+    kw = plan.kw
+    draw_int(x, kw["generator"], kw["low"], kw["rng"])
+    return x
+
+
+def _bernoulli_tensor(t: Tensor, p: Tensor, gen) -> None:
+    """t[i] = u[i] < p[i] with u uniform on [0, 1) (53 bits), p broadcast to t."""
+    if not all_in(p, 0.0, 1.0):
+        raise RuntimeError(_P_RANGE)
+    if t._a.size == 0:
+        return
+
+    u = np.empty(t._a.shape, np.float64)
+    _draw_float(u.reshape(-1), gen, UNIFORM, 0.0, 1.0, 53)
+    hit = np.empty(t._a.shape, np.bool_)
+    _dispatch.run_pointwise(_OPS["lt"], (Tensor._make(u), p), hit, _dt.float64, _dt.bool)
+    _copy_array(t._a, t.dtype, Tensor._make(hit))
+
+
+def bernoulli_inplace_cpu(plan, x: Tensor, p_t=None) -> Tensor:
+    kw = plan.kw
+    if p_t is not None:
+        _bernoulli_tensor(x, p_t, kw["generator"])
+    else:
+        fill_dist(x, kw["generator"], BERNOULLI, kw["p"])
+    return x
+
+
+def bernoulli_cpu(plan, x: Tensor) -> Tensor:
+    kw = plan.kw
+    res = _alloc(plan.out)
+    if kw["p"] is None:
+        _bernoulli_tensor(res, x, kw["generator"])
+    else:
+        fill_dist(res, kw["generator"], BERNOULLI, kw["p"])
+    return res
+
+
+def randperm_cpu(plan) -> Tensor:
+    n = plan.out.shape[0]
+    d = plan.out.dtype
+    buf = np.empty(n, np.int64)
+    s, off = plan.kw["generator"]._take(randperm_blocks(n))
+    randperm(buf, s, off)
+    if d is _dt.int64:
+        return Tensor._make(buf)
+    res = _alloc(plan.out)
+    _copy_array(res._a, d, Tensor._make(buf))
+    return res
+
+
+def multinomial_cpu(plan, x: Tensor) -> Tensor:
+    kw = plan.kw
+    k, replacement, gen = kw["num_samples"], kw["replacement"], kw["generator"]
+    nd = x._a.ndim
+    n = x._a.shape[-1]
+    rows = x._a.shape[0] if nd == 2 else 1
+    a = x._a
+    if x.dtype is _dt.float64 and a.flags.c_contiguous:
+        p = a.reshape(rows, n)
+    else:
+        p = np.empty(a.shape, np.float64)
+        _copy_array(p, _dt.float64, x)
+        p = p.reshape(rows, n)
+    res = np.empty((rows, k), np.int64)
+    s, off = gen._take(multinomial_blocks(rows, n, k, replacement))
+    code = multinomial(p, res, k, replacement, s, off, _threads.use_parallel(rows * max(n, k)))
+    if code == 1:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if code == 2:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return Tensor._make(res if nd == 2 else res.reshape(k))
+
+
+def normal_tensor_cpu(plan, mean_t, std_t) -> Tensor:
+    """mean + std * z with z standard normal (complex: variance 1/2 per part), in the
+    result's dtype; stds must be >= 0."""
+
+    kw = plan.kw
+    if std_t is not None and not all_in(std_t, 0.0, math.inf):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    d = plan.out.dtype
+    z = _alloc(plan.out)
+    fill_dist(z, kw["generator"], NORMAL, 0.0,
+              1 / math.sqrt(2.0) if d.is_complex else 1.0)
+    std = std_t if std_t is not None else kw["std"]
+    mean = mean_t if mean_t is not None else kw["mean"]
+    if isinstance(std, Tensor) and std.dtype is not d:
+        std = _cast(std, d)
+    if isinstance(mean, Tensor) and mean.dtype is not d:
+        mean = _cast(mean, d)
+    if z._a.size:
+        _dispatch.run_pointwise(_OPS["mul"], (z, std), z._a, d)
+        _dispatch.run_pointwise(_OPS["add"], (z, mean), z._a, d)
+    return z
+
+
+def _cast(t: Tensor, d: _dt.dtype) -> Tensor:
+    out = np.empty(t._a.shape, d.np)
+    _copy_array(out, d, t)
+    return Tensor._make(out, None, d)

@@ -17,6 +17,10 @@ Per (op, compute, accumulate, out dtype) one module is generated holding
 ``softmax_kernels`` holds the fused max / exp-sum / write row kernels (softmax, log_softmax,
 logsumexp) built on ``fastmath.exp``/``log``, and the one-pass backward rows of softmax and
 log_softmax over contiguous last dims.
+
+The kernel entries at the end (``reduction_cpu``, ``max_dim_cpu``, ``moments_cpu``,
+``softmax_cpu``, ...) are what the OpDefs of ``defs/reduction.py`` and ``defs/softmax.py`` run
+on CPU: ``(plan, *tensors) -> Tensor(s)``, after their meta rules checked the arguments.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ import math
 
 import numpy as np
 
+from ... import _allocator, dispatch
+from ... import dtypes as _dt
+from ..._threads import use_parallel
+from ...shape import broadcast_shapes
+from ...tensor import Tensor
 from .. import registry
 from ..source import fingerprint, load
 from .pointwise import _NP_CTOR
@@ -655,3 +664,432 @@ def softmax_kernels(dtype: str):
                + _SOFTMAX.format(t=_NP_CTOR[dtype], opts=_OPTS))
         mod = _mods[key] = load("jt_softmax", src)
     return mod
+
+
+# -- kernel entries: ``(plan, *tensors) -> Tensor(s)``, called by ``dispatch.call`` ----------
+# The meta rules (``defs/reduction.py``, ``defs/softmax.py``) checked the arguments and
+# described the results; these run the loops above into fresh C-contiguous arrays. float16
+# is computed in float32 (Numba has no CPU float16) and rounded once at the end.
+
+_float16 = _dt.float16
+_float32 = _dt.float32
+_float64 = _dt.float64
+_bool = _dt.bool
+_int64 = _dt.int64
+_I64 = np.dtype(np.int64)
+
+
+def result(a: np.ndarray, dtype: _dt.dtype) -> Tensor:
+    """A kernel's array as a tensor of ``dtype`` (float16 results, computed in float32, are
+    rounded here; values beyond float16's range round to inf, as in torch)."""
+    if dtype is _float16 and a.dtype != np.float16:
+        with np.errstate(over="ignore"):
+            a = a.astype(np.float16)
+    return Tensor._make(a, None, dtype)
+
+
+def as_float32(a: np.ndarray) -> np.ndarray:
+    """A float16 array widened exactly to float32 (same layout)."""
+    return a.astype(np.float32)
+
+
+def contiguous(a: np.ndarray, dtype: _dt.dtype) -> np.ndarray:
+    """``a`` as a C-contiguous array, copied with the registry's copy kernel if needed."""
+    if a.flags.c_contiguous:
+        return a
+    out = _allocator.empty(a.shape, a.dtype)
+    dispatch.run_pointwise(registry.REGISTRY["copy"], (Tensor._make(a, a, dtype),), out, dtype)
+    return out
+
+
+def cast(t: Tensor, d: _dt.dtype) -> Tensor:
+    """``t`` converted to dtype ``d`` with the copy kernel (torch's casting rules), laid out
+    like ``t``; no autograd record (the op's own node stands for the call)."""
+    if t.dtype is d:
+        return t
+    src = t
+    if t.dtype.is_complex and not d.is_complex:
+        src = Tensor._make(np.ascontiguousarray(t._a.real))
+    a, st = dispatch.new_output((t,), t._a.shape, d.np)
+    if d is _bool or src.dtype is _bool:
+        compute = d if d is not _float16 else _float32
+    else:
+        compute = _dt.promote_types(src.dtype, d) if src.dtype.category == d.category else d
+    dispatch.run_pointwise(registry.REGISTRY["copy"], (src,), a, compute)
+    return Tensor._make(a, st, d)
+
+
+def pointwise(name: str, args: tuple) -> Tensor:
+    """A pointwise OpDef run into a fresh result inside a kernel (no mode hook, no autograd
+    record): the layout ``dispatch.pointwise`` gives."""
+    op = registry.REGISTRY[name]
+    _, compute, res = dispatch.resolve_dtypes(op, args)
+    shape = tuple(broadcast_shapes(*[x._a.shape for x in args if isinstance(x, Tensor)]))
+    a, st = dispatch.new_output(args, shape, res.np)
+    dispatch.run_pointwise(op, args, a, compute, res)
+    return Tensor._make(a, st, res)
+
+
+def accumulate_dtype(op: registry.OpDef, compute: _dt.dtype) -> _dt.dtype:
+    """The dtype block results are combined in: float64 for float32 (complex128 for complex64)
+    when the OpDef is ``wide`` (torch's cascade-sum accuracy)."""
+    if op.wide:
+        if compute is _float32:
+            return _float64
+        if compute is _dt.complex64:
+            return _dt.complex128
+    return compute
+
+
+def _permuted_copy(a: np.ndarray, dims: tuple, dtype: _dt.dtype) -> np.ndarray:
+    """Kept dims (in order) then reduced dims, contiguous: the fallback 3-D view."""
+    order = [d for d in range(a.ndim) if d not in dims] + list(dims)
+    return contiguous(a.transpose(order), dtype)
+
+
+def reduce_array(op: registry.OpDef, a: np.ndarray, dims: tuple, compute: _dt.dtype,
+                 out_dtype: _dt.dtype, a_dtype: _dt.dtype) -> np.ndarray:
+    """Run reduction ``op`` over ``dims`` of array ``a``; returns the contiguous result array
+    (kept dims, no keepdim). float16 is computed in float32 (Numba has no CPU float16)."""
+    if a.dtype == np.float16:
+        a = as_float32(a)
+        a_dtype = _float32
+    if compute is _float16:
+        compute = _float32
+    res_dtype = _float32 if out_dtype is _float16 else out_dtype
+    mod = kernels(op, compute.name, accumulate_dtype(op, compute).name, res_dtype.name)
+    if len(dims) == a.ndim and a.flags.c_contiguous:
+        # all of a contiguous array (loss.sum(), x.mean()): one row, no plan to work out
+        out = np.empty((), res_dtype.np)
+        n = a.size
+        (mod.p if use_parallel(n) else mod.s)(a.reshape(-1), 1, 1, n, 0, 0, 1, out.reshape(-1), 0, 0)
+        return out
+    shape = a.shape
+    kshape = tuple(n for d, n in enumerate(shape) if d not in dims)
+    out = _allocator.empty(kshape, res_dtype.np)
+    if out.size:
+        plan = plan_reduce(shape, elem_strides(a), dims)
+        if plan is None:
+            a = _permuted_copy(a, dims, a_dtype)
+            R = math.prod(shape[d] for d in dims)
+            plan = (out.size, 1, R, R, 0, 1, 1, 0)
+        O, I, R, sO, sI, sR, tO, tI = plan
+        (mod.p if use_parallel(a.size) else mod.s)(span(a), O, I, R, sO, sI, sR,
+                                               out.reshape(-1), tO, tI)
+    return out
+
+
+def reduce_tensor(op: registry.OpDef, x: Tensor, dims: tuple, keepdim: bool,
+                  compute: _dt.dtype | None = None, out_dtype: _dt.dtype | None = None) -> Tensor:
+    """``reduce_array`` on a tensor, as a tensor (``keepdim`` keeps the reduced dims as 1)."""
+    d = x.dtype if out_dtype is None else out_dtype
+    res = reduce_array(op, x._a, dims, d if compute is None else compute, d, x.dtype)
+    if keepdim:
+        res = res.reshape(tuple(1 if k in dims else n for k, n in enumerate(x._a.shape)))
+    return result(res, d)
+
+
+def reduction_cpu(op: registry.OpDef, bool_compute: bool = False):
+    """The kernel entry of a generated reduction (sum, mean, amax, all, ...): the result dtype
+    is the plan's; ``bool_compute`` (all, any) reads the input as bool. The compiled module is
+    looked up once per plan (plans are memoised by the meta rule) and the 3-D layout once per
+    (plan, input strides); a reduction of a whole contiguous array (``loss.sum()``,
+    ``x.mean()``), the commonest call, runs on the flat input into a one-element result.
+    float16 and inputs with no 3-D view go through ``reduce_array``."""
+    prepared: dict = {}  # plan -> (module, whole-array reduction) or None
+    layouts: dict = {}   # (plan, input strides) -> (O, I, R, sO, sI, sR, tO, tI) or None
+
+    def prepare(plan, x: Tensor):
+        if len(prepared) > 1024:
+            prepared.clear()
+            layouts.clear()
+        d = plan.out.dtype
+        compute = _bool if bool_compute else d
+        if _float16 in (d, compute, x.dtype):
+            return None
+        mod = kernels(op, compute.name, accumulate_dtype(op, compute).name, d.name)
+        return mod, len(plan.kw["dim"]) == x._a.ndim
+
+    def run(plan, x: Tensor) -> Tensor:
+        o = plan.out
+        a = x._a
+        try:
+            prep = prepared[plan]
+        except KeyError:
+            prep = prepared[plan] = prepare(plan, x)
+        d = o.dtype
+        try:
+            if prep is not None:
+                mod, whole = prep
+                if whole and a.flags.c_contiguous:
+                    res = np.empty(1, d.np)
+                    n = a.size
+                    (mod.p if use_parallel(n) else mod.s)(a if a.ndim == 1 else a.reshape(-1), 1,
+                                                          1, n, 0, 0, 1, res, 0, 0)
+                    return Tensor._make(res.reshape(o.shape), res, d)
+                key = (plan, a.strides)
+                try:
+                    lay = layouts[key]
+                except KeyError:
+                    lay = layouts[key] = plan_reduce(a.shape, elem_strides(a), plan.kw["dim"])
+                if lay is not None:
+                    shape = o.shape
+                    res = _allocator.empty(shape, d.np)
+                    flat = res if len(shape) == 1 else res.reshape(-1)
+                    if flat.size:
+                        O, I, R, sO, sI, sR, tO, tI = lay
+                        (mod.p if use_parallel(a.size) else mod.s)(span(a), O, I, R, sO, sI, sR,
+                                                                   flat, tO, tI)
+                    return Tensor._make(res, flat, d)
+            res = reduce_array(op, a, plan.kw["dim"], _bool if bool_compute else d, d, x.dtype)
+        except ZeroDivisionError:  # a complex mean of no elements (Numba raises, torch: nan)
+            return Tensor._make(np.full(o.shape, complex(np.nan, np.nan), d.np), None, d)
+        if plan.kw["keepdim"]:
+            res = res.reshape(o.shape)
+        return result(res, d)
+
+    return run
+
+
+def arg_reduce(sel: registry.OpDef, x: Tensor, d: int | None, res_shape: tuple) -> tuple:
+    """(values, indices) arrays of the amax/amin selection ``sel`` along dim ``d`` (None: the
+    flattened input), shaped ``res_shape``; values in the compute dtype (float16 as float32)."""
+    a = x._a
+    dtype = x.dtype
+    if d is None:
+        a = contiguous(a, dtype).reshape(-1)
+        dims = (0,)
+    else:
+        dims = (d,) if a.ndim else ()
+    if dtype is _float16:
+        a = as_float32(a)
+    compute = _float32 if dtype is _float16 else dtype
+    kshape = tuple(n for k, n in enumerate(a.shape) if k not in dims)
+    vals = _allocator.empty(kshape, compute.np)
+    idx = _allocator.empty(kshape, _I64)
+    if vals.size:
+        plan = plan_reduce(a.shape, elem_strides(a), dims)
+        if plan is None:
+            a = _permuted_copy(a, dims, compute)
+            R = a.shape[-1]
+            plan = (vals.size, 1, R, R, 0, 1, 1, 0)
+        mod = arg_kernels(sel, compute.name)
+        O, I, R, sO, sI, sR, tO, tI = plan
+        (mod.p if use_parallel(a.size) else mod.s)(span(a), O, I, R, sO, sI, sR,
+                                               vals.reshape(-1), idx.reshape(-1), tO, tI)
+    return vals.reshape(res_shape), idx.reshape(res_shape)
+
+
+def max_dim_cpu(sel: registry.OpDef):
+    """max(x, dim) / min(x, dim): (values, indices of the first extreme)."""
+
+    def run(plan, x: Tensor) -> tuple:
+        vals, idx = arg_reduce(sel, x, plan.kw["dim"], plan.out[0].shape)
+        return result(vals, x.dtype), Tensor._make(idx, None, _int64)
+
+    return run
+
+
+def argmax_cpu(sel: registry.OpDef):
+    """argmax / argmin: the indices of ``max_dim_cpu``."""
+
+    def run(plan, x: Tensor) -> Tensor:
+        _, idx = arg_reduce(sel, x, plan.kw["dim"], plan.out.shape)
+        return Tensor._make(idx, None, _int64)
+
+    return run
+
+
+def aminmax_cpu(lo: registry.OpDef, hi: registry.OpDef):
+    """aminmax: the amin and amax reductions over the plan's dims."""
+
+    def run(plan, x: Tensor) -> tuple:
+        kw = plan.kw
+        return (reduce_tensor(lo, x, kw["dim"], kw["keepdim"]),
+                reduce_tensor(hi, x, kw["dim"], kw["keepdim"]))
+
+    return run
+
+
+def moments_cpu(mean: registry.OpDef, sumsq: registry.OpDef, root: bool, with_mean: bool):
+    """var / std (``root``), and with ``with_mean`` var_mean / std_mean: the mean, then the sum
+    of squared deviations from it (two passes) over max(0, N - correction)."""
+
+    def run(plan, x: Tensor):
+        kw = plan.kw
+        dims, keepdim = kw["dim"], kw["keepdim"]
+        shape = x._a.shape
+        n = math.prod(shape[d] for d in dims)
+        m = reduce_tensor(mean, x, dims, True)
+        ss = reduce_tensor(sumsq, pointwise("sub", (x, m)), dims, keepdim)
+        v = pointwise("div", (ss, float(max(0, n - kw["correction"]))))
+        if root:
+            v = pointwise("sqrt", (v,))
+        if not with_mean:
+            return v
+        if not keepdim:
+            m = Tensor._make(m._a.reshape(v._a.shape), None, m.dtype)
+        return v, m
+
+    return run
+
+
+def nanmean_cpu(nansum: registry.OpDef, count: registry.OpDef):
+    """nanmean: nansum over the count of non-nan elements."""
+
+    def run(plan, x: Tensor) -> Tensor:
+        kw = plan.kw
+        dims, keepdim = kw["dim"], kw["keepdim"]
+        total = reduce_tensor(nansum, x, dims, keepdim, out_dtype=plan.out.dtype)
+        notnan = pointwise("logical_not", (pointwise("isnan", (x,)),))
+        cnt = reduce_tensor(count, notnan, dims, keepdim, compute=_int64, out_dtype=_int64)
+        return pointwise("div", (total, cnt))
+
+    return run
+
+
+def vector_norm_cpu(by_ord: dict, count: registry.OpDef, total: registry.OpDef):
+    """linalg.vector_norm: ord 2, 1, inf, -inf by their reductions (``by_ord``: run with the
+    norm's own plan, whose dims, keepdim and float dtype are theirs), 0 as a count, any other
+    p as sum(|x|^p)^(1/p)."""
+    runs = {p: reduction_cpu(op) for p, op in by_ord.items()}
+
+    def run(plan, x: Tensor) -> Tensor:
+        kw = plan.kw
+        p = float(kw["ord"])
+        if x.dtype is not plan.out.dtype:
+            x = cast(x, plan.out.dtype)
+        reduce = runs.get(p)
+        if reduce is not None:
+            return reduce(plan, x)
+        dims, keepdim = kw["dim"], kw["keepdim"]
+        if p == 0:
+            nz = reduce_tensor(count, x, dims, keepdim, compute=_int64, out_dtype=_int64)
+            return cast(nz, x.dtype)
+        s = reduce_tensor(total, pointwise("pow", (pointwise("abs", (x,)), p)), dims, keepdim)
+        return pointwise("pow", (s, 1.0 / p))
+
+    return run
+
+
+_along: dict = {}
+
+
+def along(a: np.ndarray, d: int, dtype: _dt.dtype) -> tuple:
+    """(array, (O, R, I, sO, sR, sI)) for a kernel working along dim ``d`` (a copy when the
+    outer or inner dims of a non-contiguous array do not merge); memoised on the geometry."""
+    key = (a.shape, a.strides, a.itemsize, d)
+    try:
+        plan = _along[key]
+    except KeyError:
+        if len(_along) > 4096:
+            _along.clear()
+        plan = _along[key] = plan_dim(a.shape, elem_strides(a), d)
+    if plan is None:
+        a = contiguous(a, dtype)
+        plan = plan_dim(a.shape, elem_strides(a), d)
+    return a, plan
+
+
+def _logsumexp_cpu():
+    """logsumexp: one fused max / exp-sum pass per row (integers cast to the plan's float;
+    float16 runs in float32); the module and the 3-D layout memoised per plan."""
+    layouts: dict = {}  # (plan, input strides) -> (O, I, R, sO, sI, sR, tO, tI) or None
+
+    def run(plan, x: Tensor) -> Tensor:
+        d = plan.out.dtype
+        if x.dtype is not d:
+            x = cast(x, d)
+        a, compute = (x._a, d) if d is not _float16 else (as_float32(x._a), _float32)
+        dims = plan.kw["dim"]
+        shape = plan.out.shape
+        res = _allocator.empty(shape, compute.np)
+        flat = res if res.ndim == 1 else res.reshape(-1)
+        if flat.size:
+            key = (plan, a.strides)
+            try:
+                p = layouts[key]
+            except KeyError:
+                if len(layouts) > 1024:
+                    layouts.clear()
+                p = layouts[key] = plan_reduce(a.shape, elem_strides(a), dims)
+            if p is None:
+                a = _permuted_copy(a, dims, compute)
+                R = math.prod(a.shape[-len(dims):]) if dims else 1
+                p = (flat.size, 1, R, R, 0, 1, 1, 0)
+            mod = softmax_kernels(compute.name)
+            O, I, R, sO, sI, sR, tO, tI = p
+            fn = mod.lse_p if use_parallel(a.size) and O * I > 1 else mod.lse_s
+            fn(span(a), O, I, R, sO, sI, sR, flat, tO, tI)
+        if compute is not d:
+            return result(res, d)
+        return Tensor._make(res, flat, d)
+
+    return run
+
+
+logsumexp_cpu = _logsumexp_cpu()
+
+
+def softmax_cpu(log: bool):
+    """softmax / log_softmax: exp(x - max) / sum per row in one fused pass (the input cast to
+    the plan's dtype first when ``dtype=`` asks for another; float16 runs in float32)."""
+    prepared: dict = {}  # plan -> (compiled module, compute dtype)
+
+    def run(plan, x: Tensor) -> Tensor:
+        d = plan.out.dtype
+        try:
+            mod, compute = prepared[plan]
+        except KeyError:
+            if len(prepared) > 1024:
+                prepared.clear()
+            compute = _float32 if d is _float16 else d
+            mod = softmax_kernels(compute.name) if compute.category == 2 else None
+            prepared[plan] = mod, compute
+        if x.dtype is not d:
+            x = cast(x, d)
+        a = x._a if d is compute else as_float32(x._a)
+        out = _allocator.empty(a.shape, compute.np)
+        flat = out if out.ndim == 1 else out.reshape(-1)
+        if flat.size:
+            a, (O, R, I, sO, sR, sI) = along(a, plan.kw["dim"] if a.ndim else 0, compute)
+            fn = mod.softmax_p if use_parallel(a.size) and O * I > 1 else mod.softmax_s
+            fn(span(a), O, R, I, sO, sR, sI, flat, log)
+        if compute is not d:
+            return result(out, d)
+        return Tensor._make(out, flat, d)
+
+    return run
+
+
+def softmax_backward_cpu(log: bool):
+    """The gradient of softmax (``log``: log_softmax) at output ``y``: one compiled pass per
+    row where both are C-contiguous rows of one float dtype over the last dim, else composed
+    of pointwise kernels and a sum (any dim, broadcast or mixed-dtype gradients). The result
+    is C-contiguous, as torch's CPU kernel gives it."""
+
+    def run(plan, g: Tensor, y: Tensor) -> Tensor:
+        dim = plan.kw["dim"]
+        a, b = g._a, y._a
+        if (dim == b.ndim - 1 and a.shape == b.shape and a.dtype == b.dtype and a.size
+                and a.dtype in (np.float32, np.float64) and a.flags.c_contiguous
+                and b.flags.c_contiguous):
+            R = b.shape[-1]
+            O = b.size // R
+            out = _allocator.empty(b.shape, b.dtype)
+            mod = softmax_kernels(b.dtype.name)
+            fn = mod.softmax_bwd_p if use_parallel(b.size) and O > 1 else mod.softmax_bwd_s
+            fn(a.reshape(-1), b.reshape(-1), O, R, out.reshape(-1), log)
+            return Tensor._make(out, None, y.dtype)
+        total = registry.REGISTRY["sum"]
+        nd = max(b.ndim, 1)
+        dims = (dim % nd,) if b.ndim else ()
+        if log:   # g - exp(y) * sum(g)
+            s = reduce_tensor(total, g, dims, True)
+            res = pointwise("sub", (g, pointwise("mul", (pointwise("exp", (y,)), s))))
+        else:     # y * (g - sum(g * y))
+            s = reduce_tensor(total, pointwise("mul", (g, y)), dims, True)
+            res = pointwise("mul", (y, pointwise("sub", (g, s))))
+        return Tensor._make(contiguous(res._a, res.dtype), None, res.dtype)
+
+    return run

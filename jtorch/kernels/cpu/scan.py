@@ -10,8 +10,11 @@ torch's CPU kernels do.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import registry
 from ..source import load
+from . import reduce as _rk
 from .pointwise import _NP_CTOR
 from .reduce import _fingerprint, literal
 
@@ -136,3 +139,47 @@ def kernels(op: registry.OpDef, compute: str, total: str, out: str):
                                 co=_NP_CTOR[out], idt=literal(op.identity, total), opts=_OPTS)
         mod = _mods[key] = load(f"jt_scan_{op.name}", head + _HEADER + body)
     return mod
+
+
+# -- kernel entry: ``(plan, x) -> Tensor`` (cummax/cummin: (values, indices)) ---------------
+
+def scan_cpu(op: registry.OpDef):
+    """The kernel entry of a scan along the plan's dim into a fresh C-contiguous result in
+    the plan's dtype (float32 sums and products accumulate in float64; float16 runs in
+    float32). The compiled module is looked up once per plan (plans are memoised)."""
+    take = op.take is not None
+    prepared: dict = {}  # plan -> (compiled module, compute dtype, result dtype)
+
+    def prepare(plan):
+        if len(prepared) > 1024:
+            prepared.clear()
+        out_dtype = plan.out[0].dtype if take else plan.out.dtype
+        compute = _rk._float32 if out_dtype is _rk._float16 else out_dtype
+        mod = kernels(op, compute.name, _rk.accumulate_dtype(op, compute).name, compute.name)
+        return mod, compute, out_dtype
+
+    def run(plan, x):
+        try:
+            mod, compute, out_dtype = prepared[plan]
+        except KeyError:
+            mod, compute, out_dtype = prepared[plan] = prepare(plan)
+        a = x._a
+        if x.dtype is _rk._float16:
+            a = _rk.as_float32(a)
+        out = _rk._allocator.empty(a.shape, compute.np)
+        flat = out if out.ndim == 1 else out.reshape(-1)
+        idx = _rk._allocator.empty(a.shape, _rk._I64) if take else None
+        if flat.size:
+            a, (O, R, I, sO, sR, sI) = _rk.along(a, plan.kw["dim"] if a.ndim else 0, compute)
+            fn = mod.p if _rk.use_parallel(a.size) and O > 1 else mod.s
+            if take:
+                fn(_rk.span(a), O, R, I, sO, sR, sI, flat, idx.reshape(-1))
+            else:
+                fn(_rk.span(a), O, R, I, sO, sR, sI, flat)
+        res = _rk.result(out, out_dtype) if out_dtype is not compute else \
+            _rk.Tensor._make(out, flat, out_dtype)
+        if take:
+            return res, _rk.Tensor._make(idx, None, _rk._int64)
+        return res
+
+    return run

@@ -44,15 +44,8 @@ def _kernel_error(name: str, cats, scalar_name: str, scalar_cats):
 
 
 def _torch_name(d) -> str:
-    from ...dispatch import torch_name
+    return d.scalar_name
 
-    return torch_name(d)
-
-
-_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-              "float16": "c10::Half", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
 
 
 def _lerp_check(common, args):
@@ -61,8 +54,8 @@ def _lerp_check(common, args):
     d = start.dtype
     for what, x in (("end", end), ("weight", weight)):
         if hasattr(x, "_a") and x.dtype is not d and (what == "end" or x._a.ndim):
-            raise RuntimeError(f"expected dtype {_CPP_NAMES[d.name]} for `{what}` but got dtype "
-                               f"{_CPP_NAMES[x.dtype.name]}")
+            raise RuntimeError(f"expected dtype {d.cpp_name} for `{what}` but got dtype "
+                               f"{x.dtype.cpp_name}")
     # torch dispatches on start's dtype (a float scalar weight does not make ints valid).
     _kernel_error("lerp_kernel_tensor", _FLOAT, "lerp_kernel_scalar", _FLOAT)(d, (start, weight))
 

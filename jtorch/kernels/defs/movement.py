@@ -1,39 +1,194 @@
-"""Movement and indexing ops: views (no kernel: new shape/strides/offset over the same
-storage), copying movement ops (cat, flip, roll, repeat, tril/triu: ``kernels/cpu/movement``)
-and index ops (gather/scatter family, index_put, nonzero: ``kernels/cpu/indexing``).
+"""Movement and indexing ops: views (``defs/view.py``: new shape/strides/offset over the same
+storage, no kernel), copying movement ops (cat, stack, flip, roll, repeat, tril/triu, whose
+meta rules plan a fresh result and whose CPU kernels are in ``kernels/cpu/movement``) and
+index ops (gather/scatter family, index_put, nonzero: ``kernels/cpu/indexing``).
 
-The ops layer (``ops/views.py``, ``ops/indexing.py``) calls ``dispatch.record(op, inputs, out,
-kwargs)`` with these records; ``vjp`` is attached by the autograd layer. Composite ops
-(flatten, chunk, movedim, index_select via gather...) record the primitive they are built on.
+``ops/views.py`` calls ``dispatch.call(op, *tensors, **params)`` with these records; the
+index family still calls ``dispatch.record(op, inputs, out, kwargs)`` after its kernels.
+Gradient rules (bottom of the file) read the normalised params in ``node.kw``.
 """
 
 from __future__ import annotations
 
-from ..registry import OpDef, extern, register
+from ... import dtypes as _dt
+from ...shape import wrap_dim
+from ..cpu import movement as _mk
+from ..plan import Inplace, Out, Plan, common_device, device_of
+from ..registry import OpDef, extern, op, register
+from .view import (  # noqa: F401  (the view records live with their geometry)
+    as_strided__op, as_strided_op, chunk_op, diagonal_op, expand_op, narrow_op, permute_op,
+    select_op, slice_op, split_op, split_with_sizes_op, squeeze__op, squeeze_op, t__op, t_op,
+    transpose__op, transpose_op, unbind_op, unfold_op, unsqueeze__op, unsqueeze_op, view_dtype_op,
+    view_op)
 
 
 def _movement(name: str, **kw) -> OpDef:
     return register(OpDef(name, "movement", **kw))
 
 
-# -- views: kwargs recorded are the ones a vjp needs to map the gradient back ---------------
-view_op = _movement("view")              # {"shape": input shape}: reshape/flatten/squeeze/...
-permute_op = _movement("permute")        # {"dims"}: permute/transpose/t/movedim
-expand_op = _movement("expand")          # {"size"}
-slice_op = _movement("slice")            # {"dim", "start", "end", "step"}: narrow, split, chunk
-select_op = _movement("select")          # {"dim", "index"}: select, unbind
-diagonal_op = _movement("diagonal")      # {"offset", "dim1", "dim2"}
-as_strided_op = _movement("as_strided")  # {"size", "stride", "storage_offset"}
 index_op = _movement("index")            # {"index"}: Tensor.__getitem__ (basic or advanced)
 
-# -- copying movement ops -------------------------------------------------------------------
-cat_op = _movement("cat")                # inputs: the tensors; {"dim"}
-stack_op = _movement("stack")            # inputs: the tensors; {"dim"} (the new one)
-flip_op = _movement("flip")              # {"dims"}
-roll_op = _movement("roll")              # {"shifts", "dims"}
-repeat_op = _movement("repeat")          # {"repeats"}
-tril_op = _movement("tril")              # {"diagonal"}
-triu_op = _movement("triu")              # {"diagonal"}
+
+# -- copying movement ops: meta rules -------------------------------------------------------
+
+def _torch_name(d: _dt.dtype) -> str:
+    from ...dispatch import torch_name
+
+    return torch_name(d)
+
+
+def _promoted(tensors) -> _dt.dtype:
+    d = tensors[0].dtype
+    for x in tensors[1:]:
+        if x.dtype is not d:
+            d = _dt.promote_types(d, x.dtype)
+    return d
+
+
+def _check_out_dtype(d: _dt.dtype, out_dtype) -> None:
+    if out_dtype is not None and not _dt.can_cast(d, out_dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{_torch_name(out_dtype)}")
+
+
+def _cat_meta(*tensors, dim: int = 0, out_dtype=None) -> Plan:
+    """Concatenate along ``dim`` in the promoted dtype; 1-D empty tensors are skipped (legacy);
+    ``out_dtype``: the dtype of an ``out=`` tensor, checked for the cast."""
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    d = _promoted(tensors)
+    _check_out_dtype(d, out_dtype)
+    for i, x in enumerate(tensors):
+        if x._a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dev = common_device(*tensors)
+    parts = [(i, x._a.shape) for i, x in enumerate(tensors) if not _mk._legacy_skipped(x._a)]
+    if not parts:
+        return Plan(Out((0,), d), {"dim": 0}, dev)
+    ref = parts[0][1]
+    nd = len(ref)
+    axis = wrap_dim(dim, nd)
+    total = 0
+    for i, s in parts:
+        if len(s) != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
+        for k in range(nd):
+            if k != axis and s[k] != ref[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
+                                   f"Expected size {ref[k]} but got size {s[k]} for tensor number "
+                                   f"{i} in the list.")
+        total += s[axis]
+    return Plan(Out(ref[:axis] + (total,) + ref[axis + 1:], d), {"dim": axis}, dev)
+
+
+def _stack_meta(*tensors, dim: int = 0, out_dtype=None) -> Plan:
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    s0 = tensors[0]._a.shape
+    for i, x in enumerate(tensors[1:], 1):
+        if x._a.shape != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
+                               f"entry 0 and {list(x._a.shape)} at entry {i}")
+    d = wrap_dim(dim, len(s0) + 1)
+    dt = _promoted(tensors)
+    _check_out_dtype(dt, out_dtype)
+    return Plan(Out(s0[:d] + (len(tensors),) + s0[d:], dt), {"dim": d}, common_device(*tensors))
+
+
+def dense_strides(a) -> tuple | None:
+    """``a``'s element strides if it is non-overlapping and dense (a permuted contiguous
+    layout) but not row-major, else None: the layout ``empty_like`` preserves."""
+    if a.flags.c_contiguous:
+        return None
+    isz = a.itemsize
+    dims = [(s // isz, n) for s, n in zip(a.strides, a.shape) if n != 1]
+    expected = 1
+    for s, n in sorted(dims):
+        if s != expected:
+            return None
+        expected *= n
+    return tuple(s // isz for s in a.strides)
+
+
+def _dup_dims(wrapped: list) -> None:
+    if len(set(wrapped)) != len(wrapped):
+        from .view import _dup_message
+
+        raise RuntimeError(_dup_message(wrapped))
+
+
+def _flip_meta(x, *, dims: tuple) -> Plan:
+    """A reversed copy along ``dims``; a dense input's layout is kept, as torch does."""
+    a = x._a
+    wrapped = [wrap_dim(d, a.ndim) for d in dims]
+    _dup_dims(wrapped)
+    return Plan(Out(a.shape, x.dtype, dense_strides(a)), {"dims": tuple(wrapped)}, device_of(x))
+
+
+def _roll_meta(x, *, shifts: tuple, dims: tuple | None = None) -> Plan:
+    """Rotate along ``dims`` by ``shifts`` (the flattened tensor when dims is None)."""
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+    else:
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                               f"{len(dims)}")
+        dims = tuple(wrap_dim(d, x._a.ndim) for d in dims)
+    return Plan(Out(x._a.shape, x.dtype), {"shifts": shifts, "dims": dims}, device_of(x))
+
+
+def _repeat_meta(x, *, repeats: tuple) -> Plan:
+    nd = x._a.ndim
+    if len(repeats) < nd:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    shape = (1,) * (len(repeats) - nd) + x._a.shape
+    out_shape = tuple(r * s for r, s in zip(repeats, shape))
+    for n in out_shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
+                               f"{list(out_shape)}")
+    return Plan(Out(out_shape, x.dtype), {"repeats": repeats}, device_of(x))
+
+
+def _tri_meta(name: str, inplace: bool):
+    def meta(x, *, diagonal: int = 0) -> Plan:
+        if x._a.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        out = Inplace(0) if inplace else Out(x._a.shape, x.dtype)
+        return Plan(out, {"diagonal": diagonal}, device_of(x))
+
+    return meta
+
+
+def _repeat_interleave_meta(repeats, *, output_size: int | None = None) -> Plan:
+    """``repeat_interleave(repeats)``: 0..n-1 with i repeated repeats[i] times; the length
+    is the sum of the values (data-dependent) unless ``output_size`` gives it."""
+    if repeats.dtype.category != 1:
+        raise NotImplementedError(
+            f'"repeat_interleave_cpu" not implemented for \'{_torch_name(repeats.dtype)}\'')
+    if repeats._a.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    out = None if output_size is None else Out((output_size,), _dt.int64)
+    return Plan(out, {"output_size": output_size}, device_of(repeats))
+
+
+def _copy(name: str, meta, cpu, **kw) -> OpDef:
+    return op(name, "movement", meta, cpu, **kw)
+
+
+cat_op = _copy("cat", _cat_meta, _mk.cat_cpu)          # inputs: the tensors; {"dim"}
+stack_op = _copy("stack", _stack_meta, _mk.stack_cpu)  # inputs: the tensors; {"dim"} (the new one)
+flip_op = _copy("flip", _flip_meta, _mk.flip_cpu)      # {"dims"}
+roll_op = _copy("roll", _roll_meta, _mk.roll_cpu)      # {"shifts", "dims"}
+repeat_op = _copy("repeat", _repeat_meta, _mk.repeat_cpu)  # {"repeats"}; also tile
+tril_op = _copy("tril", _tri_meta("tril", False), _mk.tril_cpu)   # {"diagonal"}
+triu_op = _copy("triu", _tri_meta("triu", False), _mk.triu_cpu)
+tril__op = _copy("tril_", _tri_meta("tril", True), _mk.tril__cpu, grad_name="TrilBackward0")
+triu__op = _copy("triu_", _tri_meta("triu", True), _mk.triu__cpu, grad_name="TriuBackward0")
+repeat_interleave_op = _copy("repeat_interleave", _repeat_interleave_meta,
+                             _mk.repeat_interleave_cpu, differentiable=False, data_dependent=True)
 
 # -- index ops ------------------------------------------------------------------------------
 gather_op = extern("gather")             # (input, index) {"dim"}; also index_select, take...
@@ -63,9 +218,9 @@ import numpy as np  # noqa: E402
 
 import jtorch as J  # noqa: E402  (the rules run after the package is imported)
 
-from ... import dtypes as _dt  # noqa: E402
 from ...tensor import Tensor  # noqa: E402
 from ..registry import defvjp  # noqa: E402
+from ...dispatch import call  # noqa: E402
 
 _MASK_DTYPES = (_dt.bool, _dt.uint8)
 
@@ -86,7 +241,7 @@ def _expand_vjp(c, g):
 
 def _embed(shape: tuple, g: Tensor, index) -> Tensor:
     """zeros(shape) with ``g`` written at the basic index ``index`` (a view: no duplicates)."""
-    z = J.zeros(shape, dtype=g.dtype)
+    z = g.new_zeros(shape)
     z[index] = g
     return z
 
@@ -94,14 +249,14 @@ def _embed(shape: tuple, g: Tensor, index) -> Tensor:
 def _embed_flat(shape: tuple, g: Tensor, pos: Tensor, accumulate: bool = True) -> Tensor:
     """zeros(shape) with ``g`` added at the flat positions ``pos`` (an int64 tensor shaped
     like ``g``); duplicates accumulate."""
-    z = J.zeros(math.prod(shape), dtype=g.dtype)
+    z = g.new_zeros(math.prod(shape))
     z.index_put_((pos.reshape(-1),), g.reshape(-1), accumulate)
     return z.reshape(shape)
 
 
-def _positions(shape: tuple) -> Tensor:
+def _positions(shape: tuple, device=None) -> Tensor:
     """The flat position of every element of a contiguous tensor of ``shape``."""
-    return J.arange(math.prod(shape)).reshape(shape)
+    return J.arange(math.prod(shape), device=device).reshape(shape)
 
 
 def _is_advanced_item(it) -> bool:
@@ -172,7 +327,7 @@ def _select_vjp(c, g):
 def _diagonal_vjp(c, g):
     shape = c._meta[0][0]
     kw = c.kw
-    pos = _positions(shape).diagonal(kw["offset"], kw["dim1"], kw["dim2"])
+    pos = _positions(shape, g.device).diagonal(kw["offset"], kw["dim1"], kw["dim2"])
     return (_embed_flat(shape, g, pos, False),)
 
 
@@ -202,12 +357,12 @@ def _as_strided_vjp(c, g):
     in_st, in_off = kw["in_stride"], kw["in_offset"]
     lo = min(off, in_off)
     span = max(_extent(size, stride, off), _extent(shape, in_st, in_off)) - lo
-    storage = J.arange(span)
+    storage = J.arange(span, device=g.device)
     flat = _embed_flat((span,), g, storage.as_strided(size, stride, off - lo))
     in_pos = storage.as_strided(shape, in_st, in_off - lo)
     if _may_overlap(shape, in_st):
-        count = J.zeros(span, dtype=g.dtype)
-        count.index_put_((in_pos.reshape(-1),), J.ones(in_pos.numel(), dtype=g.dtype), True)
+        count = g.new_zeros(span)
+        count.index_put_((in_pos.reshape(-1),), g.new_ones(in_pos.numel()), True)
         flat = flat / count.clamp_min(1)
     return (flat[in_pos],)
 
@@ -217,7 +372,7 @@ def _cat_vjp(c, g):
     res, start = [], 0
     for need, (shape, _) in zip(c.needs, c._meta):
         if shape == (0,):  # legacy: 1-D empty tensors are skipped by cat
-            res.append(J.zeros((0,), dtype=g.dtype) if need else None)
+            res.append(g.new_zeros((0,)) if need else None)
             continue
         n = shape[d]
         res.append(g.narrow(d, start, n) if need else None)
@@ -228,6 +383,19 @@ def _cat_vjp(c, g):
 def _stack_vjp(c, g):
     d = c.kw["dim"]
     return tuple(g.select(d, i) if need else None for i, need in enumerate(c.needs))
+
+
+def _pieces_vjp(c, g):
+    """split/chunk: the pieces' gradients side by side (missing ones are zeros)."""
+    return (call(cat_op, *g, dim=c.kw["dim"]),)
+
+
+def _unbind_vjp(c, g):
+    return (call(stack_op, *g, dim=c.kw["dim"]),)
+
+
+def _view_vjp(c, g):
+    return (g.reshape(c._meta[0][0]),)
 
 
 def _roll_vjp(c, g):
@@ -425,19 +593,29 @@ def _scatter_name(inputs: tuple, kw) -> str:
     return "ScatterBackward0" if len(inputs) > 2 else "ScatterBackward1"
 
 
-def _hinted(default: str):
-    """Ops that serve several torch ops carry torch's node name in their kwargs."""
-    return lambda inputs, kw: kw.get("_name", default)
-
-
 for _op, _rule, _saves, _name in [
-    (view_op, lambda c, g: (g.reshape(c._meta[0][0]),), "", _hinted("ViewBackward0")),
-    (permute_op, _permute_vjp, "", _hinted("PermuteBackward0")),
+    (view_op, _view_vjp, "", None),
+    (squeeze_op, _view_vjp, "", None),
+    (squeeze__op, _view_vjp, "", None),
+    (unsqueeze_op, _view_vjp, "", None),
+    (unsqueeze__op, _view_vjp, "", None),
+    (permute_op, _permute_vjp, "", None),
+    (transpose_op, _permute_vjp, "", None),
+    (transpose__op, _permute_vjp, "", None),
+    (t_op, _permute_vjp, "", None),
+    (t__op, _permute_vjp, "", None),
     (expand_op, _expand_vjp, "", None),
-    (slice_op, _slice_vjp, "", _hinted("SliceBackward0")),
-    (select_op, _select_vjp, "", _hinted("SelectBackward0")),
+    (slice_op, _slice_vjp, "", None),
+    (narrow_op, _slice_vjp, "", None),
+    (select_op, _select_vjp, "", None),
+    (unbind_op, _unbind_vjp, "", None),
+    (split_op, _pieces_vjp, "", None),
+    (split_with_sizes_op, _pieces_vjp, "", None),
+    (chunk_op, _pieces_vjp, "", None),
     (diagonal_op, _diagonal_vjp, "", None),
     (as_strided_op, _as_strided_vjp, "", None),
+    (as_strided__op, _as_strided_vjp, "", None),
+    (unfold_op, _as_strided_vjp, "", None),
     (index_op, _index_vjp, "", _index_name),
     (cat_op, _cat_vjp, "", None),
     (stack_op, _stack_vjp, "", None),
@@ -446,6 +624,8 @@ for _op, _rule, _saves, _name in [
     (repeat_op, _repeat_vjp, "", None),
     (tril_op, lambda c, g: (g.tril(c.kw["diagonal"]),), "", None),
     (triu_op, lambda c, g: (g.triu(c.kw["diagonal"]),), "", None),
+    (tril__op, lambda c, g: (g.tril(c.kw["diagonal"]),), "", None),
+    (triu__op, lambda c, g: (g.triu(c.kw["diagonal"]),), "", None),
     (gather_op, _gather_vjp, "1", None),
     (scatter_op, _scatter_vjp, "1", _scatter_name),
     (scatter_add_op, _scatter_add_vjp, "1", None),

@@ -18,6 +18,38 @@ _global_forward_pre_hooks: dict = OrderedDict()
 _global_forward_hooks: dict = OrderedDict()
 
 
+def _parse_to(args: tuple, kwargs: dict) -> tuple:
+    """(device, dtype, memory_format) of ``Module.to``'s arguments, as torch's ``_parse_to``:
+    ``(device, dtype, non_blocking)``, ``(dtype, non_blocking)``, ``(tensor, non_blocking)``
+    positionally, or those names (and ``memory_format``) as keywords."""
+    from ...device import device as _device
+    from ...device import to_device
+
+    kwargs = dict(kwargs)
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    fmt = kwargs.pop("memory_format", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got an unexpected "
+                        f"keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device)) or type(a) is int:
+            device = a
+        elif a is not None and not isinstance(a, bool):
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__})")
+    if device is not None:
+        device = to_device(device)
+    if fmt is not None:
+        fmt = _dt.check_memory_format(fmt, "to")
+    return device, dtype, fmt
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
@@ -352,6 +384,10 @@ class Module:
         return self
 
     def _apply(self, fn, recurse: bool = True) -> Module:
+        """Replace every parameter, gradient and buffer ``t`` by ``fn(t)``. As in torch, a
+        result of the same kind (CPU to CPU, meta to meta) is written into the Parameter
+        (``param.data = ...``: optimizers keep holding it); one of another kind (CPU to meta,
+        meta to CPU) becomes a new Parameter with the old one's ``requires_grad``."""
         if recurse:
             for m in self.children():
                 m._apply(fn)
@@ -362,42 +398,73 @@ class Module:
                 continue
             with no_grad():
                 new = fn(param)
+            out = param
             if new is not param:
-                param.data = new
+                if new.is_meta == param.is_meta:
+                    param.data = new
+                else:
+                    out = self._parameters[key] = Parameter(new, param._requires_grad)
             g = param._grad
             if g is not None:
                 with no_grad():
                     ng = fn(g)
-                if ng is not g:
-                    param._grad = ng
+                if ng is not g or out is not param:
+                    out._grad = ng
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating
-        parameters and buffers take the dtype (the Parameter objects stay the same)."""
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _dt.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, str):
-                from ...device import to_device
+        """``to(device=None, dtype=None, non_blocking=False)``, ``to(dtype)``, ``to(tensor)``,
+        ``to(memory_format=...)``: floating and complex parameters and buffers take the dtype,
+        all of them move to the device (to ``"meta"``: same shapes, dtypes and strides, no
+        data; back from meta with ``to_empty``).
 
-                to_device(a)
+        >>> m = jtorch.nn.Linear(2, 3).to("meta")
+        >>> m.weight.device, m.weight.shape
+        (device(type='meta'), torch.Size([3, 2]))
+        """
+        device, dtype, fmt = _parse_to(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
 
         def convert(t: Tensor) -> Tensor:
+            kw = {}
+            if device is not None:
+                kw["device"] = device
             if dtype is not None and (t.dtype.is_floating_point or t.dtype.is_complex):
-                return t.to(dtype)
-            return t
+                kw["dtype"] = dtype
+            if fmt is not None and t.dim() in (4, 5):
+                kw["memory_format"] = fmt
+            if not kw:
+                return t
+            try:
+                return t.to(**kw)
+            except NotImplementedError as e:
+                if str(e) == "Cannot copy out of meta tensor; no data!":
+                    raise NotImplementedError(
+                        f"{e} Please use torch.nn.Module.to_empty() instead of "
+                        f"torch.nn.Module.to() when moving module from meta to a different "
+                        f"device.") from None
+                raise
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Move the parameters and buffers to ``device`` without copying their data: each
+        becomes an uninitialised tensor of the same shape, dtype and strides there (how a
+        model built on ``meta`` gets memory).
+
+        >>> with jtorch.device("meta"):
+        ...     m = jtorch.nn.Linear(2, 3)
+        >>> m.to_empty(device="cpu").weight.device
+        device(type='cpu')
+        """
+        from ...ops.creation import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def _cast_floats(self, dtype) -> Module:
         return self._apply(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)
@@ -415,7 +482,7 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self) -> Module:
-        return self
+        return self._apply(lambda t: t.cpu())
 
     def share_memory(self) -> Module:
         return self

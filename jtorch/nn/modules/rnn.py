@@ -158,16 +158,16 @@ class RNNBase(Module):
             c = J.cat([c, *ended_c[::-1]]) if c is not None else None
         return J.cat(outs), h, c
 
-    def _check_hidden(self, hx, batch: int, batched: bool, sorted_indices, dtype):
+    def _check_hidden(self, hx, batch: int, batched: bool, sorted_indices, dtype, device=None):
         """(h0, c0) as (layers * directions, batch, hidden) in packed order (or zeros)."""
         J = _J()
         ndir = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, dtype=dtype)
-            c0 = J.zeros(self.num_layers * ndir, batch, self.hidden_size, dtype=dtype) \
-                if is_lstm else None
+            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, dtype=dtype, device=device)
+            c0 = J.zeros(self.num_layers * ndir, batch, self.hidden_size, dtype=dtype,
+                         device=device) if is_lstm else None
             return h0, c0
         h0, c0 = hx if is_lstm else (hx, None)
         if not batched:
@@ -211,7 +211,8 @@ class RNNBase(Module):
                                f"{self.input_size}, got {input.shape[-1]}")
         if not batch_sizes:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        h0, c0 = self._check_hidden(hx, batch, batched, sorted_indices, input.dtype)
+        h0, c0 = self._check_hidden(hx, batch, batched, sorted_indices, input.dtype,
+                                    input.device)
         ndir = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):
@@ -315,7 +316,7 @@ class RNNCellBase(Module):
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            z = J.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            z = J.zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
             hx = (z, z) if n_state == 2 else z
         elif not batched:
             hx = tuple(h.unsqueeze(0) for h in hx) if n_state == 2 else hx.unsqueeze(0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ... import dtypes as _dt
-from ...autograd.grad_mode import no_grad
 from ...ops import creation as _c
 from .. import functional as F
 from .. import init
@@ -48,8 +47,7 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+            init.zeros_(self.weight[self.padding_idx])
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -101,8 +99,7 @@ class EmbeddingBag(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+            init.zeros_(self.weight[self.padding_idx])
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,

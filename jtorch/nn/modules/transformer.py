@@ -276,4 +276,5 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
         import jtorch as J
 
-        return J.triu(J.full((sz, sz), float("-inf"), dtype=dtype or J.float32), diagonal=1)
+        return J.triu(J.full((sz, sz), float("-inf"), dtype=dtype or J.float32, device=device),
+                      diagonal=1)

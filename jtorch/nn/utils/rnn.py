@@ -199,7 +199,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     batch = int(batch_sizes[0])
     running = J.arange(batch)[None, :] < batch_sizes[:, None]
     t, b = running.nonzero(as_tuple=True)
-    flat = J.full((steps * batch, *data.shape[1:]), padding_value, dtype=data.dtype)
+    flat = J.full((steps * batch, *data.shape[1:]), padding_value, dtype=data.dtype,
+                  device=data.device)
     out = flat.index_copy(0, t * batch + b, data).reshape(steps, batch, *data.shape[1:])
     lengths = running.sum(0)
     if batch_first:
@@ -233,7 +234,8 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
         raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
     longest = max(s.shape[0] for s in sequences)
     shape = (len(sequences), longest) if batch_first else (longest, len(sequences))
-    out = _J().full(shape + tuple(first.shape[1:]), padding_value, dtype=first.dtype)
+    out = _J().full(shape + tuple(first.shape[1:]), padding_value, dtype=first.dtype,
+                    device=first.device)
     for i, s in enumerate(sequences):
         n = s.shape[0]
         steps = slice(0, n) if padding_side == "right" else slice(longest - n, longest)

@@ -1,0 +1,830 @@
+"""Index ops: their meta rules (torch's argument checks, the results' geometry) and CPU
+kernels (``kernels/cpu/indexing``), for ``dispatch.call``.
+
+``index`` is ``Tensor.__getitem__``: basic indices (ints, slices, None, Ellipsis, Python
+bools) give a ``View`` with torch's strides; integer index tensors then give a fresh gathered
+result laid out as torch's index kernel lays it out. Boolean masks are data-dependent: the ops
+layer turns them into coordinates with ``nonzero`` first (as torch does), so ``index`` itself
+never depends on values. ``index_put`` is ``__setitem__`` and ``index_put_``. The gather /
+scatter family, masked ops and take/put follow; the in-place forms are the same records with
+``inplace=True`` (an ``Inplace`` plan). ``nonzero`` and ``masked_select`` are data-dependent
+(``data_dependent=True``: no result shape without values, so meta tensors raise).
+
+The records of the index family and their gradient rules are still declared in
+``defs/movement.py`` (their historical home); this module gives them their meta rules and
+kernels. ``embedding`` lives here with its gradient rule.
+"""
+
+from __future__ import annotations
+
+from ... import dispatch as _dispatch
+from ... import dtypes as _dt
+from ...device import CPU, META
+from ...meta import MetaArray
+from ...shape import broadcast_shapes, iter_order, wrap_dim
+from ...tensor import Tensor
+from ..cpu import indexing as _k
+from ..plan import Inplace, Out, Plan, View, common_device, device_of
+from ..registry import defvjp, extern
+from . import movement as M
+
+_META = MetaArray
+_TENSOR = Tensor
+_INT_INDEX = (_dt.int64, _dt.int32)
+_MASKS = (_dt.bool, _dt.uint8)
+_int64 = _dt.int64
+
+
+def _tname(d: _dt.dtype) -> str:
+    return _dispatch.torch_name(d)
+
+
+def _check_inplace(t: Tensor) -> None:
+    if t._requires_grad or t._base is not None:  # (the common case, without a call)
+        _dispatch.check_inplace(t)
+
+
+def _strides(a) -> list:
+    isz = a.itemsize
+    return [s // isz for s in a.strides]
+
+
+def _offset(x: Tensor) -> int:
+    """The storage offset in elements: free for meta tensors and for a CPU array that spans
+    its whole storage densely (a fresh tensor or its transpose: offset 0); otherwise from
+    the data pointers (``storage_offset``, a few microseconds)."""
+    a = x._a
+    if a.__class__ is _META:
+        return a.offset
+    if a.size == x._st.size:
+        f = a.flags
+        if f.c_contiguous or f.f_contiguous:
+            return 0
+    return x.storage_offset()
+
+
+def _index_device(dev, *index) -> None:
+    """Index tensors may sit on the CPU whatever the indexed tensor's device (torch reads
+    them there); a meta index cannot index CPU data."""
+    if dev is CPU:
+        for t in index:
+            if t is not None and t._a.__class__ is _META:
+                raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
+
+
+def _index_strides(t: Tensor) -> list:
+    """Element strides of an index tensor as the kernels read it: int64 ones as they are,
+    others through their int64 copy (dense layouts kept, others in the input's dim order)."""
+    a = t._a
+    if t.dtype is _int64 or _dense(a.shape, _strides(a)):
+        return _strides(a)
+    return list(_dispatch.result_strides((t,), a.shape) or _contiguous(a.shape))
+
+
+def _contiguous(shape) -> tuple:
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(st))
+
+
+def _dense(shape, strides) -> bool:
+    expected = 1
+    for s, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
+        if s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _bcast_strides(shape: tuple, strides, target: tuple) -> list:
+    off = len(target) - len(shape)
+    out = [0] * len(target)
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        if n != 1:
+            out[off + i] = s
+    return out
+
+
+def _dense_range(shape, strides, off: int):
+    """[start, end) element range of a non-overlapping, dense geometry, else None."""
+    if not _dense(shape, strides):
+        return None
+    n = 1
+    for s in shape:
+        n *= s
+    return off, off + n
+
+
+def check_overlap(dst: Tensor, dgeom: tuple, src: Tensor, full_ok: bool = True) -> bool:
+    """torch's overlap check of a copy into ``dst``'s storage at ``dgeom`` (shape, strides,
+    offset) from ``src``: partly overlapping dense ranges raise; the result says whether the
+    kernel must read a copy of ``src`` first (they may share memory)."""
+    if src._st is not dst._st:
+        return False
+    sa = src._a
+    rd = _dense_range(*dgeom)
+    rs = _dense_range(sa.shape, _strides(sa), _offset(src))
+    if rd is not None and rs is not None:
+        if full_ok and rd == rs and tuple(dgeom[1]) == tuple(_strides(sa)):
+            return False
+        if rd[0] < rs[1] and rs[0] < rd[1]:
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation.")
+        return False
+    return True
+
+
+# -- parsed indices ---------------------------------------------------------------------------
+
+class Arg:
+    """An index item that is tensor ``k`` of the call's index tensors (``args[1 + k]``)."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def __repr__(self) -> str:
+        return f"Arg({self.k})"
+
+
+class BoolArg(Arg):
+    """A Python bool index: a new size-1 dim indexed by tensor ``k`` (one or no zeros)."""
+
+    __slots__ = ()
+
+
+def _consumed(it, tensors) -> int:
+    if it is None or it is Ellipsis or it.__class__ is bool or it.__class__ is BoolArg:
+        return 0
+    if it.__class__ is Arg:
+        t = tensors[it.k]
+        return t._a.ndim if t.dtype in _MASKS else 1
+    return 1
+
+
+def basic(x: Tensor, items: tuple, tensors: tuple = ()) -> tuple:
+    """Apply ints/slices/None/Ellipsis (and Python bools) in torch's order: (shape, strides,
+    offset) of the view, and [(dim, k)] for the advanced (tensor) items."""
+    a = x._a
+    isz = a.itemsize
+    shape = list(a.shape)
+    st = [s // isz for s in a.strides]
+    off = _offset(x)
+    nd = len(shape)
+    spec = 0
+    for it in items:
+        c = it.__class__
+        if c is int or c is slice:
+            spec += 1
+        elif it is not None and it is not Ellipsis:
+            spec += _consumed(it, tensors)
+    if spec > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    dim = 0
+    adv = []
+    ellipsis = False
+    for real, it in enumerate(items):
+        c = it.__class__
+        if c is int:
+            n = shape[dim]
+            if not -n <= it < n:
+                raise IndexError(f"index {it} is out of bounds for dimension {real} with size {n}")
+            off += (it + n if it < 0 else it) * st[dim]
+            del shape[dim], st[dim]
+        elif c is slice:
+            step = 1 if it.step is None else it.step.__index__()
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, _ = slice(it.start, it.stop, step).indices(shape[dim])
+            shape[dim] = len(range(start, stop, step))
+            off += start * st[dim]
+            st[dim] *= step
+            dim += 1
+        elif it is None or c is BoolArg:
+            st.insert(dim, shape[dim] * st[dim] if dim < len(shape) else 1)
+            shape.insert(dim, 1)
+            if c is BoolArg:
+                adv.append((dim, it.k))
+            dim += 1
+        elif it is Ellipsis:
+            if not ellipsis:
+                dim += nd - spec
+                ellipsis = True
+        else:  # Arg
+            t = tensors[it.k]
+            if t.dtype not in _MASKS and t.dtype not in _INT_INDEX:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            adv.append((dim, it.k))
+            dim += _consumed(it, tensors)
+    return shape, st, off, adv
+
+
+def check_masks(x: Tensor, items: tuple, tensors: tuple) -> list:
+    """The argument checks of an index holding boolean masks, before the masks become
+    coordinates (``nonzero``): [(item position, dim)] of each mask."""
+    shape, _, _, adv = basic(x, items, tensors)
+    found = []
+    for dim, k in adv:
+        t = tensors[k]
+        if t.dtype in _MASKS:
+            ms = t._a.shape
+            for j in range(len(ms)):
+                if ms[j] != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(ms)} at index {j} does not "
+                                     f"match the shape of the indexed tensor {list(shape)} at "
+                                     f"index {dim + j}")
+            found.append(k)
+    return found
+
+
+def _zero_dim_check(index) -> None:
+    if index.__class__ is slice:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if index.__class__ is int:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
+def _advanced(vshape: list, adv: list, tensors: tuple) -> dict:
+    """Where an advanced index reads: the broadcast index shape, the dims it replaces and
+    the result's shape and strides (torch's index kernel follows the operands' layout)."""
+    idx = [tensors[k] for _, k in adv]
+    try:
+        bshape = tuple(broadcast_shapes(*[t._a.shape for t in idx]))
+    except RuntimeError:
+        shapes = ", ".join(str(list(t._a.shape)) for t in idx)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+    dims = [d for d, _ in adv]
+    rest = [d for d in range(len(vshape)) if d not in dims]
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    pos = sum(1 for d in rest if d < dims[0]) if adjacent else 0
+    rshape = [vshape[d] for d in rest]
+    out_shape = tuple(rshape[:pos]) + bshape + tuple(rshape[pos:])
+    istrides = [_bcast_strides(t._a.shape, _index_strides(t), bshape) for t in idx]
+    return {"bshape": bshape, "pos": pos, "rest": rest, "out_shape": out_shape,
+            "istrides": istrides}
+
+
+def _result_strides(g: dict, vst: list) -> tuple:
+    nb, pos = len(g["bshape"]), g["pos"]
+    rest_st = [vst[d] for d in g["rest"]]
+    src = rest_st[:pos] + [0] * nb + rest_st[pos:]
+    nrest = len(g["rest"])
+    ops = [src] + [[0] * pos + list(st) + [0] * (nrest - pos) for st in g["istrides"]]
+    shape = g["out_shape"]
+    out = [0] * len(shape)
+    acc = 1
+    for d in iter_order(shape, ops):
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def _index_meta(x: Tensor, *tensors, index, items=None) -> Plan:
+    if items is None:  # ints, slices, None and Ellipsis only: a view
+        if index.__class__ is not tuple:  # x[i], x[a:b:c]: the commonest views, spelled out
+            a = x._a
+            shape = a.shape
+            if not shape:
+                _zero_dim_check(index)
+            isz = a.itemsize
+            strides = a.strides
+            n = shape[0]
+            s0 = strides[0] // isz
+            nd = len(shape)
+            rest = () if nd == 1 else (strides[1] // isz,) if nd == 2 else \
+                tuple([s // isz for s in strides[1:]])
+            if a.__class__ is _META:
+                off, dev = a.offset, META
+            else:
+                dev = CPU
+                off = 0 if a.size == x._st.size and a.flags.c_contiguous else x.storage_offset()
+            if index.__class__ is int:
+                if not -n <= index < n:
+                    raise IndexError(f"index {index} is out of bounds for dimension 0 with size "
+                                     f"{n}")
+                return Plan(View(shape[1:], rest, off + (index + n if index < 0 else index) * s0),
+                            {"index": index}, dev)
+            step = index.step
+            if step is None:
+                start, stop, _ = index.indices(n)
+                length = stop - start if stop > start else 0
+                return Plan(View((length,) + shape[1:], (s0,) + rest, off + start * s0),
+                            {"index": index}, dev)
+            step = step.__index__()
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, _ = index.indices(n)
+            return Plan(View((len(range(start, stop, step)),) + shape[1:], (s0 * step,) + rest,
+                             off + start * s0), {"index": index}, dev)
+        shape, st, off, adv = basic(x, index)
+        return Plan(View(tuple(shape), tuple(st), off), {"index": index},
+                    META if x._a.__class__ is _META else CPU)
+    dev = device_of(x)
+    _index_device(dev, *tensors)
+    shape, st, off, adv = basic(x, items, tensors)
+    if not adv:
+        return Plan(View(tuple(shape), tuple(st), off), {"index": index}, dev)
+    g = _advanced(shape, adv, tensors)
+    g["v"], g["adv"] = (tuple(shape), tuple(st), off), adv
+    return Plan(Out(g["out_shape"], x.dtype, _result_strides(g, st)),
+                {"index": index, "geom": g}, dev)
+
+
+def _bcast_check(vshape: tuple, shape: tuple, what: str | None, value: Tensor) -> None:
+    """``value`` broadcasts to ``shape`` after its leading size-1 dims are dropped (torch's
+    copy_/index_put_ rule), with torch's messages."""
+    vs = _value_shape(vshape)
+    try:
+        if tuple(broadcast_shapes(vs, shape)) == tuple(shape):
+            return
+    except RuntimeError:
+        pass
+    if what is None:  # basic indexing copies with copy_'s expand rule and message
+        _expand_error(value, vs, tuple(shape))
+    raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast "
+                       f"to {what} of shape {list(shape)}")
+
+
+def _value_shape(vs: tuple) -> tuple:
+    i = 0
+    while i < len(vs) and vs[i] == 1:  # torch drops all leading size-1 dims of the value
+        i += 1
+    return tuple(vs[i:])
+
+
+def _expand_error(value: Tensor, vs: tuple, size: tuple) -> None:
+    """copy_'s expand error for a value of shape ``vs`` (leading 1s dropped) into ``size``."""
+    nd, tnd = len(size), len(vs)
+    if nd < tnd:
+        d = value.dtype
+        name = f"CPU{_tname(d)}Type" if d is _dt.bool or d.is_complex else f"torch.{d._legacy}"
+        raise RuntimeError(
+            f"expand({name}{{{list(vs)}}}, size={list(size)}): the number "
+            f"of sizes provided ({nd}) must be greater or equal to the number of dimensions in "
+            f"the tensor ({tnd})")
+    for i in range(tnd - 1, -1, -1):
+        j = nd - tnd + i
+        if vs[i] != 1 and vs[i] != size[j]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({size[j]}) must match the existing size "
+                f"({vs[i]}) at non-singleton dimension {j}.  Target sizes: {list(size)}.  Tensor "
+                f"sizes: {list(vs)}")
+
+
+def _index_put_meta(x: Tensor, values, *tensors, items=None, accumulate: bool = False,
+                    setitem: bool = False, index=None, value=None) -> Plan:
+    """``x[index] = values`` (``setitem``; ``values`` None writes the scalar ``value``) or
+    ``x.index_put_(tensors, values, accumulate)``."""
+    if setitem:
+        _check_inplace(x)
+        if x._a.ndim == 0 and index.__class__ is not tuple:
+            _zero_dim_check(index)
+    dev = device_of(x)
+    if values is not None and dev is CPU and values._a.__class__ is _META:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    _index_device(dev, *tensors)
+    if items is None:
+        items = tuple(Arg(k) for k in range(len(tensors)))
+    shape, st, off, adv = basic(x, items, tensors)
+    g = _advanced(shape, adv, tensors) if adv else None
+    target = g["out_shape"] if adv else tuple(shape)
+    copy_src = False
+    if values is not None:
+        if setitem and not adv:
+            _bcast_check(values._a.shape, tuple(shape), None, values)
+        else:
+            _bcast_check(values._a.shape, target, "indexing result", values)
+        if not setitem and values.dtype is not x.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {_tname(x.dtype)} for the destination and "
+                               f"{_tname(values.dtype)} for the source.")
+        if not setitem:
+            _check_inplace(x)
+        whole = not setitem or adv
+        dgeom = (x._a.shape, _strides(x._a), _offset(x)) if whole else (shape, st, off)
+        copy_src = check_overlap(x, dgeom, values, full_ok=not whole)
+    if accumulate and x.dtype.is_complex and adv:
+        raise NotImplementedError(f"reducing scatter/index ops are not implemented for "
+                                  f"{_tname(x.dtype)}")
+    geom = {"v": (tuple(shape), tuple(st), off), "adv": adv, "adv_geom": g, "value": value,
+            "copy_src": copy_src}
+    kw = {"index": index, "_put": geom} if setitem else {"accumulate": accumulate, "_put": geom}
+    return Plan(Inplace(0), kw, dev)
+
+
+# -- gather / scatter family ----------------------------------------------------------------
+
+def _check_int_index(index, msg: str) -> None:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"expected Tensor for index, got {type(index).__name__}")
+    if index.dtype not in _INT_INDEX:
+        raise RuntimeError(msg)
+
+
+def _gather_meta(x: Tensor, index: Tensor, *, dim, wrap: bool = False) -> Plan:
+    _check_int_index(index, "gather(): Expected dtype int32/int64 for index")
+    nd = x._a.ndim
+    d = wrap_dim(dim, nd)
+    ind = index._a.ndim
+    if ind != nd and not (nd <= 1 and ind <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    ishape, xshape = index._a.shape, x._a.shape
+    for k in range(min(nd, ind)):
+        if k != d and ishape[k] > xshape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(ishape)} to be no larger than self {list(xshape)} apart "
+                               f"from dimension {d}")
+    dev = device_of(x)
+    _index_device(dev, index)
+    return Plan(Out(ishape, x.dtype), {"dim": d, "wrap": True} if wrap else {"dim": d}, dev)
+
+
+def _scatter_check(x: Tensor, d: int, index: Tensor, src, name: str) -> None:
+    nd = x._a.ndim
+    if index._a.ndim != nd and not (nd <= 1 and index._a.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if isinstance(src, Tensor):
+        if src._a.ndim != index._a.ndim and not (src._a.ndim <= 1 and index._a.ndim <= 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+        if src.dtype is not x.dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    ish, ssh = index._a.shape, x._a.shape
+    bad = any(k != d and ish[k] > ssh[k] for k in range(min(len(ish), len(ssh))))
+    if isinstance(src, Tensor):
+        srcsh = src._a.shape
+        if bad or any(ish[k] > srcsh[k] for k in range(min(len(ish), len(srcsh)))):
+            raise RuntimeError(f"Expected index {list(ish)} to be no larger than self "
+                               f"{list(ssh)} apart from dimension {d} and to be no larger size "
+                               f"than src {list(srcsh)}")
+    elif bad:
+        raise RuntimeError(f"Expected index {list(ish)} to be no larger than self {list(ssh)} "
+                           f"apart from dimension {d}")
+
+
+def _reducing(x: Tensor, reducing: bool) -> None:
+    if reducing and x.dtype.is_complex:
+        raise NotImplementedError(f"reducing scatter/index ops are not implemented for "
+                                  f"{_tname(x.dtype)}")
+
+
+def _written(x: Tensor, inplace: bool, dev, kw: dict, *others) -> Plan:
+    """The plan of a family member that writes into ``x`` (in place) or into a fresh
+    C-contiguous copy of it."""
+    if inplace:
+        _check_inplace(x)
+        return Plan(Inplace(0), kw, dev)
+    return Plan(Out(x._a.shape, x.dtype), kw, dev)
+
+
+_SCATTER_REDUCE = (None, "add", "multiply")
+
+
+def _scatter_meta(x: Tensor, index: Tensor, src=None, *, dim, value=None, reduce=None,
+                  inplace: bool = False) -> Plan:
+    """scatter / scatter_ (``src`` a tensor, or the scalar ``value``; ``reduce`` add/multiply)."""
+    _check_int_index(index, "scatter(): Expected dtype int32/int64 for index")
+    if reduce not in _SCATTER_REDUCE:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    d = wrap_dim(dim, x._a.ndim)
+    _scatter_check(x, d, index, src if src is not None else value, "scatter")
+    dev = common_device(x, src)
+    _index_device(dev, index)
+    _reducing(x, reduce is not None)
+    return _written(x, inplace, dev, {"dim": d, "reduce": reduce, "value": value})
+
+
+def _scatter_add_meta(x: Tensor, index: Tensor, src: Tensor, *, dim,
+                      inplace: bool = False) -> Plan:
+    _check_int_index(index, "scatter(): Expected dtype int32/int64 for index")
+    d = wrap_dim(dim, x._a.ndim)
+    _scatter_check(x, d, index, src, "scatter")
+    dev = common_device(x, src)
+    _index_device(dev, index)
+    _reducing(x, True)
+    return _written(x, inplace, dev, {"dim": d})
+
+
+_REDUCE_MODES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_meta(x: Tensor, index: Tensor, src: Tensor, *, dim, reduce: str,
+                         include_self: bool = True, inplace: bool = False) -> Plan:
+    _check_int_index(index, "scatter(): Expected dtype int32/int64 for index")
+    if reduce not in _REDUCE_MODES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    d = wrap_dim(dim, x._a.ndim)
+    _scatter_check(x, d, index, src, "scatter_reduce")
+    dev = common_device(x, src)
+    _index_device(dev, index)
+    _reducing(x, True)
+    return _written(x, inplace, dev, {"dim": d, "reduce": reduce, "include_self": include_self})
+
+
+def _vector_index(index: Tensor, name: str) -> None:
+    if index._a.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+
+
+def _index_select_meta(x: Tensor, index: Tensor, *, dim) -> Plan:
+    _check_int_index(index, "index_select(): Expected dtype int32 or int64 for index")
+    _vector_index(index, "index_select")
+    nd = x._a.ndim
+    d = wrap_dim(dim, nd)
+    k = index._a.size
+    shape = list(x._a.shape)
+    if nd:
+        shape[d] = k
+    if nd == 0 and k != 1:  # a 0-d input gives a 0-d result (one index, 0-d or 1-D)
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {k} "
+                           "value(s)")
+    if nd and x._a.shape[d] == 0 and k:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    dev = device_of(x)
+    _index_device(dev, index)
+    return Plan(Out(tuple(shape), x.dtype), {"dim": d}, dev)
+
+
+def _index_source_check(x: Tensor, d: int, index: Tensor, source: Tensor, name: str) -> None:
+    nd = x._a.ndim
+    k = index._a.size
+    ssize = source._a.shape[d] if source._a.ndim else 1
+    if name == "index_add_":
+        if k != ssize:
+            raise RuntimeError(f"index_add_(): Number of indices ({k}) should be equal to "
+                               f"source.size(dim): ({ssize}), for dim: {d}")
+    elif k != ssize:
+        raise IndexError(f"{name}(): Number of indices ({k}) should be equal to "
+                         f"source.size(dim) ({ssize})")
+    mismatch = source._a.ndim != nd or any(
+        a != b for i, (a, b) in enumerate(zip(x._a.shape, source._a.shape)) if i != d)
+    if mismatch and not (name == "index_copy_" and nd <= 1 and source._a.ndim <= 1):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x._a.shape)} "
+                           f"source.shape = {list(source._a.shape)}")
+
+
+def _overlap_src(x: Tensor, source: Tensor) -> bool:
+    return check_overlap(x, (x._a.shape, _strides(x._a), _offset(x)), source, full_ok=False)
+
+
+def _index_add_meta(x: Tensor, index: Tensor, source: Tensor, *, dim, alpha=1,
+                    inplace: bool = False) -> Plan:
+    _check_int_index(index, f"index_add_(): Expected dtype int32/int64 for index but got: "
+                            f"{_tname(index.dtype) if isinstance(index, Tensor) else ''}")
+    _vector_index(index, "index_add_")
+    d = wrap_dim(dim, x._a.ndim)
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({_tname(x.dtype)}) and source "
+                           f"({_tname(source.dtype)}) must have the same scalar type")
+    _index_source_check(x, d, index, source, "index_add_")
+    dev = common_device(x, source)
+    _index_device(dev, index)
+    _reducing(x, True)
+    plan = _written(x, inplace, dev, {"dim": d, "alpha": alpha})
+    plan.kw["_copy_src"] = inplace and _overlap_src(x, source)
+    return plan
+
+
+def _index_copy_meta(x: Tensor, index: Tensor, source: Tensor, *, dim,
+                     inplace: bool = False) -> Plan:
+    if not isinstance(index, Tensor) or index.dtype is not _int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_tname(index.dtype)}")
+    _vector_index(index, "index_copy_")
+    d = wrap_dim(dim, x._a.ndim)
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {_tname(x.dtype)} and (source) "
+                           f"{_tname(source.dtype)}")
+    _index_source_check(x, d, index, source, "index_copy_")
+    dev = common_device(x, source)
+    _index_device(dev, index)
+    plan = _written(x, inplace, dev, {"dim": d})
+    plan.kw["_copy_src"] = inplace and _overlap_src(x, source)
+    return plan
+
+
+def _index_fill_meta(x: Tensor, index: Tensor, value_t=None, *, dim, value=None,
+                     inplace: bool = False) -> Plan:
+    """index_fill(_) with a scalar ``value`` or a 0-d tensor ``value_t``."""
+    if not isinstance(index, Tensor) or index.dtype is not _int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    _vector_index(index, "index_fill_")
+    if value_t is not None and value_t._a.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value_t._a.ndim} dimension(s).")
+    d = wrap_dim(dim, x._a.ndim)
+    dev = device_of(x)
+    _index_device(dev, index)
+    kw = {"dim": d, "value": value if value_t is None else value_t}
+    if inplace:
+        _check_inplace(x)
+        return Plan(Inplace(0), kw, dev)
+    return Plan(Out(x._a.shape, x.dtype, _like_strides(x)), kw, dev)
+
+
+def _like_strides(x: Tensor):
+    """clone's (preserve_format) element strides of ``x``: its own when dense, else in its
+    dimension order; None when C-contiguous."""
+    a = x._a
+    if a.flags.c_contiguous:
+        return None
+    st = _strides(a)
+    if _dense(a.shape, st):
+        return tuple(st)
+    return _dispatch.result_strides((x,), a.shape)
+
+
+# -- masked ops -----------------------------------------------------------------------------
+
+def _mask_check(mask, name: str, kind: str = "name") -> None:
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{name}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    if mask.dtype is not _dt.bool:
+        n = mask.dtype.cpp_name if kind == "cpp" else _tname(mask.dtype)
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {n}")
+
+
+def _masked_fill_meta(x: Tensor, mask: Tensor, value_t=None, *, value=None,
+                      inplace: bool = False) -> Plan:
+    """masked_fill(_) with a scalar ``value`` or a 0-d tensor ``value_t``."""
+    _mask_check(mask, "masked_fill_", "cpp")
+    if value_t is not None and value_t._a.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value_t._a.ndim} dimension(s).")
+    kw = {"value": value if value_t is None else value_t}
+    if inplace:
+        shape = tuple(broadcast_shapes(x._a.shape, mask._a.shape))
+        if shape != tuple(x._a.shape):
+            raise RuntimeError(f"output with shape {list(x._a.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        _check_inplace(x)
+        return Plan(Inplace(0), kw, common_device(x, mask))
+    shape = tuple(broadcast_shapes(mask._a.shape, x._a.shape))  # torch's order (its message)
+    return Plan(Out(shape, x.dtype), kw, common_device(x, mask))
+
+
+def _masked_select_meta(x: Tensor, mask: Tensor) -> Plan:
+    if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    broadcast_shapes(x._a.shape, mask._a.shape)
+    return Plan(None, {}, common_device(x, mask))
+
+
+def _masked_scatter_meta(x: Tensor, mask: Tensor, source: Tensor, *,
+                         inplace: bool = False) -> Plan:
+    _mask_check(mask, "masked_scatter_")
+    if inplace:
+        if source.dtype is not x.dtype:
+            raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes "
+                               f"but got{_tname(x.dtype)} and {_tname(source.dtype)}")
+        shape = tuple(broadcast_shapes(x._a.shape, mask._a.shape))
+        if shape != tuple(x._a.shape):
+            raise RuntimeError(f"output with shape {list(x._a.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        _check_inplace(x)
+        return Plan(Inplace(0), {}, common_device(x, mask, source))
+    shape = tuple(broadcast_shapes(x._a.shape, mask._a.shape))
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_tname(x.dtype)} and {_tname(source.dtype)}")
+    return Plan(Out(shape, x.dtype), {}, common_device(x, mask, source))
+
+
+# -- take / put / nonzero -------------------------------------------------------------------
+
+def _take_meta(x: Tensor, index: Tensor) -> Plan:
+    if not isinstance(index, Tensor) or index.dtype is not _int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{_tname(index.dtype)}")
+    if x._a.size == 0 and index._a.size:
+        raise IndexError("take(): tried to take from an empty tensor")
+    dev = device_of(x)
+    _index_device(dev, index)
+    return Plan(Out(index._a.shape, x.dtype), {}, dev)
+
+
+def _put_meta(x: Tensor, index: Tensor, source: Tensor, *, accumulate: bool = False,
+              inplace: bool = False) -> Plan:
+    if not isinstance(index, Tensor) or index.dtype is not _int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{_tname(index.dtype)}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_tname(x.dtype)} and source.dtype = "
+                           f"{_tname(source.dtype)}")
+    if index._a.size != source._a.size:
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source._a.size}, "
+                           f"index.numel() = {index._a.size}")
+    dev = common_device(x, source)
+    _index_device(dev, index)
+    _reducing(x, accumulate)
+    kw = {"accumulate": accumulate}
+    if inplace:
+        _check_inplace(x)
+        return Plan(Inplace(0), kw, dev)
+    return Plan(Out(x._a.shape, x.dtype, _like_strides(x)), kw, dev)
+
+
+def _nonzero_meta(x: Tensor) -> Plan:
+    return Plan(None, {}, device_of(x))
+
+
+# -- embedding ------------------------------------------------------------------------------
+
+def _embedding_meta(weight: Tensor, indices: Tensor, *, padding_idx=None,
+                    scale_grad_by_freq: bool = False) -> Plan:
+    if not isinstance(indices, Tensor) or indices.dtype not in _INT_INDEX:
+        name = indices.type() if isinstance(indices, Tensor) else type(indices).__name__
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {name} instead (while "
+                           f"checking arguments for embedding)")
+    if weight._a.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    n = weight._a.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < n, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
+            padding_idx += n
+    dev = common_device(weight, indices)
+    return Plan(Out(tuple(indices._a.shape) + (weight._a.shape[1],), weight.dtype),
+                {"padding_idx": padding_idx, "scale_grad_by_freq": scale_grad_by_freq}, dev)
+
+
+def _one_hot_meta(x: Tensor, *, num_classes: int) -> Plan:
+    if not isinstance(x, Tensor) or x.dtype is not _int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    return Plan(Out(tuple(x._a.shape) + (num_classes,), _int64), {"num_classes": num_classes},
+                device_of(x))
+
+
+# -- the records ----------------------------------------------------------------------------
+
+def _bind(op, meta, cpu, **fields):
+    op.meta, op.kernels, op.impl = meta, {"cpu": cpu}, None
+    for k, v in fields.items():
+        setattr(op, k, v)
+    return op
+
+
+index_op = _bind(M.index_op, _index_meta, _k.index_cpu)
+index_put_op = _bind(M.index_put_op, _index_put_meta, _k.index_put_cpu)
+gather_op = _bind(M.gather_op, _gather_meta, _k.gather_cpu)
+scatter_op = _bind(M.scatter_op, _scatter_meta, _k.scatter_cpu)
+scatter_add_op = _bind(M.scatter_add_op, _scatter_add_meta, _k.scatter_add_cpu)
+scatter_reduce_op = _bind(M.scatter_reduce_op, _scatter_reduce_meta, _k.scatter_reduce_cpu)
+index_select_op = _bind(M.index_select_op, _index_select_meta, _k.index_select_cpu)
+index_add_op = _bind(M.index_add_op, _index_add_meta, _k.index_add_cpu)
+index_copy_op = _bind(M.index_copy_op, _index_copy_meta, _k.index_copy_cpu)
+index_fill_op = _bind(M.index_fill_op, _index_fill_meta, _k.index_fill_cpu)
+masked_fill_op = _bind(M.masked_fill_op, _masked_fill_meta, _k.masked_fill_cpu)
+masked_scatter_op = _bind(M.masked_scatter_op, _masked_scatter_meta, _k.masked_scatter_cpu)
+masked_select_op = _bind(M.masked_select_op, _masked_select_meta, _k.masked_select_cpu,
+                         data_dependent=True)
+take_op = _bind(M.take_op, _take_meta, _k.take_cpu)
+nonzero_op = _bind(M.nonzero_op, _nonzero_meta, _k.nonzero_cpu, data_dependent=True)
+# put_/put: the flattened self written at an index (grads: not derived, as before)
+put_op = extern("put", differentiable=False)
+_bind(put_op, _put_meta, _k.put_cpu)
+# scatter_reduce_ in place: its gradient rule reads self's old values, which the kernel
+# overwrites, so the in-place form is not recorded (the out-of-place one is)
+scatter_reduce_inplace_op = extern("scatter_reduce_", differentiable=False)
+_bind(scatter_reduce_inplace_op, _scatter_reduce_meta, _k.scatter_reduce_cpu)
+one_hot_op = extern("one_hot", differentiable=False)
+_bind(one_hot_op, _one_hot_meta, _k.one_hot_cpu)
+embedding_op = extern("embedding")  # (weight, indices) {"padding_idx", "scale_grad_by_freq"}
+_bind(embedding_op, _embedding_meta, _k.embedding_cpu)
+
+
+def _embedding_vjp(c, g):
+    weight_shape = c._meta[0][0]
+    idx = c.args[1]
+    flat = idx.reshape(-1).to(_int64)
+    g2 = g.reshape(-1, weight_shape[1])
+    if c.kw["scale_grad_by_freq"]:
+        counts = flat.new_zeros(weight_shape[0]).index_add_(0, flat, flat.new_ones(flat.shape))
+        g2 = g2 / counts.index_select(0, flat).unsqueeze(1).to(g2.dtype)
+    pad = c.kw["padding_idx"]
+    if pad is not None:
+        g2 = g2.masked_fill((flat == pad).unsqueeze(1), 0.0)
+    gw = g.new_zeros(weight_shape).index_add(0, flat % weight_shape[0], g2)
+    return gw, None
+
+
+defvjp(embedding_op, _embedding_vjp, "1")

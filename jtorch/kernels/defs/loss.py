@@ -1,0 +1,182 @@
+"""Losses with ATen kernels of their own: ``nll_loss`` over (N, C) or (C,) inputs,
+``nll_loss2d`` over (N, C, H, W), their backward ops, and ``binary_cross_entropy``.
+
+The nll ops have one output, the loss (ATen's ``nll_loss_forward`` also returns the summed
+weight of the counted targets, which the 'mean' gradient divides by: the backward kernel
+recounts it from the targets instead, so the forward records no second, non-differentiable
+output whose zero gradient backward would have to make). The backward is an op whose gradient
+with respect to the incoming gradient is the forward again, so a gradient of a gradient
+follows. Targets are validated inside the kernels (data): meta tensors skip that check, as in
+torch. The other losses of ``nn.functional`` are compositions of jtorch ops (``nn/losses.py``).
+"""
+
+from __future__ import annotations
+
+from ...shape import broadcast_shapes
+
+from ... import dispatch
+from ... import dtypes as _dt
+from ..cpu import loss as _lk
+from ..plan import Out, Plan, common_device
+from ..registry import defvjp, op
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+# -- nll_loss -----------------------------------------------------------------------------------
+
+def check_nll(input, target, weight) -> int:
+    """torch's nll_loss_nd / nll_loss / nll_loss2d checks; returns the number of classes."""
+    ishape, tshape = list(input._a.shape), list(target._a.shape)
+    nd, tnd = len(ishape), len(tshape)
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    if nd != 1 and tnd and ishape[0] != tshape[0]:
+        raise ValueError(f"Expected input batch_size ({ishape[0]}) to match target batch_size "
+                         f"({tshape[0]}).")
+    if nd <= 2:
+        if tnd > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if not (nd == 1 and tnd == 0) and (not tshape or ishape[0] != tshape[0]):
+            raise RuntimeError(f"size mismatch (got input: {ishape}, target: {tshape})")
+    elif nd == 4:
+        if tnd != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {tnd}")
+        if ishape[0] != tshape[0] or ishape[2:] != tshape[1:]:
+            raise RuntimeError(f"size mismatch (got input: {ishape} , target: {tshape}")
+    elif tshape[1:] != ishape[2:]:
+        raise RuntimeError(f"Expected target size {[ishape[0]] + ishape[2:]}, got {tshape}")
+    n_classes = ishape[0 if nd == 1 else 1]
+    if weight is not None and (weight._a.ndim != 1 or weight._a.size != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{dispatch.torch_name(target.dtype)}")
+    return n_classes
+
+
+def _nll_dtype(input, weight, kernel: str) -> _dt.dtype:
+    d = input.dtype
+    if weight is not None and weight.dtype is not d:
+        raise RuntimeError(f"expected scalar type {dispatch.torch_name(d)} but found "
+                           f"{dispatch.torch_name(weight.dtype)}")
+    if d.category != 2:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dispatch.torch_name(d)}\'')
+    return d
+
+
+def _reduction(reduction: str) -> str:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _nll_meta(input, target, weight, *, reduction: str, ignore_index: int) -> Plan:
+    dev = common_device(input, target, weight)
+    if input._a.ndim > 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    check_nll(input, target, weight)
+    d = _nll_dtype(input, weight, "nll_loss_out_frame")
+    shape = target._a.shape if reduction == "none" and input._a.ndim == 2 else ()
+    return Plan(Out(shape, d), {"reduction": _reduction(reduction), "ignore_index": ignore_index},
+                dev)
+
+
+def _nll2d_meta(input, target, weight, *, reduction: str, ignore_index: int) -> Plan:
+    dev = common_device(input, target, weight)
+    if target._a.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target._a.ndim}")
+    if input._a.ndim != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got "
+                           f"input of dimension: {input._a.ndim}")
+    check_nll(input, target, weight)
+    d = _nll_dtype(input, weight, "nll_loss2d_forward_out_frame")
+    shape = target._a.shape if reduction == "none" else ()
+    return Plan(Out(shape, d), {"reduction": _reduction(reduction), "ignore_index": ignore_index},
+                dev)
+
+
+def _nll_backward_meta(grad, input, target, weight, *, reduction: str,
+                       ignore_index: int) -> Plan:
+    """The gradient with respect to ``input``: zeros except at the targets (contiguous)."""
+    dev = common_device(grad, input, target, weight)
+    return Plan(Out(input._a.shape, input.dtype),
+                {"reduction": reduction, "ignore_index": ignore_index}, dev)
+
+
+def _nll_vjp(c, g):
+    if not c.needs[0]:
+        return None, None, None
+    x, target, weight = c.args
+    return dispatch.call(c.op.pair, g, x, target, weight, **c.kw), None, None
+
+
+def _nll_backward_vjp(c, gg):
+    """The backward is linear in the incoming gradient: its gradient is the forward again."""
+    _, _, target, weight = c.args
+    return dispatch.call(c.op.pair, gg, target, weight, **c.kw), None, None, None
+
+
+def _nll_pair(name: str, grad: str, meta, cpu, bcpu):
+    fwd = op(name, "extern", meta, cpu)
+    bwd = op(name + "_backward", "extern", _nll_backward_meta, bcpu)
+    fwd.pair, bwd.pair = bwd, fwd
+    defvjp(fwd, _nll_vjp, "012", name=f"{grad}Backward0")
+    defvjp(bwd, _nll_backward_vjp, "23", name=f"{grad}BackwardBackward0")
+    return fwd, bwd
+
+
+# (input, target, weight | None) -> loss {reduction, ignore_index}
+# backward: (grad_output, input, target, weight | None) -> grad_input (the same kw)
+nll_loss_op, nll_loss_backward_op = _nll_pair(
+    "nll_loss", "NllLoss", _nll_meta, _lk.nll_loss_cpu, _lk.nll_loss_backward_cpu)
+nll_loss2d_op, nll_loss2d_backward_op = _nll_pair(
+    "nll_loss2d", "NllLoss2D", _nll2d_meta, _lk.nll_loss2d_cpu, _lk.nll_loss2d_backward_cpu)
+
+
+# -- binary_cross_entropy -----------------------------------------------------------------------
+
+def _bce_meta(input, target, weight, *, reduction: str) -> Plan:
+    dev = common_device(input, target, weight)
+    d = input.dtype
+    if d.category != 2:
+        raise NotImplementedError(f'"binary_cross_entropy" not implemented for '
+                                  f"'{dispatch.torch_name(d)}'")
+    if target.dtype is not d:
+        raise RuntimeError(f"Found dtype {dispatch.torch_name(target.dtype)} but expected "
+                           f"{dispatch.torch_name(d)}")
+    if weight is not None:  # the loss is multiplied by the weight in place: it must fit
+        b = tuple(broadcast_shapes(input._a.shape, weight._a.shape))
+        if b != tuple(input._a.shape):
+            raise RuntimeError(f"output with shape {list(input._a.shape)} doesn't match the "
+                               f"broadcast shape {list(b)}")
+    if reduction == "none":
+        shape = input._a.shape
+        # the loss is ``empty_like(input)`` (then multiplied by the weight), as in ATen
+        out = Out(shape, d, dispatch.result_strides((input,), shape))
+    else:
+        out = Out((), d)
+    return Plan(out, {"reduction": _reduction(reduction)}, dev)
+
+
+def _bce_vjp(c, g):
+    x, t, w = c.args
+    if c.kw["reduction"] == "mean":
+        g = g / x.numel()
+    gx = gt = None
+    if c.needs[0]:
+        gx = g * (x - t) / ((1 - x) * x).clamp_min(1e-12)
+        gx = gx if w is None else gx * w
+    if c.needs[1]:
+        gt = g * ((-x).log1p() - x.log())
+        gt = gt if w is None else gt * w
+    return gx, gt, None
+
+
+# (input, target, weight | None) -> loss {reduction}; the kernel checks 0 <= input <= 1
+binary_cross_entropy_op = op("binary_cross_entropy", "extern", _bce_meta,
+                             _lk.binary_cross_entropy_cpu)
+defvjp(binary_cross_entropy_op, _bce_vjp, "012", name="BinaryCrossEntropyBackward0")

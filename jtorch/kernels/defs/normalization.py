@@ -1,0 +1,74 @@
+"""Normalization with a fused CPU kernel: ``native_layer_norm``.
+
+As in ATen it returns ``(output, mean, rstd)``: the row statistics are outputs (their shape is
+the input's leading dims followed by ones), so the gradient rule reads them and a compiled
+graph sees them. The rule is written in jtorch ops (xhat, the row means of g*w and g*w*xhat),
+so double backward follows it. Batch, group and instance norm are compositions of jtorch
+reductions and pointwise ops (``nn/normalization.py``).
+"""
+
+from __future__ import annotations
+
+from ... import dispatch
+from ..cpu import normalization as _nk
+from ..plan import Out, Plan, common_device
+from ..registry import defvjp, op
+
+
+def _check_affine(what: str, t, shape: list) -> None:
+    if t is not None and list(t._a.shape) != shape:
+        raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but got {what} "
+                           f"of shape {list(t._a.shape)} and normalized_shape = {shape}")
+
+
+def check_normalized(input, shape: list, weight, bias, star: str) -> tuple:
+    """torch's _check_layer_norm_inputs; returns the normalised dims (negative)."""
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    _check_affine("weight", weight, shape)
+    _check_affine("bias", bias, shape)
+    k = len(shape)
+    ishape = list(input._a.shape)
+    if len(ishape) < k or ishape[-k:] != shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[{star}{', '.join(str(n) for n in shape)}], but got input of size"
+                           f"{ishape}")
+    return tuple(range(-k, 0))
+
+
+def _layer_norm_meta(input, weight, bias, *, normalized_shape: list, eps: float) -> Plan:
+    dev = common_device(input, weight, bias)
+    dims = check_normalized(input, normalized_shape, weight, bias, "*, ")
+    shape = input._a.shape
+    d = input.dtype
+    stat = shape[:len(shape) - len(dims)] + (1,) * len(dims)
+    return Plan((Out(shape, d), Out(stat, d), Out(stat, d)), {"dims": dims, "eps": eps}, dev)
+
+
+def _layer_norm_vjp(c, g):
+    g = g[0]
+    x, w, b = c.args
+    dims = c.kw["dims"]
+    if dispatch.grad_state.enabled:  # create_graph: statistics as functions of x
+        mean = x.mean(dims, keepdim=True)
+        rstd = (x.var(dims, correction=0, keepdim=True) + c.kw["eps"]).rsqrt()
+    else:
+        _, mean, rstd = c.out
+    xhat = (x - mean) * rstd
+    lead = tuple(range(x.dim() - len(dims)))
+    gx = gw = gb = None
+    if c.needs[0]:
+        gh = g if w is None else g * w
+        gx = (gh - gh.mean(dims, keepdim=True) - xhat * (gh * xhat).mean(dims, keepdim=True)) * rstd
+    if w is not None and c.needs[1]:
+        gw = (g * xhat).sum(lead) if lead else g * xhat
+    if b is not None and c.needs[2]:
+        gb = g.sum(lead) if lead else g
+    return gx, gw, gb
+
+
+# (input, weight | None, bias | None) -> (output, mean, rstd) {normalized_shape, eps}; CPU
+# kernel for float32/float64 (``nn.functional.layer_norm`` composes the other dtypes)
+native_layer_norm_op = op("native_layer_norm", "extern", _layer_norm_meta, _nk.layer_norm_cpu)
+defvjp(native_layer_norm_op, _layer_norm_vjp, "012o", name="NativeLayerNormBackward0")

@@ -1,0 +1,1836 @@
+"""Calls that sweep the public surface in ``test_op_path.py``.
+
+``PATTERNS``: for each public callable ("torch:<name>", "method:<name>", "F:<name>" for
+``nn.functional``), the operands of a call that runs: ``x``/``y``/``z`` float32 tensors,
+``i`` int64, ``b`` bool, numbers as written. The sweep runs it over contiguous, non-contiguous,
+0-d and 0-size operands. Regenerate entries with ``test_op_path._discover``.
+``SAMPLES``: hand-written calls for what a pattern cannot express (other shapes, index tensors,
+lists, keyword forms, gradients; also "linalg:<name>" and "optim:<Class>", namespaces the
+surface sweep does not list); ``FACTORIES``: calls of the factories on a device;
+``NOT_SWEPT``: names left out, each with the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import jtorch
+
+PATTERNS = {
+    "F:adaptive_avg_pool1d": "x 1",
+    "F:adaptive_max_pool1d": "x 1",
+    "F:adaptive_max_pool1d_with_indices": "x 1",
+    "F:alpha_dropout": "x",
+    "F:avg_pool1d": "x 1",
+    "F:binary_cross_entropy_with_logits": "x y",
+    "F:celu": "x",
+    "F:celu_": "x",
+    "F:cosine_similarity": "x y",
+    "F:cross_entropy": "x y",
+    "F:dropout": "x",
+    "F:dropout1d": "x",
+    "F:dropout2d": "x 0",
+    "F:dropout3d": "x 0",
+    "F:elu": "x",
+    "F:elu_": "x",
+    "F:embedding": "i i",
+    "F:embedding_bag": "i i",
+    "F:fold": "x 2 1",
+    "F:gelu": "x",
+    "F:glu": "x",
+    "F:group_norm": "x 1",
+    "F:hardshrink": "x",
+    "F:hardsigmoid": "x",
+    "F:hardswish": "x",
+    "F:hardtanh": "x",
+    "F:hardtanh_": "x",
+    "F:hinge_embedding_loss": "x y",
+    "F:huber_loss": "x y",
+    "F:kl_div": "x y",
+    "F:l1_loss": "x y",
+    "F:leaky_relu": "x",
+    "F:leaky_relu_": "x",
+    "F:linear": "x y",
+    "F:log_softmax": "x",
+    "F:logsigmoid": "x",
+    "F:lp_pool1d": "x 1 1",
+    "F:margin_ranking_loss": "x y z",
+    "F:max_pool1d": "x 1",
+    "F:max_pool1d_with_indices": "x 1",
+    "F:mish": "x",
+    "F:mse_loss": "x y",
+    "F:multilabel_soft_margin_loss": "x y",
+    "F:normalize": "x",
+    "F:pairwise_distance": "x y",
+    "F:poisson_nll_loss": "x y",
+    "F:relu": "x",
+    "F:relu6": "x",
+    "F:relu_": "x",
+    "F:rrelu": "x",
+    "F:rrelu_": "x",
+    "F:scaled_dot_product_attention": "x y z",
+    "F:selu": "x",
+    "F:selu_": "x",
+    "F:sigmoid": "x",
+    "F:silu": "x",
+    "F:smooth_l1_loss": "x y",
+    "F:soft_margin_loss": "x y",
+    "F:softmax": "x",
+    "F:softmin": "x",
+    "F:softplus": "x",
+    "F:softshrink": "x",
+    "F:softsign": "x",
+    "F:tanh": "x",
+    "F:tanhshrink": "x",
+    "F:threshold": "x 1 1",
+    "F:threshold_": "x 1 1",
+    "F:triplet_margin_loss": "x y z",
+    "F:triplet_margin_with_distance_loss": "x y z",
+    "method:abs": "x",
+    "method:abs_": "x",
+    "method:absolute": "x",
+    "method:absolute_": "x",
+    "method:acos": "x",
+    "method:acos_": "x",
+    "method:acosh": "x",
+    "method:acosh_": "x",
+    "method:add": "x y",
+    "method:add_": "x y",
+    "method:addcdiv": "x y z",
+    "method:addcdiv_": "x y z",
+    "method:addcmul": "x y z",
+    "method:addcmul_": "x y z",
+    "method:all": "x",
+    "method:amax": "x",
+    "method:amin": "x",
+    "method:aminmax": "x",
+    "method:any": "x",
+    "method:arccos": "x",
+    "method:arccos_": "x",
+    "method:arccosh": "x",
+    "method:arccosh_": "x",
+    "method:arcsin": "x",
+    "method:arcsin_": "x",
+    "method:arcsinh": "x",
+    "method:arcsinh_": "x",
+    "method:arctan": "x",
+    "method:arctan2": "x y",
+    "method:arctan2_": "x y",
+    "method:arctan_": "x",
+    "method:arctanh": "x",
+    "method:arctanh_": "x",
+    "method:argmax": "x",
+    "method:argmin": "x",
+    "method:argsort": "x",
+    "method:argwhere": "x",
+    "method:as_strided": "x 1 1",
+    "method:as_strided_": "x 1 1",
+    "method:asin": "x",
+    "method:asin_": "x",
+    "method:asinh": "x",
+    "method:asinh_": "x",
+    "method:atan": "x",
+    "method:atan2": "x y",
+    "method:atan2_": "x y",
+    "method:atan_": "x",
+    "method:atanh": "x",
+    "method:atanh_": "x",
+    "method:bernoulli": "x 1",
+    "method:bernoulli_": "x",
+    "method:bitwise_and": "i i",
+    "method:bitwise_and_": "i i",
+    "method:bitwise_left_shift": "i i",
+    "method:bitwise_left_shift_": "i i",
+    "method:bitwise_not": "i",
+    "method:bitwise_not_": "i",
+    "method:bitwise_or": "i i",
+    "method:bitwise_or_": "i i",
+    "method:bitwise_right_shift": "i i",
+    "method:bitwise_right_shift_": "i i",
+    "method:bitwise_xor": "i i",
+    "method:bitwise_xor_": "i i",
+    "method:bool": "x",
+    "method:byte": "x",
+    "method:cauchy_": "x",
+    "method:cdouble": "x",
+    "method:ceil": "x",
+    "method:ceil_": "x",
+    "method:cfloat": "x",
+    "method:char": "x",
+    "method:chunk": "x 1",
+    "method:clamp": "x y",
+    "method:clamp_": "x y",
+    "method:clamp_max": "x y",
+    "method:clamp_max_": "x y",
+    "method:clamp_min": "x y",
+    "method:clamp_min_": "x y",
+    "method:clip": "x y",
+    "method:clip_": "x y",
+    "method:clone": "x",
+    "method:conj": "x",
+    "method:conj_physical": "x",
+    "method:contiguous": "x",
+    "method:copy_": "x y",
+    "method:copysign": "x y",
+    "method:copysign_": "x y",
+    "method:cos": "x",
+    "method:cos_": "x",
+    "method:cosh": "x",
+    "method:cosh_": "x",
+    "method:count_nonzero": "x",
+    "method:cummax": "x 1",
+    "method:cummin": "x 1",
+    "method:cumprod": "x 1",
+    "method:cumprod_": "x 1",
+    "method:cumsum": "x 1",
+    "method:cumsum_": "x 1",
+    "method:data_ptr": "x",
+    "method:deg2rad": "x",
+    "method:deg2rad_": "x",
+    "method:detach": "x",
+    "method:detach_": "x",
+    "method:diag": "x",
+    "method:diag_embed": "x",
+    "method:diagflat": "x",
+    "method:diagonal": "x",
+    "method:dim": "x",
+    "method:div": "x y",
+    "method:div_": "x y",
+    "method:divide": "x y",
+    "method:divide_": "x y",
+    "method:double": "x",
+    "method:element_size": "x",
+    "method:eq": "x y",
+    "method:eq_": "x y",
+    "method:erf": "x",
+    "method:erf_": "x",
+    "method:erfc": "x",
+    "method:erfc_": "x",
+    "method:erfinv": "x",
+    "method:erfinv_": "x",
+    "method:exp": "x",
+    "method:exp2": "x",
+    "method:exp2_": "x",
+    "method:exp_": "x",
+    "method:expand_as": "x y",
+    "method:expm1": "x",
+    "method:expm1_": "x",
+    "method:exponential_": "x",
+    "method:fill_": "x 1",
+    "method:fix": "x",
+    "method:fix_": "x",
+    "method:flatten": "x",
+    "method:flip": "x",
+    "method:fliplr": "x",
+    "method:flipud": "x",
+    "method:float": "x",
+    "method:float_power": "x y",
+    "method:floor": "x",
+    "method:floor_": "x",
+    "method:floor_divide": "x y",
+    "method:floor_divide_": "x y",
+    "method:fmax": "x y",
+    "method:fmax_": "x y",
+    "method:fmin": "x y",
+    "method:fmin_": "x y",
+    "method:fmod": "x y",
+    "method:fmod_": "x y",
+    "method:frac": "x",
+    "method:frac_": "x",
+    "method:gcd": "i i",
+    "method:gcd_": "i i",
+    "method:ge": "x y",
+    "method:ge_": "x y",
+    "method:geometric_": "x 0.5",
+    "method:greater": "x y",
+    "method:greater_": "x y",
+    "method:greater_equal": "x y",
+    "method:greater_equal_": "x y",
+    "method:gt": "x y",
+    "method:gt_": "x y",
+    "method:half": "x",
+    "method:heaviside": "x y",
+    "method:heaviside_": "x y",
+    "method:hsplit": "x 1",
+    "method:hypot": "x y",
+    "method:hypot_": "x y",
+    "method:inner": "x y",
+    "method:int": "x",
+    "method:is_complex": "x",
+    "method:is_conj": "x",
+    "method:is_contiguous": "x",
+    "method:is_floating_point": "x",
+    "method:is_signed": "x",
+    "method:isclose": "x y",
+    "method:isfinite": "x",
+    "method:isinf": "x",
+    "method:isnan": "x",
+    "method:isneginf": "x",
+    "method:isposinf": "x",
+    "method:kron": "x y",
+    "method:kthvalue": "x 1",
+    "method:lcm": "i i",
+    "method:lcm_": "i i",
+    "method:le": "x y",
+    "method:le_": "x y",
+    "method:lerp": "x y z",
+    "method:lerp_": "x y z",
+    "method:less": "x y",
+    "method:less_": "x y",
+    "method:less_equal": "x y",
+    "method:less_equal_": "x y",
+    "method:log": "x",
+    "method:log10": "x",
+    "method:log10_": "x",
+    "method:log1p": "x",
+    "method:log1p_": "x",
+    "method:log2": "x",
+    "method:log2_": "x",
+    "method:log_": "x",
+    "method:log_normal_": "x",
+    "method:log_softmax": "x 1",
+    "method:logaddexp": "x y",
+    "method:logaddexp2": "x y",
+    "method:logcumsumexp": "x 1",
+    "method:logical_and": "x y",
+    "method:logical_and_": "x y",
+    "method:logical_not": "x",
+    "method:logical_not_": "x",
+    "method:logical_or": "x y",
+    "method:logical_or_": "x y",
+    "method:logical_xor": "x y",
+    "method:logical_xor_": "x y",
+    "method:logit": "x",
+    "method:logit_": "x",
+    "method:logsumexp": "x",
+    "method:long": "x",
+    "method:lt": "x y",
+    "method:lt_": "x y",
+    "method:masked_select": "x b",
+    "method:max": "x",
+    "method:maximum": "x y",
+    "method:maximum_": "x y",
+    "method:mean": "x",
+    "method:median": "x",
+    "method:min": "x",
+    "method:minimum": "x y",
+    "method:minimum_": "x y",
+    "method:mode": "x",
+    "method:moveaxis": "x 1 1",
+    "method:movedim": "x 1 1",
+    "method:msort": "x",
+    "method:mul": "x y",
+    "method:mul_": "x y",
+    "method:multinomial": "x 1",
+    "method:multiply": "x y",
+    "method:multiply_": "x y",
+    "method:nan_to_num": "x",
+    "method:nan_to_num_": "x",
+    "method:nanmean": "x",
+    "method:nanmedian": "x",
+    "method:nansum": "x",
+    "method:ndimension": "x",
+    "method:ne": "x y",
+    "method:ne_": "x y",
+    "method:neg": "x",
+    "method:neg_": "x",
+    "method:negative": "x",
+    "method:negative_": "x",
+    "method:nelement": "x",
+    "method:new_empty": "x",
+    "method:new_full": "x 1 1",
+    "method:new_ones": "x",
+    "method:new_tensor": "x y",
+    "method:new_zeros": "x",
+    "method:nonzero": "x",
+    "method:norm": "x",
+    "method:normal_": "x",
+    "method:not_equal": "x y",
+    "method:not_equal_": "x y",
+    "method:numel": "x",
+    "method:permute": "x 0 1",
+    "method:positive": "x",
+    "method:pow": "x y",
+    "method:pow_": "x y",
+    "method:prod": "x",
+    "method:rad2deg": "x",
+    "method:rad2deg_": "x",
+    "method:random_": "x",
+    "method:ravel": "x",
+    "method:reciprocal": "x",
+    "method:reciprocal_": "x",
+    "method:register_post_accumulate_grad_hook": "x y",
+    "method:relu": "x",
+    "method:relu_": "x",
+    "method:remainder": "x y",
+    "method:remainder_": "x y",
+    "method:repeat": "x 1 1",
+    "method:repeat_interleave": "x 1",
+    "method:requires_grad_": "x",
+    "method:reshape": "x -1",
+    "method:reshape_as": "x y",
+    "method:resolve_conj": "x",
+    "method:roll": "x 1",
+    "method:rot90": "x",
+    "method:round": "x",
+    "method:round_": "x",
+    "method:rsqrt": "x",
+    "method:rsqrt_": "x",
+    "method:select": "x 1 1",
+    "method:sgn": "x",
+    "method:sgn_": "x",
+    "method:short": "x",
+    "method:sigmoid": "x",
+    "method:sigmoid_": "x",
+    "method:sign": "x",
+    "method:sign_": "x",
+    "method:signbit": "x",
+    "method:sin": "x",
+    "method:sin_": "x",
+    "method:sinc": "x",
+    "method:sinc_": "x",
+    "method:sinh": "x",
+    "method:sinh_": "x",
+    "method:size": "x",
+    "method:softmax": "x 1",
+    "method:sort": "x",
+    "method:split": "x 1",
+    "method:sqrt": "x",
+    "method:sqrt_": "x",
+    "method:square": "x",
+    "method:square_": "x",
+    "method:squeeze": "x",
+    "method:squeeze_": "x",
+    "method:std": "x",
+    "method:storage_offset": "x",
+    "method:stride": "x",
+    "method:sub": "x y",
+    "method:sub_": "x y",
+    "method:subtract": "x y",
+    "method:subtract_": "x y",
+    "method:sum": "x",
+    "method:swapaxes": "x 1 1",
+    "method:swapdims": "x 1 1",
+    "method:t": "x",
+    "method:t_": "x",
+    "method:take": "x i",
+    "method:take_along_dim": "x i",
+    "method:tan": "x",
+    "method:tan_": "x",
+    "method:tanh": "x",
+    "method:tanh_": "x",
+    "method:tensor_split": "x 1",
+    "method:tile": "x",
+    "method:to": "x",
+    "method:topk": "x 1",
+    "method:trace": "x",
+    "method:transpose": "x 1 1",
+    "method:transpose_": "x 1 1",
+    "method:tril": "x",
+    "method:tril_": "x",
+    "method:triu": "x",
+    "method:triu_": "x",
+    "method:true_divide": "x y",
+    "method:true_divide_": "x y",
+    "method:trunc": "x",
+    "method:trunc_": "x",
+    "method:type": "x",
+    "method:type_as": "x y",
+    "method:unbind": "x",
+    "method:uniform_": "x",
+    "method:unique": "x",
+    "method:unique_consecutive": "x",
+    "method:unsqueeze": "x 1",
+    "method:unsqueeze_": "x 1",
+    "method:untyped_storage": "x",
+    "method:var": "x",
+    "method:view": "x -1",
+    "method:view_as": "x y",
+    "method:vsplit": "x 1",
+    "method:xlogy": "x y",
+    "method:xlogy_": "x y",
+    "method:zero_": "x",
+    "torch:abs": "x",
+    "torch:abs_": "x",
+    "torch:absolute": "x",
+    "torch:absolute_": "x",
+    "torch:acos": "x",
+    "torch:acos_": "x",
+    "torch:acosh": "x",
+    "torch:acosh_": "x",
+    "torch:adaptive_avg_pool1d": "x 1",
+    "torch:adaptive_max_pool1d": "x 1",
+    "torch:add": "x y",
+    "torch:addcdiv": "x y z",
+    "torch:addcmul": "x y z",
+    "torch:all": "x",
+    "torch:amax": "x",
+    "torch:amin": "x",
+    "torch:aminmax": "x",
+    "torch:any": "x",
+    "torch:arccos": "x",
+    "torch:arccos_": "x",
+    "torch:arccosh": "x",
+    "torch:arccosh_": "x",
+    "torch:arcsin": "x",
+    "torch:arcsin_": "x",
+    "torch:arcsinh": "x",
+    "torch:arcsinh_": "x",
+    "torch:arctan": "x",
+    "torch:arctan2": "x y",
+    "torch:arctan_": "x",
+    "torch:arctanh": "x",
+    "torch:arctanh_": "x",
+    "torch:argmax": "x",
+    "torch:argmin": "x",
+    "torch:argsort": "x",
+    "torch:argwhere": "x",
+    "torch:as_strided": "x 1 1",
+    "torch:as_tensor": "x",
+    "torch:asarray": "x",
+    "torch:asin": "x",
+    "torch:asin_": "x",
+    "torch:asinh": "x",
+    "torch:asinh_": "x",
+    "torch:atan": "x",
+    "torch:atan2": "x y",
+    "torch:atan_": "x",
+    "torch:atanh": "x",
+    "torch:atanh_": "x",
+    "torch:atleast_1d": "x",
+    "torch:atleast_2d": "x",
+    "torch:atleast_3d": "x",
+    "torch:avg_pool1d": "x 1",
+    "torch:bernoulli": "x 1",
+    "torch:bitwise_and": "i i",
+    "torch:bitwise_left_shift": "i i",
+    "torch:bitwise_not": "i",
+    "torch:bitwise_not_": "i",
+    "torch:bitwise_or": "i i",
+    "torch:bitwise_right_shift": "i i",
+    "torch:bitwise_xor": "i i",
+    "torch:block_diag": "x",
+    "torch:broadcast_tensors": "x",
+    "torch:cdist": "x y",
+    "torch:ceil": "x",
+    "torch:ceil_": "x",
+    "torch:chunk": "x 1",
+    "torch:clamp": "x y",
+    "torch:clamp_max": "x y",
+    "torch:clamp_min": "x y",
+    "torch:clip": "x y",
+    "torch:clone": "x",
+    "torch:complex": "x y",
+    "torch:conj": "x",
+    "torch:conj_physical": "x",
+    "torch:copysign": "x y",
+    "torch:cos": "x",
+    "torch:cos_": "x",
+    "torch:cosh": "x",
+    "torch:cosh_": "x",
+    "torch:cosine_similarity": "x y",
+    "torch:count_nonzero": "x",
+    "torch:cummax": "x 1",
+    "torch:cummin": "x 1",
+    "torch:cumprod": "x 1",
+    "torch:cumsum": "x 1",
+    "torch:deg2rad": "x",
+    "torch:deg2rad_": "x",
+    "torch:diag": "x",
+    "torch:diag_embed": "x",
+    "torch:diagflat": "x",
+    "torch:diagonal": "x",
+    "torch:div": "x y",
+    "torch:divide": "x y",
+    "torch:empty_like": "x",
+    "torch:eq": "x y",
+    "torch:erf": "x",
+    "torch:erf_": "x",
+    "torch:erfc": "x",
+    "torch:erfc_": "x",
+    "torch:erfinv": "x",
+    "torch:erfinv_": "x",
+    "torch:exp": "x",
+    "torch:exp2": "x",
+    "torch:exp2_": "x",
+    "torch:exp_": "x",
+    "torch:expm1": "x",
+    "torch:expm1_": "x",
+    "torch:fix": "x",
+    "torch:fix_": "x",
+    "torch:flatten": "x",
+    "torch:flip": "x 1",
+    "torch:fliplr": "x",
+    "torch:flipud": "x",
+    "torch:float_power": "x y",
+    "torch:floor": "x",
+    "torch:floor_": "x",
+    "torch:floor_divide": "x y",
+    "torch:fmax": "x y",
+    "torch:fmin": "x y",
+    "torch:fmod": "x y",
+    "torch:frac": "x",
+    "torch:frac_": "x",
+    "torch:full_like": "x 1",
+    "torch:gcd": "i i",
+    "torch:ge": "x y",
+    "torch:greater": "x y",
+    "torch:greater_equal": "x y",
+    "torch:gt": "x y",
+    "torch:heaviside": "x y",
+    "torch:hsplit": "x 1",
+    "torch:hypot": "x y",
+    "torch:inner": "x y",
+    "torch:is_complex": "x",
+    "torch:is_floating_point": "x",
+    "torch:is_tensor": "x",
+    "torch:isclose": "x y",
+    "torch:isfinite": "x",
+    "torch:isinf": "x",
+    "torch:isnan": "x",
+    "torch:isneginf": "x",
+    "torch:isposinf": "x",
+    "torch:kron": "x y",
+    "torch:kthvalue": "x 1",
+    "torch:lcm": "i i",
+    "torch:le": "x y",
+    "torch:lerp": "x y z",
+    "torch:less": "x y",
+    "torch:less_equal": "x y",
+    "torch:linear": "x y",
+    "torch:log": "x",
+    "torch:log10": "x",
+    "torch:log10_": "x",
+    "torch:log1p": "x",
+    "torch:log1p_": "x",
+    "torch:log2": "x",
+    "torch:log2_": "x",
+    "torch:log_": "x",
+    "torch:log_softmax": "x 1",
+    "torch:logaddexp": "x y",
+    "torch:logaddexp2": "x y",
+    "torch:logcumsumexp": "x 1",
+    "torch:logical_and": "x y",
+    "torch:logical_not": "x",
+    "torch:logical_not_": "x",
+    "torch:logical_or": "x y",
+    "torch:logical_xor": "x y",
+    "torch:logit": "x",
+    "torch:logsumexp": "x",
+    "torch:lt": "x y",
+    "torch:masked_select": "x b",
+    "torch:max": "x",
+    "torch:max_pool1d": "x 1",
+    "torch:max_pool1d_with_indices": "x 1",
+    "torch:maximum": "x y",
+    "torch:mean": "x",
+    "torch:median": "x",
+    "torch:min": "x",
+    "torch:minimum": "x y",
+    "torch:mode": "x",
+    "torch:moveaxis": "x 1 1",
+    "torch:movedim": "x 1 1",
+    "torch:msort": "x",
+    "torch:mul": "x y",
+    "torch:multinomial": "x 1",
+    "torch:multiply": "x y",
+    "torch:nan_to_num": "x",
+    "torch:nanmean": "x",
+    "torch:nanmedian": "x",
+    "torch:nansum": "x",
+    "torch:ne": "x y",
+    "torch:neg": "x",
+    "torch:neg_": "x",
+    "torch:negative": "x",
+    "torch:negative_": "x",
+    "torch:nonzero": "x",
+    "torch:norm": "x",
+    "torch:normal": "x",
+    "torch:not_equal": "x y",
+    "torch:numel": "x",
+    "torch:ones_like": "x",
+    "torch:pairwise_distance": "x y",
+    "torch:permute": "x 0 1",
+    "torch:polar": "x y",
+    "torch:positive": "x",
+    "torch:pow": "x y",
+    "torch:prod": "x",
+    "torch:rad2deg": "x",
+    "torch:rad2deg_": "x",
+    "torch:rand_like": "x",
+    "torch:randint_like": "x 1",
+    "torch:randn_like": "x",
+    "torch:ravel": "x",
+    "torch:real": "x",
+    "torch:reciprocal": "x",
+    "torch:reciprocal_": "x",
+    "torch:relu": "x",
+    "torch:relu_": "x",
+    "torch:remainder": "x y",
+    "torch:repeat_interleave": "x 1",
+    "torch:reshape": "x -1",
+    "torch:resolve_conj": "x",
+    "torch:result_type": "x y",
+    "torch:roll": "x 1",
+    "torch:rot90": "x",
+    "torch:round": "x",
+    "torch:round_": "x",
+    "torch:rsqrt": "x",
+    "torch:rsqrt_": "x",
+    "torch:rsub": "x y",
+    "torch:select": "x 1 1",
+    "torch:sgn": "x",
+    "torch:sgn_": "x",
+    "torch:sigmoid": "x",
+    "torch:sigmoid_": "x",
+    "torch:sign": "x",
+    "torch:sign_": "x",
+    "torch:signbit": "x",
+    "torch:sin": "x",
+    "torch:sin_": "x",
+    "torch:sinc": "x",
+    "torch:sinc_": "x",
+    "torch:sinh": "x",
+    "torch:sinh_": "x",
+    "torch:softmax": "x 1",
+    "torch:sort": "x",
+    "torch:split": "x 1",
+    "torch:sqrt": "x",
+    "torch:sqrt_": "x",
+    "torch:square": "x",
+    "torch:square_": "x",
+    "torch:squeeze": "x",
+    "torch:std": "x",
+    "torch:std_mean": "x",
+    "torch:sub": "x y",
+    "torch:subtract": "x y",
+    "torch:sum": "x",
+    "torch:swapaxes": "x 1 1",
+    "torch:swapdims": "x 1 1",
+    "torch:t": "x",
+    "torch:take": "x i",
+    "torch:take_along_dim": "x i",
+    "torch:tan": "x",
+    "torch:tan_": "x",
+    "torch:tanh": "x",
+    "torch:tanh_": "x",
+    "torch:tensor": "x",
+    "torch:tensor_split": "x 1",
+    "torch:tensordot": "x y",
+    "torch:tile": "x 1",
+    "torch:topk": "x 1",
+    "torch:trace": "x",
+    "torch:transpose": "x 1 1",
+    "torch:tril": "x",
+    "torch:triu": "x",
+    "torch:true_divide": "x y",
+    "torch:trunc": "x",
+    "torch:trunc_": "x",
+    "torch:unbind": "x",
+    "torch:unique": "x",
+    "torch:unique_consecutive": "x",
+    "torch:unsqueeze": "x 1",
+    "torch:var": "x",
+    "torch:var_mean": "x",
+    "torch:vsplit": "x 1",
+    "torch:where": "x",
+    "torch:xlogy": "x y",
+    "torch:zeros_like": "x",
+}
+
+# -- SAMPLES ------------------------------------------------------------------------------------
+# name -> list of functions ``sample(ops) -> (fn, args, kwargs)``; ``ops`` is the dict of operands
+# of ``test_op_path._inputs`` (CPU tensors of one geometry variant: (3, 4), (3, 4) transposed,
+# 0-d, (0, 4)). Every tensor the call reads must be in ``args``/``kwargs`` (the sweep makes their
+# meta twins), built deterministically. A sample may raise on CPU for some variant (a 0-d input
+# to conv2d): meta must then raise the same error. Indices are kept in range for every variant
+# (an out-of-range index is a data error, which meta cannot see).
+
+F = jtorch.nn.functional
+
+
+def _r(*shape, seed=0):
+    """A deterministic float32 CPU tensor."""
+    return jtorch.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=jtorch.float32)
+
+
+def _cl(*shape, seed=0):
+    """Like ``_r`` (N, C, *spatial), laid out channels-last (a permuted view)."""
+    t = _r(shape[0], *shape[2:], shape[1], seed=seed)
+    return t.permute(0, t.ndim - 1, *range(1, t.ndim - 1))
+
+
+def _long(values):
+    """An int64 CPU tensor."""
+    return jtorch.tensor(np.asarray(values, dtype=np.int64))
+
+
+def _m(name):
+    """Tensor method ``name`` as a function of (self, *args)."""
+    return lambda self, *a, **k: getattr(self, name)(*a, **k)
+
+
+def _size(t, dim):
+    """Size of ``dim``; a 0-d tensor counts as size 1 there (torch's rule for index ops)."""
+    return t.shape[dim] if t.ndim else 1
+
+
+def _pick(n, k, seed=2):
+    """``k`` valid indices into a dimension of size ``n`` (repeats allowed; none when n == 0)."""
+    return _long((np.arange(k) * 5 + seed) % n if n else np.zeros(0))
+
+
+def _ix(ops, dim):
+    """The int64 operand, made a valid index along ``dim`` of ``x``."""
+    n = _size(ops["x"], dim)
+    return ops["i"] % n if n else ops["i"]
+
+
+def _vec(t, n):
+    """A 1-D tensor of at most ``n`` elements of ``t``."""
+    return t.reshape(-1)[:n]
+
+
+def _lead(t, k):
+    """``t`` with ``k`` leading singleton dims (a view keeping ``t``'s strides)."""
+    return t[(None,) * k]
+
+
+def _rows(t, k):
+    """The first ``k`` rows of ``t`` (``t`` itself when 0-d)."""
+    return t[:k] if t.ndim else t
+
+
+def _cols(t, k):
+    """The first ``k`` columns of ``t`` (``t`` itself when not 2-D)."""
+    return t[:, :k] if t.ndim == 2 else t
+
+
+def _grid(*shape):
+    """Sampling locations in [-1, 1] for grid_sample."""
+    return _r(*shape, seed=5).tanh()
+
+
+def _targets(o, ncls):
+    """Class targets for the rows of ``x`` (shape x.shape[:1]; 0-d when x is 0-d)."""
+    n = o["x"].shape[0] if o["x"].ndim else 1
+    t = _long(np.arange(n) * 3 % ncls)
+    return t if o["x"].ndim else t.reshape(())
+
+
+def _on(fn, specs):
+    """Bind ``fn`` into specs ``spec(fn, ops) -> (fn, args, kwargs)``."""
+    return [lambda ops, s=s: s(fn, ops) for s in specs]
+
+
+def _pair(name, specs, out=(), inplace=None):
+    """Samples for ``torch:name`` and ``method:name`` from the same specs; ``out`` specs go to the
+    torch function only; ``inplace`` specs to ``method:name_``."""
+    res = {f"torch:{name}": _on(getattr(jtorch, name), list(specs) + list(out)),
+           f"method:{name}": _on(_m(name), specs)}
+    if inplace is not None:
+        res[f"method:{name}_"] = _on(_m(name + "_"), inplace)
+    return res
+
+
+def _out():
+    """An empty ``out=`` tensor: the call resizes it (no warning: it held no elements)."""
+    return jtorch.empty(0)
+
+
+SAMPLES: dict = {}
+
+# ---- views and shapes -------------------------------------------------------------------------
+
+SAMPLES.update(_pair("broadcast_to", [
+    lambda f, o: (f, (o["x"], (2,) + tuple(o["x"].shape)), {}),
+    lambda f, o: (f, (o["x"], (-1,) * o["x"].ndim), {}),
+    lambda f, o: (f, (o["x"], (5, 7)), {}),  # not broadcastable (0-d: fine)
+]))
+SAMPLES["method:expand"] = [
+    lambda o: (_m("expand"), (o["x"], 2, *o["x"].shape), {}),
+    lambda o: (_m("expand"), (o["x"], (2, 1) + (-1,) * o["x"].ndim), {}),
+    lambda o: (_m("expand"), (_lead(o["x"], 1), 3, *o["x"].shape), {}),
+    lambda o: (_m("expand"), (o["x"], 5), {}),  # too few sizes (0-d: fine)
+]
+SAMPLES.update(_pair("narrow", [
+    lambda f, o: (f, (o["x"], 0, 1, 2), {}),
+    lambda f, o: (f, (o["x"], -1, 0, 2), {}),
+    lambda f, o: (f, (o["x"], 1, -2, 2), {}),
+    lambda f, o: (f, (o["x"], 1, 3, 2), {}),  # start + length past the end
+]))
+SAMPLES.update(_pair("unflatten", [
+    lambda f, o: (f, (o["x"], 1, (2, 2)), {}),
+    lambda f, o: (f, (o["x"], 0, (-1, 1)), {}),
+    lambda f, o: (f, (o["x"], -1, (1, 4, 1)), {}),
+    lambda f, o: (f, (o["x"], 1, (3, 3)), {}),  # sizes do not multiply to the dim
+]))
+SAMPLES["method:unfold"] = [
+    lambda o: (_m("unfold"), (o["x"], 1, 2, 1), {}),
+    lambda o: (_m("unfold"), (o["x"], 0, 2, 2), {}),
+    lambda o: (_m("unfold"), (o["x"], -1, 1, 3), {}),
+    lambda o: (_m("unfold"), (o["x"], 0, 5, 1), {}),  # window larger than the dim
+]
+SAMPLES["method:split_with_sizes"] = [
+    lambda o: (_m("split_with_sizes"), (o["x"], [1, 2]), {}),
+    lambda o: (_m("split_with_sizes"), (o["x"], [2, 0, 2], 1), {}),
+    lambda o: (_m("split_with_sizes"), (o["x"], [1, 3]), {"dim": -1}),
+]
+SAMPLES["method:new_empty_strided"] = [
+    lambda o: (_m("new_empty_strided"), (o["x"], (2, 3), (1, 2)), {}),
+    lambda o: (_m("new_empty_strided"), (o["i"], (2, 3), (3, 1)), {"dtype": jtorch.float64}),
+    lambda o: (_m("new_empty_strided"), (o["x"], (0, 3), (1, 1)), {"requires_grad": True}),
+]
+SAMPLES["method:where"] = [
+    lambda o: (_m("where"), (o["x"], o["b"], o["y"]), {}),
+    lambda o: (_m("where"), (o["x"], o["b"], 0.5), {}),
+    lambda o: (_m("where"), (o["i"], o["b"], o["x"]), {}),
+]
+SAMPLES["torch:imag"] = [
+    lambda o: (jtorch.imag, (jtorch.complex(o["x"], o["y"]),), {}),
+    lambda o: (jtorch.imag, (o["x"],), {}),  # real input: error
+]
+SAMPLES["torch:meshgrid"] = [
+    lambda o: (jtorch.meshgrid, (_vec(o["x"], 3), _vec(o["y"], 2)), {"indexing": "ij"}),
+    lambda o: (jtorch.meshgrid, (_vec(o["x"], 3), _vec(o["y"], 2), _vec(o["z"], 4)),
+               {"indexing": "xy"}),
+    lambda o: (jtorch.meshgrid, ([_vec(o["x"], 2), _vec(o["i"], 2)],), {"indexing": "ij"}),  # dtypes
+    lambda o: (jtorch.meshgrid, (), {"indexing": "ij"}),  # no tensors: error
+]
+SAMPLES["torch:cartesian_prod"] = [
+    lambda o: (jtorch.cartesian_prod, (_vec(o["x"], 3), _vec(o["y"], 2)), {}),
+    lambda o: (jtorch.cartesian_prod, (_vec(o["x"], 3),), {}),
+    lambda o: (jtorch.cartesian_prod, (_vec(o["i"], 2), _vec(o["i"], 3), _vec(o["i"], 1)), {}),
+]
+SAMPLES["torch:combinations"] = [
+    lambda o: (jtorch.combinations, (_vec(o["x"], 4),), {}),
+    lambda o: (jtorch.combinations, (_vec(o["x"], 4),), {"r": 3, "with_replacement": True}),
+    lambda o: (jtorch.combinations, (o["x"],), {}),  # not 1-D: error (0-d too)
+]
+
+# ---- joins ------------------------------------------------------------------------------------
+
+_CAT = [
+    lambda f, o: (f, ([o["x"], o["y"]],), {}),
+    lambda f, o: (f, ((o["x"], o["y"], o["z"]), 1), {}),
+    lambda f, o: (f, ([o["x"], o["i"]], -1), {}),  # promotes
+    lambda f, o: (f, ([o["x"], jtorch.empty(0)],), {}),  # legacy empty 1-D operand is skipped
+    lambda f, o: (f, ([o["x"], o["y"].t()], 0), {}),  # shapes differ off dim 0
+    lambda f, o: (f, ([o["x"], o["y"]],), {"out": _out()}),
+]
+for _name in ("cat", "concat", "concatenate"):
+    SAMPLES[f"torch:{_name}"] = _on(getattr(jtorch, _name), _CAT)
+SAMPLES["torch:stack"] = _on(jtorch.stack, [
+    lambda f, o: (f, ([o["x"], o["y"]],), {}),
+    lambda f, o: (f, ((o["x"], o["y"], o["z"]), -1), {}),
+    lambda f, o: (f, ([o["x"], o["y"].t()],), {}),  # shapes differ (0-d: fine)
+    lambda f, o: (f, ([o["x"], o["y"]], 1), {"out": _out()}),
+])
+for _name in ("hstack", "vstack", "dstack", "column_stack"):
+    SAMPLES[f"torch:{_name}"] = _on(getattr(jtorch, _name), [
+        lambda f, o: (f, ([o["x"], o["y"]],), {}),
+        lambda f, o: (f, ((o["x"], _vec(o["y"], 3), o["z"]),), {}),
+        lambda f, o: (f, ([o["x"], o["y"]],), {"out": _out()}),
+    ])
+
+# ---- matmul family ----------------------------------------------------------------------------
+
+SAMPLES.update(_pair("mm", [
+    lambda f, o: (f, (o["x"], o["y"].t()), {}),
+    lambda f, o: (f, (o["x"].t(), o["y"]), {}),
+    lambda f, o: (f, (o["x"], _r(4, 5).requires_grad_()), {}),
+    lambda f, o: (f, (o["x"], o["y"]), {}),  # inner dims differ
+], out=[lambda f, o: (f, (o["x"], o["y"].t()), {"out": _out()})]))
+SAMPLES.update(_pair("bmm", [
+    lambda f, o: (f, (_lead(o["x"], 1), _lead(o["y"].t(), 1)), {}),
+    lambda f, o: (f, (jtorch.stack([o["x"], o["y"]]), _r(2, 4, 5)), {}),
+    lambda f, o: (f, (_r(2, 3, 4), _r(3, 4, 5)), {}),  # batch sizes differ
+], out=[lambda f, o: (f, (_lead(o["x"], 1), _lead(o["y"].t(), 1)), {"out": _out()})]))
+SAMPLES.update(_pair("matmul", [
+    lambda f, o: (f, (o["x"], o["y"].t()), {}),
+    lambda f, o: (f, (o["x"], _vec(o["y"], 4)), {}),  # matrix @ vector
+    lambda f, o: (f, (_vec(o["y"], 3), o["x"]), {}),  # vector @ matrix
+    lambda f, o: (f, (_vec(o["x"], 4), _vec(o["y"], 4)), {}),  # dot
+    lambda f, o: (f, (_lead(o["x"], 1).expand(2, *o["x"].shape), o["y"].t()), {}),  # batched
+    lambda f, o: (f, (_r(2, 1, 3, 4), _lead(o["y"].t(), 1)), {}),  # broadcast batch
+], out=[lambda f, o: (f, (o["x"], o["y"].t()), {"out": _out()})]))
+_DOT = [
+    lambda f, o: (f, (_vec(o["x"], 4), _vec(o["y"], 4)), {}),
+    lambda f, o: (f, (o["x"], o["y"]), {}),  # not 1-D (0-d too)
+    lambda f, o: (f, (_vec(o["x"], 4), _vec(o["i"], 4)), {}),  # dtypes differ
+]
+SAMPLES.update(_pair("dot", _DOT, out=[
+    lambda f, o: (f, (_vec(o["x"], 4), _vec(o["y"], 4)), {"out": _out()})]))
+SAMPLES.update(_pair("vdot", _DOT, out=[
+    lambda f, o: (f, (_vec(o["x"], 4), _vec(o["y"], 4)), {"out": _out()})]))
+SAMPLES.update(_pair("mv", [
+    lambda f, o: (f, (o["x"], _vec(o["y"], 4)), {}),
+    lambda f, o: (f, (o["x"].t(), _vec(o["y"], 3)), {}),
+    lambda f, o: (f, (o["x"], _vec(o["y"], 3)), {}),  # sizes differ
+], out=[lambda f, o: (f, (o["x"], _vec(o["y"], 4)), {"out": _out()})]))
+_OUTER = [
+    lambda f, o: (f, (_vec(o["x"], 3), _vec(o["y"], 4)), {}),
+    lambda f, o: (f, (_vec(o["x"], 2), _vec(o["i"], 3)), {}),  # promotes
+    lambda f, o: (f, (o["x"], _vec(o["y"], 4)), {}),  # 2-D operand
+]
+SAMPLES.update(_pair("outer", _OUTER, out=[
+    lambda f, o: (f, (_vec(o["x"], 3), _vec(o["y"], 4)), {"out": _out()})]))
+SAMPLES.update(_pair("ger", _OUTER, out=[
+    lambda f, o: (f, (_vec(o["x"], 3), _vec(o["y"], 4)), {"out": _out()})]))
+SAMPLES.update(_pair("addmm", [
+    lambda f, o: (f, (_vec(o["z"], 3), o["x"], o["y"].t()), {}),  # broadcast bias
+    lambda f, o: (f, (o["z"], o["x"], _r(4, 4)), {"beta": 0.5, "alpha": 2}),
+    lambda f, o: (f, (_r(3, 5), o["x"], _r(4, 5)), {"beta": 0}),
+    lambda f, o: (f, (o["z"], o["x"], o["y"]), {}),  # inner dims differ
+], out=[lambda f, o: (f, (o["z"], o["x"], _r(4, 4)), {"out": _out()})]))
+SAMPLES["method:addmm_"] = [
+    lambda o: (_m("addmm_"), (o["z"], o["x"], _r(4, 4)), {}),
+    lambda o: (_m("addmm_"), (o["z"], o["x"], _r(4, 4).t()), {"beta": 2, "alpha": 0.5}),
+    lambda o: (_m("addmm_"), (_vec(o["z"], 4), o["x"], _r(4, 4)), {}),  # cannot broadcast in place
+]
+SAMPLES.update(_pair("addmv", [
+    lambda f, o: (f, (_vec(o["z"], 3), o["x"], _vec(o["y"], 4)), {}),
+    lambda f, o: (f, (_r(1), o["x"], _vec(o["y"], 4)), {"beta": 0.5, "alpha": 2}),
+    lambda f, o: (f, (_vec(o["z"], 3), o["x"], _vec(o["y"], 3)), {}),  # sizes differ
+], out=[lambda f, o: (f, (_vec(o["z"], 3), o["x"], _vec(o["y"], 4)), {"out": _out()})]))
+SAMPLES.update(_pair("addr", [
+    lambda f, o: (f, (o["z"], _vec(o["x"], 3), _vec(o["y"], 4)), {}),
+    lambda f, o: (f, (_r(4), _vec(o["x"], 3), _vec(o["y"], 4)), {"beta": 2, "alpha": 0.5}),
+    lambda f, o: (f, (o["z"], o["x"], _vec(o["y"], 4)), {}),  # 2-D vec1
+], out=[lambda f, o: (f, (o["z"], _vec(o["x"], 3), _vec(o["y"], 4)), {"out": _out()})]))
+SAMPLES.update(_pair("addbmm", [
+    lambda f, o: (f, (o["z"], jtorch.stack([o["x"], o["y"]]), _r(2, 4, 4)), {}),
+    lambda f, o: (f, (_r(5), _r(2, 3, 4), _r(2, 4, 5)), {"beta": 0.5, "alpha": 2}),
+    lambda f, o: (f, (o["z"], _r(2, 3, 4), _r(3, 4, 4)), {}),  # batch sizes differ
+], out=[lambda f, o: (f, (o["z"], jtorch.stack([o["x"], o["y"]]), _r(2, 4, 4)),
+                      {"out": _out()})]))
+SAMPLES.update(_pair("baddbmm", [
+    lambda f, o: (f, (_lead(o["z"], 1), jtorch.stack([o["x"], o["y"]]), _r(2, 4, 4)), {}),
+    lambda f, o: (f, (o["z"], _r(2, 3, 4), _r(2, 4, 4)), {"beta": 0.5, "alpha": 2}),
+    lambda f, o: (f, (o["z"], o["x"], o["y"].t()), {}),  # 2-D batches
+], out=[lambda f, o: (f, (_lead(o["z"], 1), jtorch.stack([o["x"], o["y"]]), _r(2, 4, 4)),
+                      {"out": _out()})]))
+SAMPLES["torch:chain_matmul"] = [
+    lambda o: (jtorch.chain_matmul, (o["x"], o["y"].t(), o["z"]), {}),
+    lambda o: (jtorch.chain_matmul, (o["x"],), {}),
+    lambda o: (jtorch.chain_matmul, (o["x"], _r(4, 2), _r(2, 5), _r(5, 1)), {}),
+    lambda o: (jtorch.chain_matmul, (o["x"], o["y"]), {"out": _out()}),  # inner dims differ
+]
+SAMPLES["torch:einsum"] = [
+    lambda o: (jtorch.einsum, ("ij,kj->ik", o["x"], o["y"]), {}),
+    lambda o: (jtorch.einsum, ("ij->ji", o["x"]), {}),
+    lambda o: (jtorch.einsum, ("ij,ij->", o["x"], o["y"]), {}),
+    lambda o: (jtorch.einsum, ("...j,jk", [o["x"], _r(4, 2)]), {}),
+    lambda o: (jtorch.einsum, ("bij,bjk->bik", jtorch.stack([o["x"], o["y"]]), _r(2, 4, 3)), {}),
+]
+_BILINEAR = [
+    lambda f, o: (f, (o["x"], o["y"], _r(2, 4, 4), _r(2)), {}),
+    lambda f, o: (f, (o["x"], _r(3, 5), _r(2, 4, 5)), {}),
+    lambda f, o: (f, (o["x"], o["y"], _r(2, 3, 4)), {}),  # weight does not fit
+]
+SAMPLES["F:bilinear"] = _on(F.bilinear, _BILINEAR)
+SAMPLES["torch:bilinear"] = _on(jtorch.bilinear, _BILINEAR)
+
+# ---- indexing ---------------------------------------------------------------------------------
+
+SAMPLES.update(_pair("gather", [
+    lambda f, o: (f, (o["x"], 1, _ix(o, 1)), {}),
+    lambda f, o: (f, (o["x"], 0, _ix(o, 0)), {}),
+    lambda f, o: (f, (o["x"], -1, _cols(_ix(o, 1), 2)), {"sparse_grad": False}),
+    lambda f, o: (f, (o["x"], 1, _long([[0, 1, 2, 3, 0]] * 4)), {}),  # index larger than self
+], out=[lambda f, o: (f, (o["x"], 1, _ix(o, 1)), {"out": _out()})]))
+SAMPLES.update(_pair("index_select", [
+    lambda f, o: (f, (o["x"], 0, _pick(_size(o["x"], 0), 2)), {}),
+    lambda f, o: (f, (o["x"], 1, _pick(_size(o["x"], 1), 5)), {}),
+    lambda f, o: (f, (o["x"], -1, _long(_size(o["x"], -1) - 1)), {}),  # 0-d index
+    lambda f, o: (f, (o["x"], 0, _pick(_size(o["x"], 0), 2).float()), {}),  # float index
+], out=[lambda f, o: (f, (o["x"], 0, _pick(_size(o["x"], 0), 2)), {"out": _out()})]))
+
+
+def _idx_src(o, dim, k):
+    """(index, source) for index_add/index_copy along ``dim`` of ``x``: ``k`` valid indices."""
+    idx = _pick(_size(o["x"], dim), k)
+    src = o["y"]
+    if src.ndim:
+        if len(idx) > src.shape[dim]:
+            src = jtorch.cat([src, src], dim)
+        src = src.narrow(dim, 0, len(idx))
+    return idx, src
+
+
+def _index_specs(extra):
+    return [
+        lambda f, o: (f, (o["x"], 0, *_idx_src(o, 0, 2)), {}),
+        lambda f, o: (f, (o["x"], 1, *_idx_src(o, 1, 5)), {}),
+        lambda f, o: (f, (o["x"], -1, _pick(4, 2), o["y"]), {}),  # source does not fit
+    ] + extra
+
+
+_ADD_ALPHA = [lambda f, o: (f, (o["x"], 1, *_idx_src(o, 1, 2)), {"alpha": 2})]
+SAMPLES.update(_pair("index_add", _index_specs(_ADD_ALPHA),
+                     inplace=_index_specs(_ADD_ALPHA)))
+SAMPLES.update(_pair("index_copy", _index_specs([]), inplace=_index_specs([])))
+_FILL = [
+    lambda f, o: (f, (o["x"], 1, _pick(_size(o["x"], 1), 2), -1.0), {}),
+    lambda f, o: (f, (o["x"], 0, _pick(_size(o["x"], 0), 3), jtorch.tensor(2.5)), {}),
+    lambda f, o: (f, (o["i"], 0, _pick(_size(o["x"], 0), 1), 7), {}),
+    lambda f, o: (f, (o["x"], 1, _pick(_size(o["x"], 1), 2), _r(2)), {}),  # value not 0-d
+]
+SAMPLES.update(_pair("index_fill", _FILL, inplace=_FILL))
+
+
+def _rows_index(o, k):
+    """``k`` valid row indices of ``x`` (none when it has no rows)."""
+    return _pick(_size(o["x"], 0), k)
+
+
+def _row_col_index(o):
+    """(rows, cols) index tensors picking 3 elements of a 2-D ``x`` (none when it has no rows)."""
+    rows = _rows_index(o, 3)
+    return rows, _pick(4, len(rows), 1)
+
+
+def _put_specs():
+    return [
+        lambda f, o: (f, (o["x"], (_rows_index(o, 2),), _r(1)), {}),  # broadcast value
+        lambda f, o: (f, (o["x"], [_rows_index(o, 2)], _rows(o["y"], 2)), {}),
+        lambda f, o: (f, (o["x"], _row_col_index(o), jtorch.tensor(5.0)), {"accumulate": True}),
+        lambda f, o: (f, (o["x"], (o["b"],), jtorch.tensor(0.0)), {}),  # mask: data-dependent
+        lambda f, o: (f, (o["x"], (_rows_index(o, 2),), _r(7)), {}),  # values do not fit
+    ]
+
+
+SAMPLES.update(_pair("index_put", _put_specs(), inplace=_put_specs()))
+_MASKED_FILL = [
+    lambda f, o: (f, (o["x"], o["b"], 0.5), {}),
+    lambda f, o: (f, (o["x"], jtorch.tensor([True, False, True, False]), -2), {}),  # broadcast
+    lambda f, o: (f, (o["x"], o["b"], jtorch.tensor(2.0)), {}),
+    lambda f, o: (f, (o["x"], o["i"], 1.0), {}),  # mask not bool
+]
+SAMPLES.update(_pair("masked_fill", _MASKED_FILL, inplace=_MASKED_FILL))
+_MASKED_SCATTER = [
+    lambda f, o: (f, (o["x"], o["b"], o["y"]), {}),
+    lambda f, o: (f, (o["x"], o["b"], _r(20)), {}),
+    lambda f, o: (f, (o["x"], o["i"], o["y"]), {}),  # mask not bool
+]
+SAMPLES.update(_pair("masked_scatter", _MASKED_SCATTER, inplace=_MASKED_SCATTER))
+
+
+def _put(name):
+    def spec(o, acc):
+        n = o["x"].numel()
+        idx = _pick(n, 3)
+        return (_m(name), (o["x"], idx, _vec(o["y"], len(idx))), {"accumulate": acc})
+    return [lambda o: spec(o, False), lambda o: spec(o, True),
+            lambda o: (_m(name), (o["x"], _pick(o["x"].numel(), 2), _r(3)), {})]  # sizes differ
+
+
+SAMPLES["method:put"] = _put("put")
+SAMPLES["method:put_"] = _put("put_")
+
+
+def _scatter_specs():
+    return [
+        lambda f, o: (f, (o["x"], 1, _ix(o, 1), o["y"]), {}),
+        lambda f, o: (f, (o["x"], 0, _ix(o, 0)), {"value": 2.0}),
+        lambda f, o: (f, (o["x"], 1, _ix(o, 1), 1.5), {}),
+        lambda f, o: (f, (o["x"], 1, _ix(o, 1), o["y"]), {"reduce": "add"}),
+        lambda f, o: (f, (o["x"], 0, _ix(o, 0), o["y"]), {"reduce": "multiply"}),
+        lambda f, o: (f, (o["x"], 1, _ix(o, 1).float(), o["y"]), {}),  # float index
+    ]
+
+
+SAMPLES.update(_pair("scatter", _scatter_specs(), inplace=_scatter_specs()))
+_SCATTER_ADD = [
+    lambda f, o: (f, (o["x"], 0, _ix(o, 0), o["y"]), {}),
+    lambda f, o: (f, (o["x"], -1, _cols(_ix(o, 1), 2), o["y"]), {}),
+    lambda f, o: (f, (o["x"], 1, _ix(o, 1), o["i"]), {}),  # src dtype differs
+]
+SAMPLES.update(_pair("scatter_add", _SCATTER_ADD, inplace=_SCATTER_ADD))
+_SCATTER_REDUCE = [
+    lambda f, o, r=r, s=s: (f, (o["x"], 1, _ix(o, 1), o["y"], r), {"include_self": s})
+    for r, s in (("sum", True), ("prod", False), ("mean", True), ("amax", False), ("amin", True))
+] + [
+    lambda f, o: (f, (o["x"], 0, _ix(o, 0), o["y"], "max"), {}),  # unknown reduction
+]
+SAMPLES.update(_pair("scatter_reduce", _SCATTER_REDUCE, inplace=_SCATTER_REDUCE))
+
+# ---- data reads (errors only: multi-element or empty operands) -------------------------------
+
+SAMPLES["method:item"] = [
+    lambda o: (_m("item"), (_lead(o["x"], 1).expand(2, *o["x"].shape),), {}),
+]
+SAMPLES["torch:is_nonzero"] = [
+    lambda o: (jtorch.is_nonzero, (_lead(o["x"], 1).expand(2, *o["x"].shape),), {}),
+]
+
+# ---- autograd: gradients of meta tensors are meta ---------------------------------------------
+
+
+def _rg(t):
+    return t.requires_grad_()
+
+
+def _grads(fwd):
+    """A call running ``fwd(*tensors).sum().backward()`` that returns the inputs' gradients."""
+    def f(*ts):
+        fwd(*ts).sum().backward()
+        return tuple(t.grad for t in ts if t.requires_grad)
+    return f
+
+
+def _bw_gradient(x, y):
+    x.exp().backward(gradient=y)
+    return x.grad
+
+
+def _bw_nonscalar(x):
+    (x * 2).backward()  # no gradient for a non-scalar (0-d: fine)
+    return x.grad
+
+
+def _hooked(x):
+    x.register_hook(lambda g: g * 2)
+    (x * x).sum().backward()
+    return x.grad
+
+
+def _retained(x, y):
+    h = x * y
+    h.retain_grad()
+    h.sum().backward()
+    return h.grad, x.grad
+
+
+SAMPLES["method:backward"] = [
+    lambda o: (_grads(lambda x, y: x * y), (_rg(o["x"]), o["y"]), {}),
+    lambda o: (_bw_gradient, (_rg(o["x"]), o["y"]), {}),
+    lambda o: (_grads(lambda x, y: x @ y.t()), (_rg(o["x"]), _rg(o["y"])), {}),
+    lambda o: (_grads(lambda x, w: F.max_pool2d(F.conv2d(x, w), 2)),
+               (_rg(_r(2, 1, 6, 6)), _rg(_r(2, 1, 3, 3, seed=1))), {}),
+    lambda o: (_bw_nonscalar, (_rg(o["x"]),), {}),
+    # through the ops whose backward is an OpDef of its own
+    lambda o: (_grads(lambda x, y: F.softmax(x, -1) * y), (_rg(o["x"]), o["y"]), {}),
+    lambda o: (_grads(lambda x, y: F.log_softmax(x, 0) * y), (_rg(o["x"]), o["y"]), {}),
+    lambda o: (_grads(lambda x, y: F.relu(x - 1.5) * y), (_rg(o["x"]), o["y"]), {}),
+    lambda o: (_grads(lambda x: F.adaptive_avg_pool2d(x, (2, 3))), (_rg(_r(1, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x: F.adaptive_avg_pool3d(x, 2)), (_rg(_r(1, 2, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x: F.adaptive_max_pool2d(x, (2, 3))), (_rg(_r(1, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x: F.adaptive_max_pool3d(x, 2)), (_rg(_r(1, 2, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x: F.avg_pool2d(x, 2)), (_rg(_cl(1, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x: F.avg_pool3d(x, 2)), (_rg(_r(1, 2, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x: F.max_pool3d(x, 2)), (_rg(_r(1, 2, 2, 4, 6)),), {}),
+    lambda o: (_grads(lambda x, g: F.grid_sample(x, g, align_corners=False)),
+               (_rg(_r(1, 2, 4, 5)), _rg(_grid(1, 3, 3, 2))), {}),
+    lambda o: (_grads(lambda x: F.interpolate(x, scale_factor=2)), (_rg(_r(1, 2, 3, 4)),), {}),
+    lambda o: (_grads(lambda x: F.interpolate(x, (5, 7), mode="bilinear")),
+               (_rg(_r(1, 2, 3, 4)),), {}),
+    lambda o: (_grads(lambda x, t: F.nll_loss(x, t)), (_rg(o["x"]), _targets(o, 4)), {}),
+    lambda o: (_grads(lambda x, t: F.nll_loss(x, t, reduction="none")),
+               (_rg(_r(2, 4, 3, 5)), _long(np.arange(30).reshape(2, 3, 5) % 4)), {}),
+]
+SAMPLES["method:register_hook"] = [
+    lambda o: (_hooked, (_rg(o["x"]),), {}),
+    lambda o: (_m("register_hook"), (o["x"], lambda g: g), {}),  # no grad required: error
+]
+SAMPLES["method:retain_grad"] = [
+    lambda o: (_retained, (_rg(o["x"]), o["y"]), {}),
+]
+
+# ---- convolution ------------------------------------------------------------------------------
+
+
+def _conv_specs(nd):
+    lead = {1: 0, 2: 2, 3: 3}[nd]  # x made (C=3, L=4), (1, 1, 3, 4), (1, 1, 1, 3, 4)
+    cin = 3 if nd == 1 else 1
+    k = (2,) * nd if nd != 3 else (1, 2, 2)
+    return [
+        lambda f, o: (f, (_lead(o["x"], lead), _r(2, cin, *k)), {}),
+        lambda f, o: (f, (_lead(o["x"], lead + (nd == 1)), _r(2, cin, *k), _r(2)),
+                      {"stride": 2, "padding": 1}),
+        lambda f, o: (f, (_r(2, 4, *(7,) * nd), _r(6, 2, *(3,) * nd).requires_grad_()),
+                      {"groups": 2, "dilation": 2, "bias": None}),
+        lambda f, o: (f, (_cl(2, 4, *(6,) * nd), _r(4, 4, *(3,) * nd), _r(4)),
+                      {"padding": "same"}),
+        lambda f, o: (f, (_r(1, 3, *(5,) * nd), _r(2, 3, *(2,) * nd)), {"padding": "valid",
+                                                                         "stride": 1}),
+        lambda f, o: (f, (_r(1, 3, *(5,) * nd), _r(2, 2, *(2,) * nd)), {}),  # channels differ
+    ]
+
+
+def _conv_t_specs(nd):
+    lead = {1: 0, 2: 2, 3: 3}[nd]
+    cin = 3 if nd == 1 else 1
+    k = (2,) * nd if nd != 3 else (1, 2, 2)
+    return [
+        lambda f, o: (f, (_lead(o["x"], lead), _r(cin, 2, *k)), {}),
+        lambda f, o: (f, (_lead(o["x"], lead + (nd == 1)), _r(cin, 2, *k), _r(2)),
+                      {"stride": 2, "padding": 1 if nd < 3 else (0, 1, 1), "output_padding": 1}),
+        lambda f, o: (f, (_r(2, 4, *(4,) * nd), _r(4, 3, *(3,) * nd).requires_grad_()),
+                      {"groups": 2, "dilation": 2}),
+        lambda f, o: (f, (_cl(1, 2, *(4,) * nd), _r(2, 2, *(2,) * nd)), {"stride": 3}),
+        lambda f, o: (f, (_r(1, 2, *(4,) * nd), _r(2, 2, *(2,) * nd)),
+                      {"stride": 2, "output_padding": 2}),  # output_padding >= stride
+    ]
+
+
+for _nd in (1, 2, 3):
+    for _ns, _mod in (("torch", jtorch), ("F", F)):
+        SAMPLES[f"{_ns}:conv{_nd}d"] = _on(getattr(_mod, f"conv{_nd}d"), _conv_specs(_nd))
+        SAMPLES[f"{_ns}:conv_transpose{_nd}d"] = _on(getattr(_mod, f"conv_transpose{_nd}d"),
+                                                     _conv_t_specs(_nd))
+
+# ---- pooling ----------------------------------------------------------------------------------
+# x is made (1, 1, 3, 4) for 2-d pooling and (1, 1, 1, 3, 4) for 3-d (0-d x: too few dims).
+
+
+def _max_pool_specs(nd, **kw):
+    lead = nd
+    k1 = 2 if nd == 2 else (1, 2, 2)
+    return [
+        lambda f, o: (f, (_lead(o["x"], lead), k1), dict(kw)),
+        lambda f, o: (f, (_lead(o["x"], lead), k1, 1, (0,) * (nd - 2) + (1, 1)), dict(kw)),
+        lambda f, o: (f, (_r(2, 3, *(7,) * nd), 3), dict(kw, stride=2, padding=1,
+                                                          ceil_mode=True)),
+        lambda f, o: (f, (_cl(1, 2, *(8,) * nd), (2,) * (nd - 1) + (3,)), dict(kw, dilation=2)),
+        lambda f, o: (f, (_lead(o["x"], lead - 1), k1), dict(kw)),  # unbatched
+        lambda f, o: (f, (_r(1, 1, *(6,) * nd), 2), dict(kw, padding=2)),  # padding > k/2
+    ]
+
+
+SAMPLES["F:max_pool2d"] = _on(F.max_pool2d, _max_pool_specs(2) + _max_pool_specs(
+    2, return_indices=True)[:3])
+SAMPLES["F:max_pool3d"] = _on(F.max_pool3d, _max_pool_specs(3) + _max_pool_specs(
+    3, return_indices=True)[:3])
+SAMPLES["torch:max_pool2d"] = _on(jtorch.max_pool2d, _max_pool_specs(2))
+SAMPLES["torch:max_pool3d"] = _on(jtorch.max_pool3d, _max_pool_specs(3))
+SAMPLES["F:max_pool2d_with_indices"] = _on(F.max_pool2d_with_indices, _max_pool_specs(2))
+SAMPLES["F:max_pool3d_with_indices"] = _on(F.max_pool3d_with_indices, _max_pool_specs(3))
+
+
+def _avg_pool_specs(nd):
+    k1 = 2 if nd == 2 else (1, 2, 2)
+    return [
+        lambda f, o: (f, (_lead(o["x"], nd), k1), {}),
+        lambda f, o: (f, (_lead(o["x"], nd), k1, 1, (0,) * (nd - 2) + (1, 1)),
+                      {"count_include_pad": False}),
+        lambda f, o: (f, (_r(2, 3, *(7,) * nd), 3, 2, 1),
+                      {"ceil_mode": True, "divisor_override": 2}),
+        lambda f, o: (f, (_cl(1, 2, *(6,) * nd), (2,) * (nd - 1) + (3,)), {}),
+        lambda f, o: (f, (_r(1, 1, *(6,) * nd), 2), {"padding": 2}),  # padding > k/2
+    ]
+
+
+SAMPLES["F:avg_pool2d"] = _on(F.avg_pool2d, _avg_pool_specs(2))
+SAMPLES["F:avg_pool3d"] = _on(F.avg_pool3d, _avg_pool_specs(3))
+
+
+def _adaptive_specs(nd, **kw):
+    return [
+        lambda f, o: (f, (_lead(o["x"], nd), (2,) * nd), dict(kw)),
+        lambda f, o: (f, (_lead(o["x"], nd), 1), dict(kw)),
+        lambda f, o: (f, (_lead(o["x"], nd), (None,) * (nd - 1) + (3,)), dict(kw)),
+        lambda f, o: (f, (_cl(2, 3, *(7,) * nd), (3,) * (nd - 1) + (5,)), dict(kw)),
+        lambda f, o: (f, (_lead(o["x"], nd - 1), 2), dict(kw)),  # unbatched
+    ]
+
+
+SAMPLES["F:adaptive_avg_pool2d"] = _on(F.adaptive_avg_pool2d, _adaptive_specs(2))
+SAMPLES["F:adaptive_avg_pool3d"] = _on(F.adaptive_avg_pool3d, _adaptive_specs(3))
+for _nd in (2, 3):
+    SAMPLES[f"F:adaptive_max_pool{_nd}d"] = _on(
+        getattr(F, f"adaptive_max_pool{_nd}d"),
+        _adaptive_specs(_nd) + _adaptive_specs(_nd, return_indices=True)[:2])
+    SAMPLES[f"F:adaptive_max_pool{_nd}d_with_indices"] = _on(
+        getattr(F, f"adaptive_max_pool{_nd}d_with_indices"), _adaptive_specs(_nd))
+
+
+def _lp_specs(nd):
+    k1 = 2 if nd == 2 else (1, 2, 2)
+    return [
+        lambda f, o: (f, (_lead(o["x"], nd), 2, k1), {}),
+        lambda f, o: (f, (_lead(o["x"], nd), 1.5, (1,) * (nd - 1) + (2,)), {"stride": 1}),
+        lambda f, o: (f, (_r(2, 3, *(7,) * nd).abs(), 3, 3), {"stride": 2, "ceil_mode": True}),
+    ]
+
+
+SAMPLES["F:lp_pool2d"] = _on(F.lp_pool2d, _lp_specs(2))
+SAMPLES["F:lp_pool3d"] = _on(F.lp_pool3d, _lp_specs(3))
+
+
+def _unpool_specs(nd):
+    pool = getattr(F, f"max_pool{nd}d")
+    unpool = getattr(F, f"max_unpool{nd}d")
+
+    def pooled(shape, k, s=None):
+        return pool(_r(*shape), k, s, return_indices=True)
+
+    spatial = {1: (8,), 2: (4, 6), 3: (2, 4, 6)}[nd]
+    return [
+        lambda o: (unpool, (*pooled((1, 2) + spatial, 2), 2), {}),
+        lambda o: (unpool, (*pooled((2,) + spatial, 2), 2), {}),  # unbatched
+        lambda o: (unpool, (*pooled((1, 2) + spatial, 2), 2),
+                   {"output_size": tuple(s + 1 for s in spatial)}),
+        lambda o: (unpool, (*pooled((1, 2) + spatial, 2, 1), 2), {"stride": 1, "padding": 0}),
+        lambda o: (unpool, (*pooled((1, 2) + spatial, 2), 2),
+                   {"output_size": tuple(s + 2 for s in spatial)}),  # output_size too large
+    ]
+
+
+for _nd in (1, 2, 3):
+    SAMPLES[f"F:max_unpool{_nd}d"] = _unpool_specs(_nd)
+
+SAMPLES["F:unfold"] = [
+    lambda o: (F.unfold, (_lead(o["x"], 2), 2), {}),
+    lambda o: (F.unfold, (_lead(o["x"], 1), (2, 3)), {"padding": 1, "stride": 2}),  # unbatched
+    lambda o: (F.unfold, (_cl(2, 3, 6, 7), (2, 3)), {"dilation": 2, "padding": (1, 0)}),
+    lambda o: (F.unfold, (_r(1, 1, 2, 2), 3), {}),  # kernel larger than the input
+]
+SAMPLES["F:pixel_shuffle"] = [
+    lambda o: (F.pixel_shuffle, (o["x"].t()[:, None] if o["x"].ndim == 2 else o["x"], 2),
+               {}),  # (4, 1, 3): channels 4
+    lambda o: (F.pixel_shuffle, (_cl(2, 8, 2, 3), 2), {}),
+    lambda o: (F.pixel_shuffle, (_lead(o["x"], 1), 2), {}),  # channels 1: not divisible
+]
+SAMPLES["F:pixel_unshuffle"] = [
+    lambda o: (F.pixel_unshuffle, (_lead(o["x"], 2), 1), {}),
+    lambda o: (F.pixel_unshuffle, (_cl(2, 1, 4, 6), 2), {}),
+    lambda o: (F.pixel_unshuffle, (_lead(o["x"], 2), 2), {}),  # height 3: not divisible
+]
+
+# ---- resampling -------------------------------------------------------------------------------
+
+SAMPLES["F:interpolate"] = [
+    lambda o: (F.interpolate, (_lead(o["x"], 1),), {"scale_factor": 2}),
+    lambda o: (F.interpolate, (_lead(o["x"], 1), 7), {"mode": "linear", "align_corners": True}),
+    lambda o: (F.interpolate, (_lead(o["x"], 2), (5, 6)), {"mode": "bilinear"}),
+    lambda o: (F.interpolate, (_lead(o["x"], 2),), {"scale_factor": (1.5, 2.0),
+                                                    "mode": "bicubic"}),
+    lambda o: (F.interpolate, (_cl(2, 3, 7, 8), (3, 2)), {"mode": "area"}),
+    lambda o: (F.interpolate, (_lead(o["x"], 2),), {"scale_factor": 1.7, "mode": "nearest-exact",
+                                                    "recompute_scale_factor": True}),
+    lambda o: (F.interpolate, (_r(1, 2, 2, 3, 4), (3, 4, 5)), {"mode": "trilinear"}),
+    lambda o: (F.interpolate, (_lead(o["x"], 2), (5, 6)), {"mode": "bilinear",
+                                                           "antialias": True}),
+    lambda o: (F.interpolate, (_lead(o["x"], 1), 7), {"mode": "bilinear"}),  # 3-D: error
+]
+SAMPLES["F:upsample"] = [
+    lambda o: (F.upsample, (_lead(o["x"], 2),), {"scale_factor": 2}),
+    lambda o: (F.upsample, (_lead(o["x"], 2), (5, 7)), {"mode": "bilinear",
+                                                        "align_corners": True}),
+    lambda o: (F.upsample, (_lead(o["x"], 1), 9), {"mode": "nearest", "align_corners": True}),
+]
+SAMPLES["F:upsample_nearest"] = [
+    lambda o: (F.upsample_nearest, (_lead(o["x"], 2),), {"scale_factor": 2}),
+    lambda o: (F.upsample_nearest, (_cl(1, 2, 3, 4), (5, 5)), {}),
+]
+SAMPLES["F:upsample_bilinear"] = [
+    lambda o: (F.upsample_bilinear, (_lead(o["x"], 2),), {"scale_factor": 2}),
+    lambda o: (F.upsample_bilinear, (_cl(1, 2, 3, 4), (5, 5)), {}),
+]
+SAMPLES["F:pad"] = [
+    lambda o: (F.pad, (o["x"], (1, 2)), {}),
+    lambda o: (F.pad, (o["x"], (1, 1, 2, 0)), {"value": 3.0}),
+    lambda o: (F.pad, (o["x"], (-1, 0)), {}),  # negative pad crops
+    lambda o: (F.pad, (_lead(o["x"], 1), (2, 1)), {"mode": "reflect"}),
+    lambda o: (F.pad, (_lead(o["x"], 2), (1, 1, 1, 1)), {"mode": "replicate"}),
+    lambda o: (F.pad, (_lead(o["x"], 1), (1, 2)), {"mode": "circular"}),
+    lambda o: (F.pad, (_r(1, 2, 3, 4, 5), (1, 0, 1, 0, 1, 0)), {"mode": "replicate"}),
+    lambda o: (F.pad, (_lead(o["x"], 1), (4, 0)), {"mode": "reflect"}),  # pad >= size
+    lambda o: (F.pad, (o["x"], (1,)), {}),  # odd pad length
+]
+SAMPLES["F:affine_grid"] = [
+    lambda o: (F.affine_grid, (_r(2, 2, 3), (2, 1, 4, 5)), {"align_corners": False}),
+    lambda o: (F.affine_grid, (_r(1, 2, 3), [1, 3, 2, 2]), {"align_corners": True}),
+    lambda o: (F.affine_grid, (_r(1, 3, 4), (1, 1, 2, 3, 4)), {"align_corners": False}),
+    lambda o: (F.affine_grid, (_r(2, 2, 3), (1, 1, 4, 5)), {"align_corners": False}),  # N differs
+]
+
+
+SAMPLES["F:grid_sample"] = [
+    lambda o: (F.grid_sample, (_r(1, 2, 4, 5), _grid(1, 3, 3, 2)), {"align_corners": False}),
+    lambda o: (F.grid_sample, (_cl(2, 2, 4, 5), _grid(2, 2, 6, 2)),
+               {"mode": "nearest", "padding_mode": "border", "align_corners": True}),
+    lambda o: (F.grid_sample, (_lead(o["x"], 2), _grid(1, 3, 3, 2)),
+               {"mode": "bicubic", "padding_mode": "reflection", "align_corners": False}),
+    lambda o: (F.grid_sample, (_r(1, 2, 3, 4, 5), _grid(1, 2, 2, 2, 3)), {"align_corners": False}),
+    lambda o: (F.grid_sample, (_r(1, 2, 4, 5), _grid(2, 3, 3, 2)), {"align_corners": False}),
+]
+
+# ---- normalisation ----------------------------------------------------------------------------
+
+SAMPLES["F:batch_norm"] = [
+    lambda o: (F.batch_norm, (o["x"], _r(4), _r(4).abs()), {}),  # eval, (N=3, C=4)
+    lambda o: (F.batch_norm, (o["x"], _r(4), _r(4).abs(), _r(4), _r(4)),
+               {"training": True, "momentum": 0.2}),
+    lambda o: (F.batch_norm, (_cl(2, 3, 4, 5), None, None, _r(3).requires_grad_()),
+               {"training": True}),
+    lambda o: (F.batch_norm, (_r(2, 3, 4, 5, 2), _r(3), _r(3).abs()), {"eps": 1e-3}),
+    lambda o: (F.batch_norm, (o["x"], _r(3), _r(3).abs()), {}),  # stats do not fit
+]
+SAMPLES["F:instance_norm"] = [
+    lambda o: (F.instance_norm, (_lead(o["x"], 1),), {}),  # (1, C=3, L=4)
+    lambda o: (F.instance_norm, (_r(2, 3, 5), None, None, _r(3), _r(3)), {}),
+    lambda o: (F.instance_norm, (_cl(2, 3, 4, 5), _r(3), _r(3).abs()),
+               {"use_input_stats": True, "momentum": 0.3}),
+    lambda o: (F.instance_norm, (_r(2, 3, 5), _r(3), _r(3).abs()), {"use_input_stats": False}),
+]
+SAMPLES["F:layer_norm"] = [
+    lambda o: (F.layer_norm, (o["x"], (4,)), {}),
+    lambda o: (F.layer_norm, (o["x"], (4,), _r(4), _r(4)), {"eps": 1e-3}),
+    lambda o: (F.layer_norm, (o["x"], (3, 4), _r(3, 4).requires_grad_()), {}),
+    lambda o: (F.layer_norm, (_cl(2, 3, 4, 5), [4, 5]), {}),
+    lambda o: (F.layer_norm, (o["x"], (5,)), {}),  # shape does not fit
+]
+SAMPLES["F:rms_norm"] = [
+    lambda o: (F.rms_norm, (o["x"], (4,)), {}),
+    lambda o: (F.rms_norm, (o["x"], [3, 4], _r(3, 4)), {"eps": 1e-3}),
+    lambda o: (F.rms_norm, (_cl(2, 3, 4, 5), (5,), _r(5)), {}),
+    lambda o: (F.rms_norm, (o["x"], (2,)), {}),  # shape does not fit
+]
+SAMPLES["F:local_response_norm"] = [
+    lambda o: (F.local_response_norm, (_lead(o["x"], 1), 2), {}),
+    lambda o: (F.local_response_norm, (_cl(2, 5, 6, 7), 3), {"alpha": 1e-2, "beta": 0.5,
+                                                             "k": 2.0}),
+    lambda o: (F.local_response_norm, (_r(1, 4, 2, 3, 3), 3), {}),
+    lambda o: (F.local_response_norm, (o["x"], 2), {}),  # fewer than 3 dims
+]
+SAMPLES["F:prelu"] = [
+    lambda o: (F.prelu, (o["x"], jtorch.tensor([0.25])), {}),
+    lambda o: (F.prelu, (o["x"], _r(4)), {}),  # one weight per channel (dim 1)
+    lambda o: (F.prelu, (_cl(2, 3, 4, 5), _r(3).requires_grad_()), {}),
+    lambda o: (F.prelu, (o["x"], _r(5)), {}),  # weight does not fit
+]
+
+# ---- losses -----------------------------------------------------------------------------------
+
+
+SAMPLES["F:binary_cross_entropy"] = [
+    lambda o: (F.binary_cross_entropy, (o["x"].sigmoid(), o["y"].sigmoid()), {}),
+    lambda o: (F.binary_cross_entropy, (o["x"].sigmoid(), o["y"].sigmoid(), _r(4).abs()),
+               {"reduction": "none"}),
+    lambda o: (F.binary_cross_entropy, (o["x"].sigmoid(), o["y"].sigmoid()),
+               {"reduction": "sum"}),
+    lambda o: (F.binary_cross_entropy, (o["x"].sigmoid(), _r(5).sigmoid()), {}),  # sizes differ
+]
+SAMPLES["F:cosine_embedding_loss"] = [
+    lambda o: (F.cosine_embedding_loss, (o["x"], o["y"], _targets(o, 2) * 2 - 1), {}),
+    lambda o: (F.cosine_embedding_loss, (o["x"], o["y"], _targets(o, 2).float() * 2 - 1),
+               {"margin": 0.5, "reduction": "none"}),
+    lambda o: (F.cosine_embedding_loss, (_vec(o["x"], 4), _vec(o["y"], 4), jtorch.tensor(1.0)),
+               {"reduction": "sum"}),
+]
+# A call that gets past the argument checks reads the data (torch's ``torch.any(var < 0)``),
+# which raises on meta in torch as well: only the argument errors, which come first, are swept.
+SAMPLES["F:gaussian_nll_loss"] = [
+    lambda o: (F.gaussian_nll_loss, (o["x"], o["y"], _r(2, 3).abs()), {}),  # var does not fit
+    lambda o: (F.gaussian_nll_loss, (o["x"], o["y"], o["z"].abs()), {"reduction": "bad"}),
+]
+SAMPLES["F:multi_margin_loss"] = [
+    lambda o: (F.multi_margin_loss, (o["x"], _targets(o, 4)), {}),
+    lambda o: (F.multi_margin_loss, (o["x"], _targets(o, 4)),
+               {"p": 2, "margin": 0.5, "weight": _r(4).abs(), "reduction": "none"}),
+    lambda o: (F.multi_margin_loss, (o["x"], _targets(o, 4)), {"p": 3}),  # p not 1 or 2
+]
+SAMPLES["F:nll_loss"] = [
+    lambda o: (F.nll_loss, (o["x"], _targets(o, 4)), {}),
+    lambda o: (F.nll_loss, (o["x"], _targets(o, 4)),
+               {"weight": _r(4).abs(), "reduction": "none"}),
+    lambda o: (F.nll_loss, (o["x"], _targets(o, 4)), {"ignore_index": 1, "reduction": "sum"}),
+    lambda o: (F.nll_loss, (_cl(2, 4, 3, 5), _long(np.arange(30).reshape(2, 3, 5) % 4)), {}),
+    lambda o: (F.nll_loss, (o["x"], _targets(o, 4).float()), {}),  # float target
+]
+
+# ---- attention --------------------------------------------------------------------------------
+
+
+def _mha(o, **kw):
+    """F.multi_head_attention_forward on x, y, z as (L=3, E=4) unbatched query/key/value."""
+    args = (o["x"], o["y"], o["z"], 4, 2, _r(12, 4), _r(12), None, None, False, 0.0, _r(4, 4),
+            _r(4))
+    return F.multi_head_attention_forward, args, dict({"training": False}, **kw)
+
+
+SAMPLES["F:multi_head_attention_forward"] = [
+    lambda o: _mha(o),
+    lambda o: _mha(o, need_weights=False),
+    lambda o: _mha(o, average_attn_weights=False, attn_mask=jtorch.zeros(3, 3)),
+    lambda o: (F.multi_head_attention_forward,
+               (_r(3, 2, 4), _r(5, 2, 4), _r(5, 2, 4), 4, 1, _r(12, 4), _r(12), _r(1, 1, 4),
+                _r(1, 1, 4), True, 0.0, _r(4, 4), _r(4)),
+               {"training": False, "key_padding_mask": jtorch.zeros(2, 5, dtype=jtorch.bool)}),
+    lambda o: (F.multi_head_attention_forward,
+               (o["x"], o["y"], o["z"], 5, 2, _r(15, 5), _r(15), None, None, False, 0.0,
+                _r(5, 5), _r(5)), {"training": False}),  # embed_dim_to_check differs
+]
+
+# ---- argument forms the patterns above do not reach (each selects an OpDef of its own) --------
+
+SAMPLES["F:gelu"] = [lambda o: (F.gelu, (o["x"],), {"approximate": "tanh"})]
+SAMPLES["torch:logit"] = [lambda o: (jtorch.logit, (o["x"].sigmoid(),), {"eps": 1e-6})]
+SAMPLES["torch:div"] = [
+    lambda o: (jtorch.div, (o["x"], o["y"]), {"rounding_mode": "trunc"}),
+    lambda o: (jtorch.div, (o["i"], 2), {"rounding_mode": "floor"}),
+    lambda o: (jtorch.div, (o["x"], o["y"]), {"rounding_mode": "round"}),  # unknown mode
+]
+_MAX_MIN = [
+    lambda f, o: (f, (o["x"], 1), {}),  # (values, indices)
+    lambda f, o: (f, (o["x"],), {"dim": 0, "keepdim": True}),
+    lambda f, o: (f, (o["x"], o["y"]), {}),  # elementwise
+    lambda f, o: (f, (o["i"], -1), {}),
+]
+for _name in ("max", "min"):
+    SAMPLES.update(_pair(_name, _MAX_MIN, out=[
+        lambda f, o: (f, (o["x"], 1), {"out": (_out(), _long([]))})]))
+SAMPLES["torch:norm"] = [
+    lambda o: (jtorch.norm, (o["x"], 1, 1), {}),
+    lambda o: (jtorch.norm, (o["x"], float("inf")), {"dim": 0, "keepdim": True}),
+    lambda o: (jtorch.norm, (o["x"], -float("inf")), {}),
+    lambda o: (jtorch.norm, (o["x"], 2), {"dim": (0, 1)}),
+    lambda o: (jtorch.norm, (o["x"], "fro"), {"dtype": jtorch.float64}),
+]
+SAMPLES["torch:var"] = [lambda o: (jtorch.var, (o["x"], 1), {"correction": 0, "keepdim": True})]
+SAMPLES["torch:std"] = [lambda o: (jtorch.std, (o["x"],), {"dim": (0, 1), "unbiased": False})]
+SAMPLES["torch:nan_to_num"] = [
+    lambda o: (jtorch.nan_to_num, (o["i"],), {}),  # integers: a copy
+    lambda o: (jtorch.nan_to_num, (o["x"],), {"nan": 0.0, "posinf": 1.0, "out": _out()}),
+]
+SAMPLES["method:view"] = [
+    lambda o: (_m("view"), (o["x"], jtorch.int32), {}),
+    lambda o: (_m("view"), (o["x"], jtorch.float16), {}),  # last dim doubles
+    lambda o: (_m("view"), (o["x"], jtorch.float64), {}),  # last dim halves (0-d: error)
+    lambda o: (_m("view"), (o["x"], 2, -1), {}),
+]
+SAMPLES["torch:repeat_interleave"] = [
+    lambda o: (jtorch.repeat_interleave, (o["x"], _long(np.arange(_size(o["x"], 0)) % 3)),
+               {"dim": 0}),  # data-dependent size
+    lambda o: (jtorch.repeat_interleave, (o["x"], _long([1, 0, 2, 1])),
+               {"dim": -1, "output_size": 4}),
+    lambda o: (jtorch.repeat_interleave, (_long([1, 2, 0]),), {}),
+    lambda o: (jtorch.repeat_interleave, (o["x"], _long([1, 2])), {"dim": 1}),  # sizes differ
+]
+
+# ---- jtorch.linalg (a namespace the surface sweep does not list) ------------------------------
+
+_LA = jtorch.linalg
+SAMPLES["linalg:matmul"] = [
+    lambda o: (_LA.matmul, (o["x"], o["y"].t()), {}),
+    lambda o: (_LA.matmul, (o["x"], o["y"]), {"out": _out()}),  # inner dims differ
+]
+SAMPLES["linalg:vecdot"] = [
+    lambda o: (_LA.vecdot, (o["x"], o["y"]), {}),
+    lambda o: (_LA.vecdot, (o["x"], o["y"]), {"dim": 0}),
+    lambda o: (_LA.vecdot, (o["x"], _vec(o["y"], 3)), {}),  # sizes differ
+]
+SAMPLES["linalg:vector_norm"] = [
+    lambda o: (_LA.vector_norm, (o["x"],), {}),
+    lambda o: (_LA.vector_norm, (o["x"], 1, 1), {"keepdim": True}),
+    lambda o: (_LA.vector_norm, (o["x"], float("inf")), {"dim": (0, 1)}),
+    lambda o: (_LA.vector_norm, (o["x"], 0.5), {"dtype": jtorch.float64}),
+    lambda o: (_LA.vector_norm, (o["i"],), {}),  # integer input
+]
+SAMPLES["linalg:matrix_norm"] = [
+    lambda o: (_LA.matrix_norm, (o["x"],), {}),
+    lambda o: (_LA.matrix_norm, (o["x"], "nuc"), {}),
+    lambda o: (_LA.matrix_norm, (o["x"], 2), {"keepdim": True}),
+    lambda o: (_LA.matrix_norm, (_r(2, 3, 4), -1), {"dim": (2, 1)}),
+    lambda o: (_LA.matrix_norm, (o["x"], 3), {}),  # unsupported ord
+]
+SAMPLES["linalg:norm"] = [
+    lambda o: (_LA.norm, (o["x"],), {}),
+    lambda o: (_LA.norm, (o["x"], "fro"), {}),
+    lambda o: (_LA.norm, (o["x"], 2), {"dim": 1, "keepdim": True}),
+    lambda o: (_LA.norm, (o["x"],), {"out": _out()}),
+]
+SAMPLES["linalg:multi_dot"] = [
+    lambda o: (_LA.multi_dot, ([o["x"], o["y"].t(), o["z"]],), {}),
+    lambda o: (_LA.multi_dot, ([_vec(o["x"], 3), o["y"], _r(4, 2)],), {}),  # 1-D first operand
+    lambda o: (_LA.multi_dot, ([o["x"]],), {}),  # fewer than 2
+]
+SAMPLES["linalg:svdvals"] = [
+    lambda o: (_LA.svdvals, (o["x"],), {}),
+    lambda o: (_LA.svdvals, (_r(2, 3, 4),), {}),
+    lambda o: (_LA.svdvals, (o["x"].t(),), {"out": _out()}),
+]
+
+# ---- optimizer steps: one fused in-place update per parameter ----------------------------------
+
+
+def _step(cls, **options):
+    """Two steps of ``cls`` on parameter ``p`` with gradient ``g``; returns ``p`` and its state
+    buffers (not ``step``: torch keeps that count on the CPU whatever the parameter's device)."""
+    def f(p, g):
+        opt = cls([p], **options)
+        for _ in range(2):
+            p.grad = g
+            opt.step()
+        state = opt.state[p]
+        return (p, *[state[k] for k in sorted(state) if k != "step"])
+    return f
+
+
+def _steps(cls, *option_sets):
+    return [lambda o, kw=kw: (_step(cls, **kw), (_rg(o["x"]), o["y"]), {}) for kw in option_sets]
+
+
+_OPT = jtorch.optim
+SAMPLES["optim:SGD"] = _steps(_OPT.SGD, {"lr": 0.1}, {"lr": 0.1, "momentum": 0.9, "nesterov": True,
+                                                   "weight_decay": 0.01})
+SAMPLES["optim:Adam"] = _steps(_OPT.Adam, {}, {"amsgrad": True, "weight_decay": 0.1,
+                                            "maximize": True})
+SAMPLES["optim:AdamW"] = _steps(_OPT.AdamW, {"lr": 0.01})
+SAMPLES["optim:Adagrad"] = _steps(_OPT.Adagrad, {}, {"lr_decay": 0.1, "weight_decay": 0.1})
+SAMPLES["optim:RMSprop"] = _steps(_OPT.RMSprop, {}, {"momentum": 0.9, "centered": True})
+
+# -- FACTORIES ----------------------------------------------------------------------------------
+# name -> list of functions ``sample(device)`` calling a factory on ``device`` ("cpu" or "meta").
+
+FACTORIES: dict = {
+    "torch:arange": [
+        lambda d: jtorch.arange(5, device=d),
+        lambda d: jtorch.arange(1, 2.5, 0.5, device=d),
+        lambda d: jtorch.arange(0, 10, 3, dtype=jtorch.int32, device=d),
+        lambda d: jtorch.arange(5, 0, -1, device=d, requires_grad=False),
+        lambda d: jtorch.arange(0.0, 1.0, 0.25, device=d, requires_grad=True),
+        lambda d: jtorch.arange(0, 5, 0, device=d),  # step 0: error
+        lambda d: jtorch.arange(5, 0, 1, device=d),  # wrong sign: error
+    ],
+    "torch:linspace": [
+        lambda d: jtorch.linspace(0, 1, 5, device=d),
+        lambda d: jtorch.linspace(2, -1, 4, dtype=jtorch.float64, device=d),
+        lambda d: jtorch.linspace(0, 10, 0, device=d),
+        lambda d: jtorch.linspace(0, 10, 3, dtype=jtorch.int64, device=d),
+        lambda d: jtorch.linspace(0, 1, -1, device=d),  # negative steps: error
+    ],
+    "torch:logspace": [
+        lambda d: jtorch.logspace(0, 2, 3, device=d),
+        lambda d: jtorch.logspace(0, 3, 4, base=2.0, dtype=jtorch.float64, device=d),
+        lambda d: jtorch.logspace(0, 1, 1, device=d, requires_grad=True),
+    ],
+    "torch:eye": [
+        lambda d: jtorch.eye(3, device=d),
+        lambda d: jtorch.eye(2, 4, dtype=jtorch.int64, device=d),
+        lambda d: jtorch.eye(0, device=d),
+        lambda d: jtorch.eye(-1, device=d),  # negative n: error
+    ],
+    "torch:empty": [
+        lambda d: jtorch.empty(2, 3, device=d),
+        lambda d: jtorch.empty((0, 4), dtype=jtorch.int32, device=d),
+        lambda d: jtorch.empty((), device=d, requires_grad=True),
+        lambda d: jtorch.empty(2, -1, device=d),  # negative size: error
+    ],
+    "torch:empty_strided": [
+        lambda d: jtorch.empty_strided((2, 3), (1, 2), device=d),
+        lambda d: jtorch.empty_strided((2, 3), (3, 1), dtype=jtorch.float64, device=d),
+        lambda d: jtorch.empty_strided((2, 0), (1, 1), device=d),
+        lambda d: jtorch.empty_strided((3, 4), (0, 1), device=d),  # expanded
+    ],
+    "torch:zeros": [
+        lambda d: jtorch.zeros(2, 3, device=d),
+        lambda d: jtorch.zeros((), dtype=jtorch.bool, device=d),
+        lambda d: jtorch.zeros([0, 2], device=d, requires_grad=True),
+    ],
+    "torch:ones": [
+        lambda d: jtorch.ones(2, 3, device=d),
+        lambda d: jtorch.ones((4,), dtype=jtorch.int64, device=d),
+        lambda d: jtorch.ones(0, device=d, requires_grad=True),
+    ],
+    "torch:full": [
+        lambda d: jtorch.full((2, 3), 1.5, device=d),
+        lambda d: jtorch.full((2,), 2, device=d),  # int64 from the fill value
+        lambda d: jtorch.full((), True, device=d),  # bool
+        lambda d: jtorch.full((3, 1), 7, dtype=jtorch.float64, device=d, requires_grad=True),
+    ],
+    "torch:rand": [
+        lambda d: jtorch.rand(2, 3, device=d),
+        lambda d: jtorch.rand((4,), dtype=jtorch.float64, device=d),
+        lambda d: jtorch.rand(0, device=d, requires_grad=True),
+        lambda d: jtorch.rand(2, dtype=jtorch.int64, device=d),  # not floating: error
+    ],
+    "torch:randn": [
+        lambda d: jtorch.randn(2, 3, device=d),
+        lambda d: jtorch.randn((), dtype=jtorch.float64, device=d),
+        lambda d: jtorch.randn(3, 0, device=d, requires_grad=True),
+    ],
+    "torch:randint": [
+        lambda d: jtorch.randint(0, 5, (2, 3), device=d),
+        lambda d: jtorch.randint(5, (3,), device=d),
+        lambda d: jtorch.randint(3, 10, (2,), dtype=jtorch.int32, device=d),
+        lambda d: jtorch.randint(2, (4,), dtype=jtorch.float32, device=d),
+        lambda d: jtorch.randint(5, 5, (2,), device=d),  # empty range: error
+    ],
+    "torch:randperm": [
+        lambda d: jtorch.randperm(5, device=d),
+        lambda d: jtorch.randperm(0, device=d),
+        lambda d: jtorch.randperm(4, dtype=jtorch.int32, device=d),
+        lambda d: jtorch.randperm(-1, device=d),  # negative n: error
+    ],
+    "torch:scalar_tensor": [
+        lambda d: jtorch.scalar_tensor(2.5, device=d),
+        lambda d: jtorch.scalar_tensor(1, dtype=jtorch.int64, device=d),
+        lambda d: jtorch.scalar_tensor(True, device=d, requires_grad=True),
+    ],
+    "torch:tril_indices": [
+        lambda d: jtorch.tril_indices(3, 3, device=d),
+        lambda d: jtorch.tril_indices(4, 3, 1, device=d),
+        lambda d: jtorch.tril_indices(3, 5, -1, dtype=jtorch.int32, device=d),
+        lambda d: jtorch.tril_indices(0, 0, device=d),
+    ],
+    "torch:triu_indices": [
+        lambda d: jtorch.triu_indices(3, 3, device=d),
+        lambda d: jtorch.triu_indices(4, 3, 1, device=d),
+        lambda d: jtorch.triu_indices(3, 5, -2, dtype=jtorch.int32, device=d),
+        lambda d: jtorch.triu_indices(2, 0, device=d),
+    ],
+}
+
+# -- NOT_SWEPT ----------------------------------------------------------------------------------
+# Callables that are no op on tensors (global state, dtype arithmetic, I/O), each with why.
+
+_GLOBAL = "global setting, no tensor in or out"
+_RNG = "global random-generator state, no tensor operand"
+NOT_SWEPT: dict = {
+    # read values (a Python bool/list/array or a host copy): torch raises on meta tensors too;
+    # test_op_path.test_reading_meta_values_raises_torchs_errors checks the errors
+    "method:allclose": "returns a Python bool computed from the values",
+    "torch:allclose": "returns a Python bool computed from the values",
+    "method:equal": "returns a Python bool computed from the values",
+    "torch:equal": "returns a Python bool computed from the values",
+    "method:cpu": "copies the values to the host",
+    "method:numpy": "hands out the values as a NumPy array",
+    "method:tolist": "hands out the values as Python numbers",
+    # dtype and shape arithmetic
+    "torch:broadcast_shapes": "shape arithmetic on Python sizes, no tensor in or out",
+    "torch:can_cast": "dtype arithmetic, no tensor in or out",
+    "torch:promote_types": "dtype arithmetic, no tensor in or out",
+    # global settings
+    "torch:get_default_dtype": _GLOBAL,
+    "torch:set_default_dtype": _GLOBAL,
+    "torch:get_num_interop_threads": _GLOBAL,
+    "torch:get_num_threads": _GLOBAL,
+    "torch:set_num_interop_threads": _GLOBAL,
+    "torch:set_num_threads": _GLOBAL,
+    "torch:get_printoptions": _GLOBAL,
+    "torch:set_printoptions": _GLOBAL,
+    "torch:is_anomaly_check_nan_enabled": _GLOBAL,
+    "torch:is_anomaly_enabled": _GLOBAL,
+    "torch:is_grad_enabled": _GLOBAL,
+    "torch:is_inference_mode_enabled": _GLOBAL,
+    # random-generator state
+    "torch:get_rng_state": _RNG,
+    "torch:set_rng_state": _RNG,
+    "torch:initial_seed": _RNG,
+    "torch:seed": _RNG,
+    "torch:manual_seed": _RNG,
+    # host data in and out
+    "torch:from_numpy": "wraps a host NumPy array's memory: CPU only, no device to sweep",
+    "torch:load": "file I/O (deserialises tensor data), not an op",
+    "torch:save": "file I/O (serialises tensor data), not an op",
+}
+
+
+# one_hot's default num_classes=-1 reads the largest index (a value): give it explicitly
+SAMPLES["F:one_hot"] = [
+    lambda o: (F.one_hot, (o["i"],), {"num_classes": 3}),
+    lambda o: (F.one_hot, (o["i"], 4), {}),
+]
