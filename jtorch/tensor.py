@@ -420,6 +420,11 @@ def _offset(t: Tensor) -> int:
         return 0
     if a.__class__ is _META_ARRAY:
         return a.offset
+    n = a.size
+    if n == st.size:  # dense over its whole storage: it starts at the first element (reading
+        f = a.flags  # the data pointers costs microseconds)
+        if f.c_contiguous or f.f_contiguous:
+            return 0
     return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
 
 
