@@ -80,11 +80,10 @@ def empty(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
 
 
 def _empty_rowmajor(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
-    st, acc = [], np_dtype.itemsize
-    for n in reversed(shape):
-        st.append(acc)
-        acc *= max(n, 1)
-    return np.lib.stride_tricks.as_strided(np.empty(0, np_dtype), tuple(shape), tuple(reversed(st)))
+    from .meta import contiguous_byte_strides
+
+    return np.lib.stride_tricks.as_strided(np.empty(0, np_dtype), tuple(shape),
+                                           contiguous_byte_strides(tuple(shape), np_dtype.itemsize))
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3

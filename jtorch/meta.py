@@ -149,7 +149,3 @@ def storage_for(a: MetaArray) -> MetaArray:
     span = a.offset + 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) \
         if a.size else a.offset
     return MetaArray((span,), a.dtype)
-
-
-def is_meta_array(a) -> bool:
-    return a.__class__ is MetaArray
