@@ -657,6 +657,8 @@ def make_view(t: Tensor, v: View) -> Tensor:
     st = t._st
     isz = st.itemsize
     if st.__class__ is not _META:
+        if v.perm is not None:  # a permutation of the source: NumPy's transpose (~0.2 us)
+            return t._view(t._a.transpose(v.perm))
         off = v.offset * isz
         if off <= st.nbytes:  # the storage is one dense 1-D buffer (arguments by position: 2x)
             try:

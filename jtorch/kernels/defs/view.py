@@ -222,8 +222,8 @@ def _permuted(x, dims: tuple) -> Plan:
     isz = a.itemsize
     sh, st = a.shape, a.strides
     off, dev = _where(x)
-    return Plan(View(tuple([sh[d] for d in dims]), tuple([st[d] // isz for d in dims]), off),
-                {"dims": dims}, dev)
+    return Plan(View(tuple([sh[d] for d in dims]), tuple([st[d] // isz for d in dims]), off,
+                     0, dims), {"dims": dims}, dev)
 
 
 # (ndim, dims as given) -> the checked, wrapped permutation (permute and transpose)
@@ -278,6 +278,9 @@ def _transpose_meta(x, *, dim0: int, dim1: int) -> Plan:
     return _permuted(x, p)
 
 
+_T = (1, 0)
+
+
 def _t_meta(x) -> Plan:
     a = x._a
     nd = a.ndim
@@ -291,7 +294,7 @@ def _t_meta(x) -> Plan:
             n = n0 * n1  # row- or column-major over the whole storage: offset 0
             off = 0 if n and n == x._st.size and (s1 == isz and s0 == n1 * isz or
                                                    s0 == isz and s1 == n0 * isz) else offset_of(x)
-        return Plan(View((n1, n0), (s1 // isz, s0 // isz), off), {"dims": (1, 0)}, dev)
+        return Plan(View((n1, n0), (s1 // isz, s0 // isz), off, 0, _T), {"dims": _T}, dev)
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
     return _permuted(x, tuple(range(nd)))
