@@ -659,6 +659,8 @@ def make_view(t: Tensor, v: View) -> Tensor:
     if st.__class__ is not _META:
         if v.perm is not None:  # a permutation of the source: NumPy's transpose (~0.2 us)
             return t._view(t._a.transpose(v.perm))
+        if v.key is not None:  # a basic index of the source's first dim
+            return t._view(t._a[v.key])
         off = v.offset * isz
         if off <= st.nbytes:  # the storage is one dense 1-D buffer (arguments by position: 2x)
             try:

@@ -311,14 +311,14 @@ def _index_meta(x: Tensor, *tensors, index, items=None) -> Plan:
                 if not -n <= index < n:
                     raise IndexError(f"index {index} is out of bounds for dimension 0 with size "
                                      f"{n}")
-                return Plan(View(shape[1:], rest, off + (index + n if index < 0 else index) * s0),
-                            {"index": index}, dev)
+                return Plan(View(shape[1:], rest, off + (index + n if index < 0 else index) * s0,
+                                 0, None, (index, Ellipsis)), {"index": index}, dev)
             step = index.step
             if step is None:
                 start, stop, _ = index.indices(n)
                 length = stop - start if stop > start else 0
-                return Plan(View((length,) + shape[1:], (s0,) + rest, off + start * s0),
-                            {"index": index}, dev)
+                return Plan(View((length,) + shape[1:], (s0,) + rest, off + start * s0, 0, None,
+                                 index), {"index": index}, dev)
             step = step.__index__()
             if step == 0:
                 raise ValueError("slice step cannot be zero")
