@@ -195,3 +195,42 @@ def _same_values(a: np.ndarray, b: np.ndarray, rtol: Tol, atol: Tol, path: str) 
     wide = np.complex128 if b.dtype.kind == "c" else np.float64
     np.testing.assert_allclose(a.astype(wide), b.astype(wide), rtol=_tol(rtol, b.dtype.name),
                                atol=_tol(atol, b.dtype.name), equal_nan=True, err_msg=path)
+
+
+# -- meta twins ----------------------------------------------------------------------------------
+
+def to_meta(x, storages: dict | None = None):
+    """A meta tensor with ``x``'s shape, dtype, strides and storage offset; tensors sharing a
+    storage get meta twins sharing one (pass one ``storages`` dict per call)."""
+    from jtorch.meta import MetaArray
+    from jtorch.tensor import Tensor
+
+    if not isinstance(x, Tensor):
+        return x
+    storages = {} if storages is None else storages
+    st = storages.get(id(x._st))
+    if st is None:
+        st = storages[id(x._st)] = MetaArray((x._st.size,), x._a.dtype)
+    a = MetaArray(x._a.shape, x._a.dtype, x._a.strides, x.storage_offset() if x._a.size else 0)
+    t = Tensor._make(a, st, x.dtype)
+    t._requires_grad = x._requires_grad
+    return t
+
+
+def tree_map(fn, obj):
+    """``fn`` over the leaves of nested tuples (named ones too), lists and dicts."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(tree_map(fn, o) for o in obj) if not hasattr(obj, "_fields") \
+            else type(obj)(*[tree_map(fn, o) for o in obj])
+    if isinstance(obj, dict):
+        return {k: tree_map(fn, v) for k, v in obj.items()}
+    return fn(obj)
+
+
+def leaves(obj) -> list:
+    if isinstance(obj, (tuple, list)):
+        return [x for o in obj for x in leaves(o)]
+    if isinstance(obj, dict):
+        return [x for o in obj.values() for x in leaves(o)]
+    return [obj]
+

@@ -21,8 +21,11 @@ import pytest
 import jtorch
 from jtorch import dispatch
 from jtorch.kernels import registry
-from jtorch.meta import MetaArray
 from jtorch.tensor import Tensor
+
+from helpers import leaves as _leaves
+from helpers import to_meta
+from helpers import tree_map as _tree_map
 
 F = jtorch.nn.functional
 
@@ -37,38 +40,6 @@ def _cpu(shape, dtype=jtorch.float32, seed=0, noncontig=False):
     else:
         t = jtorch.tensor(rng.standard_normal(shape) + 1.5, dtype=dtype)
     return t
-
-
-def to_meta(x, storages: dict | None = None):
-    """A meta tensor with ``x``'s shape, dtype, strides and storage offset; tensors sharing a
-    storage get meta twins sharing one (pass one ``storages`` dict per call)."""
-    if not isinstance(x, Tensor):
-        return x
-    storages = {} if storages is None else storages
-    st = storages.get(id(x._st))
-    if st is None:
-        st = storages[id(x._st)] = MetaArray((x._st.size,), x._a.dtype)
-    a = MetaArray(x._a.shape, x._a.dtype, x._a.strides, x.storage_offset() if x._a.size else 0)
-    t = Tensor._make(a, st, x.dtype)
-    t._requires_grad = x._requires_grad
-    return t
-
-
-def _tree_map(fn, obj):
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_tree_map(fn, o) for o in obj) if not hasattr(obj, "_fields") \
-            else type(obj)(*[_tree_map(fn, o) for o in obj])
-    if isinstance(obj, dict):
-        return {k: _tree_map(fn, v) for k, v in obj.items()}
-    return fn(obj)
-
-
-def _leaves(obj) -> list:
-    if isinstance(obj, (tuple, list)):
-        return [x for o in obj for x in _leaves(o)]
-    if isinstance(obj, dict):
-        return [x for o in obj.values() for x in _leaves(o)]
-    return [obj]
 
 
 # -- the spy: records every op that passes through dispatch and lets it run ------------------

@@ -21,7 +21,8 @@ import torch
 
 import jtorch
 from jtorch import dispatch
-from jtorch.meta import MetaArray
+
+from helpers import leaves, to_meta, tree_map
 from jtorch.tensor import Tensor
 
 JF = jtorch.nn.functional
@@ -51,34 +52,8 @@ def t(shape, dtype="float32", grad=False, layout=None, lo=None, hi=None):
     return x.requires_grad_() if grad else x
 
 
-def to_meta(x, storages: dict):
-    """A meta tensor with ``x``'s shape, dtype, strides and storage offset (tensors sharing a
-    storage get twins sharing one)."""
-    if not isinstance(x, Tensor):
-        return x
-    st = storages.get(id(x._st))
-    if st is None:
-        st = storages[id(x._st)] = MetaArray((x._st.size,), x._a.dtype)
-    a = MetaArray(x._a.shape, x._a.dtype, x._a.strides, x.storage_offset() if x._a.size else 0)
-    m = Tensor._make(a, st, x.dtype)
-    m._requires_grad = x._requires_grad
-    return m
-
-
-def _map(fn, obj):
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_map(fn, o) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _map(fn, v) for k, v in obj.items()}
-    return fn(obj)
-
-
-def _leaves(obj) -> list:
-    if isinstance(obj, (tuple, list)):
-        return [x for o in obj for x in _leaves(o)]
-    if isinstance(obj, dict):
-        return [x for o in obj.values() for x in _leaves(o)]
-    return [obj]
+_map = tree_map
+_leaves = leaves
 
 
 def _outcome(fn, args, kwargs):
