@@ -155,3 +155,15 @@ def contiguous_strides(shape: Sequence[int]) -> tuple:
         strides.append(acc)
         acc *= max(s, 1)
     return tuple(reversed(strides))
+
+
+def is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Element strides that lay ``shape`` out without gaps or overlaps in some dim order (a
+    permuted row-major layout; size-1 dims ignored)."""
+    expected = 1
+    for s, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
+        if s != expected:
+            return False
+        expected *= n
+    return True
+

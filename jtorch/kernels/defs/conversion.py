@@ -14,7 +14,7 @@ from ... import dispatch as _dispatch
 from ... import dtypes as _dt
 from ...device import CPU, META
 from ...meta import MetaArray
-from ...shape import broadcast_shapes
+from ...shape import broadcast_shapes, contiguous_strides, is_dense
 from ..cpu import fill as _k
 from ..plan import Inplace, Out, Plan, device_of
 from ...tensor import Tensor
@@ -23,23 +23,6 @@ from . import unary as U
 
 _META = MetaArray
 NO_DATA = "Cannot copy out of meta tensor; no data!"
-
-
-def _dense(shape, strides) -> bool:
-    expected = 1
-    for s, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
-        if s != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _contiguous(shape) -> tuple:
-    st, acc = [], 1
-    for n in reversed(shape):
-        st.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(st))
 
 
 def like_strides(x, memory_format, fn: str) -> tuple | None:
@@ -59,10 +42,10 @@ def like_strides(x, memory_format, fn: str) -> tuple | None:
         # contiguous up to the strides of size-1 dims (or empty): torch keeps them as they are
         isz = a.itemsize
         st = tuple([s // isz for s in a.strides])
-        return None if st == _contiguous(shape) else st
+        return None if st == contiguous_strides(shape) else st
     isz = a.itemsize
     st = tuple([s // isz for s in a.strides])
-    if _dense(shape, st):
+    if is_dense(shape, st):
         return st
     return _dispatch.result_strides((x,), a.shape)
 

@@ -21,7 +21,7 @@ from ... import dispatch as _dispatch
 from ... import dtypes as _dt
 from ...device import CPU, META
 from ...meta import MetaArray
-from ...shape import broadcast_shapes, iter_order, wrap_dim
+from ...shape import broadcast_shapes, contiguous_strides, is_dense, iter_order, wrap_dim
 from ...tensor import Tensor
 from ..cpu import indexing as _k
 from ..plan import Inplace, Out, Plan, View, common_device, device_of
@@ -76,26 +76,9 @@ def _index_strides(t: Tensor) -> list:
     """Element strides of an index tensor as the kernels read it: int64 ones as they are,
     others through their int64 copy (dense layouts kept, others in the input's dim order)."""
     a = t._a
-    if t.dtype is _int64 or _dense(a.shape, _strides(a)):
+    if t.dtype is _int64 or is_dense(a.shape, _strides(a)):
         return _strides(a)
-    return list(_dispatch.result_strides((t,), a.shape) or _contiguous(a.shape))
-
-
-def _contiguous(shape) -> tuple:
-    st, acc = [], 1
-    for n in reversed(shape):
-        st.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(st))
-
-
-def _dense(shape, strides) -> bool:
-    expected = 1
-    for s, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
-        if s != expected:
-            return False
-        expected *= n
-    return True
+    return list(_dispatch.result_strides((t,), a.shape) or contiguous_strides(a.shape))
 
 
 def _bcast_strides(shape: tuple, strides, target: tuple) -> list:
@@ -109,7 +92,7 @@ def _bcast_strides(shape: tuple, strides, target: tuple) -> list:
 
 def _dense_range(shape, strides, off: int):
     """[start, end) element range of a non-overlapping, dense geometry, else None."""
-    if not _dense(shape, strides):
+    if not is_dense(shape, strides):
         return None
     n = 1
     for s in shape:
@@ -643,7 +626,7 @@ def _like_strides(x: Tensor):
     if a.flags.c_contiguous:
         return None
     st = _strides(a)
-    if _dense(a.shape, st):
+    if is_dense(a.shape, st):
         return tuple(st)
     return _dispatch.result_strides((x,), a.shape)
 
