@@ -40,8 +40,9 @@ grad_state = _GradState()
 
 # Hooks the autograd and compile layers install. ``grad_hook(op, inputs, out, kw)`` records a
 # backward node when an input requires grad; ``mode`` (when not None) takes every op call
-# after its meta rule: ``mode(op, args, plan)`` for ``call`` and ``mode(op, args, kw)`` with
-# ``kw = {"out":, "inplace":}`` for pointwise ops (tracing records a node, vmap batches).
+# after its meta rule as ``mode(op, args, plan, params)``: ``params`` are the call's keyword
+# arguments, so ``op(*args, **params)`` repeats the call; ``plan`` is None for pointwise ops,
+# whose params are ``{"out":, "inplace":}`` (tracing records a node, vmap batches).
 grad_hook = None
 mode = None
 
@@ -155,7 +156,7 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
     plan = _plan(op, args)
     if mode is not None:  # the broadcast check belongs to the meta rule: before the hook
         broadcast_shapes(*[x._a.shape for x in args if isinstance(x, _TENSOR)])
-        return mode(op, args, {"out": out, "inplace": inplace})
+        return mode(op, args, None, {"out": out, "inplace": inplace})
     _, compute, result, pat, half, loops = plan
     shape = None
     dense = not half  # every tensor operand C-contiguous with the one common shape
@@ -614,7 +615,7 @@ def call(op: registry.OpDef, *args, **params):
     keyword ``params``: meta rule, mode hook, kernel per device, autograd record."""
     plan = op.meta(*args, **params)
     if mode is not None:
-        return mode(op, args, plan)
+        return mode(op, args, plan, params)
     out = plan.out  # the rest is ``run_plan``, spelled out: this is the hot path
     if out.__class__ is View:
         res = make_view(args[out.src], out)
@@ -671,7 +672,7 @@ def make_view(t: Tensor, v: View) -> Tensor:
         return t._view(np.lib.stride_tricks.as_strided(st[v.offset:], tuple(v.shape),
                                                        tuple([s * isz for s in v.strides])))
     return t._view(MetaArray(tuple(v.shape), st.dtype, tuple([s * isz for s in v.strides]),
-                             v.offset))
+                             v.offset, st.fake))
 
 
 def meta_result(out, args: tuple, op: registry.OpDef):
@@ -695,7 +696,10 @@ def meta_result(out, args: tuple, op: registry.OpDef):
 
 def copy_into(out: Tensor, res: Tensor) -> Tensor:
     """Write a result into a user's ``out=`` tensor: resized to ``res``'s shape (torch warns
-    when it held elements), cast by the copy kernel; on meta only the geometry changes."""
+    when it held elements), cast by the copy kernel; on meta only the geometry changes. Under
+    a mode the copy is the pointwise op ``copy`` into ``out`` (the same resize and cast)."""
+    if mode is not None:
+        return pointwise(_copy_op(), (res,), out)
     common_device(out, res)
     if out._a.shape != res._a.shape:
         resize_out(out, res._a.shape)

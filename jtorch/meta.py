@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import META
+
 _NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
@@ -41,11 +42,13 @@ def _contiguous(shape: tuple, strides: tuple, itemsize: int, order) -> bool:
 
 class MetaArray:
     """The array stand-in of a meta tensor: geometry in NumPy's terms (byte strides), an
-    element ``offset`` into its storage, no data."""
+    element ``offset`` into its storage, no data. ``fake`` is the device a tracer's stand-in
+    reports (the device of the value it stands for); None for a tensor on ``meta``."""
 
-    __slots__ = ("shape", "strides", "dtype", "offset", "_flags")
+    __slots__ = ("shape", "strides", "dtype", "offset", "_flags", "fake", "__weakref__")
 
-    def __init__(self, shape: tuple, dtype, strides: tuple | None = None, offset: int = 0) -> None:
+    def __init__(self, shape: tuple, dtype, strides: tuple | None = None, offset: int = 0,
+                 fake=None) -> None:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         if strides is None:
@@ -53,6 +56,7 @@ class MetaArray:
         self.strides = tuple(strides)
         self.offset = offset
         self._flags = None
+        self.fake = fake
 
     # -- geometry ---------------------------------------------------------------------------
     @property
@@ -102,7 +106,7 @@ class MetaArray:
                 if s != -1:
                     known *= s
             shape = tuple(n // known if known and s == -1 else 0 if s == -1 else s for s in shape)
-        return MetaArray(shape, self.dtype, None, self.offset)
+        return MetaArray(shape, self.dtype, None, self.offset, self.fake)
 
     def transpose(self, *axes) -> MetaArray:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -110,7 +114,7 @@ class MetaArray:
         if not axes:
             axes = tuple(reversed(range(len(self.shape))))
         return MetaArray(tuple(self.shape[d] for d in axes), self.dtype,
-                         tuple(self.strides[d] for d in axes), self.offset)
+                         tuple(self.strides[d] for d in axes), self.offset, self.fake)
 
     @property
     def T(self) -> MetaArray:
@@ -119,7 +123,7 @@ class MetaArray:
     def view(self, dtype) -> MetaArray:
         if np.dtype(dtype).itemsize != self.dtype.itemsize:
             raise NotImplementedError(_NO_DATA)
-        return MetaArray(self.shape, dtype, self.strides, self.offset)
+        return MetaArray(self.shape, dtype, self.strides, self.offset, self.fake)
 
     # -- data: none -------------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -148,4 +152,10 @@ def storage_for(a: MetaArray) -> MetaArray:
     isz = a.dtype.itemsize
     span = a.offset + 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) \
         if a.size else a.offset
-    return MetaArray((span,), a.dtype)
+    return MetaArray((span,), a.dtype, None, 0, a.fake)
+
+
+# Set by a tracer while it runs (``jtorch/compile``): ``read_hook(tensor, what)`` is called
+# before any read of a tensor's values (``item``, ``bool``, ``tolist``, ``numpy``, printing,
+# ``backward``) so that it can compute the value (a graph break) or refuse (fullgraph).
+read_hook = None

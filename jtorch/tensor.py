@@ -11,6 +11,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, META
+from . import meta as _meta
 from .meta import MetaArray, storage_for
 from .shape import Size
 
@@ -82,7 +83,8 @@ class Tensor:
 
     @property
     def device(self):
-        return META if self._a.__class__ is _META_ARRAY else CPU
+        a = self._a
+        return (a.fake or META) if a.__class__ is _META_ARRAY else CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -90,11 +92,11 @@ class Tensor:
 
     @property
     def is_cpu(self) -> bool:
-        return self._a.__class__ is not _META_ARRAY
+        return self.device is CPU
 
     @property
     def is_meta(self) -> bool:
-        return self._a.__class__ is _META_ARRAY
+        return self.device is META
 
     @property
     def layout(self) -> _dt.layout:
@@ -241,6 +243,8 @@ class Tensor:
 
     # -- conversion to Python / NumPy -------------------------------------------------------
     def item(self):
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.item()")
         if self._a.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._a.size} elements cannot be converted to Scalar"
@@ -250,9 +254,13 @@ class Tensor:
         return self._a.reshape(()).item()
 
     def tolist(self):
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.tolist()")
         return self._a.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.numpy()")
         if self._a.__class__ is _META_ARRAY:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
@@ -263,6 +271,8 @@ class Tensor:
         return self._a
 
     def __array__(self, dtype=None, copy=None):
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.__array__()")
         a = self._a
         if a.__class__ is _META_ARRAY:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
@@ -290,6 +300,8 @@ class Tensor:
         return bool(self._scalar())
 
     def _scalar(self):
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.__bool__/__float__/__int__()")
         if self._a.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._a.__class__ is _META_ARRAY:
@@ -316,6 +328,8 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._tensor_str import format_tensor
 
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "printing a Tensor")
         suffixes = []
         if self._requires_grad and self.grad_fn is None:
             suffixes.append("requires_grad=True")
@@ -328,6 +342,8 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "formatting a Tensor")
         if self._a.ndim == 0 and self._a.__class__ is not _META_ARRAY:
             return self.item().__format__(spec)
         if spec:  # torch defers to object.__format__, which takes no format spec

@@ -48,13 +48,13 @@ class Spy:
     def __init__(self):
         self.ops: list = []
 
-    def __call__(self, op, args, plan):
+    def __call__(self, op, args, plan, params):
         self.ops.append(op)
         prev = dispatch.mode
         dispatch.mode = None
         try:
-            if isinstance(plan, dict):  # pointwise: {"out":, "inplace":}
-                return dispatch.pointwise(op, args, **plan)
+            if plan is None:  # pointwise: params are {"out":, "inplace":}
+                return dispatch.pointwise(op, args, **params)
             return dispatch.run_plan(op, args, plan)
         finally:
             dispatch.mode = prev
@@ -128,7 +128,7 @@ def test_mode_hook_sees_every_op_and_may_take_the_call():
     x, w = _cpu((2, 1, 6, 6)), _cpu((3, 1, 3, 3), seed=1)
     seen = []
 
-    def take(op, args, plan):
+    def take(op, args, plan, params):
         seen.append(op.name)
         return "taken"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import dispatch
+from .. import meta as _meta
 from ..tensor import Tensor
 from . import engine as _engine
 from . import functional, graph  # noqa: F401
@@ -60,6 +61,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     tensors = _tensors(tensors, "tensors")
     if grad_tensors is None:
         grad_tensors = grad_variables
+    if _meta.read_hook is not None:
+        _meta.read_hook(tensors, "backward()")
     grads = _engine.make_grads(tensors, _grads_arg(grad_tensors, len(tensors)))
     if retain_graph is None:
         retain_graph = create_graph
@@ -88,6 +91,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     inputs = _tensors(inputs, "inputs")
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
+    if _meta.read_hook is not None:
+        _meta.read_hook(outputs, "autograd.grad()")
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)

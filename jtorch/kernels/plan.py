@@ -83,7 +83,7 @@ def common_device(*args):
         if isinstance(x, _TENSOR):
             a = x._a
             if a.__class__ is _META:
-                d = META
+                d = a.fake or META
             elif a.ndim == 0:
                 continue
             else:
@@ -97,4 +97,5 @@ def common_device(*args):
 
 def device_of(x: Tensor):
     """The device of one tensor operand (the common case of ``common_device``)."""
-    return META if x._a.__class__ is _META else CPU
+    a = x._a
+    return (a.fake or META) if a.__class__ is _META else CPU

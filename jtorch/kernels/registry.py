@@ -89,6 +89,21 @@ class OpDef:
     def __repr__(self) -> str:
         return f"OpDef({self.name}, {self.family})"
 
+    def __call__(self, *args, **params):
+        """Call the op through ``dispatch`` (what a graph node does, like torch's op overloads):
+        ``params`` are those the mode hook saw (``out``/``inplace`` for pointwise ops)."""
+        d = _dispatch[0]
+        if d is None:
+            from .. import dispatch as d  # dispatch imports this module
+
+            _dispatch[0] = d
+        if self.meta is None:
+            return d.pointwise(self, args, **params)
+        return d.call(self, *args, **params)
+
+
+_dispatch = [None]
+
 
 REGISTRY: dict[str, OpDef] = {}
 

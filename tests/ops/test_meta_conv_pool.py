@@ -727,7 +727,7 @@ def test_dispatch_sees_every_call_of_the_family():
     """The mode hook takes each public call of these families (nothing runs around it)."""
     seen = []
 
-    def take(op, args, plan):
+    def take(op, args, plan, params):
         seen.append(op.name)
         return "taken"
 

@@ -348,7 +348,7 @@ def test_every_call_goes_through_dispatch():
     the call (here it runs the CPU kernel itself)."""
     seen = []
 
-    def spy(op, args, plan):
+    def spy(op, args, plan, params):
         seen.append(op.name)
         return op.kernels["cpu"](plan, *args)
 
