@@ -12,3 +12,7 @@ DISABLE_COMPILE = os.environ.get("JTORCH_DISABLE_COMPILE", "0") not in ("", "0")
 # sleeps between regions (see _threads), and waking it costs 10-50 us here, which a 2-thread
 # split of an add or exp repays only from ~128k elements.
 GRAIN_SIZE = int(os.environ.get("JTORCH_GRAIN_SIZE", "131072"))
+# The compiler's logs, torch's TORCH_LOGS names: "graph,graph_breaks,recompiles,guards".
+LOGS = frozenset(x.strip().lstrip("+") for x in
+                 (os.environ.get("JTORCH_LOGS") or os.environ.get("TORCH_LOGS") or "").split(",")
+                 if x.strip())

@@ -297,11 +297,11 @@ class Tensor:
                 f"Boolean value of Tensor with {'no values' if self._a.size == 0 else 'more than one value'}"
                 " is ambiguous"
             )
-        return bool(self._scalar())
+        return bool(self._scalar("bool(Tensor)"))
 
-    def _scalar(self):
+    def _scalar(self, what: str = "Tensor.item()"):
         if _meta.read_hook is not None:
-            _meta.read_hook(self, "Tensor.__bool__/__float__/__int__()")
+            _meta.read_hook(self, what)
         if self._a.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._a.__class__ is _META_ARRAY:
@@ -309,13 +309,13 @@ class Tensor:
         return self._a.reshape(()).item()
 
     def __float__(self) -> float:
-        return float(self._scalar())
+        return float(self._scalar("float(Tensor)"))
 
     def __int__(self) -> int:
-        return int(self._scalar())
+        return int(self._scalar("int(Tensor)"))
 
     def __complex__(self) -> complex:
-        return complex(self._scalar())
+        return complex(self._scalar("complex(Tensor)"))
 
     def __index__(self) -> int:
         if self.dtype.category > 1 or self._a.size != 1:

@@ -1790,6 +1790,8 @@ FACTORIES: dict = {
 _GLOBAL = "global setting, no tensor in or out"
 _RNG = "global random-generator state, no tensor operand"
 NOT_SWEPT: dict = {
+    "torch:compile": "a decorator over functions and modules (tests/compile sweeps every op "
+                     "through it)",
     # read values (a Python bool/list/array or a host copy): torch raises on meta tensors too;
     # test_op_path.test_reading_meta_values_raises_torchs_errors checks the errors
     "method:allclose": "returns a Python bool computed from the values",

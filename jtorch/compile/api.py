@@ -1,0 +1,320 @@
+"""``jtorch.compile``: the decorator, its cache of guarded graphs, and compiled modules.
+
+A call computes its guard key (``guards.call_key``); a hit replays the cached graph (the whole
+function as one compiled callable); a miss traces the call (``tracer.Tracer``), which also
+computes this call's results. A trace without graph breaks, whose tensors all come from the
+arguments or the function's scope, is cached as one graph; otherwise the key is marked
+"traced": later calls trace again, breaking where Python reads values, and reuse the compiled
+graphs of pieces seen before (keyed by their structure). After ``config.recompile_limit`` keys
+the function runs eagerly with one warning that names the guard that kept failing.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from ..nn.modules.module import Module
+from ..tensor import Tensor
+from . import backends, logs, tracer
+from .config import config
+from .errors import RecompileLimitExceeded
+from .graph_module import GraphModule
+from .guards import Scope, arg_names, call_key, explain_miss, tensor_leaves
+from .tracer import Tracer
+
+_TENSOR = Tensor
+_all_functions: list = []  # weakly: every CompiledFunction, for reset()
+_state = {"disabled": 0}
+
+
+class _Entry:
+    """A cached graph for one guard key: the compiled callable, where each input comes from
+    (an argument leaf index, or a scope tensor object), and how to rebuild the result."""
+
+    __slots__ = ("fn", "inputs", "out", "gm")
+
+    def __init__(self, fn, inputs: list, out, gm) -> None:
+        self.fn, self.inputs, self.out, self.gm = fn, inputs, out, gm
+
+
+_TRACED = "traced"  # a key whose calls trace every time (graph breaks, escaping tensors)
+
+
+class CompiledFunction:
+    """What ``jtorch.compile(fn)`` returns: call it like ``fn``."""
+
+    def __init__(self, fn, *, fullgraph: bool, dynamic, backend, module: Module | None = None
+                 ) -> None:
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.backend_name = backend if isinstance(backend, str) else getattr(
+            backend, "__name__", "custom")
+        self.backend = backends.lookup(backend)
+        self.module = module
+        self.entries: dict = {}
+        self.pieces: dict = {}  # structural key of a graph piece -> compiled callable
+        self.scope = Scope()
+        self.scope_ready = False
+        self.warned_limit = False
+        self.last_key = None
+        self.names: list = []
+        self.seen_breaks: set = set()
+        functools.update_wrapper(self, fn, updated=())
+        _all_functions.append(self)
+
+    # -- the call -------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if _state["disabled"] or tracer.active:
+            return self.fn(*args, **kwargs)  # inside a trace: inlined into the caller's graph
+        if not self.scope_ready:
+            self._build_scope()
+        key = call_key(args, kwargs, self.scope)
+        e = self.entries.get(key)
+        if e is None:
+            return self._miss(key, args, kwargs)
+        if e is _TRACED:
+            return self._trace(key, args, kwargs)[0]
+        ins = tensor_leaves(kwargs, tensor_leaves(args, [])) if kwargs else \
+            tensor_leaves(args, [])
+        vals = e.fn(*[ins[i] if i.__class__ is int else i[0] for i in e.inputs])
+        return _rebuild(e.out, vals)
+
+    def _build_scope(self) -> None:
+        s = Scope()
+        if self.module is not None:
+            s.add_module("self", self.module)
+            s.add_function(type(self.module).forward)
+        fn = self.fn
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, Module) and owner is not self.module:
+            s.add_module("self", owner)
+        s.add_function(getattr(fn, "__func__", fn))
+        self.scope, self.scope_ready = s, True
+
+    def _miss(self, key, args, kwargs):
+        if self.entries:
+            reason = explain_miss(self.last_key, key, self.names) if self.last_key else "new key"
+            if len(self.entries) >= config.recompile_limit:
+                if config.fail_on_recompile_limit_hit:
+                    raise RecompileLimitExceeded(
+                        f"{self.__name__}: hit config.recompile_limit ({config.recompile_limit}); "
+                        f"last failing guard: {reason}")
+                if not self.warned_limit:
+                    self.warned_limit = True
+                    warnings.warn(
+                        f"jtorch.compile: {self.__name__} hit config.recompile_limit "
+                        f"({config.recompile_limit}); it now runs eagerly for new inputs. The "
+                        f"guard that kept failing: {reason}", UserWarning, stacklevel=3)
+                return self.fn(*args, **kwargs)
+            logs.log("recompiles", f"Recompiling function {self.__name__}: {reason}")
+        self._build_scope()
+        key = call_key(args, kwargs, self.scope)
+        self.names = arg_names(self.fn, args, kwargs)
+        res, t, ret = self._trace(key, args, kwargs, first=True)
+        self.last_key = key
+        if t.breaks or t.unknown or t.escaped or len(t.graphs) != 1:
+            self.entries[key] = _TRACED
+        else:
+            self.entries[key] = self._entry(t, res)
+        logs.log("guards", f"guards of {self.__name__}: {len(key[2])} arguments "
+                           f"{key[2]!r}, grad_mode={key[0]}, default_dtype={key[1].name}")
+        return res
+
+    def _trace(self, key, args, kwargs, first: bool = False):
+        sources = {}
+        names = {}
+        leaves = tensor_leaves(kwargs, tensor_leaves(args, []))
+        argn = self.names or arg_names(self.fn, args, kwargs)
+        for i, x in enumerate(leaves):
+            sources.setdefault(id(x), i)
+            names.setdefault(id(x), argn[i] if len(leaves) == len(argn) and i < len(argn)
+                             else f"arg{i}")
+        for tid, (t, name) in self.scope.tensors.items():
+            sources.setdefault(tid, t)
+            names.setdefault(tid, name)
+
+        def on_break(reason, where):
+            if (reason, where) not in self.seen_breaks:  # traced calls break every time
+                self.seen_breaks.add((reason, where))
+                logs.log("graph_breaks", f"Graph break in {self.__name__}: {reason}\n  at {where}")
+
+        t = Tracer(sources, names, self.fullgraph, self._run_piece, on_break)
+        with t:
+            res = self.fn(*args, **kwargs)
+            ret = tensor_leaves(res, [])
+            t.flush(tuple(ret))
+        return res, t, ret
+
+    def _run_piece(self, seg, inputs: list):
+        """Compile (or reuse) one traced graph and run it on the real inputs."""
+        g = seg.graph
+        k = (backends.graph_key(g), tuple([_ikey(x) for x in inputs]))
+        fn = self.pieces.get(k)
+        if fn is None:
+            g.eliminate_dead_code()
+            g.lint()
+            gm = GraphModule(Module(), g)
+            logs.log("graph", f"TRACED GRAPH ({self.__name__})\n{g}\n\n{gm.code}")
+            fn = self.backend(gm, list(inputs))
+            self.pieces[k] = fn
+            seg.gm = gm
+        seg.fn = fn
+        return fn(*inputs)
+
+    def _entry(self, t: Tracer, res) -> _Entry:
+        seg = t.graphs[0]
+        inputs = []
+        for _, x in seg.inputs:
+            src = t.sources[id(x)]
+            inputs.append(src if src.__class__ is int else (src,))
+        return _Entry(seg.fn, inputs, result_spec(res, t.out_index), getattr(seg, "gm", None))
+
+    # -- reset ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        self.entries.clear()
+        self.pieces.clear()
+        self.scope_ready = False
+        self.warned_limit = False
+        self.last_key = None
+
+
+def _ikey(x: Tensor) -> tuple:
+    a = x._a
+    return (a.__class__, a.shape, a.strides, x.dtype, x._requires_grad)
+
+
+def _rebuild(spec, vals):
+    kind = spec[0]
+    if kind == 0:
+        return vals[spec[1]]
+    if kind == 1:
+        return spec[1]
+    parts = [_rebuild(s, vals) for s in spec[2]]
+    return spec[1](parts) if spec[1] is not tuple else tuple(parts)
+
+
+def result_spec(res, out_index: dict):
+    """How to rebuild ``res`` from a graph's outputs: (0, k) a tensor output, (1, v) a constant,
+    (2, type, parts) a list/tuple."""
+    if isinstance(res, _TENSOR):
+        return (0, out_index[id(res)])
+    if type(res) in (tuple, list):
+        return (2, type(res), [result_spec(x, out_index) for x in res])
+    if type(res) is dict:
+        keys = list(res)
+        return (2, lambda parts, keys=keys: dict(zip(keys, parts)),
+                [result_spec(res[k], out_index) for k in keys])
+    return (1, res)
+
+
+class OptimizedModule(Module):
+    """A compiled module: shares parameters, buffers, hooks and state with ``_orig_mod``."""
+
+    def __init__(self, mod: Module, compiled: CompiledFunction) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled", compiled)
+
+    def __getattr__(self, name: str):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self._modules["_orig_mod"], name)
+
+    def forward(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)".replace(
+            "\n  (_orig_mod): ", "\n  (_orig_mod): ", 1)
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="numba", mode=None,
+            options=None, disable: bool = False):
+    """Compile a function or module (torch.compile's signature): trace it into a graph, guard
+    it, run it through ``backend``.
+
+    >>> @jtorch.compile
+    ... def f(x):
+    ...     return jtorch.sin(x) + jtorch.cos(x)
+    >>> f(jtorch.zeros(2))
+    tensor([1., 1.])
+    """
+    if model is None:
+        def decorate(m):
+            return compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                           options=options, disable=disable)
+        return decorate
+    if not callable(model):
+        raise RuntimeError("compile() expects a callable or an nn.Module")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified "
+                           "at the same time.")
+    backends.note_unused(mode, options, backend)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        cf = CompiledFunction(model._call_impl, fullgraph=fullgraph, dynamic=dynamic,
+                              backend=backend, module=model)
+        return OptimizedModule(model, cf)
+    return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
+
+
+def reset() -> None:
+    """Forget every compiled graph (jtorch.compiler.reset)."""
+    for f in _all_functions:
+        f.reset()
+    backends.reset()
+
+
+def is_compiling() -> bool:
+    """True while jtorch.compile traces a function."""
+    return bool(tracer.active)
+
+
+class disable:
+    """``@jtorch.compiler.disable``: the function runs eagerly, also when a compiled function
+    calls it (a graph break around the call). As a context manager: compiled functions called
+    inside run eagerly."""
+
+    def __init__(self, fn=None, recursive: bool = True, *, reason: str | None = None) -> None:
+        self.fn = fn
+        self.reason = reason
+        if fn is not None:
+            functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        if self.fn is None:  # @disable() with parentheses
+            return disable(args[0], reason=self.reason)
+        if tracer.active:
+            t = tracer.active[-1]
+            t.graph_break(f"call to jtorch.compiler.disable'd function "
+                          f"{getattr(self.fn, '__qualname__', self.fn)}")
+            with t._suspend():
+                _state["disabled"] += 1
+                try:
+                    return self.fn(*args, **kwargs)
+                finally:
+                    _state["disabled"] -= 1
+        _state["disabled"] += 1
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            _state["disabled"] -= 1
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def __enter__(self):
+        _state["disabled"] += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state["disabled"] -= 1
+

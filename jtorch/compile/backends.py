@@ -1,0 +1,111 @@
+"""Backends: what turns a traced ``GraphModule`` into the callable that runs it.
+
+torch's contract: ``backend(gm, example_inputs) -> callable``. "eager" runs the graph's
+generated Python (each node an eager op call); "numba" is the fusing backend, which runs as
+"eager" until the fusion backend lands; a callable is a user's backend.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..kernels.registry import OpDef
+from .graph import Graph, Node
+
+
+def eager(gm, example_inputs):
+    """Run the graph's generated Python: every node an eager op call through dispatch."""
+    return gm.forward
+
+
+def numba(gm, example_inputs):
+    return gm.forward
+
+
+_BACKENDS = {"eager": eager, "numba": numba, "aot_eager": eager}
+_ALIASES = {"inductor": "numba"}
+_warned: set = set()
+
+
+def lookup(backend):
+    if callable(backend):
+        return backend
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string or a callable, not {type(backend).__name__}")
+    name = _ALIASES.get(backend, backend)
+    if name not in _BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}: jtorch.compile knows "
+                         f"{sorted(_BACKENDS)} or a callable backend(gm, example_inputs)")
+    if name != backend:
+        _warn_once(f"backend {backend!r} runs as jtorch's {name!r} backend")
+    return _BACKENDS[name]
+
+
+def list_backends() -> list:
+    return sorted(_BACKENDS)
+
+
+_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def note_unused(mode, options, backend) -> None:
+    """Modes and options that do not apply here are accepted with one warning, as torch does."""
+    if mode is not None:
+        if mode not in _MODES:
+            raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+        if mode != "default":
+            _warn_once(f"jtorch.compile: mode={mode!r} has no effect on this backend")
+    if options:
+        if not isinstance(options, dict):
+            raise RuntimeError(f"options must be a dict, not {type(options).__name__}")
+        _warn_once("jtorch.compile: options " + ", ".join(sorted(map(str, options)))
+                   + " have no effect on this backend")
+
+
+def _warn_once(msg: str) -> None:
+    if msg not in _warned:
+        _warned.add(msg)
+        warnings.warn(msg, UserWarning, stacklevel=4)
+
+
+def reset() -> None:
+    _warned.clear()
+
+
+def graph_key(graph: Graph) -> tuple:
+    """A hashable key of a graph's structure: equal keys compile to the same code."""
+    index: dict = {}
+    out = []
+    for i, n in enumerate(graph.nodes):
+        index[n] = i
+        out.append((n.op, _target_key(n.target), _arg_key(n.args, index),
+                    _arg_key(n.kwargs, index), n.meta.get("grad_enabled")))
+    return tuple(out)
+
+
+def _target_key(t):
+    if isinstance(t, OpDef):
+        return ("op", t.name, id(t))
+    return t
+
+
+def _arg_key(a, index: dict):
+    if isinstance(a, Node):
+        return ("n", index[a])
+    if isinstance(a, (tuple, list)):
+        return (type(a).__name__, tuple(_arg_key(x, index) for x in a))
+    if isinstance(a, dict):
+        return ("d", tuple((k, _arg_key(v, index)) for k, v in a.items()))
+    if isinstance(a, slice):
+        return ("s", _arg_key(a.start, index), _arg_key(a.stop, index), _arg_key(a.step, index))
+    if isinstance(a, float) and a != a:
+        return ("nan",)
+    if isinstance(a, np.ndarray):
+        return ("a", a.shape, a.dtype.str, a.tobytes()) if a.nbytes <= 4096 else ("id", id(a))
+    try:
+        hash(a)
+    except TypeError:
+        return ("id", id(a))
+    return (type(a).__name__, a)

@@ -1,0 +1,10 @@
+"""The compiler's exceptions (torch._dynamo.exc's names)."""
+
+
+class Unsupported(RuntimeError):
+    """What the tracer cannot put in one graph: raised with ``fullgraph=True`` (a graph break
+    otherwise), naming the reason and the user's line."""
+
+
+class RecompileLimitExceeded(RuntimeError):
+    """Raised instead of the eager fallback when ``config.fail_on_recompile_limit_hit``."""

@@ -1,0 +1,354 @@
+"""The tracer: run a user's function once, recording every op into a ``Graph``.
+
+It is a ``dispatch.mode``: each op's meta rule has already checked the call and described its
+results, so the tracer records a node and returns stand-in tensors ("fakes": meta arrays that
+report the device of the value they stand for) without running a kernel. Real tensors met as
+operands (the call's inputs, module parameters, captured tensors) become placeholders. A real
+tensor an op writes to becomes a fake until the graph runs, so no code reads a stale value.
+
+When Python needs a value (``bool(t)``, ``t.item()``, printing, a data-dependent op, a
+``backward()``) the tracer **breaks the graph**: it runs the graph recorded so far, turns every
+live fake into the real tensor it stood for (in place: Python's references stay valid), and
+goes on tracing into a new graph. Results therefore always equal eager execution's. With
+``fullgraph=True`` a break raises ``Unsupported`` naming the reason and the user's line.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import sys
+import weakref
+
+from .. import dispatch
+from .. import meta as _meta
+from ..device import META
+from ..kernels.plan import common_device
+from ..meta import MetaArray
+from ..tensor import Tensor
+from .errors import Unsupported
+from .graph import Graph
+
+_TENSOR = Tensor
+_META = MetaArray
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+active: list = []  # the tracers running now, innermost last
+
+
+def user_frame() -> str:
+    """``file:line`` of the innermost frame outside jtorch (the user's code)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not os.path.abspath(fn).startswith(_PKG + os.sep):
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return "<unknown>"
+
+
+def meta_val(t: Tensor) -> Tensor:
+    """A standalone meta tensor with ``t``'s geometry, device and requires_grad (node.meta["val"])."""
+    a = t._a
+    dev = (a.fake or META) if a.__class__ is _META else t.device
+    v = Tensor._make(MetaArray(a.shape, a.dtype, a.strides, _offset(t), None if dev is META else dev),
+                     None, t.dtype)
+    v._requires_grad = t._requires_grad
+    return v
+
+
+def _offset(t: Tensor) -> int:
+    return t.storage_offset()
+
+
+def fake_of(t: Tensor) -> Tensor:
+    """A fake with ``t``'s geometry that reports ``t``'s device."""
+    v = meta_val(t)
+    v._a.fake = t.device if t.device is not META else None
+    return v
+
+
+class Segment:
+    """One graph of a traced call: the nodes between two breaks."""
+
+    def __init__(self, grad_entry: bool) -> None:
+        self.graph = Graph()
+        self.env: dict = {}  # id(array) -> [node, array, twin]: a tensor's current node
+        self.inputs: list = []  # (placeholder node, real tensor) in graph order
+        self.fakes: list = []  # weakrefs to the fakes this graph produced
+        self.grad_entry = grad_entry
+        self.nops = 0
+
+
+class Tracer:
+    """The mode of one traced call (see the module docstring)."""
+
+    def __init__(self, sources: dict, names: dict, fullgraph: bool, run_graph,
+                 on_break=None) -> None:
+        self.sources = sources  # id(tensor) -> where the tensor comes from (for replay)
+        self.names = names  # id(tensor) -> placeholder name
+        self.fullgraph = fullgraph
+        self.run_graph = run_graph  # (graph, real inputs) -> real outputs
+        self.on_break = on_break
+        self.breaks: list = []  # (reason, user line)
+        self.graphs: list = []  # finished graphs, in order
+        self.unknown: list = []  # descriptions of tensors with no known origin
+        self.proxied: dict = {}  # id(real tensor) -> (tensor, real array, real storage)
+        self.seg = Segment(dispatch.grad_state.enabled)
+
+    # -- installing -----------------------------------------------------------------------
+    def __enter__(self):
+        self._prev = (dispatch.mode, _meta.read_hook)
+        dispatch.mode = self
+        _meta.read_hook = self.read
+        active.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        dispatch.mode, _meta.read_hook = self._prev
+        active.remove(self)
+        self._restore_proxied()
+
+    def _suspend(self):
+        return _Suspended(self)
+
+    def _meta_only(self):
+        return _Suspended(self, grad=False)
+
+    # -- operands -------------------------------------------------------------------------
+    def node_of(self, t: Tensor):
+        """The node holding ``t``'s current value (a placeholder the first time a real tensor
+        is met)."""
+        a = t._a
+        e = self.seg.env.get(id(a))
+        if e is not None:
+            return e[0]
+        if a.__class__ is _META and a.fake is not None:
+            raise RuntimeError("jtorch.compile: a traced tensor was used after its graph ended "
+                               "(it escaped a previous trace)")
+        name = self.names.get(id(t)) or ("input" if id(t) in self.sources else "captured")
+        if id(t) not in self.sources:
+            what = f"{t.dtype.name}{list(a.shape)} first used at {user_frame()}"
+            if self.fullgraph:
+                raise Unsupported("jtorch.compile: a tensor of unknown origin (neither an "
+                                  "argument nor a parameter, buffer, global or closure variable "
+                                  f"of the compiled function): {what}")
+            self.unknown.append(what)
+        node = self.seg.graph.placeholder(name)
+        node.meta["val"] = meta_val(t)
+        self.seg.env[id(a)] = [node, a, None]
+        self.seg.inputs.append((node, t))
+        return node
+
+    def twin(self, t: Tensor) -> Tensor:
+        """``t`` as the fake an op's result is computed from (fakes are their own twins)."""
+        a = t._a
+        if a.__class__ is _META:
+            return t
+        self.node_of(t)
+        e = self.seg.env[id(a)]
+        if e[2] is None:
+            e[2] = fake_of(t)
+        return e[2]
+
+    def proxy(self, t: Tensor) -> None:
+        """A real tensor an op writes: it stands for its new value (a fake) until the graph
+        runs, and is restored then."""
+        a = t._a
+        if a.__class__ is _META:
+            return
+        tw = self.twin(t)
+        self.proxied[id(t)] = (t, a, t._st)
+        t._a, t._st = tw._a, tw._st
+
+    def _lift(self, v):
+        if isinstance(v, _TENSOR):
+            return self.node_of(v)
+        if isinstance(v, (tuple, list)):
+            r = [self._lift(x) for x in v]
+            return tuple(r) if isinstance(v, tuple) else r
+        if isinstance(v, dict):
+            return {k: self._lift(x) for k, x in v.items()}
+        return v
+
+    def _twins(self, v):
+        if isinstance(v, _TENSOR):
+            return self.twin(v)
+        if isinstance(v, (tuple, list)):
+            r = [self._twins(x) for x in v]
+            return tuple(r) if isinstance(v, tuple) else r
+        return v
+
+    # -- the mode hook --------------------------------------------------------------------
+    def __call__(self, op, args: tuple, plan, params: dict):
+        if plan is not None and (plan.out is None or op.data_dependent):
+            return self._run_eagerly(op, args, params, f"data-dependent operator {op.name}")
+        seg = self.seg
+        node_args = self._lift(args)
+        mutates = False
+        if plan is None:  # pointwise: only the non-default params are spelled out
+            out, inplace = params.get("out"), params.get("inplace", False)
+            node_kwargs = {}
+            if out is not None:
+                node_kwargs["out"] = self._lift(out)
+            if inplace:
+                node_kwargs["inplace"] = True
+            if out is not None and args and out is args[0]:
+                inplace = True
+            target = args[0] if inplace else out
+            if target is not None:
+                self.proxy(target)
+                mutates = True
+            fargs = tuple(self._twins(x) for x in args)
+            result = dispatch._plan(op, args)[2]
+            if inplace:
+                dispatch.check_inplace(args[0])
+            with self._meta_only():
+                if target is not None and op.name == "copy" and not inplace:
+                    res = _copy_meta(fargs[0], target)
+                else:
+                    res = dispatch._pointwise_meta(op, fargs, None if inplace else target, inplace,
+                                                   result)
+            dev = common_device(*args)
+        else:
+            node_kwargs = self._lift(params)
+            out = plan.out
+            for o in (out if isinstance(out, tuple) else (out,)):
+                if o.__class__ is dispatch.Inplace:
+                    self.proxy(args[o.src])
+                    mutates = True
+            fargs = tuple(self._twins(x) for x in args)
+            with self._meta_only():
+                res = dispatch.meta_result(out, fargs, op)
+            dev = plan.device
+        node = seg.graph.call_function(op, node_args, node_kwargs)
+        seg.nops += 1
+        if mutates:
+            node.meta["mutates"] = True
+        if dispatch.grad_state.enabled != seg.grad_entry:
+            node.meta["grad_enabled"] = dispatch.grad_state.enabled
+        grad = op.differentiable and dispatch.needs_grad(args)
+        if isinstance(res, tuple):
+            vals = []
+            for i, r in enumerate(res):
+                g = seg.graph.call_function(operator.getitem, (node, i))
+                self._bind(r, g, dev, grad)
+                g.meta["val"] = meta_val(r)
+                vals.append(g.meta["val"])
+            node.meta["val"] = tuple(vals)
+        else:
+            self._bind(res, node, dev, grad)
+            node.meta["val"] = meta_val(res)
+        return res
+
+    def _bind(self, r: Tensor, node, dev, grad: bool) -> None:
+        a = r._a
+        if a.fake is None and dev is not META:
+            a.fake = dev
+            if r._st.__class__ is _META:
+                r._st.fake = dev
+        if grad and r.dtype.category >= 2:
+            r._requires_grad = True
+        self.seg.env[id(a)] = [node, a, None]  # no strong reference: liveness is the user's
+        self.seg.fakes.append(weakref.ref(r))
+
+    # -- breaks ---------------------------------------------------------------------------
+    def read(self, t, what: str) -> None:
+        """``meta.read_hook``: Python is about to read tensor values."""
+        ts = list(t) if isinstance(t, (tuple, list)) else [t]
+        fake = any(isinstance(x, _TENSOR) and x._a.__class__ is _META and x._a.fake is not None
+                   for x in ts)
+        if not fake:  # reading a real tensor's values: the result is specialised on them
+            self.graph_break(what, materialize=False)
+            return
+        self.graph_break(what)
+
+    def graph_break(self, reason: str, materialize: bool = True) -> None:
+        where = user_frame()
+        if self.fullgraph:
+            raise Unsupported(f"{reason} is a graph break (fullgraph=True): compiled code cannot "
+                              f"read tensor values\n  at {where}")
+        self.breaks.append((reason, where))
+        if self.on_break is not None:
+            self.on_break(reason, where)
+        if materialize:
+            self.flush()
+
+    def _run_eagerly(self, op, args, params, reason: str):
+        self.graph_break(reason)
+        with self._suspend():
+            res = op(*args, **params)
+        return res
+
+    def flush(self, extra: tuple = ()) -> list:
+        """Run the graph recorded so far and turn every live fake (and ``extra`` tensors)
+        into the real tensor it stands for; start a new graph. Returns the graph's outputs."""
+        seg = self.seg
+        live = []
+        for w in seg.fakes:
+            t = w()
+            if t is not None and t._a.__class__ is _META and id(t._a) in seg.env:
+                live.append(t)
+        for t, _, _ in self.proxied.values():
+            live.append(t)
+        live.extend(x for x in extra if isinstance(x, _TENSOR))
+        outs, index = [], {}
+        nodes = [self.node_of(t) for t in live]
+        for node in nodes:
+            if node not in index:
+                index[node] = len(outs)
+                outs.append(node)
+        proxied = {id(t) for t, _, _ in self.proxied.values()}
+        self._restore_proxied()
+        seg.graph.output(tuple(outs))
+        self.graphs.append(seg)
+        with self._suspend():
+            vals = self.run_graph(seg, [real for _, real in seg.inputs])
+        self.out_index = {}
+        for t, node in zip(live, nodes):
+            k = index[node]
+            self.out_index[id(t)] = k
+            real = vals[k]
+            if real is not t:
+                _adopt(t, real)
+        returned = {id(x) for x in extra} | proxied
+        self.escaped = [t for w in seg.fakes if (t := w()) is not None and id(t) not in returned]
+        self.seg = Segment(dispatch.grad_state.enabled)
+        return vals
+
+    def _restore_proxied(self) -> None:
+        for t, a, st in self.proxied.values():
+            t._a, t._st = a, st
+        self.proxied.clear()
+
+
+def _adopt(t: Tensor, real: Tensor) -> None:
+    """Make fake ``t`` the real tensor ``real`` (same object: Python's references stay valid)."""
+    t._a, t._st, t.dtype = real._a, real._st, real.dtype
+    t._requires_grad, t.grad_fn, t._vc = real._requires_grad, real.grad_fn, real._vc
+    t._base, t._output_nr = real._base, real._output_nr
+
+
+def _copy_meta(src: Tensor, out: Tensor) -> Tensor:
+    """``copy_into`` on fakes: ``out`` takes ``src``'s shape (resized, as eager does)."""
+    if tuple(out._a.shape) != tuple(src._a.shape):
+        dispatch.resize_out(out, src._a.shape)
+    return out
+
+
+class _Suspended:
+    """No tracing inside (computing a fake result, running a graph, an eager fallback)."""
+
+    def __init__(self, tracer: Tracer, grad: bool = True) -> None:
+        self.tracer, self.grad = tracer, grad
+
+    def __enter__(self):
+        self.prev = (dispatch.mode, _meta.read_hook, dispatch.grad_hook)
+        dispatch.mode = None
+        _meta.read_hook = None
+        if not self.grad:  # computing fakes: no autograd record on them
+            dispatch.grad_hook = None
+
+    def __exit__(self, *exc) -> None:
+        dispatch.mode, _meta.read_hook, dispatch.grad_hook = self.prev
+
