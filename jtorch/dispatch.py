@@ -406,7 +406,7 @@ def resize_out(out: Tensor, shape: tuple) -> None:
             f"{list(shape)}. This behavior is deprecated.", UserWarning, stacklevel=4,
         )
     if out._a.__class__ is _META:
-        fresh = MetaArray(tuple(shape), out._a.dtype)
+        fresh = MetaArray(tuple(shape), out._a.dtype, None, 0, out._a.fake)
         out._a, out._st = fresh, fresh
         return
     fresh = _allocator.empty(shape, out._a.dtype)

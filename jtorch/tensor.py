@@ -124,11 +124,15 @@ class Tensor:
         return _offset(self)
 
     def data_ptr(self) -> int:
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.data_ptr()")
         if self._a.__class__ is _META_ARRAY:
             return 0
         return self._a.__array_interface__["data"][0]
 
     def untyped_storage(self):
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.untyped_storage()")
         return _Storage(self._st)
 
     def is_contiguous(self, memory_format=None) -> bool:
@@ -177,6 +181,8 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if _meta.read_hook is not None and self._a.__class__ is _META_ARRAY:
+            _meta.read_hook(self, "Tensor.requires_grad_()")  # autograd state: a graph break
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -451,6 +457,8 @@ class _Storage:
         self._st = st
 
     def data_ptr(self) -> int:
+        if _meta.read_hook is not None:
+            _meta.read_hook(self, "Tensor.data_ptr()")
         return self._st.__array_interface__["data"][0]
 
     def nbytes(self) -> int:

@@ -154,6 +154,8 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph: bool 
 def _register_hook(self, hook):
     """``hook(grad)`` runs when the gradient of this tensor is computed; it may return a
     replacement."""
+    if _meta.read_hook is not None:  # autograd state of a traced tensor: a graph break
+        _meta.read_hook(self, "Tensor.register_hook()")
     if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     fn = self.grad_fn
@@ -168,6 +170,8 @@ def _register_hook(self, hook):
 
 
 def _register_post_accumulate_grad_hook(self, hook):
+    if _meta.read_hook is not None:  # autograd state of a traced tensor: a graph break
+        _meta.read_hook(self, "Tensor.register_post_accumulate_grad_hook()")
     if self.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     from .node import RemovableHandle
@@ -178,6 +182,8 @@ def _register_post_accumulate_grad_hook(self, hook):
 
 
 def _retain_grad(self) -> None:
+    if _meta.read_hook is not None:  # autograd state of a traced tensor: a graph break
+        _meta.read_hook(self, "Tensor.retain_grad()")
     if not self._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     fn = self.grad_fn

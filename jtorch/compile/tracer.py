@@ -161,6 +161,15 @@ class Tracer:
         self.proxied[id(t)] = (t, a, t._st)
         t._a, t._st = tw._a, tw._st
 
+    def inplace_view(self, t: Tensor, r: Tensor) -> Tensor:
+        """``t.t_()``, ``t.unsqueeze_(0)``: ``t`` takes the geometry of view ``r`` of it; a real
+        ``t`` is restored before the graph runs, then becomes the view's value."""
+        if t._a.__class__ is not _META:
+            self.proxied[id(t)] = (t, t._a, t._st)
+        t._a, t._st = r._a, r._st
+        self.seg.fakes.append(weakref.ref(t))
+        return t
+
     def _lift(self, v):
         if isinstance(v, _TENSOR):
             return self.node_of(v)
@@ -326,7 +335,9 @@ def _adopt(t: Tensor, real: Tensor) -> None:
     """Make fake ``t`` the real tensor ``real`` (same object: Python's references stay valid)."""
     t._a, t._st, t.dtype = real._a, real._st, real.dtype
     t._requires_grad, t.grad_fn, t._vc = real._requires_grad, real.grad_fn, real._vc
-    t._base, t._output_nr = real._base, real._output_nr
+    if real._base is not t:  # an in-place view of t (t.t_()) keeps t's own base
+        t._base = real._base
+    t._output_nr = real._output_nr
 
 
 def _copy_meta(src: Tensor, out: Tensor) -> Tensor:

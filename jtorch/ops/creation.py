@@ -17,6 +17,7 @@ from .. import dtypes as _dt
 from ..device import to_device
 from ..kernels.defs import conversion as _conv
 from ..kernels.defs import creation as C
+from .. import meta as _meta
 from ..meta import MetaArray
 from ..shape import as_shape
 from ..tensor import Tensor
@@ -290,6 +291,8 @@ def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients")
+        if _meta.read_hook is not None and t._a.__class__ is MetaArray:
+            _meta.read_hook(t, "a factory with requires_grad=True")  # a new leaf: a graph break
         t._requires_grad = True
     return t
 
@@ -297,7 +300,7 @@ def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
 def resize(t: Tensor, shape: tuple) -> None:
     """Give ``t`` fresh contiguous memory of ``shape`` (factories resize ``out`` silently)."""
     if t._a.__class__ is MetaArray:
-        t._a = t._st = MetaArray(tuple(shape), t.dtype.np)
+        t._a = t._st = MetaArray(tuple(shape), t.dtype.np, None, 0, t._a.fake)
         return
     fresh = _allocator.empty(shape, t.dtype.np)
     t._a, t._st = fresh, fresh.reshape(-1)

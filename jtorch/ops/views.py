@@ -114,6 +114,9 @@ def _inplace_view(op, self: Tensor, **params) -> Tensor:
     torch's leaf check, a version bump, and the view's node as self's history."""
     dispatch.check_inplace(self)
     r = _call(op, self, **params)
+    m = dispatch.mode
+    if m is not None and hasattr(m, "inplace_view"):  # a tracer: self stands for the view now
+        return m.inplace_view(self, r)
     self._a = r._a
     dispatch.bump_version(self)
     if r.grad_fn is not None:

@@ -51,7 +51,7 @@ def like_strides(x, memory_format, fn: str) -> tuple | None:
 
 
 def _to_copy_meta(x, *, dtype, device, memory_format=None) -> Plan:
-    if device is CPU and x._a.__class__ is _META:
+    if device is CPU and device_of(x) is META:
         raise NotImplementedError(NO_DATA)
     return Plan(Out(x._a.shape, dtype, like_strides(x, memory_format, "to")), {"dtype": dtype},
                 device)
@@ -75,7 +75,7 @@ def _copy_meta(x, src, *, non_blocking: bool = False) -> Plan:
                            f"shape {list(shape)}")
     dev = device_of(x)
     if dev is CPU:
-        if src._a.__class__ is _META:
+        if device_of(src) is META:
             raise NotImplementedError(NO_DATA)
         _dispatch.check_overlap(x, (src,))
     else:  # meta: the written-to check (no data pointers to compare)
@@ -98,7 +98,7 @@ def _fill_meta(x, value_t=None, *, value=None) -> Plan:
     if value_t is not None and value_t._a.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value_t._a.ndim} dimensions.")
-    return Plan(_INPLACE, {"value": value}, META if x._a.__class__ is _META else CPU)
+    return Plan(_INPLACE, {"value": value}, device_of(x))
 
 
 to_copy_op = op("_to_copy", "conversion", _to_copy_meta, _k.to_copy_cpu)

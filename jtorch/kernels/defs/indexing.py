@@ -68,7 +68,7 @@ def _index_device(dev, *index) -> None:
     them there); a meta index cannot index CPU data."""
     if dev is CPU:
         for t in index:
-            if t is not None and t._a.__class__ is _META:
+            if t is not None and device_of(t) is META:
                 raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
 
 
@@ -312,7 +312,7 @@ def _index_meta(x: Tensor, *tensors, index, items=None) -> Plan:
                              off + start * s0), {"index": index}, dev)
         shape, st, off, adv = basic(x, index)
         return Plan(View(tuple(shape), tuple(st), off), {"index": index},
-                    META if x._a.__class__ is _META else CPU)
+                    device_of(x))
     dev = device_of(x)
     _index_device(dev, *tensors)
     shape, st, off, adv = basic(x, items, tensors)
@@ -374,7 +374,7 @@ def _index_put_meta(x: Tensor, values, *tensors, items=None, accumulate: bool = 
         if x._a.ndim == 0 and index.__class__ is not tuple:
             _zero_dim_check(index)
     dev = device_of(x)
-    if values is not None and dev is CPU and values._a.__class__ is _META:
+    if values is not None and dev is CPU and device_of(values) is META:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     _index_device(dev, *tensors)
     if items is None:
