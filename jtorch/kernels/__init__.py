@@ -12,13 +12,18 @@ _fm_fp = None
 
 
 def fastmath_fingerprint() -> str:
-    """Hash of the fastmath source: generated kernels inline it, so it keys their cache."""
+    """Hash of the fastmath sources (every module of the package, with its name): generated
+    kernels inline them, so it keys their cache."""
     global _fm_fp
     if _fm_fp is None:
-        path = os.path.join(os.path.dirname(__file__), "fastmath.py")
+        folder = os.path.join(os.path.dirname(__file__), "fastmath")
+        h = hashlib.sha1()
         try:
-            with open(path, "rb") as f:
-                _fm_fp = hashlib.sha1(f.read()).hexdigest()
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), "rb") as f:
+                        h.update(name.encode() + b"\0" + f.read())
+            _fm_fp = h.hexdigest()
         except OSError:
             _fm_fp = "none"
     return _fm_fp
