@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+from .. import dispatch
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 from . import backends, logs, tracer
@@ -114,7 +115,7 @@ class CompiledFunction:
         self.names = arg_names(self.fn, args, kwargs)
         res, t, ret = self._trace(key, args, kwargs, first=True)
         self.last_key = key
-        if t.breaks or t.unknown or t.escaped or len(t.graphs) != 1:
+        if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
         else:
             self.entries[key] = self._entry(t, res)
@@ -264,6 +265,13 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="numba
     return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
 
 
+def compile_options(fullgraph: bool = False, dynamic=None, backend="numba", mode=None,
+                    options=None, disable: bool = False) -> dict:
+    """``Module.compile``'s arguments (torch.compile's, less the model) as CompiledFunction's."""
+    backends.note_unused(mode, options, backend)
+    return {"fullgraph": fullgraph, "dynamic": dynamic, "backend": backend}
+
+
 def reset() -> None:
     """Forget every compiled graph (jtorch.compiler.reset)."""
     for f in _all_functions:
@@ -272,8 +280,8 @@ def reset() -> None:
 
 
 def is_compiling() -> bool:
-    """True while jtorch.compile traces a function."""
-    return bool(tracer.active)
+    """True while jtorch.compile traces a function (not inside a disabled function it calls)."""
+    return bool(tracer.active) and dispatch.mode is tracer.active[-1]
 
 
 class disable:

@@ -92,10 +92,15 @@ def python_code(graph: Graph, name: str = "forward") -> tuple[str, dict]:
             elif isinstance(t, OpDef) and REGISTRY.get(t.name) is t:
                 line = f"{n.name} = aten.{t.name}({', '.join(args)})"
             else:
-                fname = _sanitize(target_name(t).split(".")[-1])
-                if glb.get(fname, t) is not t:
-                    fname = f"{fname}_{id(t)}"
-                glb[fname] = t
+                short = target_name(t).split(".")[-1]
+                if getattr(_torch_ns(), short, None) is t:  # a public function: torch.<name>
+                    glb.setdefault("torch", _torch_ns())
+                    fname = f"torch.{short}"
+                else:  # another callable: a named global that no node name can shadow
+                    fname = f"_fn_{_sanitize(short)}"
+                    if glb.get(fname, t) is not t:
+                        fname = f"{fname}_{id(t)}"
+                    glb[fname] = t
                 line = f"{n.name} = {fname}({', '.join(args)})"
         elif n.op == "call_method":
             line = f"{n.name} = {args[0]}.{n.target}({', '.join(args[1:])})"

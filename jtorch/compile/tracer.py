@@ -94,6 +94,7 @@ class Tracer:
         self.graphs: list = []  # finished graphs, in order
         self.unknown: list = []  # descriptions of tensors with no known origin
         self.proxied: dict = {}  # id(real tensor) -> (tensor, real array, real storage)
+        self.retargeted = False
         self.seg = Segment(dispatch.grad_state.enabled)
 
     # -- installing -----------------------------------------------------------------------
@@ -166,6 +167,7 @@ class Tracer:
         ``t`` is restored before the graph runs, then becomes the view's value."""
         if t._a.__class__ is not _META:
             self.proxied[id(t)] = (t, t._a, t._st)
+            self.retargeted = True  # an input's geometry changes: no replay of a whole graph
         t._a, t._st = r._a, r._st
         self.seg.fakes.append(weakref.ref(t))
         return t

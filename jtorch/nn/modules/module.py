@@ -710,7 +710,19 @@ class Module:
             result = bw.setup_output_hook(result)
         return result
 
-    __call__ = _call_impl
+    def __call__(self, *args, **kwargs):
+        c = self.__dict__.get("_compiled_call_impl")
+        if c is not None:
+            return c(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place (``jtorch.compile`` over ``_call_impl``); the
+        module itself stays what it was (its state_dict keys do not change)."""
+        from ...compile.api import CompiledFunction, compile_options
+
+        object.__setattr__(self, "_compiled_call_impl", CompiledFunction(
+            self._call_impl, module=self, **compile_options(*args, **kwargs)))
 
     # -- printing -----------------------------------------------------------------------------
     def extra_repr(self) -> str:
