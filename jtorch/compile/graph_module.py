@@ -25,9 +25,11 @@ class _Aten:
 
     def __getattr__(self, name: str) -> OpDef:
         try:
-            return REGISTRY[name]
+            op = REGISTRY[name]
         except KeyError:
             raise AttributeError(f"no op named {name!r}") from None
+        object.__setattr__(self, name, op)  # later lookups are plain attribute reads
+        return op
 
     def __repr__(self) -> str:
         return "aten"

@@ -1,0 +1,61 @@
+"""jtorch.compile's front end: the per-call cost of a compiled function (guards + replay),
+guard evaluation alone, and tracing time."""
+
+from __future__ import annotations
+
+from ..harness import Case, Skip, register
+from ._util import functional, rand
+
+
+def _ten_ops(t, a, b, c, d):
+    x = a * b + c
+    x = t.sin(x) * d
+    x = x - a
+    x = t.exp(-x * x)
+    x = x + b * c
+    return t.tanh(x)
+
+
+@register("compile/call_10op", full=(100,), quick=(100,), label="n={}")
+def call_10op(n: int) -> Case:
+    """A 10-op pointwise function on tiny inputs: eager vs compiled per-call cost."""
+    arrays = [rand(n, seed=s) for s in range(4)]
+    return Case(functional(_ten_ops, arrays), kind="latency", compile=True)
+
+
+@register("compile/guard_4args", full=(100,), quick=(100,), label="n={}")
+def guard_4args(n: int) -> Case:
+    """Evaluating the guard key of a compiled function with 4 tensor arguments."""
+
+    def make(rt):
+        if rt.name != "jtorch" or rt.compile is not None:
+            raise Skip("jtorch's guards only")
+        from jtorch.compile.guards import call_key
+
+        lib = rt.lib
+        cf = lib.compile(lambda a, b, c, d: a + b + c + d)
+        args = tuple(lib.from_numpy(rand(n, seed=s)) for s in range(4))
+        cf(*args)
+        return lambda: call_key(args, {}, cf.scope)
+
+    return Case(make, kind="latency", ref="jtorch")
+
+
+@register("compile/trace_200op", full=(16,), quick=(16,), label="n={}")
+def trace_200op(n: int) -> Case:
+    """Tracing (and running once) a 200-op function: a fresh compiled function per call."""
+
+    def make(rt):
+        if rt.name != "jtorch" or rt.compile is not None:
+            raise Skip("jtorch's tracer only")
+        lib = rt.lib
+        x = lib.from_numpy(rand(n))
+
+        def f(x):
+            for _ in range(50):
+                x = lib.sin(x) + x * 2 - 1
+            return x
+
+        return lambda: lib.compile(f, backend="eager")(x)
+
+    return Case(make, kind="latency", ref="jtorch", rounds=5)
