@@ -18,15 +18,14 @@ import numpy as np
 
 from . import _allocator, _flags
 from . import dtypes as _dt
+from ._threads import use_parallel
+from .device import META
 from .kernels import registry
 from .kernels.cpu import pointwise as _pw
-from ._threads import use_parallel
-from .device import CPU, META
 from .kernels.plan import Inplace, Out, Plan, View, common_device, device_of  # noqa: F401
 from .meta import MetaArray
 from .shape import broadcast_shapes, iter_order
 from .tensor import Tensor
-
 
 
 class _GradState(threading.local):

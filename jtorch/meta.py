@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import META
-
 _NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
@@ -45,7 +43,7 @@ class MetaArray:
     element ``offset`` into its storage, no data. ``fake`` is the device a tracer's stand-in
     reports (the device of the value it stands for); None for a tensor on ``meta``."""
 
-    __slots__ = ("shape", "strides", "dtype", "offset", "_flags", "fake", "__weakref__")
+    __slots__ = ("__weakref__", "_flags", "dtype", "fake", "offset", "shape", "strides")
 
     def __init__(self, shape: tuple, dtype, strides: tuple | None = None, offset: int = 0,
                  fake=None) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .device import CPU, META
 from . import meta as _meta
+from .device import CPU, META
 from .meta import MetaArray, storage_for
 from .shape import Size
 
@@ -19,8 +19,21 @@ _META_ARRAY = MetaArray
 
 
 class Tensor:
-    __slots__ = ("_a", "_st", "dtype", "_requires_grad", "_grad", "grad_fn", "_vc", "_base",
-                 "_retains_grad", "_hooks", "_output_nr", "__weakref__", "__dict__")
+    __slots__ = (
+        "__dict__",
+        "__weakref__",
+        "_a",
+        "_base",
+        "_grad",
+        "_hooks",
+        "_output_nr",
+        "_requires_grad",
+        "_retains_grad",
+        "_st",
+        "_vc",
+        "dtype",
+        "grad_fn",
+    )
 
     # -- construction -----------------------------------------------------------------------
     def __new__(cls, *args, **kwargs):

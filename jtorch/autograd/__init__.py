@@ -18,12 +18,18 @@ from .. import dispatch
 from .. import meta as _meta
 from ..tensor import Tensor
 from . import engine as _engine
-from . import functional, graph  # noqa: F401
+from . import functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import gradcheck, gradgradcheck
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
 from .node import record as _record
 
 __all__ = ["Function", "FunctionCtx", "Variable", "backward", "detect_anomaly", "enable_grad",
@@ -50,7 +56,7 @@ def _grads_arg(grads, n: int) -> tuple:
         grads = (grads,)
     grads = tuple(grads)
     if len(grads) != n:
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs" if not grads
+        raise RuntimeError("grad can be implicitly created only for scalar outputs" if not grads
                            else f"Mismatch in number of gradients: expected {n}, got {len(grads)}")
     return grads
 

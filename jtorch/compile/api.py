@@ -33,7 +33,7 @@ class _Entry:
     """A cached graph for one guard key: the compiled callable, where each input comes from
     (an argument leaf index, or a scope tensor object), and how to rebuild the result."""
 
-    __slots__ = ("fn", "inputs", "out", "gm")
+    __slots__ = ("fn", "gm", "inputs", "out")
 
     def __init__(self, fn, inputs: list, out, gm) -> None:
         self.fn, self.inputs, self.out, self.gm = fn, inputs, out, gm
@@ -113,7 +113,7 @@ class CompiledFunction:
         self._build_scope()
         key = call_key(args, kwargs, self.scope)
         self.names = arg_names(self.fn, args, kwargs)
-        res, t, ret = self._trace(key, args, kwargs, first=True)
+        res, t, _ = self._trace(key, args, kwargs, first=True)
         self.last_key = key
         if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
@@ -251,7 +251,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="numba
                            options=options, disable=disable)
         return decorate
     if not callable(model):
-        raise RuntimeError("compile() expects a callable or an nn.Module")
+        raise RuntimeError("compile() expects a callable or an nn.Module")  # noqa: TRY004  (torch's type)
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified "
                            "at the same time.")

@@ -7,6 +7,7 @@ generated Python (each node an eager op call); "numba" is the fusing backend, wh
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -100,7 +101,7 @@ def _arg_key(a, index: dict):
         return ("d", tuple((k, _arg_key(v, index)) for k, v in a.items()))
     if isinstance(a, slice):
         return ("s", _arg_key(a.start, index), _arg_key(a.stop, index), _arg_key(a.step, index))
-    if isinstance(a, float) and a != a:
+    if isinstance(a, float) and math.isnan(a):
         return ("nan",)
     if isinstance(a, np.ndarray):
         return ("a", a.shape, a.dtype.str, a.tobytes()) if a.nbytes <= 4096 else ("id", id(a))

@@ -9,6 +9,7 @@ key traces again. ``explain_miss`` names the first component that differs.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 
@@ -155,13 +156,13 @@ class Scope:
         glb = getattr(fn, "__globals__", {})
         for name in _names(code):
             if name in glb:
-                self._bind(name, glb[name], (lambda g, k: lambda: g.get(k))(glb, name))
+                self._bind(name, glb[name], functools.partial(glb.get, name))
         for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
                 continue
-            self._bind(name, v, (lambda c: lambda: _cell(c))(cell))
+            self._bind(name, v, functools.partial(_cell, cell))
 
     def _bind(self, name: str, v, getter) -> None:
         if isinstance(v, _TENSOR):

@@ -14,10 +14,10 @@ import numpy as np
 
 from .. import _allocator, dispatch
 from .. import dtypes as _dt
+from .. import meta as _meta
 from ..device import to_device
 from ..kernels.defs import conversion as _conv
 from ..kernels.defs import creation as C
-from .. import meta as _meta
 from ..meta import MetaArray
 from ..shape import as_shape
 from ..tensor import Tensor

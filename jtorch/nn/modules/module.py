@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
@@ -86,7 +87,7 @@ def _addindent(s: str, n: int) -> str:
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
-def _check_name(name, kind: str, module: "Module") -> None:
+def _check_name(name, kind: str, module: Module) -> None:
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
     if "." in name:
