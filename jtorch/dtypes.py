@@ -196,6 +196,8 @@ def scalar_dtype(value) -> dtype:
         return get_default_dtype()
     if t is builtins.complex or isinstance(value, np.complexfloating):
         return get_default_dtype().to_complex()
+    if isinstance(value, builtins.int):  # an int subclass (a traced symbolic size)
+        return int64
     raise TypeError(f"expected a number, got {t.__name__}")
 
 

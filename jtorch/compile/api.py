@@ -21,7 +21,8 @@ from . import backends, logs, tracer
 from .config import config
 from .errors import RecompileLimitExceeded
 from .graph_module import GraphModule
-from .guards import Scope, arg_names, call_key, explain_miss, tensor_leaves
+from .guards import Scope, arg_names, call_key, explain_miss, masked_key, tensor_leaves
+from .symbolic import ShapeEnv
 from .tracer import Tracer
 
 _TENSOR = Tensor
@@ -33,7 +34,7 @@ class _Entry:
     """A cached graph for one guard key: the compiled callable, where each input comes from
     (an argument leaf index, or a scope tensor object), and how to rebuild the result."""
 
-    __slots__ = ("fn", "gm", "inputs", "out")
+    __slots__ = ("check", "fn", "gm", "inputs", "out", "signature", "symbols")
 
     def __init__(self, fn, inputs: list, out, gm) -> None:
         self.fn, self.inputs, self.out, self.gm = fn, inputs, out, gm
@@ -62,6 +63,10 @@ class CompiledFunction:
         self.last_key = None
         self.names: list = []
         self.seen_breaks: set = set()
+        # automatic dynamic shapes: argument tensor number -> the dims seen with two sizes whose
+        # traces agreed; graphs for them are keyed with those sizes masked, plus shape guards
+        self.mask: dict = {}
+        self.dynamic_entries: dict = {}
         functools.update_wrapper(self, fn, updated=())
         _all_functions.append(self)
 
@@ -73,10 +78,12 @@ class CompiledFunction:
             self._build_scope()
         key = call_key(args, kwargs, self.scope)
         e = self.entries.get(key)
+        if e is None and self.mask:  # a graph for every size of the dynamic dims
+            e = self._dynamic_entry(args, kwargs)
         if e is None:
             return self._miss(key, args, kwargs)
         if e is _TRACED:
-            return self._trace(key, args, kwargs)[0]
+            return self._retrace(key, args, kwargs)[0]
         ins = tensor_leaves(kwargs, tensor_leaves(args, [])) if kwargs else \
             tensor_leaves(args, [])
         vals = e.fn(*[ins[i] if i.__class__ is int else i[0] for i in e.inputs])
@@ -113,17 +120,30 @@ class CompiledFunction:
         self._build_scope()
         key = call_key(args, kwargs, self.scope)
         self.names = arg_names(self.fn, args, kwargs)
-        res, t, _ = self._trace(key, args, kwargs, first=True)
+        res, t = self._retrace(key, args, kwargs)
         self.last_key = key
         if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
         else:
-            self.entries[key] = self._entry(t, res)
+            e = self.entries[key] = self._entry(t, res)
+            self._promote(key, e, args, kwargs)
         logs.log("guards", f"guards of {self.__name__}: {len(key[2])} arguments "
                            f"{key[2]!r}, grad_mode={key[0]}, default_dtype={key[1].name}")
         return res
 
-    def _trace(self, key, args, kwargs, first: bool = False):
+    def _retrace(self, key, args, kwargs) -> tuple:
+        """Trace this call (with symbolic sizes unless ``dynamic=False``): (results, tracer)."""
+        try:
+            res, t, _ = self._trace(key, args, kwargs, symbolic=self.dynamic is not False)
+        except Exception:
+            t = self._tracer
+            if t.shape_env is None or t.graphs:
+                raise
+            # a trace with symbolic sizes failed before any graph ran: trace with plain ones
+            res, t, _ = self._trace(key, args, kwargs, symbolic=False)
+        return res, t
+
+    def _trace(self, key, args, kwargs, symbolic: bool = False):
         sources = {}
         names = {}
         leaves = tensor_leaves(kwargs, tensor_leaves(args, []))
@@ -141,8 +161,13 @@ class CompiledFunction:
                 self.seen_breaks.add((reason, where))
                 logs.log("graph_breaks", f"Graph break in {self.__name__}: {reason}\n  at {where}")
 
-        t = Tracer(sources, names, self.fullgraph, self._run_piece, on_break)
+        t = Tracer(sources, names, self.fullgraph, self._run_piece, on_break,
+                   ShapeEnv() if symbolic else None)
+        self._tracer = t
         with t:
+            if symbolic:
+                for i, x in enumerate(leaves):
+                    t.symbolic_input(x, i)
             res = self.fn(*args, **kwargs)
             ret = tensor_leaves(res, [])
             t.flush(tuple(ret))
@@ -151,18 +176,18 @@ class CompiledFunction:
     def _run_piece(self, seg, inputs: list):
         """Compile (or reuse) one traced graph and run it on the real inputs."""
         g = seg.graph
-        k = (backends.graph_key(g), tuple([_ikey(x) for x in inputs]))
-        fn = self.pieces.get(k)
-        if fn is None:
+        sym = {n for _, n, _ in g.symbols}
+        k = (backends.graph_key(g), tuple([_ikey(x, node in sym) for (node, _), x in
+                                           zip(seg.inputs, inputs)]))
+        piece = self.pieces.get(k)
+        if piece is None:
             g.eliminate_dead_code()
             g.lint()
             gm = GraphModule(Module(), g)
             logs.log("graph", f"TRACED GRAPH ({self.__name__})\n{g}\n\n{gm.code}")
-            fn = self.backend(gm, list(inputs))
-            self.pieces[k] = fn
-            seg.gm = gm
-        seg.fn = fn
-        return fn(*inputs)
+            piece = self.pieces[k] = (self.backend(gm, list(inputs)), gm)
+        seg.fn, seg.gm = piece
+        return seg.fn(*inputs)
 
     def _entry(self, t: Tracer, res) -> _Entry:
         seg = t.graphs[0]
@@ -170,7 +195,45 @@ class CompiledFunction:
         for _, x in seg.inputs:
             src = t.sources[id(x)]
             inputs.append(src if src.__class__ is int else (src,))
-        return _Entry(seg.fn, inputs, result_spec(res, t.out_index), getattr(seg, "gm", None))
+        e = _Entry(seg.fn, inputs, result_spec(res, t.out_index), getattr(seg, "gm", None))
+        env = t.shape_env
+        e.signature = (backends.graph_key(seg.graph), tuple(env.guards)) if env else None
+        e.symbols = env.symbols if env else []
+        e.check = env.checker() if env else None
+        return e
+
+    # -- automatic dynamic shapes ------------------------------------------------------------
+    def _promote(self, key, e: _Entry, args, kwargs) -> None:
+        """After a trace, look for a cached graph whose key differs from this one only in the
+        sizes of some argument tensors: if both traces, made with symbolic sizes, gave the
+        same graph and the same shape guards, those dims become dynamic and this graph serves
+        every size the guards admit (torch's automatic dynamic shapes)."""
+        if self.dynamic is False or e.signature is None:
+            return
+        sym_leaves = {i for _, i, _ in e.symbols}
+        for k, old in list(self.entries.items()):
+            if old is e or not isinstance(old, _Entry) or old.signature != e.signature:
+                continue
+            dims = _size_change(k, key, sym_leaves)
+            if not dims:
+                continue
+            for i, ds in dims.items():
+                self.mask.setdefault(i, set()).update(ds)
+            mk = masked_key(args, kwargs, self.scope, self.mask)
+            self.dynamic_entries.setdefault(mk, []).insert(0, e)
+            logs.log("recompiles", f"{self.__name__}: dims {dict(dims)} of its tensor arguments "
+                                   "are dynamic now")
+            return
+
+    def _dynamic_entry(self, args, kwargs):
+        cands = self.dynamic_entries.get(masked_key(args, kwargs, self.scope, self.mask))
+        if not cands:
+            return None
+        leaves = tensor_leaves(kwargs, tensor_leaves(args, []))
+        for e in cands:
+            if e.check(leaves):
+                return e
+        return None
 
     # -- reset ----------------------------------------------------------------------------
     def reset(self) -> None:
@@ -181,9 +244,39 @@ class CompiledFunction:
         self.last_key = None
 
 
-def _ikey(x: Tensor) -> tuple:
+def _ikey(x: Tensor, dynamic: bool = False) -> tuple:
     a = x._a
+    if dynamic:  # its sizes are symbols: any size, dense row-major
+        return (a.__class__, a.ndim, a.flags.c_contiguous, x.dtype, x._requires_grad)
     return (a.__class__, a.shape, a.strides, x.dtype, x._requires_grad)
+
+
+def _size_change(old_key: tuple, new_key: tuple, sym_leaves: set) -> dict:
+    """{argument tensor number: dims whose size differs} when the two keys differ only in the
+    sizes of symbolic tensors' dims (same everything else), else {}."""
+    if old_key[0] != new_key[0] or old_key[1] is not new_key[1] or old_key[3] != new_key[3]:
+        return {}
+    ol, nl = [], []
+    if not _tensor_keys(old_key[2], ol) == _tensor_keys(new_key[2], nl) or len(ol) != len(nl):
+        return {}
+    dims: dict = {}
+    for i, (o, n) in enumerate(zip(ol, nl)):
+        if o == n:
+            continue
+        if i not in sym_leaves or (o[0], len(o[1]), o[3], o[4]) != (n[0], len(n[1]), n[3], n[4]):
+            return {}
+        dims[i] = {d for d, (a, b) in enumerate(zip(o[1], n[1])) if a != b}
+    return dims
+
+
+def _tensor_keys(k, out: list):
+    """The key with every tensor's key taken out into ``out`` (the structure stays)."""
+    if isinstance(k, tuple) and len(k) == 5 and isinstance(k[0], type) and isinstance(k[1], tuple):
+        out.append(k)
+        return "T"
+    if isinstance(k, tuple):
+        return tuple(_tensor_keys(x, out) for x in k)
+    return k
 
 
 def _rebuild(spec, vals):

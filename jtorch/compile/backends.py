@@ -14,6 +14,7 @@ import numpy as np
 
 from ..kernels.registry import OpDef
 from .graph import Graph, Node
+from .symbolic import SymInt, names_in
 
 
 def eager(gm, example_inputs):
@@ -79,10 +80,12 @@ def graph_key(graph: Graph) -> tuple:
     """A hashable key of a graph's structure: equal keys compile to the same code."""
     index: dict = {}
     out = []
+    defined = {s for s, n, _ in graph.symbols if not n._erased}
     for i, n in enumerate(graph.nodes):
         index[n] = i
-        out.append((n.op, _target_key(n.target), _arg_key(n.args, index),
-                    _arg_key(n.kwargs, index), n.meta.get("grad_enabled")))
+        out.append((n.op, _target_key(n.target), _arg_key(n.args, index, defined),
+                    _arg_key(n.kwargs, index, defined), n.meta.get("grad_enabled")))
+    out.append(tuple((s, index[n], d) for s, n, d in graph.symbols if not n._erased))
     return tuple(out)
 
 
@@ -92,15 +95,18 @@ def _target_key(t):
     return t
 
 
-def _arg_key(a, index: dict):
+def _arg_key(a, index: dict, defined: set):
+    if isinstance(a, SymInt):
+        return ("sym", a.expr) if names_in(a.expr) <= defined else ("int", int.__int__(a))
     if isinstance(a, Node):
         return ("n", index[a])
     if isinstance(a, (tuple, list)):
-        return (type(a).__name__, tuple(_arg_key(x, index) for x in a))
+        return (type(a).__name__, tuple(_arg_key(x, index, defined) for x in a))
     if isinstance(a, dict):
-        return ("d", tuple((k, _arg_key(v, index)) for k, v in a.items()))
+        return ("d", tuple((k, _arg_key(v, index, defined)) for k, v in a.items()))
     if isinstance(a, slice):
-        return ("s", _arg_key(a.start, index), _arg_key(a.stop, index), _arg_key(a.step, index))
+        return ("s", _arg_key(a.start, index, defined), _arg_key(a.stop, index, defined),
+                _arg_key(a.step, index, defined))
     if isinstance(a, float) and math.isnan(a):
         return ("nan",)
     if isinstance(a, np.ndarray):

@@ -148,6 +148,7 @@ class Graph:
         self._names: dict[str, int] = {}
         self._insert: tuple | None = None  # (before_node or None for the end)
         self.owning_module = None
+        self.symbols: list = []  # (name, placeholder node, dim): dynamic sizes it reads
 
     @property
     def nodes(self) -> _NodeList:
@@ -409,7 +410,8 @@ _RESERVED = frozenset(["self", "None", "True", "False", "def", "return", "lambda
 def describe(val) -> str:
     """``f32[2, 3]`` for a tensor value (tuples of them in parentheses)."""
     if isinstance(val, Tensor):
-        return f"{_SHORT.get(val.dtype.name, val.dtype.name)}[{','.join(map(str, val.shape))}]"
+        dims = ",".join(getattr(d, "expr", None) or str(d) for d in val.shape)  # symbols by name
+        return f"{_SHORT.get(val.dtype.name, val.dtype.name)}[{dims}]"
     if isinstance(val, (tuple, list)):
         return "(" + ", ".join(describe(v) for v in val) + ")"
     return type(val).__name__

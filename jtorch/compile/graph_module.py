@@ -18,6 +18,7 @@ from .. import dtypes as _dt
 from ..kernels.registry import REGISTRY, OpDef
 from ..nn.modules.module import Module
 from .graph import Graph, Node, _sanitize, target_name
+from .symbolic import SymInt, names_in
 
 
 class _Aten:
@@ -43,8 +44,17 @@ def python_code(graph: Graph, name: str = "forward") -> tuple[str, dict]:
     """(source of ``def forward(self, <placeholders>)``, the globals it needs)."""
     glb: dict = {"aten": aten, "getitem": operator.getitem}
     consts: dict = {}
+    symbols = [(s, n, d) for s, n, d in graph.symbols if not n._erased]
+    defined = {s for s, _, _ in symbols}
+    used: set = set()
 
     def const(v) -> str:
+        if isinstance(v, SymInt):  # a dynamic size: its expression over the inputs' sizes
+            names = names_in(v.expr)
+            if names <= defined:
+                used.update(names)
+                return v.expr
+            return repr(int.__int__(v))
         if v is None or isinstance(v, (bool, int, str)) or v is Ellipsis:
             return repr(v)
         if isinstance(v, float):
@@ -117,6 +127,7 @@ def python_code(graph: Graph, name: str = "forward") -> tuple[str, dict]:
                 "finally:", "    _gs.enabled = _g0"]
     else:
         body.append(ret)
+    body = [f"{s} = {n.name}.size({d})" for s, n, d in symbols if s in used] + body
     src = f"def {name}(self{''.join(', ' + p for p in params)}):\n"
     src += "".join(f"    {line}\n" for line in body)
     return src, glb

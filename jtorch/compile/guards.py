@@ -56,6 +56,35 @@ def call_key(args: tuple, kwargs: dict, scope: Scope) -> tuple:
             scope.state() if scope.live else None)
 
 
+def masked_key(args: tuple, kwargs: dict, scope: Scope, mask: dict) -> tuple:
+    """``call_key`` with the dynamic dims (``mask``: argument tensor number -> dims) of each
+    tensor left out; strides become the row-major flag (they follow from the sizes)."""
+    count = [0]
+
+    def key(v):
+        if isinstance(v, _TENSOR):
+            i = count[0]
+            count[0] += 1
+            a = v._a
+            dims = mask.get(i)
+            if not dims:
+                return (a.__class__, a.shape, a.strides, v.dtype, v._requires_grad)
+            return (a.__class__, tuple([None if d in dims else n for d, n in enumerate(a.shape)]),
+                    a.flags.c_contiguous, v.dtype, v._requires_grad)
+        t = type(v)
+        if t is tuple or t is list:
+            return (t, tuple([key(x) for x in v]))
+        if t is dict:
+            return (dict, tuple([(k, key(x)) for k, x in v.items()]))
+        return value_key(v)
+
+    ak = [key(v) for v in args]
+    if kwargs:
+        ak.append(tuple([(k, key(x)) for k, x in kwargs.items()]))
+    return (dispatch.grad_state.enabled, _dt._default.value, tuple(ak),
+            scope.state() if scope.live else None)
+
+
 def tensor_leaves(v, out: list) -> list:
     """The tensors inside ``v`` in key order (the graph's argument inputs)."""
     if isinstance(v, _TENSOR):

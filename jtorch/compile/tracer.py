@@ -26,6 +26,7 @@ from ..device import META
 from ..kernels.plan import common_device
 from ..meta import MetaArray
 from ..tensor import Tensor
+from . import symbolic
 from .errors import Unsupported
 from .graph import Graph
 
@@ -75,6 +76,7 @@ class Segment:
         self.graph = Graph()
         self.env: dict = {}  # id(array) -> [node, array, twin]: a tensor's current node
         self.inputs: list = []  # (placeholder node, real tensor) in graph order
+        self.symbols: list = []  # (symbol name, placeholder node, dim): dynamic sizes
         self.fakes: list = []  # weakrefs to the fakes this graph produced
         self.grad_entry = grad_entry
         self.nops = 0
@@ -84,7 +86,7 @@ class Tracer:
     """The mode of one traced call (see the module docstring)."""
 
     def __init__(self, sources: dict, names: dict, fullgraph: bool, run_graph,
-                 on_break=None) -> None:
+                 on_break=None, shape_env=None) -> None:
         self.sources = sources  # id(tensor) -> where the tensor comes from (for replay)
         self.names = names  # id(tensor) -> placeholder name
         self.fullgraph = fullgraph
@@ -96,6 +98,7 @@ class Tracer:
         self.proxied: dict = {}  # id(real tensor) -> (tensor, real array, real storage)
         self.retargeted = False
         self.seg = Segment(dispatch.grad_state.enabled)
+        self.shape_env = shape_env  # symbolic sizes (symbolic.py), or None: static
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):
@@ -103,11 +106,15 @@ class Tracer:
         dispatch.mode = self
         _meta.read_hook = self.read
         active.append(self)
+        if self.shape_env is not None:
+            symbolic.current.append(self.shape_env)
         return self
 
     def __exit__(self, *exc) -> None:
         dispatch.mode, _meta.read_hook = self._prev
         active.remove(self)
+        if self.shape_env is not None:
+            symbolic.current.remove(self.shape_env)
         self._restore_proxied()
 
     def _suspend(self):
@@ -162,11 +169,33 @@ class Tracer:
         self.proxied[id(t)] = (t, a, t._st)
         t._a, t._st = tw._a, tw._st
 
+    def symbolic_input(self, t: Tensor, leaf: int) -> bool:
+        """Trace argument ``t`` (argument tensor number ``leaf``) with symbolic sizes: Python
+        sees a stand-in whose sizes are ``SymInt``s until the graph runs. Only dense row-major
+        tensors (their strides follow from their sizes)."""
+        a = t._a
+        if a.__class__ is _META or not a.ndim or not a.flags.c_contiguous or id(t) in self.proxied \
+                or t.storage_offset():
+            return False
+        node = self.node_of(t)
+        shape = []
+        for d, n in enumerate(a.shape):
+            sym = self.shape_env.symbol(n, leaf, d)
+            self.seg.symbols.append((sym.expr, node, d))
+            shape.append(sym)
+        fa = MetaArray(tuple(shape), a.dtype, None, 0, t.device)
+        self.proxied[id(t)] = (t, a, t._st)
+        t._a, t._st = fa, _meta.storage_for(fa)
+        self.seg.env[id(fa)] = [node, fa, None]
+        node.meta["val"] = meta_val(t)
+        return True
+
     def inplace_view(self, t: Tensor, r: Tensor) -> Tensor:
         """``t.t_()``, ``t.unsqueeze_(0)``: ``t`` takes the geometry of view ``r`` of it; a real
         ``t`` is restored before the graph runs, then becomes the view's value."""
         if t._a.__class__ is not _META:
             self.proxied[id(t)] = (t, t._a, t._st)
+        if id(t) in self.proxied:
             self.retargeted = True  # an input's geometry changes: no replay of a whole graph
         t._a, t._st = r._a, r._st
         self.seg.fakes.append(weakref.ref(t))
@@ -300,8 +329,6 @@ class Tracer:
             t = w()
             if t is not None and t._a.__class__ is _META and id(t._a) in seg.env:
                 live.append(t)
-        for t, _, _ in self.proxied.values():
-            live.append(t)
         live.extend(x for x in extra if isinstance(x, _TENSOR))
         outs, index = [], {}
         nodes = [self.node_of(t) for t in live]
@@ -312,6 +339,7 @@ class Tracer:
         proxied = {id(t) for t, _, _ in self.proxied.values()}
         self._restore_proxied()
         seg.graph.output(tuple(outs))
+        seg.graph.symbols = seg.symbols
         self.graphs.append(seg)
         with self._suspend():
             vals = self.run_graph(seg, [real for _, real in seg.inputs])

@@ -13,6 +13,7 @@ from .. import dtypes as _dt
 from ..device import device as _device
 from ..device import to_device
 from ..kernels.defs import conversion as _C
+from .. import meta as _meta
 from ..meta import MetaArray
 from ..tensor import Tensor
 from ._util import tensor_method
@@ -155,6 +156,8 @@ def _part(input: Tensor, imag_part: bool) -> Tensor:
         if imag_part:
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
         return input
+    if _meta.read_hook is not None and input._a.__class__ is _META and input._a.fake is not None:
+        _meta.read_hook(input, "a view of a complex tensor's real or imaginary part")
     d = input.dtype.to_real()
     base = input._base if input._base is not None else input
     a = input._a

@@ -99,6 +99,9 @@ def _ints(args, name: str = "size") -> tuple:
         return tuple(args)
     out = []
     for a in args:
+        if isinstance(a, int) and type(a) is not bool:  # a symbolic size stays symbolic
+            out.append(a)
+            continue
         if isinstance(a, Tensor) and a.dtype.category > 1:
             raise TypeError(f"{name} must be tuple of ints, but found element of type Tensor")
         try:

@@ -439,3 +439,69 @@ def test_is_compiling_disable_and_reset():
     assert seen[-1] is False
     jtorch.compiler.reset()
     assert not f.entries
+
+
+# -- dynamic shapes -------------------------------------------------------------------------
+
+def test_a_size_that_changes_becomes_dynamic():
+    calls = []
+    w = jtorch.randn(12, 5)
+
+    @jtorch.compile
+    def f(x):
+        calls.append(1)
+        y = x.view(x.shape[0], -1) @ w
+        return (y.relu() + 1).sum(1) / x.shape[0]
+
+    for n in (8, 9, 10, 16, 3):
+        x = jtorch.randn(n, 3, 4)
+        np.testing.assert_allclose(f(x).numpy(), ((x.view(n, -1) @ w).relu() + 1).sum(1).numpy() / n,
+                                   rtol=1e-6)
+    assert len(calls) == 2  # 8, then 9 made dim 0 dynamic: one graph for every other size
+    assert f.mask == {0: {0}}
+    f(jtorch.randn(1, 3, 4))  # size 1 is specialised (broadcasting decides on it), as in torch
+    assert len(calls) == 3
+    with pytest.raises(RuntimeError, match=r"8x15 and 12x5"):  # eager's error, not a stale graph
+        f(jtorch.randn(8, 3, 5))
+    (gm,) = [e.gm for e in f.dynamic_entries[next(iter(f.dynamic_entries))]]
+    assert "s0 = x.size(0)" in gm.code and "shape=(s0, -1)" in gm.code
+
+
+def test_sizes_python_used_as_plain_ints_stay_static():
+    """``range(x.shape[0])`` unrolls into the graph: both traces differ, nothing is dynamic."""
+    calls = []
+
+    @jtorch.compile
+    def g(x):
+        calls.append(1)
+        return jtorch.stack([x[i] * i for i in range(x.shape[0])]).sum(0)
+
+    for n in (3, 4, 5, 4):
+        x = jtorch.randn(n, 2)
+        _eq(g(x), jtorch.stack([x[i] * i for i in range(n)]).sum(0))
+    assert len(calls) == 3 and not g.mask
+
+
+def test_dynamic_false_keeps_every_size_static():
+    calls = []
+
+    @jtorch.compile(dynamic=False)
+    def f(x):
+        calls.append(1)
+        return x * x.shape[0]
+
+    for n in (2, 3, 4):
+        _eq(f(jtorch.ones(n)), jtorch.ones(n) * n)
+    assert len(calls) == 3 and not f.mask
+
+
+def test_shape_guards_branch_on_symbolic_sizes():
+    @jtorch.compile
+    def f(x):
+        if x.shape[0] > 4:
+            return x * 2
+        return x - 1
+
+    for n in (6, 7, 8, 3, 2, 9):
+        x = jtorch.ones(n)
+        _eq(f(x), x * 2 if n > 4 else x - 1)
