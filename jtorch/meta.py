@@ -20,10 +20,30 @@ _NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
 class _Flags:
-    __slots__ = ("c_contiguous", "f_contiguous")
+    """NumPy's contiguity flags of a MetaArray, each computed when first asked (sizes may be
+    symbolic while tracing: every comparison is a guard)."""
 
-    def __init__(self, c: bool, f: bool) -> None:
-        self.c_contiguous, self.f_contiguous = c, f
+    __slots__ = ("_a", "_c", "_f")
+
+    def __init__(self, a: MetaArray) -> None:
+        self._a, self._c, self._f = a, None, None
+
+    @property
+    def c_contiguous(self) -> bool:
+        c = self._c
+        if c is None:
+            a = self._a
+            c = self._c = a._dense or _contiguous(a.shape, a.strides, a.dtype.itemsize,
+                                                  range(len(a.shape) - 1, -1, -1))
+        return c
+
+    @property
+    def f_contiguous(self) -> bool:
+        f = self._f
+        if f is None:
+            a = self._a
+            f = self._f = _contiguous(a.shape, a.strides, a.dtype.itemsize, range(len(a.shape)))
+        return f
 
 
 def _contiguous(shape: tuple, strides: tuple, itemsize: int, order) -> bool:
@@ -43,12 +63,13 @@ class MetaArray:
     element ``offset`` into its storage, no data. ``fake`` is the device a tracer's stand-in
     reports (the device of the value it stands for); None for a tensor on ``meta``."""
 
-    __slots__ = ("__weakref__", "_flags", "dtype", "fake", "offset", "shape", "strides")
+    __slots__ = ("__weakref__", "_dense", "_flags", "dtype", "fake", "offset", "shape", "strides")
 
     def __init__(self, shape: tuple, dtype, strides: tuple | None = None, offset: int = 0,
                  fake=None) -> None:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        self._dense = strides is None  # row-major by construction
         if strides is None:
             strides = contiguous_byte_strides(self.shape, self.dtype.itemsize)
         self.strides = tuple(strides)
@@ -80,10 +101,7 @@ class MetaArray:
     def flags(self) -> _Flags:
         f = self._flags
         if f is None:
-            nd, isz = len(self.shape), self.dtype.itemsize
-            c = _contiguous(self.shape, self.strides, isz, range(nd - 1, -1, -1))
-            fc = _contiguous(self.shape, self.strides, isz, range(nd))
-            f = self._flags = _Flags(c, fc)
+            f = self._flags = _Flags(self)
         return f
 
     def __len__(self) -> int:
@@ -147,6 +165,8 @@ def contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
 
 def storage_for(a: MetaArray) -> MetaArray:
     """A 1-D stand-in for the storage ``a`` spans (views of it share it)."""
+    if a._dense and not a.offset:
+        return MetaArray((a.size,), a.dtype, None, 0, a.fake)
     isz = a.dtype.itemsize
     span = a.offset + 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) \
         if a.size else a.offset

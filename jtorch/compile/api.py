@@ -22,7 +22,7 @@ from .config import config
 from .errors import RecompileLimitExceeded
 from .graph_module import GraphModule
 from .guards import Scope, arg_names, call_key, explain_miss, masked_key, tensor_leaves
-from .symbolic import ShapeEnv
+from .symbolic import ShapeEnv, evaluate
 from .tracer import Tracer
 
 _TENSOR = Tensor
@@ -34,7 +34,7 @@ class _Entry:
     """A cached graph for one guard key: the compiled callable, where each input comes from
     (an argument leaf index, or a scope tensor object), and how to rebuild the result."""
 
-    __slots__ = ("check", "fn", "gm", "inputs", "out", "signature", "symbols")
+    __slots__ = ("check", "env", "fn", "gm", "graph", "inputs", "out", "shapes", "signature")
 
     def __init__(self, fn, inputs: list, out, gm) -> None:
         self.fn, self.inputs, self.out, self.gm = fn, inputs, out, gm
@@ -83,7 +83,7 @@ class CompiledFunction:
         if e is None:
             return self._miss(key, args, kwargs)
         if e is _TRACED:
-            return self._retrace(key, args, kwargs)[0]
+            return self._retrace(key, args, kwargs, self.dynamic is True)[0]
         ins = tensor_leaves(kwargs, tensor_leaves(args, [])) if kwargs else \
             tensor_leaves(args, [])
         vals = e.fn(*[ins[i] if i.__class__ is int else i[0] for i in e.inputs])
@@ -120,7 +120,11 @@ class CompiledFunction:
         self._build_scope()
         key = call_key(args, kwargs, self.scope)
         self.names = arg_names(self.fn, args, kwargs)
-        res, t = self._retrace(key, args, kwargs)
+        # symbolic sizes from the start (dynamic=True), or once a size has changed (automatic)
+        symbolic = self.dynamic is True or (self.dynamic is None and any(
+            isinstance(e, _Entry) and _size_change(k, key, range(len(key[2]) + 64))
+            for k, e in self.entries.items()))
+        res, t = self._retrace(key, args, kwargs, symbolic)
         self.last_key = key
         if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
@@ -131,10 +135,10 @@ class CompiledFunction:
                            f"{key[2]!r}, grad_mode={key[0]}, default_dtype={key[1].name}")
         return res
 
-    def _retrace(self, key, args, kwargs) -> tuple:
-        """Trace this call (with symbolic sizes unless ``dynamic=False``): (results, tracer)."""
+    def _retrace(self, key, args, kwargs, symbolic: bool = False) -> tuple:
+        """Trace this call (with symbolic sizes if asked): (results, tracer)."""
         try:
-            res, t, _ = self._trace(key, args, kwargs, symbolic=self.dynamic is not False)
+            res, t, _ = self._trace(key, args, kwargs, symbolic=symbolic)
         except Exception:
             t = self._tracer
             if t.shape_env is None or t.graphs:
@@ -164,6 +168,7 @@ class CompiledFunction:
         t = Tracer(sources, names, self.fullgraph, self._run_piece, on_break,
                    ShapeEnv() if symbolic else None)
         self._tracer = t
+        t.arg_shapes = [tuple(int(n) for n in x._a.shape) for x in leaves]
         with t:
             if symbolic:
                 for i, x in enumerate(leaves):
@@ -197,8 +202,8 @@ class CompiledFunction:
             inputs.append(src if src.__class__ is int else (src,))
         e = _Entry(seg.fn, inputs, result_spec(res, t.out_index), getattr(seg, "gm", None))
         env = t.shape_env
+        e.graph, e.env, e.shapes = seg.graph, env, t.arg_shapes
         e.signature = (backends.graph_key(seg.graph), tuple(env.guards)) if env else None
-        e.symbols = env.symbols if env else []
         e.check = env.checker() if env else None
         return e
 
@@ -210,12 +215,12 @@ class CompiledFunction:
         every size the guards admit (torch's automatic dynamic shapes)."""
         if self.dynamic is False or e.signature is None:
             return
-        sym_leaves = {i for _, i, _ in e.symbols}
+        sym_leaves = {i for _, i, _ in e.env.symbols}
         for k, old in list(self.entries.items()):
-            if old is e or not isinstance(old, _Entry) or old.signature != e.signature:
+            if old is e or not isinstance(old, _Entry):
                 continue
             dims = _size_change(k, key, sym_leaves)
-            if not dims:
+            if not dims or not _agree(e, old):
                 continue
             for i, ds in dims.items():
                 self.mask.setdefault(i, set()).update(ds)
@@ -229,9 +234,9 @@ class CompiledFunction:
         cands = self.dynamic_entries.get(masked_key(args, kwargs, self.scope, self.mask))
         if not cands:
             return None
-        leaves = tensor_leaves(kwargs, tensor_leaves(args, []))
+        shapes = [x._a.shape for x in tensor_leaves(kwargs, tensor_leaves(args, []))]
         for e in cands:
-            if e.check(leaves):
+            if e.check(shapes):
                 return e
         return None
 
@@ -249,6 +254,18 @@ def _ikey(x: Tensor, dynamic: bool = False) -> tuple:
     if dynamic:  # its sizes are symbols: any size, dense row-major
         return (a.__class__, a.ndim, a.flags.c_contiguous, x.dtype, x._requires_grad)
     return (a.__class__, a.shape, a.strides, x.dtype, x._requires_grad)
+
+
+def _agree(new: _Entry, old: _Entry) -> bool:
+    """Whether a graph traced with symbolic sizes is the graph ``old`` was traced to at its
+    sizes: the same graph and guards (both symbolic), or, evaluated at old's sizes, the
+    same ops and parameters with guards that hold there (old static)."""
+    if old.signature is not None:
+        return old.signature == new.signature
+    if not new.check(old.shapes):
+        return False
+    at = functools.partial(evaluate, env=new.env, shapes=old.shapes)
+    return backends.graph_key(new.graph, at) == backends.graph_key(old.graph)[:-1]  # no symbols
 
 
 def _size_change(old_key: tuple, new_key: tuple, sym_leaves: set) -> dict:

@@ -76,16 +76,18 @@ def reset() -> None:
     _warned.clear()
 
 
-def graph_key(graph: Graph) -> tuple:
-    """A hashable key of a graph's structure: equal keys compile to the same code."""
+def graph_key(graph: Graph, at=None) -> tuple:
+    """A hashable key of a graph's structure: equal keys compile to the same code. ``at``:
+    a function giving each symbolic size's value (the key the graph has at those sizes)."""
     index: dict = {}
     out = []
-    defined = {s for s, n, _ in graph.symbols if not n._erased}
+    defined = {s for s, n, _ in graph.symbols if not n._erased} if at is None else at
     for i, n in enumerate(graph.nodes):
         index[n] = i
         out.append((n.op, _target_key(n.target), _arg_key(n.args, index, defined),
                     _arg_key(n.kwargs, index, defined), n.meta.get("grad_enabled")))
-    out.append(tuple((s, index[n], d) for s, n, d in graph.symbols if not n._erased))
+    if at is None:
+        out.append(tuple((s, index[n], d) for s, n, d in graph.symbols if not n._erased))
     return tuple(out)
 
 
@@ -97,6 +99,8 @@ def _target_key(t):
 
 def _arg_key(a, index: dict, defined: set):
     if isinstance(a, SymInt):
+        if callable(defined):
+            return ("int", defined(a.expr))
         return ("sym", a.expr) if names_in(a.expr) <= defined else ("int", int.__int__(a))
     if isinstance(a, Node):
         return ("n", index[a])

@@ -39,11 +39,11 @@ class ShapeEnv:
             self.guards.append((expr, result))
 
     def checker(self):
-        """``check(leaves) -> bool``: the guards hold for these argument tensors."""
+        """``check(shapes) -> bool``: the guards hold for the argument tensors of these sizes."""
         names = [n for n, _, _ in self.symbols]
-        reads = [f"{n} = leaves[{i}]._a.shape[{d}]" for n, i, d in self.symbols]
+        reads = [f"{n} = shapes[{i}][{d}]" for n, i, d in self.symbols]
         conds = [e if r else f"not ({e})" for e, r in self.guards] or ["True"]
-        src = "def check(leaves):\n" + "".join(f"    {r}\n" for r in reads)
+        src = "def check(shapes):\n" + "".join(f"    {r}\n" for r in reads)
         src += "    return " + " and ".join(f"({c})" for c in conds) + "\n"
         glb: dict = {}
         exec(compile(src, "<jtorch_shape_guards>", "exec"), glb)  # noqa: S102  (our own guards)
@@ -178,6 +178,12 @@ class SymInt(int):
 
     def __reduce__(self):
         return (int, (int.__int__(self),))
+
+
+def evaluate(expr: str, env: ShapeEnv, shapes: list) -> int:
+    """The value of a symbolic expression for argument tensors of ``shapes``."""
+    values = {n: shapes[i][d] for n, i, d in env.symbols}
+    return eval(expr, {"__builtins__": {}}, values)  # noqa: S307  (our own expressions)
 
 
 def names_in(expr: str) -> set:

@@ -99,6 +99,7 @@ class Tracer:
         self.retargeted = False
         self.seg = Segment(dispatch.grad_state.enabled)
         self.shape_env = shape_env  # symbolic sizes (symbolic.py), or None: static
+        self.arg_shapes: list = []  # the argument tensors' sizes
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):

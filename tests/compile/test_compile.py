@@ -505,3 +505,19 @@ def test_shape_guards_branch_on_symbolic_sizes():
     for n in (6, 7, 8, 3, 2, 9):
         x = jtorch.ones(n)
         _eq(f(x), x * 2 if n > 4 else x - 1)
+
+
+def test_dynamic_true_traces_symbolic_sizes_from_the_first_call():
+    calls = []
+
+    @jtorch.compile(dynamic=True)
+    def f(x):
+        calls.append(1)
+        return x.reshape(-1, 2).sum(1) * x.shape[0]
+
+    for n in (4, 6, 8, 10):
+        x = jtorch.arange(float(n * 2)).reshape(n, 2)
+        _eq(f(x), x.reshape(-1, 2).sum(1) * n)
+    assert len(calls) == 2  # the second size confirms the symbolic graph; then it is reused
+    first = next(e for e in f.entries.values() if isinstance(e, api._Entry))
+    assert "s0" in str(first.gm.graph)
