@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 
 from .. import dispatch
+from .. import meta as _meta
 from ..tensor import Tensor
 from .node import Node, SavedTensor, _FREED_MSG, anomaly, edge_of
 
@@ -173,6 +174,15 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if _meta.read_hook is not None:  # traced: its backward is Python, so a graph break
+            _meta.read_hook([a for a in args if isinstance(a, Tensor)] or [None],
+                            f"autograd.Function {cls.__name__}.apply")
+            prev = dispatch.mode, _meta.read_hook
+            dispatch.mode = _meta.read_hook = None  # runs eagerly on the real inputs
+            try:
+                return cls.apply(*args, **kwargs)
+            finally:
+                dispatch.mode, _meta.read_hook = prev
         if cls.backward is Function.backward and cls.vjp is not Function.vjp:
             cls.backward = cls.vjp
         ctx = cls._backward_cls()

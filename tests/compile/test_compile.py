@@ -521,3 +521,30 @@ def test_dynamic_true_traces_symbolic_sizes_from_the_first_call():
     assert len(calls) == 2  # the second size confirms the symbolic graph; then it is reused
     first = next(e for e in f.entries.values() if isinstance(e, api._Entry))
     assert "s0" in str(first.gm.graph)
+
+
+def test_custom_autograd_functions_keep_their_backward():
+    class Cube(jtorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x
+
+    def f(x):
+        return Cube.apply(x * 2).sum()
+
+    x = jtorch.randn(4, requires_grad=True)
+    xe = x.detach().clone().requires_grad_()
+    cf = jtorch.compile(f)
+    for _ in range(2):
+        x.grad = xe.grad = None
+        cf(x).backward()
+        f(xe).backward()
+        _eq(x.grad, xe.grad)
+    with pytest.raises(Unsupported, match="Cube.apply"):
+        jtorch.compile(f, fullgraph=True)(x)
