@@ -84,6 +84,8 @@ def wrap_dims(dims, ndim: int) -> tuple:
 
 
 def _index(x) -> int:
+    if isinstance(x, int) and x.__class__ is not bool:  # an int, or a traced symbolic size
+        return x
     try:
         return x.__index__()
     except AttributeError:
