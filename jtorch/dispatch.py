@@ -661,6 +661,8 @@ def make_view(t: Tensor, v: View) -> Tensor:
             return t._view(t._a.transpose(v.perm))
         if v.key is not None:  # a basic index of the source's first dim
             return t._view(t._a[v.key])
+        if v.reshape is not None:  # a row-major source reshaped
+            return t._view(t._a.reshape(v.reshape))
         off = v.offset * isz
         if off <= st.nbytes:  # the storage is one dense 1-D buffer (arguments by position: 2x)
             try:

@@ -68,8 +68,22 @@ class Tensor:
         return t
 
     def _view(self, a: np.ndarray) -> Tensor:
-        """A tensor viewing the same storage as self (for view ops)."""
-        return Tensor._make(a, self._st, self.dtype, self._base if self._base is not None else self)
+        """A tensor viewing the same storage as self (for view ops): ``_make`` spelled out,
+        views being the cheapest and among the commonest op results."""
+        t = object.__new__(Tensor)
+        t._a = a
+        t._st = self._st
+        t.dtype = self.dtype
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        base = self._base
+        t._base = self if base is None else base
+        t._vc = self._vc  # shared with the base
+        t._retains_grad = False
+        t._hooks = None
+        t._output_nr = 0
+        return t
 
     # -- metadata ---------------------------------------------------------------------------
     @property

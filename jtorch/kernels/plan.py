@@ -33,16 +33,18 @@ class Out:
 class View:
     """A result that views the storage of input ``src`` at element (shape, strides, offset):
     views are made from the plan on every device (no kernel). ``perm``, when given, says the
-    view is that permutation of the source's dims, and ``key`` a NumPy basic index giving the
-    same view: a CPU array applies them directly.
+    view is that permutation of the source's dims, ``key`` a NumPy basic index giving the
+    same view, ``reshape`` a shape the row-major source takes: a CPU array applies them
+    directly.
     """
 
-    __slots__ = ("shape", "strides", "offset", "src", "perm", "key")
+    __slots__ = ("key", "offset", "perm", "reshape", "shape", "src", "strides")
 
     def __init__(self, shape: tuple, strides: tuple, offset: int, src: int = 0,
                  perm: tuple | None = None, key=None) -> None:
         self.shape, self.strides, self.offset, self.src, self.perm = shape, strides, offset, src, perm
         self.key = key
+        self.reshape = None  # the view is the source (row-major) reshaped to this shape
 
     def __repr__(self) -> str:
         return f"View({list(self.shape)}, strides={self.strides}, offset={self.offset}, of={self.src})"

@@ -154,12 +154,16 @@ def _view_meta(x, *, shape: tuple, reshape: bool = False) -> Plan:
             if len(_contiguous_views) > 4096:
                 _contiguous_views.clear()
             st = contiguous_strides(s)
-            g = _contiguous_views[(shape, n)] = (s, st, View(s, st, 0))
+            v = View(s, st, 0)
+            v.reshape = s
+            g = _contiguous_views[(shape, n)] = (s, st, v)
         if a.__class__ is _META:
-            return Plan(View(g[0], g[1], a.offset), {"shape": a.shape}, META)
+            return Plan(View(g[0], g[1], a.offset), {"shape": a.shape}, device_of(x))
         if n == x._st.size:  # the whole storage: offset 0 (the plan's View is shared)
             return Plan(g[2], {"shape": a.shape}, CPU)
-        return Plan(View(g[0], g[1], offset_of(x)), {"shape": a.shape}, CPU)
+        v = View(g[0], g[1], offset_of(x))
+        v.reshape = g[0]
+        return Plan(v, {"shape": a.shape}, CPU)
     shape = infer_shape(shape, n)
     st = compute_stride(a.shape, strides_of(x), shape)
     if st is not None:
