@@ -261,7 +261,9 @@ class Tracer:
             fargs = tuple(self._twins(x) for x in args)
             with self._meta_only():
                 res = dispatch.meta_result(out, fargs, op)
-            dev = plan.device
+            # the operands' device (a memoised plan may have been made for a meta tensor)
+            dev = common_device(*args) if any(isinstance(x, _TENSOR) for x in args) \
+                else plan.device
         node = seg.graph.call_function(op, node_args, node_kwargs)
         seg.nops += 1
         if mutates:
