@@ -10,6 +10,7 @@ compiler records these as node metadata; meta tensors are built from them.
 from __future__ import annotations
 
 from ..device import CPU, META
+from .. import meta as _meta
 from ..meta import MetaArray
 from ..tensor import Tensor
 
@@ -75,6 +76,17 @@ class Plan:
 
     def __repr__(self) -> str:
         return f"Plan({self.out!r}, {self.kw!r}, {self.device})"
+
+
+def memo(cache: dict, key, plan, limit: int = 4096):
+    """Keep a meta rule's answer under ``key`` (rules memoise on geometry and arguments), but
+    not while a tracer runs: its stand-ins' plans carry the device they stand for, and their
+    symbolic sizes must not enter a cache that plain calls read."""
+    if _meta.read_hook is None:
+        if len(cache) >= limit:
+            cache.clear()
+        cache[key] = plan
+    return plan
 
 
 def common_device(*args):

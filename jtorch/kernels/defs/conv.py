@@ -26,7 +26,7 @@ from ... import dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from ..cpu import conv_entries as _ck
-from ..plan import Out, Plan, common_device, device_of
+from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
 
 _float16 = _dt.float16
@@ -314,9 +314,7 @@ def _convolution_meta(x, w, b, *, stride=1, padding=0, dilation=1, groups=1,
         else:
             plan = _conv_plan(x, w, b, stride, padding, dilation, groups, nd)
         if key is not None:
-            if len(_plans) >= 1024:
-                _plans.clear()
-            _plans[key] = plan
+            memo(_plans, key, plan, 1024)
     return plan
 
 

@@ -17,7 +17,7 @@ from ... import dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from ..cpu import matmul_entries as _mk
-from ..plan import Out, Plan, common_device, device_of
+from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
 
 _NO_KW: dict = {}  # the products' plans carry no parameters (shared, never written)
@@ -127,10 +127,7 @@ _SCALARS = (int, float, bool)
 
 
 def _memo(key, plan: Plan) -> Plan:
-    if len(_plans) >= 1024:
-        _plans.clear()
-    _plans[key] = plan
-    return plan
+    return memo(_plans, key, plan, 1024)
 
 
 def _mm_meta(a, b) -> Plan:

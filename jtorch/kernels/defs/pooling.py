@@ -22,7 +22,7 @@ from ... import dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from ..cpu import pooling_entries as _pk
-from ..plan import Out, Plan, common_device, device_of
+from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
 
 _int64 = _dt.int64
@@ -274,10 +274,7 @@ _plans: dict = {}
 
 
 def _memo(key, plan: Plan) -> Plan:
-    if len(_plans) >= 1024:
-        _plans.clear()
-    _plans[key] = plan
-    return plan
+    return memo(_plans, key, plan, 1024)
 
 
 def _pool_out(x: Tensor, nd: int, win: Windows) -> tuple:

@@ -25,6 +25,7 @@ from ...shape import wrap_dim
 from ...tensor import Tensor
 from ..cpu import reduce as _rk
 from ..plan import Out, Plan, device_of
+from ..plan import memo as memo_plan
 from ..registry import OpDef, defvjp, reduction, register
 from . import combine as C
 from .combine import logaddexp, maximum, minimum  # noqa: F401  (kernels import them from here)
@@ -126,10 +127,7 @@ _plans: dict = {}
 
 
 def memo(key, plan):
-    if len(_plans) > 4096:
-        _plans.clear()
-    _plans[key] = plan
-    return plan
+    return memo_plan(_plans, key, plan)
 
 
 def memo_meta(name: str, rule):
