@@ -274,7 +274,7 @@ def _size_change(old_key: tuple, new_key: tuple, sym_leaves: set) -> dict:
     if old_key[0] != new_key[0] or old_key[1] is not new_key[1] or old_key[3] != new_key[3]:
         return {}
     ol, nl = [], []
-    if not _tensor_keys(old_key[2], ol) == _tensor_keys(new_key[2], nl) or len(ol) != len(nl):
+    if _tensor_keys(old_key[2], ol) != _tensor_keys(new_key[2], nl) or len(ol) != len(nl):
         return {}
     dims: dict = {}
     for i, (o, n) in enumerate(zip(ol, nl)):

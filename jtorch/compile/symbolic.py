@@ -92,9 +92,7 @@ def _compare(name: str, sym: str):
             if other.expr == self.expr:
                 return op(0, 0)
             result = op(int.__int__(self), int.__int__(other))
-        elif isinstance(other, int):
-            result = op(int.__int__(self), other)
-        elif isinstance(other, float):
+        elif isinstance(other, (int, float)):
             result = op(int.__int__(self), other)
         else:
             return NotImplemented
@@ -107,7 +105,7 @@ def _compare(name: str, sym: str):
 class SymInt(int):
     """An int standing for a dynamic size: its example value plus an expression."""
 
-    def __new__(cls, value: int, expr: str) -> SymInt:
+    def __new__(cls, value: int, expr: str) -> SymInt:  # noqa: PYI034
         o = int.__new__(cls, value)
         o.expr = expr
         return o
@@ -183,7 +181,7 @@ class SymInt(int):
 def evaluate(expr: str, env: ShapeEnv, shapes: list) -> int:
     """The value of a symbolic expression for argument tensors of ``shapes``."""
     values = {n: shapes[i][d] for n, i, d in env.symbols}
-    return eval(expr, {"__builtins__": {}}, values)  # noqa: S307  (our own expressions)
+    return eval(expr, {"__builtins__": {}}, values)
 
 
 def names_in(expr: str) -> set:

@@ -227,6 +227,7 @@ class Tracer:
         seg = self.seg
         node_args = self._lift(args)
         mutates = False
+        mutated = []
         if plan is None:  # pointwise: only the non-default params are spelled out
             out, inplace = params.get("out"), params.get("inplace", False)
             node_kwargs = {}
@@ -238,6 +239,7 @@ class Tracer:
                 inplace = True
             target = args[0] if inplace else out
             if target is not None:
+                mutated = [node_args[0] if inplace else node_kwargs["out"]]
                 self.proxy(target)
                 mutates = True
             fargs = tuple(self._twins(x) for x in args)
@@ -256,6 +258,7 @@ class Tracer:
             out = plan.out
             for o in (out if isinstance(out, tuple) else (out,)):
                 if o.__class__ is dispatch.Inplace:
+                    mutated.append(node_args[o.src])
                     self.proxy(args[o.src])
                     mutates = True
             fargs = tuple(self._twins(x) for x in args)
@@ -266,22 +269,28 @@ class Tracer:
                 else plan.device
         node = seg.graph.call_function(op, node_args, node_kwargs)
         seg.nops += 1
-        if mutates:
+        if mutates:  # the node writes these inputs (its results are those tensors)
             node.meta["mutates"] = True
+            node.meta["mutated"] = mutated
         if dispatch.grad_state.enabled != seg.grad_entry:
             node.meta["grad_enabled"] = dispatch.grad_state.enabled
         grad = op.differentiable and dispatch.needs_grad(args)
         if isinstance(res, tuple):
             vals = []
+            outs = plan.out if plan is not None and isinstance(plan.out, tuple) else ()
             for i, r in enumerate(res):
                 g = seg.graph.call_function(operator.getitem, (node, i))
                 self._bind(r, g, dev, grad)
                 g.meta["val"] = meta_val(r)
+                if i < len(outs) and outs[i].__class__ is dispatch.View:
+                    g.meta["view_of"] = node_args[outs[i].src]  # the getitem aliases it
                 vals.append(g.meta["val"])
             node.meta["val"] = tuple(vals)
         else:
             self._bind(res, node, dev, grad)
             node.meta["val"] = meta_val(res)
+            if plan is not None and plan.out.__class__ is dispatch.View:
+                node.meta["view_of"] = node_args[plan.out.src]  # the result aliases this input
         return res
 
     def _bind(self, r: Tensor, node, dev, grad: bool) -> None:
