@@ -165,11 +165,13 @@ class Scope:
         self.bindings: list = []  # (description, getter) whose value's identity/value is guarded
         self.tensors: dict = {}  # id(tensor) -> (tensor, placeholder name)
         self.live = False
+        self._seen_code: set = set()
 
     def add_module(self, prefix: str, m: Module) -> None:
         for name, sub in m.named_modules(remove_duplicate=True):
             if any(sub is s for _, s in self.modules):
                 continue
+            self.add_class(type(sub))
             q = f"{prefix}.{name}" if name else prefix
             self.modules.append((q, sub))
             for pn, p in list(sub._parameters.items()) + list(sub._buffers.items()):
@@ -178,10 +180,13 @@ class Scope:
         self.live = True
 
     def add_function(self, fn) -> None:
-        """The globals and closure cells ``fn``'s code names: modules, tensors, Python values."""
+        """The globals and closure cells ``fn``'s code names: modules, tensors, Python values,
+        and, through the user's own functions and classes it names, theirs (a helper reading a
+        global is guarded like the function itself)."""
         code = getattr(fn, "__code__", None)
-        if code is None:
+        if code is None or code in self._seen_code:
             return
+        self._seen_code.add(code)
         glb = getattr(fn, "__globals__", {})
         for name in _names(code):
             if name in glb:
@@ -198,10 +203,22 @@ class Scope:
             self.tensors.setdefault(id(v), (v, name))
         elif isinstance(v, Module):
             self.add_module(name, v)
+        elif _is_user(v) and (inspect.isfunction(v) or inspect.isclass(v)):
+            self.add_class(v) if inspect.isclass(v) else self.add_function(v)
         elif type(v) not in _SCALARS:
             return
         self.bindings.append((name, getter))
         self.live = True
+
+    def add_class(self, cls) -> None:
+        """The functions a user's class defines (methods a module's forward calls)."""
+        for klass in cls.__mro__:
+            if not _is_user(klass):
+                continue
+            for v in vars(klass).values():
+                v = getattr(v, "__func__", v)  # staticmethod / classmethod
+                if inspect.isfunction(v):
+                    self.add_function(v)
 
     def state(self) -> tuple:
         out = []
@@ -216,6 +233,16 @@ class Scope:
             v = g()
             out.append(v if type(v) in _SCALARS else id(v))
         return tuple(out)
+
+
+def _is_user(obj) -> bool:
+    """Code of the user's (not of jtorch, Python or a library it ships with)."""
+    mod = getattr(obj, "__module__", None) or ""
+    return not (mod == "builtins" or mod.split(".")[0] in _LIBRARIES)
+
+
+_LIBRARIES = frozenset(["jtorch", "torch", "numpy", "numba", "scipy", "typing", "functools",
+                        "collections", "abc", "enum", "dataclasses", "math", "operator"])
 
 
 def _cell(c):

@@ -548,3 +548,36 @@ def test_custom_autograd_functions_keep_their_backward():
         _eq(x.grad, xe.grad)
     with pytest.raises(Unsupported, match="Cube.apply"):
         jtorch.compile(f, fullgraph=True)(x)
+
+
+_SCALE = 2.0
+
+
+def _helper(x):
+    return x * _SCALE
+
+
+def test_globals_read_by_helpers_and_methods_are_guarded():
+    global _SCALE
+
+    @jtorch.compile
+    def f(x):
+        return _helper(x) + 1
+
+    class M(nn.Module):
+        def part(self, x):
+            return x * _SCALE
+
+        def forward(self, x):
+            return self.part(x) - 1
+
+    m = jtorch.compile(M())
+    x = jtorch.ones(3)
+    try:
+        _eq(f(x), x * 2 + 1)
+        _eq(m(x), x * 2 - 1)
+        _SCALE = 3.0  # read by a helper, not by the compiled function itself
+        _eq(f(x), x * 3 + 1)
+        _eq(m(x), x * 3 - 1)
+    finally:
+        _SCALE = 2.0

@@ -1,6 +1,7 @@
 """Every public op, compiled, equals eager: the op-path sweep's calls (``tests/op_samples.py``)
-run once eagerly and once through ``jtorch.compile`` (backend "eager": the traced graph run
-by its generated code), each from the same seed on its own copy of the inputs. Results,
+run once eagerly and once through ``jtorch.compile`` (the traced graph run by the
+Interpreter; once more functionalised), each from the same seed on its own copy of the
+inputs. Results,
 errors and the values left in mutated inputs must be the same, and every OpDef the sweep
 reaches must appear in some traced graph (graph breaks included), so new ops are covered.
 """
@@ -16,7 +17,7 @@ from op_samples import PATTERNS, SAMPLES
 from test_op_path import _args, _inputs, _outcome, _target
 
 import jtorch
-from jtorch.compile import api
+from jtorch.compile import Interpreter, api
 from jtorch.compile.functionalize import NotFunctionalizable, functionalize
 from jtorch.kernels.registry import REGISTRY, OpDef
 from jtorch.tensor import Tensor
@@ -43,10 +44,11 @@ def _run(fn, args, kwargs, compiled, backend=None):
 
 
 def _record_backend(gm, example_inputs):
+    """Notes the traced ops, and runs the graph with the Interpreter (the reference)."""
     for n in gm.graph.nodes:
         if n.op == "call_function" and isinstance(n.target, OpDef):
             _TRACED.add(n.target.name)
-    return gm.forward
+    return lambda *args: Interpreter(gm).run(*args)
 
 
 _KEPT: set = set()  # graphs functionalize() refused, by reason
