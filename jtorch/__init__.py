@@ -47,7 +47,7 @@ from . import nn  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
-from . import compiler, fx  # noqa: E402,F401
+from . import _dynamo, compiler, fx  # noqa: E402,F401
 from .compile import api as _compile_api  # noqa: E402
 
 # ``jtorch.compile`` is the decorator; the package ``jtorch/compile`` stays importable by path

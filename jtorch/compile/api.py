@@ -121,9 +121,11 @@ class CompiledFunction:
         key = call_key(args, kwargs, self.scope)
         self.names = arg_names(self.fn, args, kwargs)
         # symbolic sizes from the start (dynamic=True), or once a size has changed (automatic)
-        symbolic = self.dynamic is True or (self.dynamic is None and any(
+        symbolic = self.dynamic is True or (self.dynamic is None and (any(
             isinstance(e, _Entry) and _size_change(k, key, range(len(key[2]) + 64))
-            for k, e in self.entries.items()))
+            for k, e in self.entries.items()) or any(
+            "_dynamo_dynamic_indices" in x.__dict__
+            for x in tensor_leaves(kwargs, tensor_leaves(args, [])))))
         res, t = self._retrace(key, args, kwargs, symbolic)
         self.last_key = key
         if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:

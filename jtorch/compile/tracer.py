@@ -37,6 +37,19 @@ _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 active: list = []  # the tracers running now, innermost last
 
 
+def mark_dynamic(t: Tensor, index, **kwargs) -> None:
+    """torch._dynamo.mark_dynamic: trace ``t``'s dims ``index`` with symbolic sizes from the
+    first call (a second size still confirms the graph before it serves other sizes)."""
+    dims = t.__dict__.setdefault("_dynamo_dynamic_indices", set())
+    dims.update(index if isinstance(index, (list, tuple)) else (index,))
+
+
+def mark_static(t: Tensor, index=None) -> None:
+    """torch._dynamo.mark_static: ``t``'s sizes are never made dynamic."""
+    t.__dict__["_dynamo_static"] = True
+    t.__dict__.pop("_dynamo_dynamic_indices", None)
+
+
 def user_frame() -> str:
     """``file:line`` of the innermost frame outside jtorch (the user's code)."""
     f = sys._getframe(1)
@@ -176,7 +189,7 @@ class Tracer:
         tensors (their strides follow from their sizes)."""
         a = t._a
         if a.__class__ is _META or not a.ndim or not a.flags.c_contiguous or id(t) in self.proxied \
-                or t.storage_offset():
+                or t.storage_offset() or t.__dict__.get("_dynamo_static"):
             return False
         node = self.node_of(t)
         shape = []

@@ -581,3 +581,23 @@ def test_globals_read_by_helpers_and_methods_are_guarded():
         _eq(m(x), x * 3 - 1)
     finally:
         _SCALE = 2.0
+
+
+def test_torch_dynamo_names():
+    x = jtorch.randn(4, 3)
+    jtorch._dynamo.mark_dynamic(x, 0)
+    calls = []
+
+    @jtorch.compile
+    def f(x):
+        calls.append(1)
+        return x.sum(0) * x.shape[0]
+
+    for n in (4, 5, 7):
+        t = x if n == 4 else jtorch.randn(n, 3)
+        np.testing.assert_allclose(f(t).numpy(), (t.sum(0) * n).numpy(), rtol=1e-6)
+    assert len(calls) == 2 and f.mask == {0: {0}}
+    assert jtorch._dynamo.exc.Unsupported is Unsupported
+    assert jtorch._dynamo.config is config and jtorch._dynamo.allow_in_graph(len) is len
+    jtorch._dynamo.reset()
+    assert not f.entries
