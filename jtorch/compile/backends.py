@@ -23,7 +23,10 @@ def eager(gm, example_inputs):
 
 
 def numba(gm, example_inputs):
-    return gm.forward
+    """Pointwise chains fused into generated Numba kernels (``fusion.py``); the rest eager."""
+    from .fusion import numba_backend  # fusion builds on the graph modules this module serves
+
+    return numba_backend(gm, example_inputs)
 
 
 _BACKENDS = {"eager": eager, "numba": numba, "aot_eager": eager}

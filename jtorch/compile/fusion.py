@@ -1,0 +1,293 @@
+"""The "numba" backend: chains of pointwise ops fused into one generated Numba kernel.
+
+The scheduler walks a (functionalised) graph in order and groups consecutive pointwise
+nodes that compute values of one shape: each group becomes a ``FusedKernel``: generated
+Python source with one loop over the elements and one SSA line per op, built from the
+OpDefs' scalar functions with eager's dtype rules (each op's operands cast to its compute
+dtype, its result rounded to its result dtype), so a fused result is bitwise the eager one.
+Values read outside the group are its outputs; the rest never reach memory.
+
+A group runs fused when, at call time, every tensor operand is row-major with the group's
+shape or holds one element, and no operand needs autograd; otherwise (broadcast or strided
+operands, gradients) it runs its nodes eagerly. Kernels are shape-generic (one loop over
+``n`` elements): a new size reuses them; they are cached on disk by their source.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import _allocator, _flags, dispatch
+from .._threads import use_parallel
+from ..kernels import fastmath_fingerprint
+from ..kernels.cpu import calls
+from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
+from ..kernels.registry import OpDef
+from ..kernels.source import fingerprint, load
+from ..tensor import Tensor
+from .functionalize import NotFunctionalizable, functionalize
+from .graph import Graph, Node
+from .graph_module import GraphModule
+
+_TENSOR = Tensor
+_FUSABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
+
+
+def numba_backend(gm: GraphModule, example_inputs):
+    """torch's backend contract: ``(gm, example_inputs) -> callable``."""
+    try:
+        gm = functionalize(gm) if _mutates(gm.graph) else gm
+    except NotFunctionalizable:
+        return gm.forward
+    fused = GraphModule(gm, fuse(gm.graph))
+    return fused.forward
+
+
+def _mutates(g: Graph) -> bool:
+    return any(n.meta.get("mutates") for n in g.nodes)
+
+
+# -- scheduling ----------------------------------------------------------------------------
+
+def _pointwise(n: Node) -> bool:
+    t = n.target
+    if n.op != "call_function" or not isinstance(t, OpDef) or t.meta is not None:
+        return False
+    if n.kwargs or n.meta.get("mutates") or "grad_enabled" in n.meta:
+        return False
+    val = n.meta.get("val")
+    if not isinstance(val, Tensor) or val.dtype.name not in _FUSABLE:
+        return False
+    try:
+        common, compute, result = dispatch.resolve_dtypes(t, tuple(_vals(n.args)))
+    except Exception:  # noqa: BLE001  (eager would raise here too: leave it to eager)
+        return False
+    if compute.name not in _FUSABLE or result is not val.dtype:
+        return False
+    if t.int_div and compute.category < 2:  # integer division raises: eager's loops
+        return False
+    return all(isinstance(a, Node) or isinstance(a, (bool, int, float)) for a in n.args)
+
+
+def _vals(args) -> list:
+    return [a.meta.get("val") if isinstance(a, Node) else a for a in args]
+
+
+def fuse(graph: Graph) -> Graph:
+    """A copy of ``graph`` where each group of two or more pointwise nodes over one shape is
+    one call of a ``FusedKernel`` (its outputs taken with getitem)."""
+    nodes = list(graph.nodes)
+    groups: list = []
+    cur: list = []
+    shape = None
+    for n in nodes:
+        if _pointwise(n):
+            s = tuple(n.meta["val"].shape)
+            if cur and s == shape:
+                cur.append(n)
+                continue
+            if len(cur) > 1:
+                groups.append(cur)
+            cur, shape = [n], s
+        elif n.op == "call_function" and cur and not _reads_any(n, cur):
+            continue  # an unrelated node between two pointwise ones: the group stays open
+        else:
+            if len(cur) > 1:
+                groups.append(cur)
+            cur, shape = [], None
+    if len(cur) > 1:
+        groups.append(cur)
+    if not groups:
+        return graph
+    member = {n: gi for gi, g in enumerate(groups) for n in g}
+    g2 = Graph()
+    env: dict = {}
+    for n in nodes:
+        gi = member.get(n)
+        if gi is None:
+            new = g2.node_copy(n, lambda a: env[a])
+            env[n] = new
+            continue
+        group = groups[gi]
+        if n is not group[-1]:  # the fused call stands where its last node stood
+            continue
+        kernel, ins, outs = _build(group, nodes)
+        call = g2.call_function(kernel, tuple(env[i] if isinstance(i, Node) else i for i in ins))
+        call.meta["val"] = tuple(o.meta["val"] for o in outs)
+        for k, o in enumerate(outs):
+            get = g2.call_function(operator.getitem, (call, k))
+            get.meta["val"] = o.meta["val"]
+            env[o] = get
+    g2.symbols = [(s, env[p], d) for s, p, d in graph.symbols if p in env]
+    g2.lint()
+    return g2
+
+
+def _reads_any(n: Node, group: list) -> bool:
+    gs = set(group)
+    return any(a in gs for a in n.all_input_nodes)
+
+
+# -- code generation ----------------------------------------------------------------------
+
+def _build(group: list, nodes: list):
+    """(FusedKernel, its operands: nodes and scalars, the group's output nodes)."""
+    gs = set(group)
+    later = nodes[nodes.index(group[-1]) + 1:]
+    outs = [n for n in group if any(u not in gs for u in n.users) or
+            any(n in u.all_input_nodes for u in later if u.op == "output")]
+    ins: list = []
+    index: dict = {}
+
+    def operand(a) -> str:
+        if isinstance(a, Node) and a in gs:
+            return f"t{group.index(a)}"
+        key = ("n", a) if isinstance(a, Node) else ("s", type(a), a)
+        if key not in index:
+            index[key] = len(ins)
+            ins.append(a)
+        k = index[key]
+        return f"in{k}[i]" if isinstance(a, Node) and _is_tensor(a) else f"in{k}"
+
+    # eager's exact scalars (``full``) and, for ops with a cheaper scalar exact where its
+    # ``fast_ok`` holds (sin without the huge-argument reduction), the fast body with checks
+    full, fast, consts = [], [], {}
+    guarded = False
+    for k, n in enumerate(group):
+        op = n.target
+        _, compute, result = dispatch.resolve_dtypes(op, tuple(_vals(n.args)))
+        which = scalar_variant(op, compute.name)
+        fname = f"_f_{op.name}_{which}"
+        consts[fname] = f"scalar_of({op.name!r}, {which!r})"
+        ci, co = _NP_CTOR[compute.name], _NP_CTOR[result.name]
+        argv = [f"{ci}({operand(a)})" for a in n.args]
+        args = ", ".join(argv)
+        full.append(f"t{k} = {co}({fname}({args}))")
+        if which == "scalar" and op.fast_scalar is not None and compute.name in ("float32",
+                                                                                "float64"):
+            guarded = True
+            consts[f"_g_{op.name}"] = f"scalar_of({op.name!r}, 'fast_scalar')"
+            consts[f"_ok_{op.name}"] = f"scalar_of({op.name!r}, 'fast_ok')"
+            names_k = [f"a{k}_{j}" for j in range(len(n.args))]
+            fast += [f"{v} = {a}" for v, a in zip(names_k, argv)]
+            fast += [f"good &= _ok_{op.name}({', '.join(names_k)})",
+                     f"t{k} = {co}(_g_{op.name}({', '.join(names_k)}))"]
+        else:
+            fast.append(full[-1])
+    names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
+    stores = [f"out{j}[i] = t{group.index(o)}" for j, o in enumerate(outs)]
+    if guarded:  # blocks of 256: checks (LLVM keeps only what they read), then one body
+        nocheck = [x for x in fast if not x.startswith("good &=")]
+        loop = ["    for b in range(lo, hi, 256):",
+                "        s = np.uint64(b)",
+                "        e = np.uint64(min(b + 256, hi))",
+                "        good = True",
+                "        for i in range(s, e):",
+                *[f"            {x}" for x in fast],
+                "        if good:",
+                "            for i in range(s, e):",
+                *[f"                {x}" for x in nocheck + stores],
+                "        else:",
+                "            for i in range(s, e):",
+                *[f"                {x}" for x in full + stores]]
+    else:
+        # unsigned indices: a signed one gets wraparound checks that stop the vectoriser
+        loop = ["    for i in range(np.uint64(lo), np.uint64(hi)):",
+                *[f"        {x}" for x in full + stores]]
+    desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
+    fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,
+                                      n.target.fast_ok) if f is not None]
+    lines = [f"# fused pointwise group: {desc}",
+             f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
+             "import numpy as np",
+             "from numba import njit, prange",
+             "from jtorch.kernels.cpu.calls import outlined",
+             "from jtorch.kernels.registry import scalar_of",
+             *[f"{k} = {v}" for k, v in consts.items()],
+             "",
+             "@njit(cache=True, nogil=True, error_model='numpy')",
+             f"def serial({', '.join(names)}, lo, hi):",
+             *loop,
+             "",
+             "_call = outlined(serial)",
+             "",
+             "@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
+             f"def parallel({', '.join(names)}, n):",
+             "    nc = min(64, max(2, n // 8192))",
+             "    for c in prange(nc):",
+             "        lo = (c * n // nc) // 16 * 16",
+             "        hi = n if c == nc - 1 else ((c + 1) * n // nc) // 16 * 16",
+             f"        _call({', '.join(names)}, lo, hi)",
+             ""]
+    source = "\n".join(lines)
+    return FusedKernel(source, group, ins, outs), ins, outs
+
+
+def _is_tensor(n: Node) -> bool:
+    return isinstance(n.meta.get("val"), Tensor)
+
+
+class FusedKernel:
+    """One fused group: call it with the group's operands; it returns the group's outputs."""
+
+    def __init__(self, source: str, group: list, ins: list, outs: list) -> None:
+        self.source = source
+        self.names = [n.name for n in group]
+        self.out_dtypes = [o.meta["val"].dtype for o in outs]
+        self.tensor_in = [isinstance(a, Node) and _is_tensor(a) for a in ins]
+        self.__name__ = "fused_" + "_".join(self.names)[:60]
+        self._mod = None
+        # the group's nodes, run one by one when an operand does not fit the fused loop
+        sub = Graph()
+        phs = [sub.placeholder(f"in{j}") for j in range(len(ins))]
+        env = {a: phs[j] for j, a in enumerate(ins) if isinstance(a, Node)}
+        for n in group:
+            env[n] = sub.node_copy(n, lambda a: env[a])
+        sub.output(tuple(env[o] for o in outs))
+        self._eager = GraphModule(None, sub)
+
+    def _module(self):
+        if self._mod is None:
+            self._mod = load("jt_fused", self.source)
+        return self._mod
+
+    def __call__(self, *args):
+        shape = None
+        n = 1
+        for a, t in zip(args, self.tensor_in):
+            if t:
+                s = a._a.shape
+                if shape is None or (len(s) > len(shape)):
+                    shape = s
+        if shape is None:
+            return self._eager(*args)
+        for s in shape:
+            n *= s
+        grad = dispatch.grad_state.enabled
+        flat = []
+        for a, t in zip(args, self.tensor_in):
+            if not t:
+                flat.append(a)
+                continue
+            arr = a._a
+            if (grad and a._requires_grad) or arr.__class__ is not np.ndarray or \
+                    not arr.flags.c_contiguous or (arr.shape != shape and arr.size != 1) or \
+                    arr.dtype == np.float16:
+                return self._eager(*args)
+            flat.append(arr.reshape(-1) if arr.shape == shape else
+                        np.broadcast_to(arr.reshape(-1), (n,)))
+        outs = [_allocator.empty(shape, d.np) for d in self.out_dtypes]
+        if n:
+            mod = self._module()
+            flats = [o.reshape(-1) for o in outs]
+            if n >= _flags.GRAIN_SIZE and use_parallel(n):
+                mod.parallel(*flats, *flat, n)
+            else:
+                mod.serial(*flats, *flat, 0, n)
+        return tuple(Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes))
+
+    def __repr__(self) -> str:
+        return f"FusedKernel({', '.join(self.names)})"
+

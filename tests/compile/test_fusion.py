@@ -1,0 +1,125 @@
+"""The "numba" backend's pointwise fusion: groups, generated kernels, exactness, fallbacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jtorch
+from jtorch.compile import fusion as _fusion
+from jtorch.compile.fusion import FusedKernel
+
+
+def _fused_graphs(cf) -> list:
+    return [fn.__self__ for fn, _ in cf.pieces.values() if hasattr(fn, "__self__")]
+
+
+def _bitwise(a, b) -> None:
+    assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def _chain(x):
+    return jtorch.sin(x) + jtorch.cos(x) * x - jtorch.exp(-x * x)
+
+
+@pytest.mark.parametrize("dtype", [jtorch.float32, jtorch.float64])
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 200_003])
+def test_a_fused_chain_is_bitwise_eager(dtype, n):
+    x = jtorch.randn(n, dtype=dtype) * 3
+    x[: min(n, 3)] = jtorch.tensor([1e6, float("nan"), float("-inf")][: min(n, 3)], dtype=dtype)
+    cf = jtorch.compile(_chain)
+    _bitwise(cf(x), _chain(x))
+    gm = _fused_graphs(cf)[0]
+    fused = [n for n in gm.graph.nodes if isinstance(n.target, FusedKernel)]
+    assert len(fused) == 1 and len(fused[0].target.names) == 8
+
+
+def test_generated_source_is_one_loop_of_ssa_lines():
+    cf = jtorch.compile(lambda x, y: (x * y + 1).relu())
+    cf(jtorch.randn(5), jtorch.randn(5))
+    (k,) = [n.target for n in _fused_graphs(cf)[0].graph.nodes if isinstance(n.target, FusedKernel)]
+    src = k.source
+    assert "def serial(out0, in0, in1, in2, lo, hi):" in src
+    assert "t0 = np.float32(_f_mul_scalar(np.float32(in0[i]), np.float32(in1[i])))" in src
+    assert "t2 = np.float32(_f_relu_scalar(np.float32(t1)))" in src
+    assert src.count("out0[i] = t2") == 1 and "parallel=True" in src
+
+
+def test_promotion_scalars_ints_and_comparisons_follow_eager():
+    def f(a, b, c):
+        return ((a * 3 + b) > 2.5) & (c.abs() < 4), (a // 2 + b) * 0.5, (c + 1).neg()
+
+    a = jtorch.randint(-5, 5, (9,))
+    b = jtorch.randint(-5, 5, (9,), dtype=jtorch.int32)
+    c = jtorch.randn(9, dtype=jtorch.float64)
+    cf = jtorch.compile(f)
+    for r, e in zip(cf(a, b, c), f(a, b, c)):
+        _bitwise(r, e)
+
+
+def test_operands_the_loop_cannot_take_run_eagerly():
+    cf = jtorch.compile(lambda x, b: (x + b).exp() * 2)
+    x = jtorch.randn(4, 3)
+    for b in (jtorch.randn(3), jtorch.randn(4, 3).t().contiguous().t(), jtorch.randn(1, 1),
+              jtorch.randn(4, 3)):  # broadcast, strided, one element, fused
+        _bitwise(cf(x, b), (x + b).exp() * 2)
+
+
+def test_gradients_take_the_eager_path():
+    x = jtorch.randn(6, requires_grad=True)
+    cf = jtorch.compile(lambda x: (x.sin() * x).sum())
+    cf(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), (x.cos() * x + x.sin()).detach().numpy(),
+                               rtol=1e-6)
+
+
+def test_a_new_size_loads_no_new_kernel(monkeypatch):
+    cf = jtorch.compile(_chain)
+    cf(jtorch.randn(10))
+    cf(jtorch.randn(11))  # the size becomes dynamic
+    loads = []
+    real = _fusion.load
+    monkeypatch.setattr(_fusion, "load", lambda *a: loads.append(a) or real(*a))
+    for n in (12, 50, 3000):
+        x = jtorch.randn(n)
+        _bitwise(cf(x), _chain(x))
+    assert not loads and cf.mask == {0: {0}}
+    cf2 = jtorch.compile(lambda x: x.sin() * 2 + 1)  # a new graph: its kernel is loaded
+    cf2(jtorch.randn(5))
+    assert len(loads) == 1
+
+
+_UNARY = ["neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "log1p",
+          "floor", "square"]
+_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "atan2"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_UNARY + _BINARY), st.integers(0, 3),
+                          st.floats(-3, 3, allow_nan=False, width=32)), min_size=2, max_size=7),
+       st.sampled_from(["float32", "float64"]), st.integers(1, 40))
+def test_random_pointwise_graphs_compiled_equal_eager(ops, dtype, n):
+    """A differential fuzzer: random chains of registry ops, compiled vs eager, bitwise."""
+    def f(x, y):
+        vals = [x, y]
+        for name, k, c in ops:
+            a = vals[k % len(vals)]
+            if name in _BINARY:
+                b = vals[(k + 1) % len(vals)] if k % 2 else c
+                vals.append(getattr(jtorch, name)(a, b) if not isinstance(b, float) or
+                            name not in ("atan2", "maximum", "minimum")
+                            else getattr(jtorch, name)(a, jtorch.full_like(a, b)))
+            else:
+                vals.append(getattr(jtorch, name)(a))
+        return vals[-1], vals[len(vals) // 2]
+
+    d = getattr(jtorch, dtype)
+    x, y = jtorch.randn(n, dtype=d), jtorch.randn(n, dtype=d)
+    with np.errstate(all="ignore"):
+        got = jtorch.compile(f)(x, y)
+        want = f(x, y)
+    for g, w in zip(got, want):
+        _bitwise(g, w)
