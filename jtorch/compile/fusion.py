@@ -61,14 +61,14 @@ def _pointwise(n: Node) -> bool:
     if not isinstance(val, Tensor) or val.dtype.name not in _FUSABLE:
         return False
     try:
-        common, compute, result = dispatch.resolve_dtypes(t, tuple(_vals(n.args)))
+        _, compute, result = dispatch.resolve_dtypes(t, tuple(_vals(n.args)))
     except Exception:  # noqa: BLE001  (eager would raise here too: leave it to eager)
         return False
     if compute.name not in _FUSABLE or result is not val.dtype:
         return False
     if t.int_div and compute.category < 2:  # integer division raises: eager's loops
         return False
-    return all(isinstance(a, Node) or isinstance(a, (bool, int, float)) for a in n.args)
+    return all(isinstance(a, (Node, bool, int, float)) for a in n.args)
 
 
 def _vals(args) -> list:
