@@ -32,6 +32,12 @@ from .graph import Graph, Node
 from .graph_module import GraphModule
 
 _TENSOR = Tensor
+# ops whose scalar is a long polynomial (a loop of its own in a fused kernel)
+_EXPENSIVE = frozenset(["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+                        "tan", "tanh", "sigmoid", "sinh", "cosh", "asin", "acos", "atan",
+                        "atan2", "asinh", "acosh", "atanh", "pow", "erf", "erfc", "erfinv",
+                        "gelu", "softplus", "mish", "silu", "hypot", "logit", "lgamma",
+                        "digamma", "fmod", "remainder", "sqrt", "rsqrt", "div", "reciprocal"])
 _FUSABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 
 
@@ -140,62 +146,84 @@ def _build(group: list, nodes: list):
             any(n in u.all_input_nodes for u in later if u.op == "output")]
     ins: list = []
     index: dict = {}
+    out_of = {o: j for j, o in enumerate(outs)}
 
-    def operand(a) -> str:
-        if isinstance(a, Node) and a in gs:
-            return f"t{group.index(a)}"
-        key = ("n", a) if isinstance(a, Node) else ("s", type(a), a)
-        if key not in index:
-            index[key] = len(ins)
-            ins.append(a)
-        k = index[key]
-        return f"in{k}[i]" if isinstance(a, Node) and _is_tensor(a) else f"in{k}"
+    def buf(n: Node) -> str:
+        return f"o{out_of[n]}" if n in out_of else f"t{group.index(n)}"
 
-    # eager's exact scalars (``full``) and, for ops with a cheaper scalar exact where its
-    # ``fast_ok`` holds (sin without the huge-argument reduction), the fast body with checks
-    full, fast, consts = [], [], {}
-    guarded = False
+    # Blocks of 256 elements in L1, cut into segments of at most one expensive op (one whose
+    # scalar is a long polynomial: exp, sin, tanh...) plus the cheap ones around it, one loop
+    # per segment: each loop vectorises as eager's kernels do, where one loop over a long body
+    # can lose the vectoriser to register pressure. Values a later segment reads go through
+    # scratch rows; the rest stay in registers. An op with a cheaper scalar that is exact
+    # where ``fast_ok`` holds (sin without the huge-argument reduction) opens its segment and
+    # checks the block first, as eager does.
+    plan, consts = [], {}
     for k, n in enumerate(group):
         op = n.target
         _, compute, result = dispatch.resolve_dtypes(op, tuple(_vals(n.args)))
         which = scalar_variant(op, compute.name)
         fname = f"_f_{op.name}_{which}"
         consts[fname] = f"scalar_of({op.name!r}, {which!r})"
-        ci, co = _NP_CTOR[compute.name], _NP_CTOR[result.name]
-        argv = [f"{ci}({operand(a)})" for a in n.args]
-        args = ", ".join(argv)
-        full.append(f"t{k} = {co}({fname}({args}))")
-        if which == "scalar" and op.fast_scalar is not None and compute.name in ("float32",
-                                                                                "float64"):
-            guarded = True
+        guarded = which == "scalar" and op.fast_scalar is not None and \
+            compute.name in ("float32", "float64")
+        if guarded:
             consts[f"_g_{op.name}"] = f"scalar_of({op.name!r}, 'fast_scalar')"
             consts[f"_ok_{op.name}"] = f"scalar_of({op.name!r}, 'fast_ok')"
-            names_k = [f"a{k}_{j}" for j in range(len(n.args))]
-            fast += [f"{v} = {a}" for v, a in zip(names_k, argv)]
-            fast += [f"good &= _ok_{op.name}({', '.join(names_k)})",
-                     f"t{k} = {co}(_g_{op.name}({', '.join(names_k)}))"]
+        plan.append((k, n, fname, _NP_CTOR[compute.name], _NP_CTOR[result.name], guarded))
+    segments: list = []
+    for step in plan:
+        n, guarded = step[1], step[5]
+        heavy = guarded or n.target.name in _EXPENSIVE
+        if not segments or guarded or (heavy and segments[-1][1]):
+            segments.append([[step], heavy])
         else:
-            fast.append(full[-1])
+            segments[-1][0].append(step)
+            segments[-1][1] |= heavy
+    seg_of = {step[1]: si for si, (steps, _) in enumerate(segments) for step in steps}
+    rows_needed = {a for n in group for a in n.args if isinstance(a, Node) and a in gs and
+                   seg_of[a] != seg_of[n]} | set(outs)
+
+    def operand(a, si: int) -> str:
+        if isinstance(a, Node) and a in gs:
+            return f"v{group.index(a)}" if seg_of[a] == si else f"{buf(a)}[i]"
+        key = ("n", a) if isinstance(a, Node) else ("s", type(a), a)
+        if key not in index:
+            index[key] = len(ins)
+            ins.append(a)
+        j = index[key]
+        return f"x{j}[i]" if isinstance(a, Node) and _is_tensor(a) else f"in{j}"
+
+    scratch = [f"t{k} = np.empty(256, {co})" for k, n, _, _, co, _ in plan
+               if n in rows_needed and n not in out_of]
+    steps: list = []
+    for si, (seg, _) in enumerate(segments):
+        def body(fast: bool, seg=seg, si=si) -> list:
+            out = []
+            for k, n, fname, ci, co, guarded in seg:
+                args = ", ".join(f"{ci}({operand(a, si)})" for a in n.args)
+                f = f"_g_{n.target.name}" if fast and guarded else fname
+                out.append(f"v{k} = {co}({f}({args}))")
+                if n in rows_needed:
+                    out.append(f"{buf(n)}[i] = v{k}")
+            return out
+        _, n0, _, ci0, _, guarded0 = seg[0]
+        if guarded0:
+            args0 = ", ".join(f"{ci0}({operand(a, si)})" for a in n0.args)
+            steps += ["good = True", "for i in range(m):",
+                      f"    good &= _ok_{n0.target.name}({args0})",
+                      "if good:", "    for i in range(m):", *[f"        {x}" for x in body(True)],
+                      "else:", "    for i in range(m):", *[f"        {x}" for x in body(False)]]
+        else:
+            steps += ["for i in range(m):", *[f"    {x}" for x in body(False)]]
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
-    stores = [f"out{j}[i] = t{group.index(o)}" for j, o in enumerate(outs)]
-    if guarded:  # blocks of 256: checks (LLVM keeps only what they read), then one body
-        nocheck = [x for x in fast if not x.startswith("good &=")]
-        loop = ["    for b in range(lo, hi, 256):",
-                "        s = np.uint64(b)",
-                "        e = np.uint64(min(b + 256, hi))",
-                "        good = True",
-                "        for i in range(s, e):",
-                *[f"            {x}" for x in fast],
-                "        if good:",
-                "            for i in range(s, e):",
-                *[f"                {x}" for x in nocheck + stores],
-                "        else:",
-                "            for i in range(s, e):",
-                *[f"                {x}" for x in full + stores]]
-    else:
-        # unsigned indices: a signed one gets wraparound checks that stop the vectoriser
-        loop = ["    for i in range(np.uint64(lo), np.uint64(hi)):",
-                *[f"        {x}" for x in full + stores]]
+    rows = [f"o{j} = out{j}[b:b + m]" for j in range(len(outs))]
+    rows += [f"x{k} = in{k}[b:b + m]" for k, a in enumerate(ins)
+             if isinstance(a, Node) and _is_tensor(a)]
+    loop = [*[f"    {x}" for x in scratch],
+            "    for b in range(lo, hi, 256):",
+            "        m = min(256, hi - b)",
+            *[f"        {x}" for x in rows + steps]]
     desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,
                                       n.target.fast_ok) if f is not None]
