@@ -24,7 +24,7 @@ from .kernels import registry
 from .kernels.cpu import pointwise as _pw
 from .kernels.plan import Inplace, Out, Plan, View, common_device, device_of  # noqa: F401
 from .meta import MetaArray
-from .shape import broadcast_shapes, iter_order
+from .shape import bcast_elem_strides, broadcast_shapes, elem_strides, iter_order, span
 from .tensor import Tensor
 
 
@@ -358,7 +358,7 @@ def result_strides(args: tuple, shape: tuple) -> tuple | None:
     else:
         return None
     nd = len(shape)
-    order = iter_order(shape, [_bcast_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
+    order = iter_order(shape, [bcast_elem_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
     st = [0] * nd
     acc = 1
     for d in order:
@@ -382,7 +382,7 @@ def new_output(args: tuple, shape: tuple, np_dtype) -> tuple:
         a = _allocator.empty(shape, np_dtype)
         return a, a.reshape(-1)
     nd = len(shape)
-    order = iter_order(shape, [_bcast_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
+    order = iter_order(shape, [bcast_elem_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
     phys = order[::-1]  # slowest dim first
     buf = _allocator.empty(tuple(shape[d] for d in phys), np_dtype)
     if phys == list(range(nd)):
@@ -509,9 +509,9 @@ def _strided_plan(out: np.ndarray, args: tuple) -> tuple:
 def _make_strided_plan(out: np.ndarray, args: tuple) -> tuple:
     shape = out.shape or (1,)
     nd = len(shape)
-    strides = [_elem_strides(out, nd)]
+    strides = [elem_strides(out) or [0] * nd]
     for x in args:
-        strides.append(_bcast_strides(x._a, shape) if isinstance(x, _TENSOR) else [0] * nd)
+        strides.append(bcast_elem_strides(x._a, shape) if isinstance(x, _TENSOR) else [0] * nd)
     ost = strides[0]
     if any(ost[i] < ost[i + 1] for i in range(nd - 1)):  # walk in the output's memory order
         perm = sorted(range(nd), key=lambda d: -ost[d])
@@ -530,44 +530,19 @@ def _strided(op, args, out: np.ndarray, compute: _dt.dtype, out_dtype: _dt.dtype
     pat, cshape, cstrides = _strided_plan(out, args)
     par = use_parallel(out.size)
     if pat is not None:
-        flat = [x if not isinstance(x, _TENSOR) else _span(x._a) if p == "a" else _span(x._a)[0]
+        flat = [x if not isinstance(x, _TENSOR) else span(x._a) if p == "a" else span(x._a)[0]
                 for x, p in zip(args, pat)]
         fn = kernel(op, len(args), compute, out_dtype, ("p_" if par else "c_") + pat)
-        call = (_span(out), *flat)
+        call = (span(out), *flat)
     else:
         fn = kernel(op, len(args), compute, out_dtype, ("ps_" if par else "s_") + str(len(args)))
-        call = [cshape, _span(out), cstrides[0]]
+        call = [cshape, span(out), cstrides[0]]
         for x, st in zip(args, cstrides[1:]):
-            call += [_span(x._a) if isinstance(x, _TENSOR) else np.asarray(x).reshape(1), st]
+            call += [span(x._a) if isinstance(x, _TENSOR) else np.asarray(x).reshape(1), st]
     try:
         fn(*call)
     except ZeroDivisionError:
         raise RuntimeError("ZeroDivisionError") from None
-
-
-def _span(a: np.ndarray) -> np.ndarray:
-    """A 1-D array over the memory ``a`` touches, starting at its first element."""
-    if a.flags.c_contiguous:
-        return a.reshape(-1)
-    isz = a.itemsize
-    span = 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) if a.size else 0
-    return np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(isz,))
-
-
-def _elem_strides(a: np.ndarray, nd: int) -> list:
-    isz = a.itemsize
-    st = [s // isz for s in a.strides]
-    return st or [0] * nd
-
-
-def _bcast_strides(a: np.ndarray, shape: tuple) -> list:
-    isz = a.itemsize
-    off = len(shape) - a.ndim
-    st = [0] * len(shape)
-    for i, (n, s) in enumerate(zip(a.shape, a.strides)):
-        if n != 1:
-            st[off + i] = s // isz
-    return st
 
 
 def coalesce(shape: tuple, strides: list) -> tuple:

@@ -1,9 +1,15 @@
-"""Pure shape arithmetic: broadcasting, dim wrapping, size checks (torch's error wording)."""
+"""Pure shape arithmetic: broadcasting, dim wrapping, size checks (torch's error wording), and
+the element geometry of arrays (strides, storage offset, the memory span) that the op layer and
+the kernels read from NumPy arrays and MetaArrays alike."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+import numpy as np
+
+from .meta import MetaArray
 
 
 class Size(tuple):
@@ -169,3 +175,61 @@ def is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
         expected *= n
     return True
 
+
+# -- array geometry in elements ---------------------------------------------------------------
+# These take NumPy arrays or MetaArrays (``shape``, ``strides`` in bytes, ``itemsize``, ``flags``;
+# a MetaArray also has ``offset``), never tensors: this module sits below ``tensor.py``.
+
+def elem_strides(a) -> tuple:
+    """The strides of array ``a`` in elements (``a.strides`` is in bytes), as ``Tensor.stride()``."""
+    isz = a.itemsize
+    return tuple([s // isz for s in a.strides])
+
+
+def bcast_strides(shape: Sequence[int], strides: Sequence[int], target: Sequence[int]) -> list:
+    """``strides`` of an operand of ``shape`` broadcast to ``target``: aligned from the last dim,
+    0 for size-1 and for new leading dims, in the units ``strides`` came in."""
+    off = len(target) - len(shape)
+    out = [0] * len(target)
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        if n != 1:
+            out[off + i] = s
+    return out
+
+
+def bcast_elem_strides(a, target: Sequence[int]) -> list:
+    """``bcast_strides(a.shape, elem_strides(a), target)`` in one pass over array ``a`` (the
+    pointwise dispatch path calls it per operand)."""
+    isz = a.itemsize
+    off = len(target) - a.ndim
+    st = [0] * len(target)
+    for i, (n, s) in enumerate(zip(a.shape, a.strides)):
+        if n != 1:
+            st[off + i] = s // isz
+    return st
+
+
+def elem_offset(a, storage) -> int:
+    """Where array ``a`` starts in its 1-D ``storage``, in elements, also for empty views (for
+    which ``Tensor.storage_offset()`` reports 0). A MetaArray carries it; a dense array as large
+    as its storage starts at the storage's first element, which skips reading the data pointers
+    (microseconds)."""
+    if a.__class__ is MetaArray:
+        return a.offset
+    n = a.size
+    if n and n == storage.size:
+        f = a.flags
+        if f.c_contiguous or f.f_contiguous:
+            return 0
+    return (a.__array_interface__["data"][0] - storage.__array_interface__["data"][0]) // a.itemsize
+
+
+def span(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous 1-D array over the memory NumPy array ``a`` touches, starting at its first
+    element: the buffer kernels index with element strides, and a storage views of ``a`` alias.
+    Not for MetaArrays (no memory: ``meta.storage_for`` is their stand-in)."""
+    if a.flags.c_contiguous:
+        return a.reshape(-1)
+    isz = a.itemsize
+    n = 1 + sum((k - 1) * (s // isz) for k, s in zip(a.shape, a.strides)) if a.size else 0
+    return np.lib.stride_tricks.as_strided(a, shape=(n,), strides=(isz,))

@@ -13,7 +13,7 @@ from . import dtypes as _dt
 from . import meta as _meta
 from .device import CPU, META
 from .meta import MetaArray, storage_for
-from .shape import Size
+from .shape import Size, elem_offset, span
 
 _META_ARRAY = MetaArray
 
@@ -52,7 +52,7 @@ class Tensor:
         t._a = a
         if st is None:
             st = a.reshape(-1) if a.flags.c_contiguous and a.__class__ is not _META_ARRAY else \
-                storage_for(a) if a.__class__ is _META_ARRAY else _span(a)
+                storage_for(a) if a.__class__ is _META_ARRAY else span(a)
         t._st = st
         t.dtype = _dt._FROM_NP[a.dtype] if dtype is None else dtype
         t._requires_grad = False
@@ -148,7 +148,8 @@ class Tensor:
         return st[_dim_index(dim, self._a.ndim)]
 
     def storage_offset(self) -> int:
-        return _offset(self)
+        a = self._a
+        return elem_offset(a, self._st) if a.size else 0
 
     def data_ptr(self) -> int:
         if _meta.read_hook is not None:
@@ -454,27 +455,6 @@ def _empty_strides(a: np.ndarray) -> np.ndarray:
     from .meta import contiguous_byte_strides
 
     return np.lib.stride_tricks.as_strided(a, a.shape, contiguous_byte_strides(a.shape, a.itemsize))
-
-
-def _span(a: np.ndarray) -> np.ndarray:
-    """A 1-D view over the memory ``a`` touches (its storage), so views of it alias it."""
-    isz = a.itemsize
-    span = 1 + sum((n - 1) * (s // isz) for n, s in zip(a.shape, a.strides)) if a.size else 0
-    return np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(isz,))
-
-
-def _offset(t: Tensor) -> int:
-    a, st = t._a, t._st
-    if a.size == 0:
-        return 0
-    if a.__class__ is _META_ARRAY:
-        return a.offset
-    n = a.size
-    if n == st.size:  # dense over its whole storage: it starts at the first element (reading
-        f = a.flags  # the data pointers costs microseconds)
-        if f.c_contiguous or f.f_contiguous:
-            return 0
-    return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
 
 
 class _Storage:

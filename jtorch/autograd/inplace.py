@@ -8,6 +8,7 @@ of the new base (torch's CopySlices, with the view geometry taken from the stora
 
 from __future__ import annotations
 
+from ..shape import elem_offset, elem_strides
 from ..tensor import Tensor
 from .node import Node, edge_of, make_node
 
@@ -15,10 +16,7 @@ from .node import Node, edge_of, make_node
 def _geometry(t: Tensor) -> tuple:
     """(shape, element strides, storage offset) of ``t`` inside its storage."""
     a = t._a
-    isz = a.itemsize
-    off = (a.__array_interface__["data"][0] - t._st.__array_interface__["data"][0]) // isz \
-        if a.size else 0
-    return a.shape, tuple(s // isz for s in a.strides), off
+    return a.shape, elem_strides(a), elem_offset(a, t._st) if a.size else 0
 
 
 class CopySlices(Node):

@@ -393,6 +393,7 @@ def nonzero(shape, x: np.ndarray, xstr) -> np.ndarray:
 
 from ... import dispatch as _dispatch  # noqa: E402
 from ... import dtypes as _dt  # noqa: E402
+from ...shape import bcast_strides, elem_strides
 from ...shape import broadcast_shapes as _broadcast_shapes  # noqa: E402
 from ...tensor import Tensor  # noqa: E402
 from ..plan import Inplace as _Inplace  # noqa: E402
@@ -410,15 +411,6 @@ def _ibuf(t: Tensor) -> tuple:
     if a.dtype != np.int64:
         a = a.astype(np.int64)
     return _mv.buffer(a, as_raw=False)
-
-
-def _bcast(shape, strides, target) -> list:
-    off = len(target) - len(shape)
-    out = [0] * len(target)
-    for i, (n, s) in enumerate(zip(shape, strides)):
-        if n != 1:
-            out[off + i] = s
-    return out
 
 
 def _contig(shape) -> list:
@@ -536,7 +528,7 @@ def _adv_offsets(x: Tensor, g: dict, tensors: tuple) -> np.ndarray:
     for k, (d, ti) in enumerate(g["adv"]):
         t = tensors[ti]
         buf, ist = _ibuf(t)
-        bad = add_offsets(offs, bshape, buf, 0, _bcast(t._a.shape, ist, bshape), vshape[d],
+        bad = add_offsets(offs, bshape, buf, 0, bcast_strides(t._a.shape, ist, bshape), vshape[d],
                           vst[d])
         if bad is not None:
             if vshape[d] == 0:
@@ -559,17 +551,12 @@ def _iter_layout(g: dict, vst, out_strides) -> tuple:
     return it_shape, it_out, it_v, it_i
 
 
-def _elem_strides(a) -> list:
-    isz = a.itemsize
-    return [s // isz for s in a.strides]
-
-
 def index_cpu(plan, x: Tensor, *tensors) -> Tensor:
     g = plan.kw["geom"]
     offs = _adv_offsets(x, g, tensors)
     out = _alloc(plan.out)
     if out._a.size:
-        it_shape, it_out, it_v, it_i = _iter_layout(g, g["v"][1], _elem_strides(out._a))
+        it_shape, it_out, it_v, it_i = _iter_layout(g, g["v"][1], elem_strides(out._a))
         ob, _ = _mv.buffer(out._a)
         gather(it_shape, ob, 0, it_out, _mv.raw(x._st), 0, it_v, 1, offs.reshape(-1), 0, it_i,
                _NO_CHECK, False)
@@ -598,7 +585,7 @@ def _bcast_value(value: Tensor, shape: tuple) -> np.ndarray:
     while i < len(vs) and vs[i] == 1:
         i += 1
     a = value._a.reshape(vs[i:]) if i else value._a
-    st = _bcast(a.shape, _elem_strides(a), tuple(shape))
+    st = bcast_strides(a.shape, elem_strides(a), tuple(shape))
     return np.lib.stride_tricks.as_strided(a, tuple(shape), [s * a.itemsize for s in st])
 
 
@@ -827,12 +814,12 @@ def _mask_offsets(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
     one shape (rank >= 1)."""
     mb, mst = _mv.buffer(mask)
     coords = nonzero(mask.shape, mb, mst)
-    st = np.asarray(_elem_strides(x), np.int64)
+    st = np.asarray(elem_strides(x), np.int64)
     return (coords * st[:, None]).sum(0) if coords.shape[0] else np.zeros(0, np.int64)
 
 
 def _broadcast(a: np.ndarray, shape: tuple) -> np.ndarray:
-    st = _bcast(a.shape, list(a.strides), tuple(shape))
+    st = bcast_strides(a.shape, list(a.strides), tuple(shape))
     return np.lib.stride_tricks.as_strided(a, tuple(shape), st)
 
 

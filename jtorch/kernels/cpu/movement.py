@@ -21,6 +21,7 @@ import numpy as np
 from numba import prange
 
 from ... import _allocator, _threads
+from ...shape import span
 from ...tensor import Tensor
 from .fill import empty_cpu
 
@@ -39,11 +40,7 @@ def buffer(a: np.ndarray, as_raw: bool = True) -> tuple:
     is ``raw`` unless ``as_raw`` is False (arithmetic kernels need the real dtype)."""
     isz = a.itemsize
     strides = [s // isz for s in a.strides]
-    if a.flags.c_contiguous:
-        flat = a.reshape(-1)
-    else:
-        span = 1 + sum((n - 1) * s for n, s in zip(a.shape, strides)) if a.size else 0
-        flat = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(isz,))
+    flat = span(a)
     return (raw(flat) if as_raw else flat), strides
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from ... import _allocator, dispatch
 from ... import dtypes as _dt
 from ..._threads import use_parallel
-from ...shape import broadcast_shapes
+from ...shape import broadcast_shapes, elem_strides, span
 from ...tensor import Tensor
 from .. import registry
 from ..source import fingerprint, load
@@ -83,20 +83,6 @@ def literal(value, dtype: str) -> str:
 
 
 # -- layout --------------------------------------------------------------------------------
-
-def span(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous 1-D array over the memory ``a`` touches, starting at its first element."""
-    if a.flags.c_contiguous:
-        return a.reshape(-1)
-    isz = a.itemsize
-    n = 1 + sum((k - 1) * (s // isz) for k, s in zip(a.shape, a.strides)) if a.size else 0
-    return np.lib.stride_tricks.as_strided(a, shape=(n,), strides=(isz,))
-
-
-def elem_strides(a: np.ndarray) -> tuple:
-    isz = a.itemsize
-    return tuple(s // isz for s in a.strides)
-
 
 _plans: dict[tuple, object] = {}
 

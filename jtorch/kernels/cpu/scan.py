@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...shape import span
 from .. import registry
 from ..source import load
 from . import reduce as _rk
@@ -173,9 +174,9 @@ def scan_cpu(op: registry.OpDef):
             a, (O, R, I, sO, sR, sI) = _rk.along(a, plan.kw["dim"] if a.ndim else 0, compute)
             fn = mod.p if _rk.use_parallel(a.size) and O > 1 else mod.s
             if take:
-                fn(_rk.span(a), O, R, I, sO, sR, sI, flat, idx.reshape(-1))
+                fn(span(a), O, R, I, sO, sR, sI, flat, idx.reshape(-1))
             else:
-                fn(_rk.span(a), O, R, I, sO, sR, sI, flat)
+                fn(span(a), O, R, I, sO, sR, sI, flat)
         res = _rk.result(out, out_dtype) if out_dtype is not compute else \
             _rk.Tensor._make(out, flat, out_dtype)
         if take:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...shape import iter_order
+from ...shape import iter_order, span
 from ...tensor import Tensor
 from . import reduce as _rk
 from . import sort as _so
@@ -51,7 +51,7 @@ def sort_rows(x: Tensor, d: int, desc: bool, k0: int, k: int) -> tuple:
             fn = _so.select_p if par else _so.select_s
         else:
             fn = _so.sort_p if par else _so.sort_s
-        fn(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), desc, k0, k)
+        fn(span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), desc, k0, k)
     return vals, inds
 
 
@@ -121,7 +121,7 @@ def median_cpu(ignore_nan: bool):
         if vals.size:
             a, (O, R, I, sO, sR, sI) = _rk.along(a, d if a.ndim else 0, compute)
             fn = _so.median_p if _rk.use_parallel(a.size) and O * I > 1 else _so.median_s
-            fn(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), ignore_nan)
+            fn(span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), ignore_nan)
         shape = plan.out[0].shape
         return _rk.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
 
@@ -138,7 +138,7 @@ def mode_cpu(plan, x: Tensor) -> tuple:
     inds = _rk._allocator.empty(oshape, _I64)
     if vals.size:
         a, (O, R, I, sO, sR, sI) = _rk.along(a, d if a.ndim else 0, compute)
-        _so.mode_s(_rk.span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1))
+        _so.mode_s(span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1))
     shape = plan.out[0].shape
     return _rk.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
 

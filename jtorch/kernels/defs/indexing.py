@@ -21,7 +21,16 @@ from ... import dispatch as _dispatch
 from ... import dtypes as _dt
 from ...device import CPU, META
 from ...meta import MetaArray
-from ...shape import broadcast_shapes, contiguous_strides, is_dense, iter_order, wrap_dim
+from ...shape import (
+    bcast_strides,
+    broadcast_shapes,
+    contiguous_strides,
+    elem_offset,
+    elem_strides,
+    is_dense,
+    iter_order,
+    wrap_dim,
+)
 from ...tensor import Tensor
 from ..cpu import indexing as _k
 from ..plan import Inplace, Out, Plan, View, common_device, device_of
@@ -44,23 +53,12 @@ def _check_inplace(t: Tensor) -> None:
         _dispatch.check_inplace(t)
 
 
-def _strides(a) -> list:
-    isz = a.itemsize
-    return [s // isz for s in a.strides]
-
-
 def _offset(x: Tensor) -> int:
-    """The storage offset in elements: free for meta tensors and for a CPU array that spans
-    its whole storage densely (a fresh tensor or its transpose: offset 0); otherwise from
-    the data pointers (``storage_offset``, a few microseconds)."""
+    """The storage offset in elements: ``x.storage_offset()`` on CPU (0 for an empty tensor,
+    so an empty source never overlaps in ``check_overlap``), but a meta tensor's own offset
+    even when empty (``shape.elem_offset``, the true offset, is what ``view.py`` reads)."""
     a = x._a
-    if a.__class__ is _META:
-        return a.offset
-    if a.size == x._st.size:
-        f = a.flags
-        if f.c_contiguous or f.f_contiguous:
-            return 0
-    return x.storage_offset()
+    return elem_offset(a, x._st) if a.size or a.__class__ is _META else 0
 
 
 def _index_device(dev, *index) -> None:
@@ -72,22 +70,13 @@ def _index_device(dev, *index) -> None:
                 raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
 
 
-def _index_strides(t: Tensor) -> list:
+def _index_strides(t: Tensor) -> tuple:
     """Element strides of an index tensor as the kernels read it: int64 ones as they are,
     others through their int64 copy (dense layouts kept, others in the input's dim order)."""
     a = t._a
-    if t.dtype is _int64 or is_dense(a.shape, _strides(a)):
-        return _strides(a)
-    return list(_dispatch.result_strides((t,), a.shape) or contiguous_strides(a.shape))
-
-
-def _bcast_strides(shape: tuple, strides, target: tuple) -> list:
-    off = len(target) - len(shape)
-    out = [0] * len(target)
-    for i, (n, s) in enumerate(zip(shape, strides)):
-        if n != 1:
-            out[off + i] = s
-    return out
+    if t.dtype is _int64 or is_dense(a.shape, elem_strides(a)):
+        return elem_strides(a)
+    return _dispatch.result_strides((t,), a.shape) or contiguous_strides(a.shape)
 
 
 def _dense_range(shape, strides, off: int):
@@ -108,9 +97,9 @@ def check_overlap(dst: Tensor, dgeom: tuple, src: Tensor, full_ok: bool = True) 
         return False
     sa = src._a
     rd = _dense_range(*dgeom)
-    rs = _dense_range(sa.shape, _strides(sa), _offset(src))
+    rs = _dense_range(sa.shape, elem_strides(sa), _offset(src))
     if rd is not None and rs is not None:
-        if full_ok and rd == rs and tuple(dgeom[1]) == tuple(_strides(sa)):
+        if full_ok and rd == rs and tuple(dgeom[1]) == tuple(elem_strides(sa)):
             return False
         if rd[0] < rs[1] and rs[0] < rd[1]:
             raise RuntimeError(
@@ -251,7 +240,7 @@ def _advanced(vshape: list, adv: list, tensors: tuple) -> dict:
     pos = sum(1 for d in rest if d < dims[0]) if adjacent else 0
     rshape = [vshape[d] for d in rest]
     out_shape = tuple(rshape[:pos]) + bshape + tuple(rshape[pos:])
-    istrides = [_bcast_strides(t._a.shape, _index_strides(t), bshape) for t in idx]
+    istrides = [bcast_strides(t._a.shape, _index_strides(t), bshape) for t in idx]
     return {"bshape": bshape, "pos": pos, "rest": rest, "out_shape": out_shape,
             "istrides": istrides}
 
@@ -395,7 +384,7 @@ def _index_put_meta(x: Tensor, values, *tensors, items=None, accumulate: bool = 
         if not setitem:
             _check_inplace(x)
         whole = not setitem or adv
-        dgeom = (x._a.shape, _strides(x._a), _offset(x)) if whole else (shape, st, off)
+        dgeom = (x._a.shape, elem_strides(x._a), _offset(x)) if whole else (shape, st, off)
         copy_src = check_overlap(x, dgeom, values, full_ok=not whole)
     if accumulate and x.dtype.is_complex and adv:
         raise NotImplementedError(f"reducing scatter/index ops are not implemented for "
@@ -560,7 +549,7 @@ def _index_source_check(x: Tensor, d: int, index: Tensor, source: Tensor, name: 
 
 
 def _overlap_src(x: Tensor, source: Tensor) -> bool:
-    return check_overlap(x, (x._a.shape, _strides(x._a), _offset(x)), source, full_ok=False)
+    return check_overlap(x, (x._a.shape, elem_strides(x._a), _offset(x)), source, full_ok=False)
 
 
 def _index_add_meta(x: Tensor, index: Tensor, source: Tensor, *, dim, alpha=1,
@@ -625,9 +614,9 @@ def _like_strides(x: Tensor):
     a = x._a
     if a.flags.c_contiguous:
         return None
-    st = _strides(a)
+    st = elem_strides(a)
     if is_dense(a.shape, st):
-        return tuple(st)
+        return st
     return _dispatch.result_strides((x,), a.shape)
 
 

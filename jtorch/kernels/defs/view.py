@@ -16,7 +16,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from ...device import CPU, META
 from ...meta import MetaArray
-from ...shape import contiguous_strides, wrap_dim
+from ...shape import contiguous_strides, elem_offset, elem_strides, wrap_dim
 from ..cpu import movement as _mk
 from ..plan import Out, Plan, View, device_of
 from ..registry import op
@@ -26,30 +26,8 @@ _META = MetaArray
 
 # -- geometry of a tensor (elements) -----------------------------------------------------
 
-def strides_of(t) -> tuple:
-    a = t._a
-    isz = a.itemsize
-    return tuple(s // isz for s in a.strides)
-
-
-def offset_of(t) -> int:
-    """The storage offset in elements, also for empty views (for which
-    ``Tensor.storage_offset()`` reports 0). A dense array as large as its storage starts at
-    its first element: that common case skips reading the data pointers (microseconds)."""
-    a = t._a
-    if a.__class__ is _META:
-        return a.offset
-    n = a.size
-    st = t._st
-    if n and n == st.size:
-        f = a.flags
-        if f.c_contiguous or f.f_contiguous:
-            return 0
-    return (a.__array_interface__["data"][0] - st.__array_interface__["data"][0]) // a.itemsize
-
-
 def _where(x) -> tuple:
-    """(storage offset, device) of ``x``: ``offset_of`` and ``device_of`` in one call, for the
+    """(storage offset, device) of ``x``: ``elem_offset`` and ``device_of`` in one call, for the
     hot view rules (reshape, t, transpose, permute)."""
     a = x._a
     if a.__class__ is _META:
@@ -59,7 +37,7 @@ def _where(x) -> tuple:
         f = a.flags
         if f.c_contiguous or f.f_contiguous:
             return 0, CPU
-    return offset_of(x), CPU
+    return elem_offset(a, x._st), CPU
 
 
 def _dup_message(dims) -> str:
@@ -161,13 +139,13 @@ def _view_meta(x, *, shape: tuple, reshape: bool = False) -> Plan:
             return Plan(View(g[0], g[1], a.offset), {"shape": a.shape}, device_of(x))
         if n == x._st.size:  # the whole storage: offset 0 (the plan's View is shared)
             return Plan(g[2], {"shape": a.shape}, CPU)
-        v = View(g[0], g[1], offset_of(x))
+        v = View(g[0], g[1], elem_offset(a, x._st))
         v.reshape = g[0]
         return Plan(v, {"shape": a.shape}, CPU)
     shape = infer_shape(shape, n)
-    st = compute_stride(a.shape, strides_of(x), shape)
+    st = compute_stride(a.shape, elem_strides(a), shape)
     if st is not None:
-        return Plan(View(shape, st, offset_of(x)), {"shape": a.shape}, device_of(x))
+        return Plan(View(shape, st, elem_offset(a, x._st)), {"shape": a.shape}, device_of(x))
     if reshape:
         return Plan(Out(shape, x.dtype), {"shape": a.shape, "_name": "UnsafeViewBackward0"},
                     device_of(x))
@@ -189,15 +167,15 @@ def _view_dtype_meta(x, *, dtype: _dt.dtype) -> Plan:
     CPU kernel makes it over the input's storage."""
     a = x._a
     d = dtype
-    shape, off = list(a.shape), offset_of(x)
+    shape, off = list(a.shape), elem_offset(a, x._st)
     if d.itemsize == x.dtype.itemsize:
-        return Plan(Out(tuple(shape), d, strides_of(x)), {"dtype": d, "offset": off},
+        return Plan(Out(tuple(shape), d, elem_strides(a)), {"dtype": d, "offset": off},
                     device_of(x))
     from ...dispatch import torch_name
 
     # an empty array's NumPy strides are 0; torch reports a fresh tensor's row-major strides
     strides = list(contiguous_strides(shape) if a.size == 0 and a.flags.c_contiguous
-                   else strides_of(x))
+                   else elem_strides(a))
     what = (f"to view {torch_name(x.dtype)} as {torch_name(d)} (different element sizes)")
     if not shape:
         raise RuntimeError(f"self.dim() cannot be 0 {what}")
@@ -297,7 +275,8 @@ def _t_meta(x) -> Plan:
             dev = CPU
             n = n0 * n1  # row- or column-major over the whole storage: offset 0
             off = 0 if n and n == x._st.size and (s1 == isz and s0 == n1 * isz or
-                                                   s0 == isz and s1 == n0 * isz) else offset_of(x)
+                                                   s0 == isz and s1 == n0 * isz) \
+                else elem_offset(a, x._st)
         return Plan(View((n1, n0), (s1 // isz, s0 // isz), off, 0, _T), {"dims": _T}, dev)
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
@@ -317,7 +296,7 @@ def _squeeze_meta(x, *, dim=None, _nr: int = 0) -> Plan:
     """Size-1 dims dropped (all, or those of ``dim``); torch names the node by overload:
     SqueezeBackward0/1/2 (none, one dim, dims), 3/4/5 for ``squeeze_``."""
     a = x._a
-    shape, st = a.shape, strides_of(x)
+    shape, st = a.shape, elem_strides(a)
     nd = len(shape)
     if dim is None:
         keep = [i for i in range(nd) if shape[i] != 1]
@@ -330,7 +309,7 @@ def _squeeze_meta(x, *, dim=None, _nr: int = 0) -> Plan:
         drop = {d for d in wrapped if nd and shape[d] == 1}
         keep = [i for i in range(nd) if i not in drop]
         nr = 2 if multi else 1
-    v = View(tuple(shape[i] for i in keep), tuple(st[i] for i in keep), offset_of(x))
+    v = View(tuple(shape[i] for i in keep), tuple(st[i] for i in keep), elem_offset(a, x._st))
     return Plan(v, {"shape": shape, "_name": f"SqueezeBackward{nr + _nr}"}, device_of(x))
 
 
@@ -341,11 +320,11 @@ def _squeeze_inplace_meta(x, *, dim=None) -> Plan:
 def _unsqueezed(x, d: int) -> View:
     """The size-1 view at (wrapped) ``d``."""
     a = x._a
-    shape, st = list(a.shape), list(strides_of(x))
+    shape, st = list(a.shape), list(elem_strides(a))
     new_st = 1 if d >= len(shape) else shape[d] * st[d]
     shape.insert(d, 1)
     st.insert(d, new_st)
-    return View(tuple(shape), tuple(st), offset_of(x))
+    return View(tuple(shape), tuple(st), elem_offset(a, x._st))
 
 
 def _unsqueeze_meta(x, *, dim: int) -> Plan:
@@ -364,7 +343,7 @@ def _type_string(d: _dt.dtype) -> str:
 
 def expand_geometry(t, size: tuple) -> tuple:
     """(shape, element strides) lists of ``t`` expanded to ``size`` (torch's checks)."""
-    shape, st = t._a.shape, strides_of(t)
+    shape, st = t._a.shape, elem_strides(t._a)
     nd, tnd = len(size), len(shape)
     if nd < tnd:
         raise RuntimeError(
@@ -412,7 +391,7 @@ def expand_geometry(t, size: tuple) -> tuple:
 def _expand_meta(x, *, size: tuple) -> Plan:
     shape, st = expand_geometry(x, size)
     shape = tuple(shape)
-    return Plan(View(shape, tuple(st), offset_of(x)), {"size": shape}, device_of(x))
+    return Plan(View(shape, tuple(st), elem_offset(x._a, x._st)), {"size": shape}, device_of(x))
 
 
 # -- slices: narrow, select, slice, split, chunk, unbind ---------------------------------
@@ -420,8 +399,8 @@ def _expand_meta(x, *, size: tuple) -> Plan:
 def _sliced(x, dim: int, start: int, end: int, step: int = 1) -> View:
     """``x`` along ``dim`` from ``start`` to ``end`` (already clamped) by ``step``."""
     a = x._a
-    shape, st = list(a.shape), list(strides_of(x))
-    off = offset_of(x) + start * st[dim]
+    shape, st = list(a.shape), list(elem_strides(a))
+    off = elem_offset(a, x._st) + start * st[dim]
     shape[dim] = max(0, -(-(end - start) // step))
     st[dim] *= step
     return View(tuple(shape), tuple(st), off)
@@ -470,8 +449,8 @@ def _narrow_meta(x, *, dim: int, start: int, length: int) -> Plan:
 
 def _selected(x, d: int, index: int, off: int | None = None) -> View:
     a = x._a
-    shape, st = list(a.shape), list(strides_of(x))
-    off = (offset_of(x) if off is None else off) + index * st[d]
+    shape, st = list(a.shape), list(elem_strides(a))
+    off = (elem_offset(a, x._st) if off is None else off) + index * st[d]
     del shape[d], st[d]
     return View(tuple(shape), tuple(st), off)
 
@@ -496,7 +475,7 @@ def _unbind_meta(x, *, dim: int = 0) -> Plan:
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, a.ndim)
-    off = offset_of(x)
+    off = elem_offset(a, x._st)
     return Plan(tuple(_selected(x, d, i, off) for i in range(a.shape[d])), {"dim": d},
                 device_of(x))
 
@@ -567,8 +546,8 @@ def _diagonal_meta(x, *, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Plan:
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    shape, st = a.shape, strides_of(x)
-    off = offset_of(x)
+    shape, st = a.shape, elem_strides(a)
+    off = elem_offset(a, x._st)
     if offset >= 0:
         n = max(min(shape[d1], shape[d2] - offset), 0)
         delta = offset * st[d2]
@@ -592,7 +571,7 @@ def _as_strided_meta(x, *, size: tuple, stride: tuple, storage_offset=None) -> P
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
-    in_off = offset_of(x)
+    in_off = elem_offset(x._a, x._st)
     off = in_off if storage_offset is None else storage_offset
     if off < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {off}")
@@ -605,7 +584,7 @@ def _as_strided_meta(x, *, size: tuple, stride: tuple, storage_offset=None) -> P
             f"storage of size {x._st.size * isz}"
         )
     return Plan(View(size, stride, off), {"size": size, "stride": stride, "storage_offset": off,
-                                          "in_stride": strides_of(x), "in_offset": in_off},
+                                          "in_stride": elem_strides(x._a), "in_offset": in_off},
                 device_of(x))
 
 
@@ -622,8 +601,8 @@ def _unfold_meta(x, *, dimension: int, size: int, step: int) -> Plan:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    shape, st = list(a.shape), list(strides_of(x))
-    off = offset_of(x)
+    shape, st = list(a.shape), list(elem_strides(a))
+    off = elem_offset(a, x._st)
     if nd:
         shape[d], inner = (n - size) // step + 1, st[d]
         st[d] *= step
@@ -631,7 +610,7 @@ def _unfold_meta(x, *, dimension: int, size: int, step: int) -> Plan:
     else:
         shape, st = (size,), (1,)
     return Plan(View(shape, st, off), {"size": shape, "stride": st, "storage_offset": off,
-                                       "in_stride": strides_of(x), "in_offset": off},
+                                       "in_stride": elem_strides(a), "in_offset": off},
                 device_of(x))
 
 
