@@ -32,6 +32,8 @@ from .graph import Graph, Node
 from .graph_module import GraphModule
 
 _TENSOR = Tensor
+_NDARRAY = np.ndarray
+_F16 = np.dtype(np.float16)
 # ops whose scalar is a long polynomial (a loop of its own in a fused kernel)
 _EXPENSIVE = frozenset(["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
                         "tan", "tanh", "sigmoid", "sinh", "cosh", "asin", "acos", "atan",
@@ -97,8 +99,9 @@ def fuse(graph: Graph) -> Graph:
             if len(cur) > 1:
                 groups.append(cur)
             cur, shape = [n], s
-        elif n.op == "call_function" and cur and not _reads_any(n, cur):
-            continue  # an unrelated node between two pointwise ones: the group stays open
+        elif n.op in ("placeholder", "get_attr") or \
+                (n.op == "call_function" and cur and not _reads_any(n, cur)):
+            continue  # an input, or an unrelated node between two pointwise ones: still open
         else:
             if len(cur) > 1:
                 groups.append(cur)
@@ -264,7 +267,7 @@ class FusedKernel:
         self.source = source
         self.names = [n.name for n in group]
         self.out_dtypes = [o.meta["val"].dtype for o in outs]
-        self.tensor_in = [isinstance(a, Node) and _is_tensor(a) for a in ins]
+        self.tensor_pos = [k for k, a in enumerate(ins) if isinstance(a, Node) and _is_tensor(a)]
         self.__name__ = "fused_" + "_".join(self.names)[:60]
         self._mod = None
         # the group's nodes, run one by one when an operand does not fit the fused loop
@@ -282,39 +285,45 @@ class FusedKernel:
         return self._mod
 
     def __call__(self, *args):
-        shape = None
-        n = 1
-        for a, t in zip(args, self.tensor_in):
-            if t:
-                s = a._a.shape
-                if shape is None or (len(s) > len(shape)):
-                    shape = s
-        if shape is None:
-            return self._eager(*args)
-        for s in shape:
-            n *= s
+        """Run fused when every tensor operand is a row-major NumPy array of one shape (or one
+        element of no higher rank) and none needs autograd; else the group's nodes eagerly."""
         grad = dispatch.grad_state.enabled
-        flat = []
-        for a, t in zip(args, self.tensor_in):
-            if not t:
-                flat.append(a)
-                continue
+        flat = list(args)
+        shape = None
+        ones = []
+        for k in self.tensor_pos:
+            a = args[k]
             arr = a._a
-            if (grad and a._requires_grad) or arr.__class__ is not np.ndarray or \
-                    not arr.flags.c_contiguous or (arr.shape != shape and arr.size != 1) or \
-                    arr.dtype == np.float16:
+            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or \
+                    not arr.flags.c_contiguous or arr.dtype is _F16:
                 return self._eager(*args)
-            flat.append(arr.reshape(-1) if arr.shape == shape else
-                        np.broadcast_to(arr.reshape(-1), (n,)))
+            if arr.size == 1:
+                ones.append(k)
+                continue
+            if shape is None:
+                shape = arr.shape
+            elif arr.shape != shape:
+                return self._eager(*args)  # broadcasting: eager's strided loops
+            flat[k] = arr if arr.ndim == 1 else arr.reshape(-1)
+        if shape is None:  # one element everywhere: the highest rank is the result's
+            shape = max((args[k]._a.shape for k in ones), key=len)
+        n = 1
+        for d in shape:
+            n *= d
+        for k in ones:
+            arr = args[k]._a
+            if arr.ndim > len(shape):
+                return self._eager(*args)
+            flat[k] = arr.reshape(-1) if n == 1 else np.broadcast_to(arr.reshape(-1), (n,))
         outs = [_allocator.empty(shape, d.np) for d in self.out_dtypes]
         if n:
-            mod = self._module()
-            flats = [o.reshape(-1) for o in outs]
+            mod = self._mod or self._module()
+            flats = [o if o.ndim == 1 else o.reshape(-1) for o in outs]
             if n >= _flags.GRAIN_SIZE and use_parallel(n):
                 mod.parallel(*flats, *flat, n)
             else:
                 mod.serial(*flats, *flat, 0, n)
-        return tuple(Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes))
+        return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])
 
     def __repr__(self) -> str:
         return f"FusedKernel({', '.join(self.names)})"

@@ -66,8 +66,15 @@ def test_operands_the_loop_cannot_take_run_eagerly():
     cf = jtorch.compile(lambda x, b: (x + b).exp() * 2)
     x = jtorch.randn(4, 3)
     for b in (jtorch.randn(3), jtorch.randn(4, 3).t().contiguous().t(), jtorch.randn(1, 1),
-              jtorch.randn(4, 3)):  # broadcast, strided, one element, fused
+              jtorch.randn(1, 1, 1), jtorch.randn(4, 3)):  # broadcast, strided, one element
+        # (of lower and of higher rank), then the fused case
         _bitwise(cf(x, b), (x + b).exp() * 2)
+
+
+def test_one_element_operands_everywhere():
+    cf = jtorch.compile(lambda x, y: (x * y).exp() - 1)
+    for x, y in ((jtorch.randn(()), jtorch.randn(1, 1)), (jtorch.randn(1), jtorch.randn(()))):
+        _bitwise(cf(x, y), (x * y).exp() - 1)
 
 
 def test_gradients_take_the_eager_path():
