@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -106,7 +108,12 @@ _UNARY = ["neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", 
 _BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "atan2"]
 
 
-@settings(max_examples=25, deadline=None)
+# The default run draws the same examples each time (their kernels are then cached on disk);
+# JTORCH_FUZZ=<n> draws n fresh ones.
+_FUZZ = int(os.environ.get("JTORCH_FUZZ", "0"))
+
+
+@settings(max_examples=_FUZZ or 20, deadline=None, derandomize=not _FUZZ)
 @given(st.lists(st.tuples(st.sampled_from(_UNARY + _BINARY), st.integers(0, 3),
                           st.floats(-3, 3, allow_nan=False, width=32)), min_size=2, max_size=7),
        st.sampled_from(["float32", "float64"]), st.integers(1, 40))
