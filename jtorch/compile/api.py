@@ -114,7 +114,8 @@ class CompiledFunction:
                     warnings.warn(
                         f"jtorch.compile: {self.__name__} hit config.recompile_limit "
                         f"({config.recompile_limit}); it now runs eagerly for new inputs. The "
-                        f"guard that kept failing: {reason}", UserWarning, stacklevel=3)
+                        f"guard that kept failing: {reason}", UserWarning,
+                        stacklevel=backends.user_stacklevel())
                 return self.fn(*args, **kwargs)
             logs.log("recompiles", f"Recompiling function {self.__name__}: {reason}")
         self._build_scope()

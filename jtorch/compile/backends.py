@@ -8,6 +8,7 @@ generated Python (each node an eager op call); "numba" is the fusing backend, wh
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -29,6 +30,7 @@ def numba(gm, example_inputs):
     return numba_backend(gm, example_inputs)
 
 
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _BACKENDS = {"eager": eager, "numba": numba, "aot_eager": eager}
 _ALIASES = {"inductor": "numba"}
 _warned: set = set()
@@ -72,7 +74,18 @@ def note_unused(mode, options, backend) -> None:
 def _warn_once(msg: str) -> None:
     if msg not in _warned:
         _warned.add(msg)
-        warnings.warn(msg, UserWarning, stacklevel=4)
+        warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the user's line (the first frame outside
+    jtorch), whatever the path through the decorator forms."""
+    import sys
+
+    f, level = sys._getframe(2), 2
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def reset() -> None:

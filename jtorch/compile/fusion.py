@@ -27,6 +27,7 @@ from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.registry import OpDef
 from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
+from . import logs
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node
 from .graph_module import GraphModule
@@ -282,6 +283,7 @@ class FusedKernel:
     def _module(self):
         if self._mod is None:
             self._mod = load("jt_fused", self.source)
+            logs.log("kernels", f"{self.__name__} ({self._mod.__file__}):\n{self.source}")
         return self._mod
 
     def __call__(self, *args):
