@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -80,8 +81,6 @@ def _warn_once(msg: str) -> None:
 def user_stacklevel() -> int:
     """The ``stacklevel`` that points a warning at the user's line (the first frame outside
     jtorch), whatever the path through the decorator forms."""
-    import sys
-
     f, level = sys._getframe(2), 2
     while f is not None and f.f_code.co_filename.startswith(_PKG):
         f, level = f.f_back, level + 1

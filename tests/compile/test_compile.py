@@ -78,8 +78,9 @@ def test_decorator_forms_lambdas_and_bound_methods():
 
 def test_modes_and_options_warn_once_and_bad_ones_raise():
     api.reset()
-    with pytest.warns(UserWarning, match="max-autotune"):
+    with pytest.warns(UserWarning, match="max-autotune") as rec:
         jtorch.compile(lambda x: x, mode="max-autotune")
+    assert rec[0].filename == __file__  # the warning names the user's line
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         jtorch.compile(lambda x: x, mode="max-autotune")  # once
