@@ -2,15 +2,16 @@
 
 The scheduler walks a (functionalised) graph in order and groups consecutive pointwise
 nodes that compute values of one shape: each group becomes a ``FusedKernel``: generated
-Python source with one loop over the elements and one SSA line per op, built from the
-OpDefs' scalar functions with eager's dtype rules (each op's operands cast to its compute
-dtype, its result rounded to its result dtype), so a fused result is bitwise the eager one.
-Values read outside the group are its outputs; the rest never reach memory.
+Python source, a loop over rows x inner blocks of the result with one SSA line per op,
+built from the OpDefs' scalar functions with eager's dtype rules (each op's operands cast to
+its compute dtype, its result rounded to its result dtype), so a fused result is bitwise the
+eager one. Values read outside the group are its outputs; the rest never reach memory.
 
-A group runs fused when, at call time, every tensor operand is row-major with the group's
-shape or holds one element, and no operand needs autograd; otherwise (broadcast or strided
-operands, gradients) it runs its nodes eagerly. Kernels are shape-generic (one loop over
-``n`` elements): a new size reuses them; they are cached on disk by their source.
+A group runs fused when, at call time, every tensor operand is row-major and broadcasts to
+the result as a full operand, a row over the rows (a bias), a value per row or one value,
+and no operand needs autograd; otherwise (strided operands, other broadcasts, gradients) it
+runs its nodes eagerly. Kernels are shape-generic (rows and inner are arguments): a new size
+reuses them; one kernel per operand layout, cached on disk by its source.
 """
 
 from __future__ import annotations
@@ -196,7 +197,7 @@ def _build(group: list, nodes: list):
             index[key] = len(ins)
             ins.append(a)
         j = index[key]
-        return f"x{j}[i]" if isinstance(a, Node) and _is_tensor(a) else f"in{j}"
+        return f"@X{j}@" if isinstance(a, Node) and _is_tensor(a) else f"in{j}"
 
     scratch = [f"t{k} = np.empty(256, {co})" for k, n, _, _, co, _ in plan
                if n in rows_needed and n not in out_of]
@@ -221,40 +222,64 @@ def _build(group: list, nodes: list):
         else:
             steps += ["for i in range(m):", *[f"    {x}" for x in body(False)]]
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
-    rows = [f"o{j} = out{j}[b:b + m]" for j in range(len(outs))]
-    rows += [f"x{k} = in{k}[b:b + m]" for k, a in enumerate(ins)
-             if isinstance(a, Node) and _is_tensor(a)]
-    loop = [*[f"    {x}" for x in scratch],
-            "    for b in range(lo, hi, 256):",
-            "        m = min(256, hi - b)",
-            *[f"        {x}" for x in rows + steps]]
     desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,
                                       n.target.fast_ok) if f is not None]
-    lines = [f"# fused pointwise group: {desc}",
-             f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
-             "import numpy as np",
-             "from numba import njit, prange",
-             "from jtorch.kernels.cpu.calls import outlined",
-             "from jtorch.kernels.registry import scalar_of",
-             *[f"{k} = {v}" for k, v in consts.items()],
-             "",
+    head = [f"# fused pointwise group: {desc}",
+            f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
+            "import numpy as np",
+            "from numba import njit, prange",
+            "from jtorch.kernels.cpu.calls import outlined",
+            "from jtorch.kernels.registry import scalar_of",
+            *[f"{k} = {v}" for k, v in consts.items()]]
+    tensors = [j for j, a in enumerate(ins) if isinstance(a, Node) and _is_tensor(a)]
+    template = (head, names, scratch, steps, len(outs), tensors)
+    return FusedKernel(template, group, ins, outs), ins, outs
+
+
+def kernel_source(template, kinds: str) -> str:
+    """The kernel of a group for its tensor operands' layouts ``kinds`` (a letter each, over
+    rows x inner of the result): ``f`` full, ``r`` one row broadcast over the rows (a bias),
+    ``c`` one value per row (an (N, 1) operand), ``s`` one value."""
+    head, names, scratch, steps, nout, tensors = template
+    kind = dict(zip(tensors, kinds))
+    body = "\n".join(steps)
+    for j in tensors:
+        body = body.replace(f"@X{j}@", f"x{j}[i]" if kind[j] in "fr" else f"c{j}")
+    rows = [f"o{j} = out{j}[base + b:base + b + m]" for j in range(nout)]
+    rows += [f"x{j} = in{j}[base + b:base + b + m]" if kind[j] == "f" else f"x{j} = in{j}[b:b + m]"
+             for j in tensors if kind[j] in "fr"]
+    sig = ", ".join(names)
+    lines = [*head, "",
+             f"# operand layouts: {kinds}",
              "@njit(cache=True, nogil=True, error_model='numpy')",
-             f"def serial({', '.join(names)}, lo, hi):",
-             *loop,
+             f"def serial({sig}, r_lo, r_hi, j_lo, j_hi, inner):",
+             *[f"    {x}" for x in scratch],
+             *[f"    c{j} = in{j}[0]" for j in tensors if kind[j] == "s"],
+             "    for r in range(r_lo, r_hi):",
+             "        base = r * inner",
+             *[f"        c{j} = in{j}[r]" for j in tensors if kind[j] == "c"],
+             "        for b in range(j_lo, j_hi, 256):",
+             "            m = min(256, j_hi - b)",
+             *[f"            {x}" for x in rows],
+             *[f"            {x}" for x in body.split("\n")],
              "",
              "_call = outlined(serial)",
              "",
              "@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
-             f"def parallel({', '.join(names)}, n):",
-             "    nc = min(64, max(2, n // 8192))",
-             "    for c in prange(nc):",
-             "        lo = (c * n // nc) // 16 * 16",
-             "        hi = n if c == nc - 1 else ((c + 1) * n // nc) // 16 * 16",
-             f"        _call({', '.join(names)}, lo, hi)",
+             f"def parallel({sig}, rows, inner):",
+             "    if rows == 1:  # one long row: chunks of it",
+             "        nc = min(64, max(2, inner // 8192))",
+             "        for c in prange(nc):",
+             "            lo = (c * inner // nc) // 16 * 16",
+             "            hi = inner if c == nc - 1 else ((c + 1) * inner // nc) // 16 * 16",
+             f"            _call({sig}, 0, 1, lo, hi, inner)",
+             "    else:  # runs of rows",
+             "        nc = min(rows, 64, max(2, rows * inner // 8192))",
+             "        for c in prange(nc):",
+             f"            _call({sig}, c * rows // nc, (c + 1) * rows // nc, 0, inner, inner)",
              ""]
-    source = "\n".join(lines)
-    return FusedKernel(source, group, ins, outs), ins, outs
+    return "\n".join(lines)
 
 
 def _is_tensor(n: Node) -> bool:
@@ -262,15 +287,17 @@ def _is_tensor(n: Node) -> bool:
 
 
 class FusedKernel:
-    """One fused group: call it with the group's operands; it returns the group's outputs."""
+    """One fused group: call it with the group's operands; it returns the group's outputs.
+    ``source(kinds)`` is its generated kernel for an operand layout (``kernel_source``)."""
 
-    def __init__(self, source: str, group: list, ins: list, outs: list) -> None:
-        self.source = source
+    def __init__(self, template, group: list, ins: list, outs: list) -> None:
+        self.template = template
         self.names = [n.name for n in group]
         self.out_dtypes = [o.meta["val"].dtype for o in outs]
         self.tensor_pos = [k for k, a in enumerate(ins) if isinstance(a, Node) and _is_tensor(a)]
         self.__name__ = "fused_" + "_".join(self.names)[:60]
-        self._mod = None
+        self._mods: dict = {}  # operand layouts -> the loaded kernel module
+        self._layouts: dict = {}  # operand shapes -> (result shape, rows, inner, layouts)
         # the group's nodes, run one by one when an operand does not fit the fused loop
         sub = Graph()
         phs = [sub.placeholder(f"in{j}") for j in range(len(ins))]
@@ -280,53 +307,86 @@ class FusedKernel:
         sub.output(tuple(env[o] for o in outs))
         self._eager = GraphModule(None, sub)
 
-    def _module(self):
-        if self._mod is None:
-            self._mod = load("jt_fused", self.source)
-            logs.log("kernels", f"{self.__name__} ({self._mod.__file__}):\n{self.source}")
-        return self._mod
+    @property
+    def source(self) -> str:
+        """The kernel for operands that all have the result's shape."""
+        return self.source_for("f" * len(self.tensor_pos))
+
+    def source_for(self, kinds: str) -> str:
+        return kernel_source(self.template, kinds)
+
+    def _module(self, kinds: str):
+        mod = self._mods.get(kinds)
+        if mod is None:
+            src = self.source_for(kinds)
+            mod = self._mods[kinds] = load("jt_fused", src)
+            logs.log("kernels", f"{self.__name__} ({mod.__file__}):\n{src}")
+        return mod
 
     def __call__(self, *args):
-        """Run fused when every tensor operand is a row-major NumPy array of one shape (or one
-        element of no higher rank) and none needs autograd; else the group's nodes eagerly."""
+        """Run fused when every tensor operand is row-major and its shape broadcasts to the
+        result as one of the kernel's layouts, and none needs autograd; else eagerly."""
         grad = dispatch.grad_state.enabled
         flat = list(args)
-        shape = None
-        ones = []
+        shapes = []
         for k in self.tensor_pos:
             a = args[k]
             arr = a._a
             if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or \
                     not arr.flags.c_contiguous or arr.dtype is _F16:
                 return self._eager(*args)
-            if arr.size == 1:
-                ones.append(k)
-                continue
-            if shape is None:
-                shape = arr.shape
-            elif arr.shape != shape:
-                return self._eager(*args)  # broadcasting: eager's strided loops
+            shapes.append(arr.shape)
             flat[k] = arr if arr.ndim == 1 else arr.reshape(-1)
-        if shape is None:  # one element everywhere: the highest rank is the result's
-            shape = max((args[k]._a.shape for k in ones), key=len)
-        n = 1
-        for d in shape:
-            n *= d
-        for k in ones:
-            arr = args[k]._a
-            if arr.ndim > len(shape):
-                return self._eager(*args)
-            flat[k] = arr.reshape(-1) if n == 1 else np.broadcast_to(arr.reshape(-1), (n,))
+        key = tuple(shapes)
+        lay = self._layouts.get(key)
+        if lay is None:
+            lay = _layout(shapes)
+            if len(self._layouts) > 256:
+                self._layouts.clear()
+            self._layouts[key] = lay
+        if lay is None:
+            return self._eager(*args)  # a broadcast the kernel's layouts do not cover
+        shape, rows, inner, kinds = lay
         outs = [_allocator.empty(shape, d.np) for d in self.out_dtypes]
-        if n:
-            mod = self._mod or self._module()
+        if rows and inner:
+            mod = self._mods.get(kinds) or self._module(kinds)
             flats = [o if o.ndim == 1 else o.reshape(-1) for o in outs]
+            n = rows * inner
             if n >= _flags.GRAIN_SIZE and use_parallel(n):
-                mod.parallel(*flats, *flat, n)
+                mod.parallel(*flats, *flat, rows, inner)
             else:
-                mod.serial(*flats, *flat, 0, n)
+                mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
         return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])
 
     def __repr__(self) -> str:
         return f"FusedKernel({', '.join(self.names)})"
 
+
+def _layout(shapes: list):
+    """(result shape, rows, inner, layout letters) for operands of ``shapes``: the result
+    split as rows x inner at a dim where every operand is full, broadcast (one row), per-row
+    (one value a row) or one value; None when no split fits."""
+    try:
+        shape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+    nd = len(shape)
+    padded = [(1,) * (nd - len(s)) + tuple(s) for s in shapes]
+    for k in [0, *range(nd - 1, 0, -1)]:  # one long row first, then the fewest rows
+        lead, tail = shape[:k], shape[k:]
+        kinds = []
+        for p in padded:
+            pl, pt = p[:k], p[k:]
+            lf, lo = pl == lead, all(d == 1 for d in pl)
+            tf, to = pt == tail, all(d == 1 for d in pt)
+            kinds.append("f" if lf and tf else "r" if lo and tf else "c" if lf and to else
+                         "s" if lo and to else "")
+        if all(kinds):
+            rows = 1
+            for d in lead:
+                rows *= d
+            inner = 1
+            for d in tail:
+                inner *= d
+            return shape, rows, inner, "".join(kinds)
+    return None

@@ -44,7 +44,7 @@ def test_generated_source_is_a_block_loop_of_ssa_lines():
     cf(jtorch.randn(5), jtorch.randn(5))
     (k,) = [n.target for n in _fused_graphs(cf)[0].graph.nodes if isinstance(n.target, FusedKernel)]
     src = k.source
-    assert "def serial(out0, in0, in1, in2, lo, hi):" in src
+    assert "def serial(out0, in0, in1, in2, r_lo, r_hi, j_lo, j_hi, inner):" in src
     body = src.split("def serial")[1].split("_call = ")[0]
     assert body.count("for i in range(m):") == 1  # cheap ops share one loop per block
     assert "v0 = np.float32(_f_mul_scalar(np.float32(x0[i]), np.float32(x1[i])))" in body
@@ -64,13 +64,29 @@ def test_promotion_scalars_ints_and_comparisons_follow_eager():
         _bitwise(r, e)
 
 
+@pytest.mark.parametrize("shapes", [
+    ((4, 3), (3,)), ((4, 3), (4, 1)), ((2, 5, 3), (3,)), ((2, 5, 3), (2, 5, 1)),
+    ((4, 3), (1, 1)), ((4, 3), (1, 1, 1)), ((3,), (4, 1)), ((600, 300), (300,)),
+    ((600, 300), (600, 1)), ((5, 70000), (1,))])
+def test_broadcast_operands_fuse_as_rows_and_columns(shapes):
+    """A bias over the rows, a value per row, one value: layouts of the fused loop (the last
+    three sizes run the parallel variants)."""
+    f = lambda x, b: ((x * b).exp() + b) * 0.5
+    x, b = jtorch.randn(*shapes[0]), jtorch.randn(*shapes[1])
+    cf = jtorch.compile(f)
+    _bitwise(cf(x, b), f(x, b))
+    (k,) = [n.target for n in _fused_graphs(cf)[0].graph.nodes if isinstance(n.target, FusedKernel)]
+    assert k._mods  # it ran fused
+
+
 def test_operands_the_loop_cannot_take_run_eagerly():
-    cf = jtorch.compile(lambda x, b: (x + b).exp() * 2)
+    f = lambda x, b: (x + b).exp() * 2
+    cf = jtorch.compile(f)
     x = jtorch.randn(4, 3)
-    for b in (jtorch.randn(3), jtorch.randn(4, 3).t().contiguous().t(), jtorch.randn(1, 1),
-              jtorch.randn(1, 1, 1), jtorch.randn(4, 3)):  # broadcast, strided, one element
-        # (of lower and of higher rank), then the fused case
-        _bitwise(cf(x, b), (x + b).exp() * 2)
+    for b in (jtorch.randn(3, 4).t(), jtorch.randn(4, 3)):  # strided, then the fused case
+        _bitwise(cf(x, b), f(x, b))
+    y, c = jtorch.randn(2, 4, 3), jtorch.randn(2, 1, 3)  # a middle dim broadcast: no split
+    _bitwise(cf(y, c), f(y, c))
 
 
 def test_one_element_operands_everywhere():
