@@ -28,7 +28,7 @@ from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.registry import OpDef
 from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
-from . import logs
+from . import logs, passes
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node
 from .graph_module import GraphModule
@@ -51,7 +51,7 @@ def numba_backend(gm: GraphModule, example_inputs):
         gm = functionalize(gm) if _mutates(gm.graph) else gm
     except NotFunctionalizable:
         return gm.forward
-    fused = GraphModule(gm, fuse(gm.graph))
+    fused = GraphModule(gm, fuse(passes.run(gm.graph)))
     return fused.forward
 
 

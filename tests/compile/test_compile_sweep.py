@@ -17,7 +17,7 @@ from op_samples import PATTERNS, SAMPLES
 from test_op_path import _args, _inputs, _outcome, _target
 
 import jtorch
-from jtorch.compile import Interpreter, api
+from jtorch.compile import GraphModule, Interpreter, api, passes
 from jtorch.compile.functionalize import NotFunctionalizable, functionalize
 from jtorch.kernels.registry import REGISTRY, OpDef
 from jtorch.tensor import Tensor
@@ -136,6 +136,24 @@ def test_functionalized_graphs_equal_eager(key):
         _check(_target(kind, name), _args(PATTERNS[key], _inputs(variant)), {},
                values="empty" not in name and name not in _IDENTITY, backend=_functional_backend)
     assert _KEPT <= _REFUSED, _KEPT
+
+
+def _passes_backend(gm, example_inputs):
+    """CSE, simplification and DCE on a copy of the graph, run by the Interpreter."""
+    try:
+        g = functionalize(gm).graph if any(n.meta.get("mutates") for n in gm.graph.nodes) \
+            else gm.graph
+    except NotFunctionalizable:
+        return gm.forward
+    passes.run(g)
+    return lambda *args: Interpreter(GraphModule(gm, g)).run(*args)
+
+
+@pytest.mark.parametrize("key", sorted(PATTERNS))
+def test_graph_passes_keep_results(key):
+    kind, name = key.split(":", 1)
+    _check(_target(kind, name), _args(PATTERNS[key], _inputs("contiguous")), {},
+           values="empty" not in name and name not in _IDENTITY, backend=_passes_backend)
 
 
 @pytest.mark.parametrize("key", sorted(SAMPLES))

@@ -155,3 +155,26 @@ def test_random_pointwise_graphs_compiled_equal_eager(ops, dtype, n):
         want = f(x, y)
     for g, w in zip(got, want):
         _bitwise(g, w)
+
+
+def test_passes_merge_common_subexpressions_and_drop_neutral_ops():
+    from jtorch.compile import passes
+
+    seen = []
+
+    def backend(gm, example_inputs):
+        passes.run(gm.graph)
+        seen.append([n.target.name for n in gm.graph.nodes if n.op == "call_function"])
+        gm.recompile()
+        return gm.forward
+
+    def f(x):
+        a = jtorch.sin(x) * 1 - 0
+        b = jtorch.sin(x)
+        return -(-(a + b)), (x + 0)  # x + 0 stays: -0.0 + 0 is +0.0
+
+    x = jtorch.tensor([-0.0, 1.0, 2.0])
+    got = jtorch.compile(f, backend=backend)(x)
+    for g, w in zip(got, f(x)):
+        _bitwise(g, w)
+    assert seen == [["sin", "add", "neg", "neg", "add"]]  # the result's neg(neg) is kept
