@@ -13,7 +13,10 @@ import inspect
 import os
 import sys
 import tempfile
+import warnings
 from types import ModuleType
+
+from numba.core import caching
 
 from .. import _flags
 
@@ -96,3 +99,34 @@ def _read(path: str) -> str | None:
             return f.read()
     except OSError:
         return None
+
+
+# -- a corrupt cache entry is rebuilt, not fatal -------------------------------------------------
+# Numba loads a cached kernel by unpickling its index and data files; one truncated or
+# corrupt file (a killed process, a full disk) would make every later run that needs the
+# kernel fail with UnpicklingError. A failed load now warns, empties that function's index
+# and compiles again (the new entry is saved as usual; Numba writes files atomically).
+
+def _install_cache_recovery() -> None:
+    load = caching.Cache.load_overload
+    if getattr(load, "_jtorch_recovers", False):
+        return
+
+    def load_overload(self, sig, target_context):
+        try:
+            return load(self, sig, target_context)
+        except Exception as e:  # noqa: BLE001  (any failure to read an entry: rebuild it)
+            warnings.warn(f"jtorch: the Numba cache entry of {self._name} could not be read "
+                          f"({type(e).__name__}: {e}); compiling it again", RuntimeWarning,
+                          stacklevel=2)
+            try:
+                self._cache_file.flush()
+            except OSError:
+                pass
+            return None
+
+    load_overload._jtorch_recovers = True
+    caching.Cache.load_overload = load_overload
+
+
+_install_cache_recovery()
