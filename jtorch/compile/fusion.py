@@ -28,7 +28,7 @@ from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.registry import OpDef
 from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
-from . import logs, passes
+from . import logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node
 from .graph_module import GraphModule
@@ -89,11 +89,13 @@ def fuse(graph: Graph) -> Graph:
     """A copy of ``graph`` where each group of two or more pointwise nodes over one shape is
     one call of a ``FusedKernel`` (its outputs taken with getitem)."""
     nodes = list(graph.nodes)
+    row_groups = row_fusion.find_groups(nodes, _pointwise)
+    in_rows = {n for g in row_groups for n in g}
     groups: list = []
     cur: list = []
     shape = None
     for n in nodes:
-        if _pointwise(n):
+        if _pointwise(n) and n not in in_rows:
             s = tuple(n.meta["val"].shape)
             if cur and s == shape:
                 cur.append(n)
@@ -110,8 +112,10 @@ def fuse(graph: Graph) -> Graph:
             cur, shape = [], None
     if len(cur) > 1:
         groups.append(cur)
+    groups += row_groups
     if not groups:
         return graph
+    rowset = {id(g) for g in row_groups}
     member = {n: gi for gi, g in enumerate(groups) for n in g}
     g2 = Graph()
     env: dict = {}
@@ -124,7 +128,8 @@ def fuse(graph: Graph) -> Graph:
         group = groups[gi]
         if n is not group[-1]:  # the fused call stands where its last node stood
             continue
-        kernel, ins, outs = _build(group, nodes)
+        kernel, ins, outs = row_fusion.build(group, nodes, _pointwise) if id(group) in rowset \
+            else _build(group, nodes)
         call = g2.call_function(kernel, tuple(env[i] if isinstance(i, Node) else i for i in ins))
         call.meta["val"] = tuple(o.meta["val"] for o in outs)
         for k, o in enumerate(outs):

@@ -178,3 +178,64 @@ def test_passes_merge_common_subexpressions_and_drop_neutral_ops():
     for g, w in zip(got, f(x)):
         _bitwise(g, w)
     assert seen == [["sin", "add", "neg", "neg", "add"]]  # the result's neg(neg) is kept
+
+
+# -- row groups: pointwise ops and reductions over the last dim ------------------------------
+
+def _rows(cf) -> list:
+    from jtorch.compile.row_fusion import RowKernel
+
+    return [n.target for g in _fused_graphs(cf) for n in g.graph.nodes
+            if isinstance(n.target, RowKernel)]
+
+
+def _softmax(x):
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def _layer_norm(x, w, b):
+    mu = x.mean(-1, keepdim=True)
+    d = x - mu
+    var = (d * d).mean(-1, keepdim=True)
+    return d * (var + 1e-5).rsqrt() * w + b
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 33), (300, 512)])
+def test_row_groups_compute_softmax_and_layer_norm(shape):
+    x = jtorch.randn(*shape) * 4
+    w, b = jtorch.randn(shape[-1]), jtorch.randn(1, shape[-1])
+    for f, args in ((_softmax, (x,)), (_layer_norm, (x, w, b))):
+        cf = jtorch.compile(f)
+        np.testing.assert_allclose(cf(*args).numpy(), f(*args).numpy(), rtol=2e-6, atol=2e-6)
+        assert len(_rows(cf)) == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_row_reductions_match_eager(dtype):
+    d = getattr(jtorch, dtype)
+    x = (jtorch.randn(6, 9) * 5).to(d)
+    fs = [lambda x: (x * 2).sum(-1), lambda x: (x + 1).amax(1, keepdim=True) - x.amin(-1, True),
+          lambda x: (x * x).sum(dim=-1) + 1, lambda x: (x - 1).prod(-1)]
+    if dtype != "int64":
+        fs.append(lambda x: (x * 3).mean(-1, keepdim=True) * x)
+    for f in fs:
+        cf = jtorch.compile(f)
+        got, want = cf(x), f(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        assert _rows(cf)
+
+
+def test_row_groups_propagate_nan_and_fall_back_where_they_must():
+    x = jtorch.randn(4, 6)
+    x[1, 2] = float("nan")
+    cf = jtorch.compile(_softmax)
+    np.testing.assert_array_equal(np.isnan(cf(x).numpy()), np.isnan(_softmax(x).numpy()))
+    for y in (x.t().contiguous().t(), x.requires_grad_()):  # strided; autograd
+        np.testing.assert_allclose(cf(y).detach().numpy(), _softmax(y).detach().numpy(),
+                                   rtol=2e-6, atol=2e-6)
+    with pytest.raises(IndexError, match="non-zero size"):  # empty rows: eager's error
+        cf(jtorch.randn(4, 0))
+    f = lambda x: (x * 2).sum(-1) + 1
+    _bitwise(jtorch.compile(f)(jtorch.randn(4, 0)), f(jtorch.randn(4, 0)))  # the identity

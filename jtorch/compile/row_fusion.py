@@ -1,0 +1,301 @@
+"""Row fusion: pointwise ops and reductions over the last dim, one row at a time.
+
+A row group is a run of nodes over one shape ``S = (..., C)``: pointwise ops over ``S``,
+reductions (sum, mean, amax, amin, prod) of such values over the last dim, and pointwise ops
+on those per-row results, which full ops may read again (keepdim). Softmax's ``x - max``,
+``exp``, ``sum``, ``/``, layer norm's mean and variance, a loss's row sums: each becomes one
+kernel that reads its inputs once per row and keeps the row in L1 between its passes.
+
+Pointwise lines use eager's scalars and dtype rules (bitwise eager for those values);
+reductions accumulate float32 in float64 (as eager's ``wide`` reductions) and agree with
+eager within rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _allocator, _flags, dispatch
+from .._threads import use_parallel
+from ..kernels import fastmath_fingerprint
+from ..kernels.cpu import calls
+from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
+from ..kernels.cpu.reduce import literal
+from ..kernels.source import fingerprint, load
+from ..tensor import Tensor
+from . import logs
+from .graph import Graph, Node
+from .graph_module import GraphModule
+
+_REDUCTIONS = frozenset(["sum", "mean", "amax", "amin", "prod"])
+
+
+def _vals(args) -> list:
+    return [a.meta.get("val") if isinstance(a, Node) else a for a in args]
+
+
+def _shape(n) -> tuple | None:
+    v = n.meta.get("val") if isinstance(n, Node) else None
+    return tuple(v.shape) if isinstance(v, Tensor) else None
+
+
+def _last_dim(dim, nd: int) -> bool:
+    if isinstance(dim, (tuple, list)):
+        if len(dim) != 1:
+            return False
+        dim = dim[0]
+    return isinstance(dim, int) and nd > 0 and dim in (-1, nd - 1)
+
+
+def reduction(n: Node, pointwise) -> tuple | None:
+    """(operand shape S, keepdim) when ``n`` reduces a value over its last dim, else None."""
+    t = n.target
+    if n.op != "call_function" or getattr(t, "name", None) not in _REDUCTIONS or \
+            getattr(t, "meta", 1) is None or len(n.args) != 1 or not isinstance(n.args[0], Node):
+        return None
+    kw = n.kwargs
+    s = _shape(n.args[0])
+    if s is None or not _last_dim(kw.get("dim"), len(s)) or kw.get("dtype") is not None or \
+            set(kw) - {"dim", "keepdim", "dtype"} or n.meta.get("grad_enabled") is not None:
+        return None
+    val = n.meta.get("val")
+    if not isinstance(val, Tensor) or val.dtype.name not in ("int64", "float32", "float64") or \
+            n.args[0].meta["val"].dtype is not val.dtype:
+        return None
+    return s, bool(kw.get("keepdim", False))
+
+
+def role(n: Node, S: tuple, pointwise) -> str | None:
+    """How ``n`` fits a row group over ``S``: "full", "row" or "reduce" (None: it does not)."""
+    r = reduction(n, pointwise)
+    if r is not None:
+        return "reduce" if r[0] == S else None
+    if not pointwise(n):
+        return None
+    out = _shape(n)
+    R1, R0 = S[:-1] + (1,), S[:-1]
+    shapes = [_shape(a) for a in n.args if isinstance(a, Node)]
+    if out == S:
+        return "full" if all(s in (S, R1) or _one(s) or _across(s, S) for s in shapes) else None
+    if out in (R1, R0):
+        return "row" if all(s == out or _one(s) for s in shapes) else None
+    return None
+
+
+def _across(s, S: tuple) -> bool:
+    """A value per column, the same for every row (a bias or a weight: ``(C,)``, ``(1, C)``)."""
+    return s is not None and 0 < len(s) <= len(S) and s[-1] == S[-1] and _one(s[:-1])
+
+
+def _one(s) -> bool:
+    if s is None:
+        return False
+    n = 1
+    for d in s:
+        n *= d
+    return n == 1
+
+
+def find_groups(nodes: list, pointwise) -> list:
+    """Runs of nodes that make a row group with at least one reduction (in program order)."""
+    groups, cur, S = [], [], None
+
+    def close():
+        if len(cur) > 1 and any(reduction(n, pointwise) for n in cur):
+            groups.append(list(cur))
+
+    for n in nodes:
+        if n.op in ("placeholder", "get_attr"):
+            continue
+        if cur and role(n, S, pointwise):
+            cur.append(n)
+            continue
+        if cur and n.op == "call_function" and not any(a in cur for a in n.all_input_nodes) \
+                and role(n, S, pointwise) is None and not reduction(n, pointwise) \
+                and not pointwise(n):
+            continue  # an unrelated node between two members: the group stays open
+        close()
+        cur, S = [], None
+        r = reduction(n, pointwise)
+        if r is not None and len(r[0]) >= 1:
+            cur, S = [n], r[0]
+        elif pointwise(n) and _shape(n):
+            cur, S = [n], _shape(n)
+    close()
+    return groups
+
+
+def build(group: list, nodes: list, pointwise):
+    """(RowKernel, its operands, its outputs) for a row group."""
+    first_red = next(n for n in group if reduction(n, pointwise))
+    S = reduction(first_red, pointwise)[0]
+    gs = set(group)
+    later = nodes[nodes.index(group[-1]) + 1:]
+    outs = [n for n in group if any(u not in gs for u in n.users) or
+            any(n in u.all_input_nodes for u in later if u.op == "output")]
+    kinds = {n: role(n, S, pointwise) for n in group}
+    ins: list = []
+    index: dict = {}
+    # per operand: "f" full, "r" one value per row, "b" one value per column (a bias), "s" one
+    # value, "" a Python scalar
+    in_kind: list = []
+    out_of = {o: j for j, o in enumerate(outs)}
+
+    def ref(a) -> str:
+        if isinstance(a, Node) and a in gs:
+            return f"v{group.index(a)}" if kinds[a] != "full" else f"{dst(a)}[i]"
+        key = ("n", a) if isinstance(a, Node) else ("s", type(a), a)
+        if key not in index:
+            index[key] = len(ins)
+            ins.append(a)
+            s = _shape(a) if isinstance(a, Node) else None
+            in_kind.append("" if s is None else "f" if s == S else "s" if _one(s) else
+                           "r" if s in (S[:-1] + (1,), S[:-1]) else "b")
+        j = index[key]
+        k = in_kind[j]
+        return f"x{j}[i]" if k in ("f", "b") else f"c{j}" if k in ("r", "s") else f"in{j}"
+
+    def dst(n) -> str:
+        return f"o{out_of[n]}" if n in out_of else f"t{group.index(n)}"
+
+    consts, scratch, steps, row_stores = {}, [], [], []
+    for k, n in enumerate(group):
+        op = n.target
+        if kinds[n] == "reduce":
+            val = n.meta["val"]
+            res = val.dtype.name
+            acc = "float64" if res == "float32" and op.wide else res
+            consts[f"_c_{op.name}"] = f"scalar_of({op.name!r}, 'combine')"
+            ident = literal(op.identity, acc)
+            a = ref(n.args[0])
+            A, cmb = _NP_CTOR[acc], f"_c_{op.name}"
+            # eight independent accumulators: one chain of dependent adds would wait on the
+            # add latency at every element; these vectorise
+            lanes = [f"a{q}" for q in range(8)]
+            steps += [f"{', '.join(lanes)} = " + ", ".join([f"{A}({ident})"] * 8),
+                      "for i0 in range(0, C - C % 8, 8):",
+                      *[f"    a{q} = {cmb}(a{q}, {A}({a.replace('[i]', f'[i0 + {q}]')}))"
+                        for q in range(8)],
+                      (f"acc = {cmb}({cmb}({cmb}(a0, a1), {cmb}(a2, a3)), "
+                       f"{cmb}({cmb}(a4, a5), {cmb}(a6, a7)))"),
+                      "for i in range(C - C % 8, C):",
+                      f"    acc = {cmb}(acc, {A}({a}))"]
+            if op.post is not None:
+                consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
+                steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
+            else:
+                steps.append(f"v{k} = {_NP_CTOR[res]}(acc)")
+        else:
+            _, compute, result = dispatch.resolve_dtypes(op, tuple(_vals(n.args)))
+            which = scalar_variant(op, compute.name)
+            fname = f"_f_{op.name}_{which}"
+            consts[fname] = f"scalar_of({op.name!r}, {which!r})"
+            ci, co = _NP_CTOR[compute.name], _NP_CTOR[result.name]
+            args = ", ".join(f"{ci}({ref(a)})" for a in n.args)
+            if kinds[n] == "full":
+                if n not in out_of:
+                    scratch.append(f"t{k} = np.empty(C, {co})")
+                steps += ["for i in range(C):", f"    {dst(n)}[i] = {co}({fname}({args}))"]
+            else:
+                steps.append(f"v{k} = {co}({fname}({args}))")
+        if n in out_of and kinds[n] != "full":
+            row_stores.append(f"out{out_of[n]}[r] = v{k}")
+    names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
+    sig = ", ".join(names)
+    fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
+                                      n.target.post) if f is not None]
+    desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
+    rows = [f"x{j} = in{j}[base:base + C]" for j, k in enumerate(in_kind) if k == "f"]
+    rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
+    rows += [f"o{j} = out{j}[base:base + C]" for j, o in enumerate(outs) if kinds[o] == "full"]
+    lines = [f"# fused row group over the last dim: {desc}",
+             f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
+             "import numpy as np",
+             "from numba import njit, prange",
+             "from jtorch.kernels.cpu.calls import outlined",
+             "from jtorch.kernels.registry import scalar_of",
+             *[f"{k} = {v}" for k, v in consts.items()],
+             "",
+             "@njit(cache=True, nogil=True, error_model='numpy')",
+             f"def serial({sig}, r_lo, r_hi, C):",
+             *[f"    {x}" for x in scratch],
+             *[f"    c{j} = in{j}[0]" for j, k in enumerate(in_kind) if k == "s"],
+             *[f"    x{j} = in{j}" for j, k in enumerate(in_kind) if k == "b"],
+             "    for r in range(r_lo, r_hi):",
+             "        base = r * C",
+             *[f"        {x}" for x in rows + steps + row_stores],
+             "",
+             "_call = outlined(serial)",
+             "",
+             "@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
+             f"def parallel({sig}, rows, C):",
+             "    nc = min(rows, 64, max(2, rows * C // 8192))",
+             "    for c in prange(nc):",
+             f"        _call({sig}, c * rows // nc, (c + 1) * rows // nc, C)",
+             ""]
+    return RowKernel("\n".join(lines), group, ins, in_kind, outs, kinds, S), ins, outs
+
+
+class RowKernel:
+    """One row group: call it with the group's operands; it returns the group's outputs."""
+
+    def __init__(self, source: str, group: list, ins: list, in_kind: list, outs: list,
+                 kinds: dict, S: tuple) -> None:
+        self.source = source
+        self.names = [n.name for n in group]
+        self.in_kind = in_kind
+        self.out_dtypes = [o.meta["val"].dtype for o in outs]
+        self.out_rank = [(kinds[o], len(o.meta["val"].shape)) for o in outs]
+        self.rank = len(S)
+        self.__name__ = "rows_" + "_".join(self.names)[:60]
+        self._mod = None
+        sub = Graph()
+        phs = [sub.placeholder(f"in{j}") for j in range(len(ins))]
+        env = {a: phs[j] for j, a in enumerate(ins) if isinstance(a, Node)}
+        for n in group:
+            env[n] = sub.node_copy(n, lambda a: env[a])
+        sub.output(tuple(env[o] for o in outs))
+        self._eager = GraphModule(None, sub)
+
+    def __call__(self, *args):
+        grad = dispatch.grad_state.enabled
+        S = None
+        for a, k in zip(args, self.in_kind):
+            if k == "f":
+                S = a._a.shape
+                break
+        if S is None or len(S) != self.rank:
+            return self._eager(*args)
+        R1, R0 = S[:-1] + (1,), S[:-1]
+        flat = list(args)
+        for j, (a, k) in enumerate(zip(args, self.in_kind)):
+            if not k:
+                continue
+            arr = a._a
+            if arr.__class__ is not np.ndarray or (grad and a._requires_grad) or \
+                    not arr.flags.c_contiguous or arr.dtype == np.float16 or \
+                    (k == "f" and arr.shape != S) or (k == "r" and arr.shape not in (R1, R0)) or \
+                    (k == "s" and arr.size != 1) or (k == "b" and not _across(arr.shape, S)):
+                return self._eager(*args)
+            flat[j] = arr.reshape(-1)
+        C = S[-1]
+        rows = 1
+        for d in R0:
+            rows *= d
+        outs = [_allocator.empty(S if kind == "full" else R1 if rk == len(S) else R0, d.np)
+                for (kind, rk), d in zip(self.out_rank, self.out_dtypes)]
+        if rows and C:
+            if self._mod is None:
+                self._mod = load("jt_rows", self.source)
+                logs.log("kernels", f"{self.__name__} ({self._mod.__file__}):\n{self.source}")
+            flats = [o.reshape(-1) for o in outs]
+            if rows > 1 and rows * C >= _flags.GRAIN_SIZE and use_parallel(rows * C):
+                self._mod.parallel(*flats, *flat, rows, C)
+            else:
+                self._mod.serial(*flats, *flat, 0, rows, C)
+        elif rows and not C:
+            return self._eager(*args)  # empty rows: the reductions' identities and errors
+        return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])
+
+    def __repr__(self) -> str:
+        return f"RowKernel({', '.join(self.names)})"
