@@ -158,10 +158,43 @@ def build(group: list, nodes: list, pointwise):
     def dst(n) -> str:
         return f"o{out_of[n]}" if n in out_of else f"t{group.index(n)}"
 
-    consts, scratch, steps, row_stores = {}, [], [], []
+    # Consecutive full ops share one loop over the row (their values in registers; a value a
+    # later loop or a reduction reads goes to a scratch row); each reduction is a helper over
+    # the row, compiled to vectorise its accumulation.
+    consts, scratch, steps, row_stores, helpers = {}, [], [], [], []
+    fulls = [n for n in group if kinds[n] == "full"]
+    seg_of: dict = {}
+    seg = 0
+    for n in group:
+        if kinds[n] == "full":
+            seg_of[n] = seg
+        else:
+            seg += 1
+    needs_row = {n for n in fulls if n in out_of or any(
+        u in gs and (kinds[u] != "full" or seg_of[u] != seg_of[n]) for u in n.users)}
+    pending: list = []
+
+    def full_ref(a, local: set) -> str:
+        return f"w{group.index(a)}" if a in local else ref(a)
+
+    def flush() -> None:
+        if not pending:
+            return
+        local: set = set()
+        body = []
+        for k, n, fname, ci, co in pending:
+            args = ", ".join(f"{ci}({full_ref(a, local)})" for a in n.args)
+            body.append(f"w{k} = {co}({fname}({args}))")
+            local.add(n)
+            if n in needs_row:
+                body.append(f"{dst(n)}[i] = w{k}")
+        steps.extend(["for i in range(C):", *[f"    {b}" for b in body]])
+        pending.clear()
+
     for k, n in enumerate(group):
         op = n.target
         if kinds[n] == "reduce":
+            flush()
             val = n.meta["val"]
             res = val.dtype.name
             acc = "float64" if res == "float32" and op.wide else res
@@ -169,17 +202,16 @@ def build(group: list, nodes: list, pointwise):
             ident = literal(op.identity, acc)
             a = ref(n.args[0])
             A, cmb = _NP_CTOR[acc], f"_c_{op.name}"
-            # eight independent accumulators: one chain of dependent adds would wait on the
-            # add latency at every element; these vectorise
-            lanes = [f"a{q}" for q in range(8)]
-            steps += [f"{', '.join(lanes)} = " + ", ".join([f"{A}({ident})"] * 8),
-                      "for i0 in range(0, C - C % 8, 8):",
-                      *[f"    a{q} = {cmb}(a{q}, {A}({a.replace('[i]', f'[i0 + {q}]')}))"
-                        for q in range(8)],
-                      (f"acc = {cmb}({cmb}({cmb}(a0, a1), {cmb}(a2, a3)), "
-                       f"{cmb}({cmb}(a4, a5), {cmb}(a6, a7)))"),
-                      "for i in range(C - C % 8, C):",
-                      f"    acc = {cmb}(acc, {A}({a}))"]
+            # a helper compiled with ``reassoc`` (as eager's softmax rows): the accumulation
+            # vectorises; the scalar math of the other loops keeps its strict order
+            helpers.append([
+                "@njit(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc'})",
+                f"def _red{k}(row):",
+                f"    acc = {A}({ident})",
+                "    for j in range(row.size):",
+                f"        acc = {cmb}(acc, {A}(row[j]))",
+                "    return acc", ""])
+            steps.append(f"acc = _red{k}({a[:-3] if a.endswith('[i]') else a})")
             if op.post is not None:
                 consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
                 steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
@@ -191,15 +223,17 @@ def build(group: list, nodes: list, pointwise):
             fname = f"_f_{op.name}_{which}"
             consts[fname] = f"scalar_of({op.name!r}, {which!r})"
             ci, co = _NP_CTOR[compute.name], _NP_CTOR[result.name]
-            args = ", ".join(f"{ci}({ref(a)})" for a in n.args)
             if kinds[n] == "full":
-                if n not in out_of:
+                if n in needs_row and n not in out_of:
                     scratch.append(f"t{k} = np.empty(C, {co})")
-                steps += ["for i in range(C):", f"    {dst(n)}[i] = {co}({fname}({args}))"]
+                pending.append((k, n, fname, ci, co))
             else:
+                flush()
+                args = ", ".join(f"{ci}({ref(a)})" for a in n.args)
                 steps.append(f"v{k} = {co}({fname}({args}))")
         if n in out_of and kinds[n] != "full":
             row_stores.append(f"out{out_of[n]}[r] = v{k}")
+    flush()
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
@@ -216,6 +250,7 @@ def build(group: list, nodes: list, pointwise):
              "from jtorch.kernels.registry import scalar_of",
              *[f"{k} = {v}" for k, v in consts.items()],
              "",
+             *[line for h in helpers for line in h],
              "@njit(cache=True, nogil=True, error_model='numpy')",
              f"def serial({sig}, r_lo, r_hi, C):",
              *[f"    {x}" for x in scratch],
