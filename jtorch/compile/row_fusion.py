@@ -211,7 +211,7 @@ def build(group: list, nodes: list, pointwise):
                 "    for j in range(row.size):",
                 f"        acc = {cmb}(acc, {A}(row[j]))",
                 "    return acc", ""])
-            steps.append(f"acc = _red{k}({a[:-3] if a.endswith('[i]') else a})")
+            steps.append(f"acc = _red{k}({a.removesuffix('[i]')})")
             if op.post is not None:
                 consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
                 steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
