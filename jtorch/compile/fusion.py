@@ -30,8 +30,8 @@ from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
 from . import logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
-from .graph import Graph, Node
-from .graph_module import GraphModule
+from .graph import Graph, Node, arg_vals
+from .graph_module import GraphModule, subgraph_module
 
 _TENSOR = Tensor
 _NDARRAY = np.ndarray
@@ -71,7 +71,7 @@ def _pointwise(n: Node) -> bool:
     if not isinstance(val, Tensor) or val.dtype.name not in _FUSABLE:
         return False
     try:
-        _, compute, result = dispatch.resolve_dtypes(t, tuple(_vals(n.args)))
+        _, compute, result = dispatch.resolve_dtypes(t, tuple(arg_vals(n.args)))
     except Exception:  # noqa: BLE001  (eager would raise here too: leave it to eager)
         return False
     if compute.name not in _FUSABLE or result is not val.dtype:
@@ -79,10 +79,6 @@ def _pointwise(n: Node) -> bool:
     if t.int_div and compute.category < 2:  # integer division raises: eager's loops
         return False
     return all(isinstance(a, (Node, bool, int, float)) for a in n.args)
-
-
-def _vals(args) -> list:
-    return [a.meta.get("val") if isinstance(a, Node) else a for a in args]
 
 
 def fuse(graph: Graph) -> Graph:
@@ -171,7 +167,7 @@ def _build(group: list, nodes: list):
     plan, consts = [], {}
     for k, n in enumerate(group):
         op = n.target
-        _, compute, result = dispatch.resolve_dtypes(op, tuple(_vals(n.args)))
+        _, compute, result = dispatch.resolve_dtypes(op, tuple(arg_vals(n.args)))
         which = scalar_variant(op, compute.name)
         fname = f"_f_{op.name}_{which}"
         consts[fname] = f"scalar_of({op.name!r}, {which!r})"
@@ -304,13 +300,7 @@ class FusedKernel:
         self._mods: dict = {}  # operand layouts -> the loaded kernel module
         self._layouts: dict = {}  # operand shapes -> (result shape, rows, inner, layouts)
         # the group's nodes, run one by one when an operand does not fit the fused loop
-        sub = Graph()
-        phs = [sub.placeholder(f"in{j}") for j in range(len(ins))]
-        env = {a: phs[j] for j, a in enumerate(ins) if isinstance(a, Node)}
-        for n in group:
-            env[n] = sub.node_copy(n, lambda a: env[a])
-        sub.output(tuple(env[o] for o in outs))
-        self._eager = GraphModule(None, sub)
+        self._eager = subgraph_module(group, ins, outs)
 
     @property
     def source(self) -> str:

@@ -344,6 +344,11 @@ class _InsertPoint:
 
 # -- helpers ---------------------------------------------------------------------------------
 
+def arg_vals(args) -> list:
+    """The traced values of arguments (``meta["val"]`` of nodes, other values as they are)."""
+    return [a.meta.get("val") if isinstance(a, Node) else a for a in args]
+
+
 def map_arg(a, fn: Callable):
     """Apply ``fn`` to every Node inside ``a`` (nested tuples, lists, dicts, slices)."""
     if isinstance(a, Node):

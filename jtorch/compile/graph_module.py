@@ -215,6 +215,19 @@ class GraphModule(Module):
         return f"{type(self).__name__}()\n\n\n\n{self._code}"
 
 
+def subgraph_module(nodes: list, inputs: list, outputs: list) -> GraphModule:
+    """The nodes of a group as a module of their own: ``inputs`` (nodes, or Python values
+    standing in the group's calls) become placeholders ``in0``, ``in1``..., ``outputs`` its
+    results (the eager path of a fused kernel)."""
+    sub = Graph()
+    phs = [sub.placeholder(f"in{j}") for j in range(len(inputs))]
+    env = {a: phs[j] for j, a in enumerate(inputs) if isinstance(a, Node)}
+    for n in nodes:
+        env[n] = sub.node_copy(n, lambda a: env[a])
+    sub.output(tuple(env[o] for o in outputs))
+    return GraphModule(None, sub)
+
+
 def _copy_attr(src, dst, qualname: str) -> None:
     *path, last = qualname.split(".")
     for p in path:

@@ -24,14 +24,10 @@ from ..kernels.cpu.reduce import literal
 from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
 from . import logs
-from .graph import Graph, Node
-from .graph_module import GraphModule
+from .graph import Node, arg_vals
+from .graph_module import subgraph_module
 
 _REDUCTIONS = frozenset(["sum", "mean", "amax", "amin", "prod"])
-
-
-def _vals(args) -> list:
-    return [a.meta.get("val") if isinstance(a, Node) else a for a in args]
 
 
 def _shape(n) -> tuple | None:
@@ -218,7 +214,7 @@ def build(group: list, nodes: list, pointwise):
             else:
                 steps.append(f"v{k} = {_NP_CTOR[res]}(acc)")
         else:
-            _, compute, result = dispatch.resolve_dtypes(op, tuple(_vals(n.args)))
+            _, compute, result = dispatch.resolve_dtypes(op, tuple(arg_vals(n.args)))
             which = scalar_variant(op, compute.name)
             fname = f"_f_{op.name}_{which}"
             consts[fname] = f"scalar_of({op.name!r}, {which!r})"
@@ -284,13 +280,7 @@ class RowKernel:
         self.rank = len(S)
         self.__name__ = "rows_" + "_".join(self.names)[:60]
         self._mod = None
-        sub = Graph()
-        phs = [sub.placeholder(f"in{j}") for j in range(len(ins))]
-        env = {a: phs[j] for j, a in enumerate(ins) if isinstance(a, Node)}
-        for n in group:
-            env[n] = sub.node_copy(n, lambda a: env[a])
-        sub.output(tuple(env[o] for o in outs))
-        self._eager = GraphModule(None, sub)
+        self._eager = subgraph_module(group, ins, outs)
 
     def __call__(self, *args):
         grad = dispatch.grad_state.enabled
