@@ -83,7 +83,7 @@ class CompiledFunction:
         if e is None:
             return self._miss(key, args, kwargs)
         if e is _TRACED:
-            return self._retrace(key, args, kwargs, self.dynamic is True)[0]
+            return self._retrace(args, kwargs, self.dynamic is True)[0]
         ins = tensor_leaves(kwargs, tensor_leaves(args, [])) if kwargs else \
             tensor_leaves(args, [])
         vals = e.fn(*[ins[i] if i.__class__ is int else i[0] for i in e.inputs])
@@ -127,7 +127,7 @@ class CompiledFunction:
             for k, e in self.entries.items()) or any(
             "_dynamo_dynamic_indices" in x.__dict__
             for x in tensor_leaves(kwargs, tensor_leaves(args, [])))))
-        res, t = self._retrace(key, args, kwargs, symbolic)
+        res, t = self._retrace(args, kwargs, symbolic)
         self.last_key = key
         if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
@@ -138,19 +138,19 @@ class CompiledFunction:
                            f"{key[2]!r}, grad_mode={key[0]}, default_dtype={key[1].name}")
         return res
 
-    def _retrace(self, key, args, kwargs, symbolic: bool = False) -> tuple:
+    def _retrace(self, args, kwargs, symbolic: bool = False) -> tuple:
         """Trace this call (with symbolic sizes if asked): (results, tracer)."""
         try:
-            res, t, _ = self._trace(key, args, kwargs, symbolic=symbolic)
+            res, t, _ = self._trace(args, kwargs, symbolic=symbolic)
         except Exception:
             t = self._tracer
             if t.shape_env is None or t.graphs:
                 raise
             # a trace with symbolic sizes failed before any graph ran: trace with plain ones
-            res, t, _ = self._trace(key, args, kwargs, symbolic=False)
+            res, t, _ = self._trace(args, kwargs, symbolic=False)
         return res, t
 
-    def _trace(self, key, args, kwargs, symbolic: bool = False):
+    def _trace(self, args, kwargs, symbolic: bool = False):
         sources = {}
         names = {}
         leaves = tensor_leaves(kwargs, tensor_leaves(args, []))

@@ -53,7 +53,7 @@ def explain(fn, *extra_args, **extra_kwargs):
         cf = CompiledFunction(base, fullgraph=False, dynamic=None, backend=backends.eager,
                               module=getattr(target, "module", None))
         cf._build_scope()
-        _, t, _ = cf._trace(None, args, kwargs)
+        _, t, _ = cf._trace(args, kwargs)
         out = ExplainOutput()
         for seg in t.graphs:
             gm = getattr(seg, "gm", None)

@@ -65,14 +65,11 @@ def meta_val(t: Tensor) -> Tensor:
     """A standalone meta tensor with ``t``'s geometry, device and requires_grad (node.meta["val"])."""
     a = t._a
     dev = (a.fake or META) if a.__class__ is _META else t.device
-    v = Tensor._make(MetaArray(a.shape, a.dtype, a.strides, _offset(t), None if dev is META else dev),
+    v = Tensor._make(MetaArray(a.shape, a.dtype, a.strides, t.storage_offset(),
+                               None if dev is META else dev),
                      None, t.dtype)
     v._requires_grad = t._requires_grad
     return v
-
-
-def _offset(t: Tensor) -> int:
-    return t.storage_offset()
 
 
 def fake_of(t: Tensor) -> Tensor:
@@ -92,7 +89,6 @@ class Segment:
         self.symbols: list = []  # (symbol name, placeholder node, dim): dynamic sizes
         self.fakes: list = []  # weakrefs to the fakes this graph produced
         self.grad_entry = grad_entry
-        self.nops = 0
 
 
 class Tracer:
@@ -281,7 +277,6 @@ class Tracer:
             dev = common_device(*args) if any(isinstance(x, _TENSOR) for x in args) \
                 else plan.device
         node = seg.graph.call_function(op, node_args, node_kwargs)
-        seg.nops += 1
         if mutates:  # the node writes these inputs (its results are those tensors)
             node.meta["mutates"] = True
             node.meta["mutated"] = mutated
