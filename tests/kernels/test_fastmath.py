@@ -203,7 +203,9 @@ def ulp_errors(y, ref, dtype):
     return err, bad, fin
 
 
-def check(name, x_args, y, ref, dtype):
+def check(name, x_args, y, ref, dtype, vacuous_ok=False):
+    """The max ulp error; ``vacuous_ok`` lets an all-exact chunk pass (an exhaustive sweep's
+    subnormal chunks, where tanh(x) = x): the sweep checks non-vacuity over its whole range."""
     err, bad, fin = ulp_errors(y, ref, dtype)
     assert not bad.any(), (
         f"{name}: nan/inf mismatch at {[a[bad][:5] for a in x_args]}: got {y[bad][:5]}, "
@@ -213,7 +215,7 @@ def check(name, x_args, y, ref, dtype):
     where = [a[fin][i] for a in x_args]
     assert err[i] <= MAX_ULP_OF.get((name, dtype), MAX_ULP), f"{name}: {err[i]:.3f} ulp at {where}: got {y[fin][i]!r}, want {ref[fin][i]!r}"
     # guard against a vacuous comparison
-    assert fin.sum() > 0.5 * y.size and err.max() > 0
+    assert fin.sum() > 0.5 * y.size and (vacuous_ok or err.max() > 0)
     return err[i]
 
 
@@ -742,5 +744,6 @@ def test_unary_float32_exhaustive(name):
         x = np.arange(start, start + (1 << 24), dtype=np.uint64).astype(np.uint32).view(np.float32)
         with np.errstate(all="ignore"):
             ref = ref32(x.astype(np.float64))
-        worst = max(worst, check(name, [x], apply(name, x), ref, np.float32))
+        worst = max(worst, check(name, [x], apply(name, x), ref, np.float32, vacuous_ok=True))
+    assert worst > 0
     print(f"{name} float32 exhaustive max ulp {worst:.3f}")

@@ -72,7 +72,7 @@ Notes
   evaluate one odd polynomial in float64, rounded once: no sin/cos kernel pair to select from and
   no double-word reduction, which made them 1.4x faster than the float32 quadrant form.
 - Exponent arithmetic in vectorised code: Numba types int32 arithmetic as int64, which the
-  vectoriser may then carry in 64-bit lanes; sigmoid builds 2^k from the bits of the
+  vectoriser may then carry in 64-bit lanes; sigmoid and tanh build 2^k from the bits of the
   magic-rounded ``k + MAGIC`` (an add and a shift, which LLVM narrows back to 32 bits) and the
   float32 reduction works in IR-level int32, so both stay at full width.
 - CUDA: the overloads are registered for ``target='generic'`` and use only arithmetic,
