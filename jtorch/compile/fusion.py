@@ -22,13 +22,11 @@ import numpy as np
 
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
-from ..kernels import fastmath_fingerprint
-from ..kernels.cpu import calls
 from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.registry import OpDef
-from ..kernels.source import fingerprint, load
+from ..kernels.source import load
 from ..tensor import Tensor
-from . import logs, passes, row_fusion
+from . import codegen, logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node, arg_vals
 from .graph_module import GraphModule, subgraph_module
@@ -157,7 +155,7 @@ def _build(group: list, nodes: list):
     def buf(n: Node) -> str:
         return f"o{out_of[n]}" if n in out_of else f"t{group.index(n)}"
 
-    # Blocks of 256 elements in L1, cut into segments of at most one expensive op (one whose
+    # Blocks of ``_BLOCK`` elements in L1, cut into segments of at most one expensive op (one whose
     # scalar is a long polynomial: exp, sin, tanh...) plus the cheap ones around it, one loop
     # per segment: each loop vectorises as eager's kernels do, where one loop over a long body
     # can lose the vectoriser to register pressure. Values a later segment reads go through
@@ -200,9 +198,9 @@ def _build(group: list, nodes: list):
         j = index[key]
         return f"@X{j}@" if isinstance(a, Node) and _is_tensor(a) else f"in{j}"
 
-    scratch = [f"t{k} = np.empty(256, {co})" for k, n, _, _, co, _ in plan
+    scratch = [f"t{k} = np.empty({_BLOCK}, {co})" for k, n, _, _, co, _ in plan
                if n in rows_needed and n not in out_of]
-    steps: list = []
+    loops: list = []
     for si, (seg, _) in enumerate(segments):
         def body(fast: bool, seg=seg, si=si) -> list:
             out = []
@@ -214,60 +212,70 @@ def _build(group: list, nodes: list):
                     out.append(f"{buf(n)}[i] = v{k}")
             return out
         _, n0, _, ci0, _, guarded0 = seg[0]
+        guard = None
         if guarded0:
             args0 = ", ".join(f"{ci0}({operand(a, si)})" for a in n0.args)
-            steps += ["good = True", "for i in range(m):",
-                      f"    good &= _ok_{n0.target.name}({args0})",
-                      "if good:", "    for i in range(m):", *[f"        {x}" for x in body(True)],
-                      "else:", "    for i in range(m):", *[f"        {x}" for x in body(False)]]
-        else:
-            steps += ["for i in range(m):", *[f"    {x}" for x in body(False)]]
+            guard = f"_ok_{n0.target.name}({args0})"
+        loops.append((body(False), body(True) if guarded0 else None, guard))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,
                                       n.target.fast_ok) if f is not None]
-    head = [f"# fused pointwise group: {desc}",
-            f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
-            "import numpy as np",
-            "from numba import njit, prange",
-            "from jtorch.kernels.cpu.calls import outlined",
-            "from jtorch.kernels.registry import scalar_of",
-            *[f"{k} = {v}" for k, v in consts.items()]]
+    head = codegen.header(f"fused pointwise group: {desc}", fns, consts)
     tensors = [j for j, a in enumerate(ins) if isinstance(a, Node) and _is_tensor(a)]
-    template = (head, names, scratch, steps, len(outs), tensors)
+    template = (head, names, scratch, loops, len(outs), tensors)
     return FusedKernel(template, group, ins, outs), ins, outs
+
+
+# elements per block: a loop function's call and its values' trip through L1 scratch rows
+# cost little against a block's work
+_BLOCK = 512
 
 
 def kernel_source(template, kinds: str) -> str:
     """The kernel of a group for its tensor operands' layouts ``kinds`` (a letter each, over
     rows x inner of the result): ``f`` full, ``r`` one row broadcast over the rows (a bias),
-    ``c`` one value per row (an (N, 1) operand), ``s`` one value."""
-    head, names, scratch, steps, nout, tensors = template
+    ``c`` one value per row (an (N, 1) operand), ``s`` one value. Each segment is a loop
+    function over one block (``codegen.loop_function``), called per block of each row."""
+    head, names, scratch, loops, nout, tensors = template
     kind = dict(zip(tensors, kinds))
-    body = "\n".join(steps)
-    for j in tensors:
-        body = body.replace(f"@X{j}@", f"x{j}[i]" if kind[j] in "fr" else f"c{j}")
+
+    def sub(lines):
+        if lines is None:
+            return None
+        text = "\n".join(lines)
+        for j in tensors:
+            text = text.replace(f"@X{j}@", f"x{j}[i]" if kind[j] in "fr" else f"c{j}")
+        return text.split("\n")
+
+    funcs, calls_ = [], []
+    for si, (body, fast, guard) in enumerate(loops):
+        body, fast = sub(body), sub(fast)
+        guard = sub([guard])[0] if guard is not None else None
+        params = codegen.names_in(([guard] if guard else []) + body + (fast or []))
+        funcs += codegen.loop_function(f"seg{si}", params, body, guard=guard, fast=fast)
+        calls_.append(f"_seg{si}(m, {', '.join(params)})")
     rows = [f"o{j} = out{j}[base + b:base + b + m]" for j in range(nout)]
     rows += [f"x{j} = in{j}[base + b:base + b + m]" if kind[j] == "f" else f"x{j} = in{j}[b:b + m]"
              for j in tensors if kind[j] in "fr"]
     sig = ", ".join(names)
     lines = [*head, "",
              f"# operand layouts: {kinds}",
-             "@njit(cache=True, nogil=True, error_model='numpy')",
+             *funcs,
+             codegen.NJIT,
              f"def serial({sig}, r_lo, r_hi, j_lo, j_hi, inner):",
              *[f"    {x}" for x in scratch],
              *[f"    c{j} = in{j}[0]" for j in tensors if kind[j] == "s"],
              "    for r in range(r_lo, r_hi):",
              "        base = r * inner",
              *[f"        c{j} = in{j}[r]" for j in tensors if kind[j] == "c"],
-             "        for b in range(j_lo, j_hi, 256):",
-             "            m = min(256, j_hi - b)",
-             *[f"            {x}" for x in rows],
-             *[f"            {x}" for x in body.split("\n")],
+             f"        for b in range(j_lo, j_hi, {_BLOCK}):",
+             f"            m = min({_BLOCK}, j_hi - b)",
+             *[f"            {x}" for x in rows + calls_],
              "",
              "_call = outlined(serial)",
              "",
-             "@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
+             codegen.NJIT_PARALLEL,
              f"def parallel({sig}, rows, inner):",
              "    if rows == 1:  # one long row: chunks of it",
              "        nc = min(64, max(2, inner // 8192))",

@@ -17,13 +17,11 @@ import numpy as np
 
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
-from ..kernels import fastmath_fingerprint
-from ..kernels.cpu import calls
 from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.cpu.reduce import literal
-from ..kernels.source import fingerprint, load
+from ..kernels.source import load
 from ..tensor import Tensor
-from . import logs
+from . import codegen, logs
 from .graph import Node, arg_vals
 from .graph_module import subgraph_module
 
@@ -157,7 +155,7 @@ def build(group: list, nodes: list, pointwise):
     # Consecutive full ops share one loop over the row (their values in registers; a value a
     # later loop or a reduction reads goes to a scratch row); each reduction is a helper over
     # the row, compiled to vectorise its accumulation.
-    consts, scratch, steps, row_stores, helpers = {}, [], [], [], []
+    consts, scratch, steps, row_stores = {}, [], [], []
     fulls = [n for n in group if kinds[n] == "full"]
     seg_of: dict = {}
     seg = 0
@@ -178,15 +176,19 @@ def build(group: list, nodes: list, pointwise):
             return
         local: set = set()
         body = []
+        first = pending[0][0]
         for k, n, fname, ci, co in pending:
             args = ", ".join(f"{ci}({full_ref(a, local)})" for a in n.args)
             body.append(f"w{k} = {co}({fname}({args}))")
             local.add(n)
             if n in needs_row:
                 body.append(f"{dst(n)}[i] = w{k}")
-        steps.extend(["for i in range(C):", *[f"    {b}" for b in body]])
+        params = codegen.names_in(body)
+        loops.extend(codegen.loop_function(f"seg{first}", params, body, n="C"))
+        steps.append(f"_seg{first}(C, {', '.join(params)})")
         pending.clear()
 
+    loops: list = []  # the loop functions' lines (each named after its first node)
     for k, n in enumerate(group):
         op = n.target
         if kinds[n] == "reduce":
@@ -195,19 +197,14 @@ def build(group: list, nodes: list, pointwise):
             res = val.dtype.name
             acc = "float64" if res == "float32" and op.wide else res
             consts[f"_c_{op.name}"] = f"scalar_of({op.name!r}, 'combine')"
-            ident = literal(op.identity, acc)
-            a = ref(n.args[0])
             A, cmb = _NP_CTOR[acc], f"_c_{op.name}"
-            # a helper compiled with ``reassoc`` (as eager's softmax rows): the accumulation
-            # vectorises; the scalar math of the other loops keeps its strict order
-            helpers.append([
-                "@njit(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc'})",
-                f"def _red{k}(row):",
-                f"    acc = {A}({ident})",
-                "    for j in range(row.size):",
-                f"        acc = {cmb}(acc, {A}(row[j]))",
-                "    return acc", ""])
-            steps.append(f"acc = _red{k}({a.removesuffix('[i]')})")
+            body = [f"acc = {cmb}(acc, {A}({ref(n.args[0])}))"]
+            params = codegen.names_in(body)
+            # compiled with ``reassoc`` (as eager's softmax rows): the accumulation vectorises
+            loops.extend(codegen.loop_function(
+                f"seg{k}", params, body, n="C", ret="acc",
+                init=[f"acc = {A}({literal(op.identity, acc)})"], decorator=codegen.NJIT_REASSOC))
+            steps.append(f"acc = _seg{k}(C, {', '.join(params)})")
             if op.post is not None:
                 consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
                 steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
@@ -238,16 +235,10 @@ def build(group: list, nodes: list, pointwise):
     rows = [f"x{j} = in{j}[base:base + C]" for j, k in enumerate(in_kind) if k == "f"]
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
     rows += [f"o{j} = out{j}[base:base + C]" for j, o in enumerate(outs) if kinds[o] == "full"]
-    lines = [f"# fused row group over the last dim: {desc}",
-             f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
-             "import numpy as np",
-             "from numba import njit, prange",
-             "from jtorch.kernels.cpu.calls import outlined",
-             "from jtorch.kernels.registry import scalar_of",
-             *[f"{k} = {v}" for k, v in consts.items()],
+    lines = [*codegen.header(f"fused row group over the last dim: {desc}", fns, consts),
              "",
-             *[line for h in helpers for line in h],
-             "@njit(cache=True, nogil=True, error_model='numpy')",
+             *loops,
+             codegen.NJIT,
              f"def serial({sig}, r_lo, r_hi, C):",
              *[f"    {x}" for x in scratch],
              *[f"    c{j} = in{j}[0]" for j, k in enumerate(in_kind) if k == "s"],
@@ -258,7 +249,7 @@ def build(group: list, nodes: list, pointwise):
              "",
              "_call = outlined(serial)",
              "",
-             "@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
+             codegen.NJIT_PARALLEL,
              f"def parallel({sig}, rows, C):",
              "    nc = min(rows, 64, max(2, rows * C // 8192))",
              "    for c in prange(nc):",
