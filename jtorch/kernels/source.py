@@ -72,11 +72,8 @@ def load(prefix: str, source: str) -> ModuleType:
     if mod is not None:
         return mod
     path = os.path.join(kernel_dir(), name + ".py")
-    if not os.path.exists(path) or _read(path) != source:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
+    if _read(path) != source:
+        _write_once(path, source)
     if _flags.DEBUG >= 4:
         print(f"[jtorch] kernel {name} ({path}):\n{source}", file=sys.stderr)
     if _flags.DUMP_DIR:
@@ -91,6 +88,25 @@ def load(prefix: str, source: str) -> ModuleType:
     spec.loader.exec_module(mod)
     _modules[name] = mod
     return mod
+
+
+def _write_once(path: str, source: str) -> None:
+    """Create ``path`` holding ``source`` unless another process just did. Numba keys its cache
+    entries by the source file's mtime: rewriting an identical file would make every entry of
+    it stale, so an existing file is only replaced when it differs (a truncated write)."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    try:
+        os.link(tmp, path)  # atomic create-if-absent
+    except FileExistsError:
+        if _read(path) != source:
+            os.replace(tmp, path)
+            return
+    except OSError:  # a file system without hard links
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def _read(path: str) -> str | None:

@@ -1,0 +1,89 @@
+"""Golden text of the "numba" backend's generated kernels for a few representative graphs:
+a diff in review shows what a change to fusion or row fusion does to the code that runs.
+Compared with tests/compile/golden/<name>.kernel.txt; ``JTORCH_RECORD_GOLDEN=1`` rewrites
+them.
+
+The ``# scalar sources <hash>`` line is masked: it hashes the files that define the inlined
+scalar functions (every op definition module, the fastmath package, calls.py) so that their
+edits reach the disk cache, and it would change the goldens on every such edit while the
+generated code stays the same."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+import jtorch
+from jtorch.compile.fusion import FusedKernel
+from jtorch.compile.row_fusion import RowKernel
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+_FINGERPRINT = re.compile(r"^(# scalar sources )([0-9a-f]{16})$", re.MULTILINE)
+
+
+def _kernels(cf) -> list:
+    """The fused kernels of a compiled function's graphs, in graph order."""
+    gms = [fn.__self__ for fn, _ in cf.pieces.values() if hasattr(fn, "__self__")]
+    return [n.target for gm in gms for n in gm.graph.nodes
+            if isinstance(n.target, (FusedKernel, RowKernel))]
+
+
+def _golden(name: str, src: str) -> None:
+    """Compare ``src``, its fingerprint masked, with golden/<name>.kernel.txt."""
+    assert len(_FINGERPRINT.findall(src)) == 1, src
+    text = _FINGERPRINT.sub(r"\1<fingerprint>", src)
+    path = os.path.join(GOLDEN, name + ".kernel.txt")
+    if os.environ.get("JTORCH_RECORD_GOLDEN"):
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    with open(path) as f:
+        assert text == f.read()
+
+
+def _bias_chain(x, b):
+    return ((x * b).exp() + b) * 0.5
+
+
+def _sin(x):
+    return x.sin() * 2 + 1
+
+
+def _softmax(x):
+    e = (x - x.amax(dim=-1, keepdim=True)).exp()
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _two_outputs(x, y):
+    t = x * y + 1
+    return t, (t * t).relu()
+
+
+_CASES = {
+    # name: (function, operand shapes, kernel class, operand layouts of a fused kernel)
+    "bias_chain": (_bias_chain, [(4, 8), (8,)], FusedKernel, "fr"),
+    "guarded_sin": (_sin, [(8,)], FusedKernel, "f"),
+    "softmax_rows": (_softmax, [(4, 8)], RowKernel, None),
+    "two_outputs": (_two_outputs, [(8,), (8,)], FusedKernel, "ff"),
+}
+
+
+@pytest.mark.parametrize("name", list(_CASES))
+def test_generated_kernel_source_matches_golden(name):
+    fn, shapes, cls, kinds = _CASES[name]
+    args = [jtorch.randn(*s) for s in shapes]
+    cf = jtorch.compile(fn)
+    cf(*args)
+    (k,) = _kernels(cf)
+    assert isinstance(k, cls)
+    if cls is FusedKernel:
+        assert list(k._mods) == [kinds]  # the layout the call ran with
+        src = k.source_for(kinds)
+    else:
+        src = k.source
+    compile(src, f"<{name} kernel>", "exec")  # valid Python
+    head = src.splitlines()[0]
+    assert head.startswith("# fused") and all(n in head for n in k.names), head
+    _golden(name, src)
