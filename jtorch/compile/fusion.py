@@ -46,7 +46,8 @@ _FUSABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "floa
 def numba_backend(gm: GraphModule, example_inputs):
     """torch's backend contract: ``(gm, example_inputs) -> callable``."""
     try:
-        gm = functionalize(gm) if _mutates(gm.graph) else gm
+        # a module of its own: the passes rewrite its graph and hold folded constants on it
+        gm = functionalize(gm) if _mutates(gm.graph) else GraphModule(gm, gm.graph.copy())
     except NotFunctionalizable:
         return gm.forward
     fused = GraphModule(gm, fuse(passes.run(gm.graph)))

@@ -208,6 +208,16 @@ class Graph:
         new.meta = dict(node.meta)
         return new
 
+    def copy(self) -> Graph:
+        """A new graph of copies of these nodes (their meta shared shallowly): a pass can
+        rewrite it while this one stays as traced (the compile cache compares traced graphs)."""
+        g = Graph()
+        env: dict = {}
+        for n in self.nodes:
+            env[n] = g.node_copy(n, lambda a: env[a])
+        g.symbols = [(s, env[p], d) for s, p, d in self.symbols]
+        return g
+
     def eliminate_dead_code(self) -> bool:
         """Drop nodes nobody uses that have no effect (ops that write their inputs stay)."""
         changed = False
