@@ -22,11 +22,12 @@ import numpy as np
 
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
+from ..kernels import codegen
 from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import codegen, logs, passes, row_fusion
+from . import logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node, arg_vals
 from .graph_module import GraphModule, subgraph_module

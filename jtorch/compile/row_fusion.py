@@ -17,11 +17,12 @@ import numpy as np
 
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
+from ..kernels import codegen
 from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.cpu.reduce import literal
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import codegen, logs
+from . import logs
 from .graph import Node, arg_vals
 from .graph_module import subgraph_module
 

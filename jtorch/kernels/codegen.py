@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from ..kernels import fastmath_fingerprint
-from ..kernels.cpu import calls
-from ..kernels.source import fingerprint
+from . import fastmath_fingerprint
+from .cpu import calls
+from .source import fingerprint
 
 NJIT = "@njit(cache=True, nogil=True, error_model='numpy')"
 NJIT_PARALLEL = "@njit(cache=True, nogil=True, error_model='numpy', parallel=True)"
