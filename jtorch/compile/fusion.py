@@ -23,11 +23,12 @@ import numpy as np
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
 from ..kernels import codegen
-from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
+from ..kernels.codegen import EXPENSIVE
+from ..kernels.cpu.pointwise import _NP_CTOR
 from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import logs, passes, row_fusion
+from . import decompositions, logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node, arg_vals
 from .graph_module import GraphModule, subgraph_module
@@ -35,12 +36,6 @@ from .graph_module import GraphModule, subgraph_module
 _TENSOR = Tensor
 _NDARRAY = np.ndarray
 _F16 = np.dtype(np.float16)
-# ops whose scalar is a long polynomial (a loop of its own in a fused kernel)
-_EXPENSIVE = frozenset(["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
-                        "tan", "tanh", "sigmoid", "sinh", "cosh", "asin", "acos", "atan",
-                        "atan2", "asinh", "acosh", "atanh", "pow", "erf", "erfc", "erfinv",
-                        "gelu", "softplus", "mish", "silu", "hypot", "logit", "lgamma",
-                        "digamma", "fmod", "remainder", "sqrt", "rsqrt", "div", "reciprocal"])
 _FUSABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 
 
@@ -51,6 +46,9 @@ def numba_backend(gm: GraphModule, example_inputs):
         gm = functionalize(gm) if _mutates(gm.graph) else GraphModule(gm, gm.graph.copy())
     except NotFunctionalizable:
         return gm.forward
+    g = decompositions.decompose(gm.graph, decompositions.DEFAULT)
+    if g is not gm.graph:
+        gm = GraphModule(gm, g)
     fused = GraphModule(gm, fuse(passes.run(gm.graph)))
     return fused.forward
 
@@ -168,19 +166,12 @@ def _build(group: list, nodes: list):
     for k, n in enumerate(group):
         op = n.target
         _, compute, result = dispatch.resolve_dtypes(op, tuple(arg_vals(n.args)))
-        which = scalar_variant(op, compute.name)
-        fname = f"_f_{op.name}_{which}"
-        consts[fname] = f"scalar_of({op.name!r}, {which!r})"
-        guarded = which == "scalar" and op.fast_scalar is not None and \
-            compute.name in ("float32", "float64")
-        if guarded:
-            consts[f"_g_{op.name}"] = f"scalar_of({op.name!r}, 'fast_scalar')"
-            consts[f"_ok_{op.name}"] = f"scalar_of({op.name!r}, 'fast_ok')"
-        plan.append((k, n, fname, _NP_CTOR[compute.name], _NP_CTOR[result.name], guarded))
+        plan.append((k, n, compute.name, result.name, _NP_CTOR[result.name],
+                     codegen.guarded(op, compute.name)))
     segments: list = []
     for step in plan:
         n, guarded = step[1], step[5]
-        heavy = guarded or n.target.name in _EXPENSIVE
+        heavy = guarded or n.target.name in EXPENSIVE
         if not segments or guarded or (heavy and segments[-1][1]):
             segments.append([[step], heavy])
         else:
@@ -204,21 +195,20 @@ def _build(group: list, nodes: list):
                if n in rows_needed and n not in out_of]
     loops: list = []
     for si, (seg, _) in enumerate(segments):
-        def body(fast: bool, seg=seg, si=si) -> list:
+        # each op's line as eager's loops have it (codegen.ssa_line)
+        ssa = [(k, n, codegen.ssa_line(n.target, compute, result, f"v{k}",
+                                       [operand(a, si) for a in n.args], consts))
+               for k, n, compute, result, _, _ in seg]
+
+        def body(fast: bool, ssa=ssa) -> list:
             out = []
-            for k, n, fname, ci, co, guarded in seg:
-                args = ", ".join(f"{ci}({operand(a, si)})" for a in n.args)
-                f = f"_g_{n.target.name}" if fast and guarded else fname
-                out.append(f"v{k} = {co}({f}({args}))")
+            for k, n, line in ssa:
+                out.append(line.fast if fast and line.fast else line.line)
                 if n in rows_needed:
                     out.append(f"{buf(n)}[i] = v{k}")
             return out
-        _, n0, _, ci0, _, guarded0 = seg[0]
-        guard = None
-        if guarded0:
-            args0 = ", ".join(f"{ci0}({operand(a, si)})" for a in n0.args)
-            guard = f"_ok_{n0.target.name}({args0})"
-        loops.append((body(False), body(True) if guarded0 else None, guard))
+        guard = ssa[0][2].guard  # the segment's first op, when guarded, opens it
+        loops.append((body(False), body(True) if guard else None, guard))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,

@@ -214,7 +214,11 @@ class Graph:
         g = Graph()
         env: dict = {}
         for n in self.nodes:
-            env[n] = g.node_copy(n, lambda a: env[a])
+            new = env[n] = g.node_copy(n, lambda a: env[a])
+            if "view_of" in new.meta:  # node references in meta: the copy's nodes
+                new.meta["view_of"] = env.get(new.meta["view_of"], new.meta["view_of"])
+            if "mutated" in new.meta:
+                new.meta["mutated"] = [env.get(m, m) for m in new.meta["mutated"]]
         g.symbols = [(s, env[p], d) for s, p, d in self.symbols]
         return g
 

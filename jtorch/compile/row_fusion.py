@@ -18,6 +18,7 @@ import numpy as np
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
 from ..kernels import codegen
+from ..kernels.codegen import EXPENSIVE
 from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
 from ..kernels.cpu.reduce import literal
 from ..kernels.source import load
@@ -114,7 +115,7 @@ def find_groups(nodes: list, pointwise) -> list:
         r = reduction(n, pointwise)
         if r is not None and len(r[0]) >= 1:
             cur, S = [n], r[0]
-        elif pointwise(n) and _shape(n):
+        elif pointwise(n) and _shape(n) and role(n, _shape(n), pointwise) == "full":
             cur, S = [n], _shape(n)
     close()
     return groups
@@ -153,81 +154,106 @@ def build(group: list, nodes: list, pointwise):
     def dst(n) -> str:
         return f"o{out_of[n]}" if n in out_of else f"t{group.index(n)}"
 
-    # Consecutive full ops share one loop over the row (their values in registers; a value a
-    # later loop or a reduction reads goes to a scratch row); each reduction is a helper over
-    # the row, compiled to vectorise its accumulation.
-    consts, scratch, steps, row_stores = {}, [], [], []
-    fulls = [n for n in group if kinds[n] == "full"]
-    seg_of: dict = {}
-    seg = 0
-    for n in group:
-        if kinds[n] == "full":
-            seg_of[n] = seg
-        else:
-            seg += 1
-    needs_row = {n for n in fulls if n in out_of or any(
-        u in gs and (kinds[u] != "full" or seg_of[u] != seg_of[n]) for u in n.users)}
-    pending: list = []
+    # Loops over the row, each a loop function (``codegen``): a reduction's loop computes its
+    # operand from the row's inputs and accumulates it; a last loop writes the full outputs.
+    # Cheap full values (a sub, a mul) are computed again in each loop that reads them, which
+    # costs less than a scratch row's store and load (layer norm reads x three times and
+    # writes only its output, as eager's kernel). An expensive value (exp, tanh) is computed
+    # once: stored to a scratch row (or its output row) by a loop of its own before a loop
+    # that needs it, so a loop computes at most one, and a reduction's loop none (a float64
+    # accumulator would halve its float32 vector width).
+    consts, scratch, steps, row_stores, loops = {}, [], [], [], []
+    stored: set = set()  # full values in a row (scratch or output) by now
+    full_ops: dict = {}  # full node -> (fname, compute ctor, result ctor)
 
-    def full_ref(a, local: set) -> str:
-        return f"w{group.index(a)}" if a in local else ref(a)
+    def deps(targets) -> list:
+        """The full nodes a loop computing ``targets`` computes, in group order (a stored
+        value is read, not computed)."""
+        need: set = set()
+        todo = [t for t in targets if t not in stored]
+        while todo:
+            n = todo.pop()
+            if n not in need:
+                need.add(n)
+                todo += [a for a in n.args if isinstance(a, Node) and a in gs and
+                         kinds[a] == "full" and a not in stored]
+        return [n for n in group if n in need]
 
-    def flush() -> None:
-        if not pending:
-            return
-        local: set = set()
-        body = []
-        first = pending[0][0]
-        for k, n, fname, ci, co in pending:
-            args = ", ".join(f"{ci}({full_ref(a, local)})" for a in n.args)
-            body.append(f"w{k} = {co}({fname}({args}))")
-            local.add(n)
-            if n in needs_row:
-                body.append(f"{dst(n)}[i] = w{k}")
+    def heavy(n) -> bool:
+        return n.target.name in EXPENSIVE
+
+    def loop(name: str, body: list, **kw) -> str:
+        """Add a loop function; the arguments of its call."""
         params = codegen.names_in(body)
-        loops.extend(codegen.loop_function(f"seg{first}", params, body, n="C"))
-        steps.append(f"_seg{first}(C, {', '.join(params)})")
-        pending.clear()
+        loops.extend(codegen.loop_function(name, params, body, n="C", **kw))
+        return f"_{name}(C, {', '.join(params)})"
 
-    loops: list = []  # the loop functions' lines (each named after its first node)
+    def compute(targets) -> tuple:
+        """SSA lines computing ``targets``; the names of their values."""
+        body, local = [], {}
+        for n in deps(targets):
+            fname, ci, co = full_ops[n]
+            args = ", ".join(f"{ci}({local.get(a) or ref(a)})" for a in n.args)
+            local[n] = f"w{group.index(n)}"
+            body.append(f"{local[n]} = {co}({fname}({args}))")
+        return body, [local.get(t) or ref(t) for t in targets]
+
+    def store(n) -> None:
+        """A loop of its own writing full value ``n`` to its row, after the expensive values
+        it reads (so it computes one)."""
+        for d in deps([n]):
+            if d is not n and heavy(d) and d not in stored:
+                store(d)
+        k = group.index(n)
+        if n not in out_of:
+            scratch.append(f"t{k} = np.empty(C, {full_ops[n][2]})")
+        body, (v,) = compute([n])
+        stored.add(n)
+        steps.append(loop(f"seg{k}", body + [f"{dst(n)}[i] = {v}"]))
+
     for k, n in enumerate(group):
         op = n.target
         if kinds[n] == "reduce":
-            flush()
-            val = n.meta["val"]
-            res = val.dtype.name
+            res = n.meta["val"].dtype.name
             acc = "float64" if res == "float32" and op.wide else res
             consts[f"_c_{op.name}"] = f"scalar_of({op.name!r}, 'combine')"
-            A, cmb = _NP_CTOR[acc], f"_c_{op.name}"
-            body = [f"acc = {cmb}(acc, {A}({ref(n.args[0])}))"]
-            params = codegen.names_in(body)
-            # compiled with ``reassoc`` (as eager's softmax rows): the accumulation vectorises
-            loops.extend(codegen.loop_function(
-                f"seg{k}", params, body, n="C", ret="acc",
-                init=[f"acc = {A}({literal(op.identity, acc)})"], decorator=codegen.NJIT_REASSOC))
-            steps.append(f"acc = _seg{k}(C, {', '.join(params)})")
+            src = n.args[0]
+            for d in deps([src]) if isinstance(src, Node) and src in gs else ():
+                if heavy(d) and d not in stored:
+                    store(d)
+            body, (v,) = compute([src])
+            body.append(f"acc = _c_{op.name}(acc, {_NP_CTOR[acc]}({v}))")
+            # compiled with ``reassoc`` (as eager's row sums): the accumulation vectorises
+            steps.append("acc = " + loop(f"seg{k}", body, ret="acc",
+                                         init=[f"acc = {_NP_CTOR[acc]}({literal(op.identity, acc)})"],
+                                         decorator=codegen.NJIT_REASSOC))
             if op.post is not None:
                 consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
                 steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
             else:
                 steps.append(f"v{k} = {_NP_CTOR[res]}(acc)")
         else:
-            _, compute, result = dispatch.resolve_dtypes(op, tuple(arg_vals(n.args)))
-            which = scalar_variant(op, compute.name)
+            _, compute_dt, result = dispatch.resolve_dtypes(op, tuple(arg_vals(n.args)))
+            which = scalar_variant(op, compute_dt.name)
             fname = f"_f_{op.name}_{which}"
             consts[fname] = f"scalar_of({op.name!r}, {which!r})"
-            ci, co = _NP_CTOR[compute.name], _NP_CTOR[result.name]
+            ci, co = _NP_CTOR[compute_dt.name], _NP_CTOR[result.name]
             if kinds[n] == "full":
-                if n in needs_row and n not in out_of:
-                    scratch.append(f"t{k} = np.empty(C, {co})")
-                pending.append((k, n, fname, ci, co))
+                full_ops[n] = (fname, ci, co)
             else:
-                flush()
                 args = ", ".join(f"{ci}({ref(a)})" for a in n.args)
                 steps.append(f"v{k} = {co}({fname}({args}))")
         if n in out_of and kinds[n] != "full":
             row_stores.append(f"out{out_of[n]}[r] = v{k}")
-    flush()
+    # the full outputs not stored yet: one last loop, after all but one expensive value
+    last = [n for n in group if n in out_of and kinds[n] == "full" and n not in stored]
+    while sum(map(heavy, deps(last))) > 1:
+        store(next(n for n in deps(last) if heavy(n)))
+        last = [n for n in last if n not in stored]
+    if last:
+        body, vals = compute(last)
+        body += [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)]
+        steps.append(loop(f"seg{group.index(last[0])}", body))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,

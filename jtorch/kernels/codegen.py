@@ -11,6 +11,7 @@ loop is vectorised alone, its constants and pointers set up by the call).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from . import fastmath_fingerprint
 from .cpu import calls
@@ -22,6 +23,13 @@ NJIT_PARALLEL = "@njit(cache=True, nogil=True, error_model='numpy', parallel=Tru
 # single operations (a combine, a cast), so their results do not change with it
 NJIT_REASSOC = "@njit(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc'})"
 
+# ops whose scalar is a long polynomial or a division: a fused kernel computes at most one per
+# loop (a long body loses the vectoriser to register pressure) and never twice per element
+EXPENSIVE = frozenset(["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+                        "tan", "tanh", "sigmoid", "sinh", "cosh", "asin", "acos", "atan",
+                        "atan2", "asinh", "acosh", "atanh", "pow", "erf", "erfc", "erfinv",
+                        "gelu", "softplus", "mish", "silu", "hypot", "logit", "lgamma",
+                        "digamma", "fmod", "remainder", "sqrt", "rsqrt", "div", "reciprocal"])
 _NAME = re.compile(r"\b([otxcv]\d+|in\d+)\b")
 _ASSIGNED = re.compile(r"^\s*(\w+) = ")
 
@@ -53,11 +61,15 @@ def names_in(lines: list) -> list:
 
 def loop_function(name: str, params: list, body: list, n: str = "m", guard: str | None = None,
                   fast: list | None = None, ret: str | None = None, init: list = (),
-                  decorator: str = NJIT) -> list:
+                  decorator: str = NJIT, size: str | None = None) -> list:
     """``def name(n, *params)``: one loop over ``i < n`` of ``body``, then ``return ret``. With
     ``guard`` (an expression true where the ``fast`` body is exact), the block is checked
-    first and runs ``fast`` when every element passes, as eager's guarded kernels do."""
-    sig = ", ".join([n, *params])
+    first and runs ``fast`` when every element passes, as eager's guarded kernels do. With
+    ``size`` (an expression of the params, ``out0.size``) the count is no parameter: a flat
+    eager loop is its own entry point, with no call layer around it."""
+    sig = ", ".join([n, *params] if size is None else params)
+    if size is not None:
+        init = [*init, f"{n} = {size}"]
     out = [decorator, f"def {name}({sig}):", *[f"    {x}" for x in init]]
     if guard is not None:
         out += ["    good = True", f"    for i in range({n}):", f"        good &= {guard}",
@@ -69,3 +81,70 @@ def loop_function(name: str, params: list, body: list, n: str = "m", guard: str 
         out.append(f"    return {ret}")
     out += ["", f"_{name} = outlined({name})", ""]
     return out
+
+
+# -- the body: one SSA line per op ---------------------------------------------------------
+
+NP_CTOR = {
+    "bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16",
+    "int32": "np.int32", "int64": "np.int64", "float32": "np.float32", "float64": "np.float64",
+    "complex64": "np.complex64", "complex128": "np.complex128",
+}
+_INTS = ("bool", "uint8", "int8", "int16", "int32", "int64")
+_FLOATS = ("float32", "float64")
+
+
+def scalar_variant(op, compute: str) -> str:
+    """Which scalar function of the OpDef a compute dtype uses."""
+    if compute.startswith("complex"):
+        return "complex_scalar"
+    if compute in _INTS and op.int_scalar is not None:
+        return "int_scalar"
+    return "scalar"
+
+
+def guarded(op, compute: str) -> bool:
+    """Whether loops of ``op`` check each block with ``fast_ok`` and run its cheaper
+    ``fast_scalar`` when every element passes (exact there: sin without the huge-argument
+    reduction)."""
+    return op.fast_scalar is not None and compute in _FLOATS and \
+        scalar_variant(op, compute) == "scalar"
+
+
+class SsaLine(NamedTuple):
+    """One op's line of a loop body: ``line`` through the full scalar; for a guarded op also
+    ``fast`` through the fast scalar and ``guard``, true where ``fast`` is exact."""
+
+    line: str
+    fast: str | None = None
+    guard: str | None = None
+
+
+def ssa_line(op, compute: str, result: str, target: str, operands: list, consts: dict) -> SsaLine:
+    """``target = op(operands)`` with eager's dtype rules, each operand cast to the compute
+    dtype and the result rounded to the result dtype: eager loops and fused kernels take
+    their bodies from here, so a fused result is bitwise the eager one. The scalar functions
+    the line calls are added to ``consts`` (module-level name -> ``scalar_of`` call).
+
+    >>> from jtorch.kernels import registry
+    >>> ssa_line(registry.get("exp"), "float32", "float32", "v0", ["x0[i]"], {}).line
+    'v0 = np.float32(_f_exp_scalar(np.float32(x0[i])))'
+    """
+    which = scalar_variant(op, compute)
+    fname = f"_f_{op.name}_{which}"
+    consts.setdefault(fname, f"scalar_of({op.name!r}, {which!r})")
+    ci, co = NP_CTOR[compute], NP_CTOR[result]
+    args = ", ".join(f"{ci}({a})" for a in operands)
+    line = f"{target} = {co}({fname}({args}))"
+    if not guarded(op, compute):
+        return SsaLine(line)
+    consts.setdefault(f"_g_{op.name}", f"scalar_of({op.name!r}, 'fast_scalar')")
+    consts.setdefault(f"_ok_{op.name}", f"scalar_of({op.name!r}, 'fast_ok')")
+    return SsaLine(line, f"{target} = {co}(_g_{op.name}({args}))", f"_ok_{op.name}({args})")
+
+
+def decorator(error_model: str = "numpy", parallel: bool = False) -> str:
+    """The njit line of a generated function (``NJIT``, ``NJIT_PARALLEL`` with an error model:
+    ``python`` where integer division must raise)."""
+    return f"@njit(cache=True, nogil=True, error_model={error_model!r}" + \
+        (", parallel=True)" if parallel else ")")

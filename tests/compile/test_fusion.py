@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jtorch
+import jtorch.nn.functional as F
 from jtorch.compile import fusion as _fusion
 from jtorch.compile.fusion import FusedKernel
 
@@ -211,6 +212,41 @@ def test_row_groups_compute_softmax_and_layer_norm(shape):
         cf = jtorch.compile(f)
         np.testing.assert_allclose(cf(*args).numpy(), f(*args).numpy(), rtol=2e-6, atol=2e-6)
         assert len(_rows(cf)) == 1
+
+
+def test_row_loops_recompute_cheap_values_and_store_expensive_ones_once():
+    """Layer norm reads x three times and writes only its output (its centred values are
+    computed again in each loop); softmax stores its exp once, in a loop of its own."""
+    x, w, b = jtorch.randn(6, 40), jtorch.randn(40), jtorch.randn(40)
+    cf = jtorch.compile(_layer_norm)
+    np.testing.assert_allclose(cf(x, w, b).numpy(), _layer_norm(x, w, b).numpy(), rtol=2e-6,
+                               atol=2e-6)
+    (k,) = _rows(cf)
+    assert "np.empty" not in k.source and k.source.count("for i in range(C):") == 3
+    cf = jtorch.compile(_softmax)
+    _bitwise(cf(x).isnan(), _softmax(x).isnan())
+    (k,) = _rows(cf)
+    assert k.source.count("np.empty(C") == 1 and k.source.count("_f_exp_scalar(") == 1
+
+
+def test_compiled_softmax_and_layer_norm_decompose_into_one_row_kernel():
+    x, w, b = jtorch.randn(5, 33) * 3, jtorch.randn(33), jtorch.randn(33)
+    for f, args in ((lambda x: F.softmax(x, -1), (x,)), (lambda x: F.log_softmax(x, 1), (x,)),
+                    (lambda x, w, b: F.layer_norm(x, (33,), w, b), (x, w, b))):
+        cf = jtorch.compile(f)
+        np.testing.assert_allclose(cf(*args).numpy(), f(*args).numpy(), rtol=1e-5, atol=1e-6)
+        assert len(_rows(cf)) == 1
+
+
+def test_a_group_never_starts_at_a_node_whose_operands_do_not_fit_its_rows():
+    """(x + mask) with a (1, 1, T, T) mask over (B, H, T, T) is no row op: it stays out of the
+    softmax's row group (it used to start one and fail to build)."""
+    x, m = jtorch.randn(2, 3, 4, 4), jtorch.randn(1, 1, 4, 4)
+    f = lambda x, m: (x + m).softmax(-1)  # noqa: E731
+    cf = jtorch.compile(f)
+    np.testing.assert_allclose(cf(x, m).numpy(), f(x, m).numpy(), rtol=1e-6, atol=1e-7)
+    (k,) = _rows(cf)
+    assert "add" not in k.names
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
