@@ -242,7 +242,7 @@ def test_a_group_never_starts_at_a_node_whose_operands_do_not_fit_its_rows():
     """(x + mask) with a (1, 1, T, T) mask over (B, H, T, T) is no row op: it stays out of the
     softmax's row group (it used to start one and fail to build)."""
     x, m = jtorch.randn(2, 3, 4, 4), jtorch.randn(1, 1, 4, 4)
-    f = lambda x, m: (x + m).softmax(-1)  # noqa: E731
+    f = lambda x, m: (x + m).softmax(-1)
     cf = jtorch.compile(f)
     np.testing.assert_allclose(cf(x, m).numpy(), f(x, m).numpy(), rtol=1e-6, atol=1e-7)
     (k,) = _rows(cf)
