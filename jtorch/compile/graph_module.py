@@ -81,6 +81,16 @@ def python_code(graph: Graph, name: str = "forward") -> tuple[str, dict]:
         return consts[key]
 
     params = [n.name for n in graph.nodes if n.op == "placeholder"]
+    # a value is dropped after its last use (``del``): its buffer goes back to the caching
+    # allocator while the graph runs, for a later node of the graph to reuse
+    last_use: dict = {}
+    for n in graph.nodes:
+        for a in n.all_input_nodes:
+            last_use[a] = n
+    dead_after: dict = {}
+    for a, n in last_use.items():
+        if n.op != "output":
+            dead_after.setdefault(n, []).append(a.name)
     body: list[str] = []
     switched = False  # a node runs under another grad mode than the call's (no_grad inside)
     state = None
@@ -121,6 +131,8 @@ def python_code(graph: Graph, name: str = "forward") -> tuple[str, dict]:
         else:  # get_attr
             line = f"{n.name} = self.{n.target}"
         body.append(line)
+        if n in dead_after:
+            body.append(f"del {', '.join(dead_after[n])}")
     if switched:
         glb["_gs"] = _grad_state()
         body = ["_g0 = _gs.enabled", "try:", *["    " + b for b in body], f"    {ret}",
