@@ -28,7 +28,7 @@ from ..kernels.cpu.pointwise import _NP_CTOR
 from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import decompositions, logs, passes, row_fusion
+from . import col_fusion, decompositions, logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node, arg_vals
 from .graph_module import GraphModule, subgraph_module
@@ -80,17 +80,20 @@ def _pointwise(n: Node) -> bool:
 
 
 def fuse(graph: Graph) -> Graph:
-    """A copy of ``graph`` where each group of two or more pointwise nodes over one shape is
-    one call of a ``FusedKernel`` (its outputs taken with getitem)."""
+    """A copy of ``graph`` where each group is one call of its kernel (its outputs taken with
+    getitem): row groups (``RowKernel``), column groups (``ColumnKernel``), then runs of two
+    or more pointwise nodes over one shape (``FusedKernel``)."""
     nodes = list(graph.nodes)
     row_groups = row_fusion.find_groups(nodes, _pointwise)
     in_rows = {n for g in row_groups for n in g}
+    col_groups = col_fusion.find_groups(nodes, _pointwise, in_rows)
+    in_rows |= {n for g in col_groups for n in g}
     groups: list = []
     cur: list = []
     shape = None
     for n in nodes:
         if _pointwise(n) and n not in in_rows:
-            s = tuple(n.meta["val"].shape)
+            s = row_fusion._shape(n)
             if cur and s == shape:
                 cur.append(n)
                 continue
@@ -106,10 +109,11 @@ def fuse(graph: Graph) -> Graph:
             cur, shape = [], None
     if len(cur) > 1:
         groups.append(cur)
-    groups += row_groups
+    groups += row_groups + col_groups
     if not groups:
         return graph
-    rowset = {id(g) for g in row_groups}
+    builders = {id(g): row_fusion.build for g in row_groups}
+    builders.update({id(g): col_fusion.build for g in col_groups})
     member = {n: gi for gi, g in enumerate(groups) for n in g}
     g2 = Graph()
     env: dict = {}
@@ -122,8 +126,8 @@ def fuse(graph: Graph) -> Graph:
         group = groups[gi]
         if n is not group[-1]:  # the fused call stands where its last node stood
             continue
-        kernel, ins, outs = row_fusion.build(group, nodes, _pointwise) if id(group) in rowset \
-            else _build(group, nodes)
+        build = builders.get(id(group))
+        kernel, ins, outs = build(group, nodes, _pointwise) if build else _build(group, nodes)
         call = g2.call_function(kernel, tuple(env[i] if isinstance(i, Node) else i for i in ins))
         call.meta["val"] = tuple(o.meta["val"] for o in outs)
         for k, o in enumerate(outs):

@@ -31,8 +31,11 @@ _REDUCTIONS = frozenset(["sum", "mean", "amax", "amin", "prod"])
 
 
 def _shape(n) -> tuple | None:
+    """A node's shape as plain ints: the groups are chosen at the traced sizes without
+    guarding on them (a symbolic size compared here would pin the graph to its value); the
+    kernels check their operands' layouts at each call and run eagerly where one differs."""
     v = n.meta.get("val") if isinstance(n, Node) else None
-    return tuple(v.shape) if isinstance(v, Tensor) else None
+    return tuple(int.__int__(d) for d in v.shape) if isinstance(v, Tensor) else None
 
 
 def _last_dim(dim, nd: int) -> bool:

@@ -30,7 +30,7 @@ EXPENSIVE = frozenset(["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", 
                         "atan2", "asinh", "acosh", "atanh", "pow", "erf", "erfc", "erfinv",
                         "gelu", "softplus", "mish", "silu", "hypot", "logit", "lgamma",
                         "digamma", "fmod", "remainder", "sqrt", "rsqrt", "div", "reciprocal"])
-_NAME = re.compile(r"\b([otxcv]\d+|in\d+)\b")
+_NAME = re.compile(r"\b([otxcva]\d+|in\d+)\b")
 _ASSIGNED = re.compile(r"^\s*(\w+) = ")
 
 
@@ -48,7 +48,7 @@ def header(title: str, fns: list, consts: dict) -> list:
 
 
 def names_in(lines: list) -> list:
-    """The operand names (``o1``, ``t2``, ``x0``, ``c3``, ``v5``, ``in4``) that ``lines`` use
+    """The operand names (``o1``, ``t2``, ``x0``, ``c3``, ``v5``, ``a6``, ``in4``) that ``lines`` use
     and do not assign, in first-use order: a loop function's parameters."""
     local = {m.group(1) for line in lines if (m := _ASSIGNED.match(line))}
     seen: dict = {}

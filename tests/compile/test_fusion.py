@@ -279,3 +279,58 @@ def test_row_groups_propagate_nan_and_fall_back_where_they_must():
         cf(jtorch.randn(4, 0))
     f = lambda x: (x * 2).sum(-1) + 1
     _bitwise(jtorch.compile(f)(jtorch.randn(4, 0)), f(jtorch.randn(4, 0)))  # the identity
+
+
+def _cols(cf) -> list:
+    from jtorch.compile.col_fusion import ColumnKernel
+
+    return [n.target for g in _fused_graphs(cf) for n in g.graph.nodes
+            if isinstance(n.target, ColumnKernel)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_column_groups_reduce_leading_dims_with_prologue_and_epilogue(dtype):
+    """A bias gradient, batch moments, a mean over the batch: one kernel each, results within
+    rounding of eager (pointwise outputs bitwise), dtypes and shapes eager's."""
+    d = getattr(jtorch, dtype)
+    g, x, b = ((jtorch.randn(*s) * 4).to(d) for s in ((9, 7), (9, 7), (7,)))
+    fs = [lambda g, x, b: (g * x + b).sum(0),
+          lambda g, x, b: ((g - b) * 2).sum(0, keepdim=True) + b,
+          lambda g, x, b: ((g * x).amax(0), (g + 1).amin(dim=(0,)) * 3)]
+    def moments(g, x, b):
+        y = g * x + b
+        return y, (y * y).mean((0,)), y.sum(0)
+
+    if dtype != "int64":
+        fs += [lambda g, x, b: (g.exp() * x).mean(0) * 0.5, moments]
+    for f in fs:
+        cf = jtorch.compile(f)
+        got, want = cf(g, x, b), f(g, x, b)
+        got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+        for a, e in zip(got, want):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-6, atol=1e-5)
+        assert len(_cols(cf)) == 1
+
+
+def test_column_groups_of_3d_values_big_blocks_and_nan():
+    x = jtorch.randn(5, 3, 4)
+    x[2, 1, 1] = float("nan")
+    cf = jtorch.compile(lambda x: ((x * 2).sum((0, 1)), (x - 1).amax(0)))
+    for a, e in zip(cf(x), ((x * 2).sum((0, 1)), (x - 1).amax(0))):
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-6, equal_nan=True)
+    big = jtorch.randn(70, 5000)  # several column blocks, the parallel path
+    cf = jtorch.compile(lambda x: (x * x).sum(0))
+    np.testing.assert_allclose(cf(big).numpy(), (big * big).sum(0).numpy(), rtol=1e-5)
+    assert len(_cols(cf)) == 1
+
+
+def test_column_groups_fall_back_where_they_must():
+    f = lambda x: (x * 2).sum(0)
+    cf = jtorch.compile(f)
+    x = jtorch.randn(6, 5)
+    np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
+    xt = jtorch.randn(5, 6).t()  # strided: the group runs eagerly
+    np.testing.assert_allclose(cf(xt).numpy(), f(xt).numpy(), rtol=1e-6)
+    e = jtorch.randn(0, 5)  # no rows: eager's identities
+    np.testing.assert_array_equal(jtorch.compile(f)(e).numpy(), f(e).numpy())
