@@ -81,51 +81,78 @@ def _pointwise(n: Node) -> bool:
 
 def fuse(graph: Graph) -> Graph:
     """A copy of ``graph`` where each group is one call of its kernel (its outputs taken with
-    getitem): row groups (``RowKernel``), column groups (``ColumnKernel``), then runs of two
-    or more pointwise nodes over one shape (``FusedKernel``)."""
+    getitem): row groups (``RowKernel``), column groups (``ColumnKernel``), then groups of two
+    or more pointwise nodes over one shape (``FusedKernel``).
+
+    A pointwise group grows along a chain and across siblings (horizontal fusion: ``x.sin()``
+    and ``x.cos()`` read x once). Its call stands before the first node outside it that reads
+    it (or after its last member): a node after that reader joins only if every value it reads
+    exists by then."""
     nodes = list(graph.nodes)
+    pos = {n: i for i, n in enumerate(nodes)}
     row_groups = row_fusion.find_groups(nodes, _pointwise)
     in_rows = {n for g in row_groups for n in g}
     col_groups = col_fusion.find_groups(nodes, _pointwise, in_rows)
     in_rows |= {n for g in col_groups for n in g}
-    groups: list = []
-    cur: list = []
-    shape = None
+    # where each value exists: a grouped node's where its group's call stands
+    avail = {m: pos[g[-1]] for g in row_groups + col_groups for m in g}
+    anchor = {id(g): pos[g[-1]] for g in row_groups + col_groups}  # its call stands before
+    groups: list = [*row_groups, *col_groups]
+    open_: dict = {}  # shape -> [members, index of the first outside reader or None]
+    member: dict = {}  # node -> the open group it is in
+
+    def close(st) -> None:
+        members, reader = st
+        for m in members:
+            member.pop(m, None)
+        if len(members) > 1:
+            at = reader if reader is not None else pos[members[-1]] + 1
+            anchor[id(members)] = at
+            groups.append(members)
+            for m in members:
+                avail[m] = at - 0.5
+
+    def read_by(n) -> None:
+        for a in n.all_input_nodes:
+            st = member.get(a)
+            if st is not None and n not in st[0] and st[1] is None:
+                st[1] = pos[n]
+
+    def can_join(st, n) -> bool:
+        members, reader = st
+        if reader is None:
+            return True
+        return all(a in members or (a not in member and avail.get(a, pos[a]) < reader)
+                   for a in n.all_input_nodes)
+
     for n in nodes:
         if _pointwise(n) and n not in in_rows:
             s = row_fusion._shape(n)
-            if cur and s == shape:
-                cur.append(n)
-                continue
-            if len(cur) > 1:
-                groups.append(cur)
-            cur, shape = [n], s
-        elif n.op in ("placeholder", "get_attr") or \
-                (n.op == "call_function" and cur and not _reads_any(n, cur)):
-            continue  # an input, or an unrelated node between two pointwise ones: still open
-        else:
-            if len(cur) > 1:
-                groups.append(cur)
-            cur, shape = [], None
-    if len(cur) > 1:
-        groups.append(cur)
-    groups += row_groups + col_groups
+            st = open_.get(s)
+            if st is not None and can_join(st, n):
+                st[0].append(n)
+            else:
+                if st is not None:
+                    close(st)
+                st = open_[s] = [[n], None]
+            member[n] = st
+            read_by(n)
+        elif n.op not in ("placeholder", "get_attr"):
+            read_by(n)
+    for st in list(open_.values()):
+        close(st)
     if not groups:
         return graph
     builders = {id(g): row_fusion.build for g in row_groups}
     builders.update({id(g): col_fusion.build for g in col_groups})
-    member = {n: gi for gi, g in enumerate(groups) for n in g}
+    grouped = {n for g in groups for n in g}
+    due: dict = {}  # node index -> the groups whose calls stand before it
+    for g in sorted(groups, key=lambda g: (anchor[id(g)], pos[g[0]])):
+        due.setdefault(anchor[id(g)], []).append(g)
     g2 = Graph()
     env: dict = {}
-    for n in nodes:
-        gi = member.get(n)
-        if gi is None:
-            new = g2.node_copy(n, lambda a: env[a])
-            env[n] = new
-            continue
-        group = groups[gi]
-        if n is not group[-1]:  # the fused call stands where its last node stood
-            continue
+
+    def emit(group) -> None:
         build = builders.get(id(group))
         kernel, ins, outs = build(group, nodes, _pointwise) if build else _build(group, nodes)
         call = g2.call_function(kernel, tuple(env[i] if isinstance(i, Node) else i for i in ins))
@@ -134,14 +161,17 @@ def fuse(graph: Graph) -> Graph:
             get = g2.call_function(operator.getitem, (call, k))
             get.meta["val"] = o.meta["val"]
             env[o] = get
+
+    for i, n in enumerate(nodes):
+        for group in due.get(i, ()):
+            emit(group)
+        if n not in grouped:
+            env[n] = g2.node_copy(n, lambda a: env[a])
+    for group in due.get(len(nodes), ()):
+        emit(group)
     g2.symbols = [(s, env[p], d) for s, p, d in graph.symbols if p in env]
     g2.lint()
     return g2
-
-
-def _reads_any(n: Node, group: list) -> bool:
-    gs = set(group)
-    return any(a in gs for a in n.all_input_nodes)
 
 
 # -- code generation ----------------------------------------------------------------------

@@ -334,3 +334,39 @@ def test_column_groups_fall_back_where_they_must():
     np.testing.assert_allclose(cf(xt).numpy(), f(xt).numpy(), rtol=1e-6)
     e = jtorch.randn(0, 5)  # no rows: eager's identities
     np.testing.assert_array_equal(jtorch.compile(f)(e).numpy(), f(e).numpy())
+
+
+def _fused(cf) -> list:
+    return [n.target for g in _fused_graphs(cf) for n in g.graph.nodes
+            if isinstance(n.target, FusedKernel)]
+
+
+def test_siblings_fuse_across_a_reader_of_the_group():
+    """Horizontal fusion: x.sin() and x.cos() share one kernel although a matmul reading the
+    first stands between them; the kernel's call stands before that matmul."""
+    def f(x, w):
+        a = x.sin() * 2
+        m = a @ w
+        b = x.cos() + 1
+        return m.relu(), b * a
+
+    x, w = jtorch.randn(5, 5), jtorch.randn(5, 5)
+    cf = jtorch.compile(f)
+    for got, want in zip(cf(x, w), f(x, w)):
+        _bitwise(got, want)
+    names = sorted(tuple(k.names) for k in _fused(cf))
+    assert names == [("relu", "mul_1"), ("sin", "mul", "cos", "add")]
+
+
+def test_a_sibling_that_reads_a_later_value_does_not_join():
+    """b reads m, which exists only after the matmul that reads the group: b cannot join."""
+    def f(x, w):
+        a = x.sin()
+        m = a @ w
+        b = (x + m).cos()
+        return b
+
+    x, w = jtorch.randn(4, 4), jtorch.randn(4, 4)
+    cf = jtorch.compile(f)
+    _bitwise(cf(x, w), f(x, w))
+    assert [k.names for k in _fused(cf)] == [["add", "cos"]]
