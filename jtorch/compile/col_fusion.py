@@ -280,10 +280,8 @@ class ColumnKernel:
             if not kd:
                 continue
             arr = a._a
-            if arr.__class__ is np.ndarray and not arr.flags.c_contiguous:
-                arr = np.ascontiguousarray(arr)  # one copy, then the whole group fused
             if arr.__class__ is not np.ndarray or (grad and a._requires_grad) or \
-                    arr.dtype == np.float16 or \
+                    not arr.flags.c_contiguous or arr.dtype == np.float16 or \
                     (kd == "f" and arr.shape != S) or (kd == "s" and arr.size != 1) or \
                     (kd == "b" and not _kept(arr.shape, S, k)):
                 return self._eager(*args)

@@ -7,10 +7,10 @@ built from the OpDefs' scalar functions with eager's dtype rules (each op's oper
 its compute dtype, its result rounded to its result dtype), so a fused result is bitwise the
 eager one. Values read outside the group are its outputs; the rest never reach memory.
 
-A group runs fused when, at call time, every tensor operand broadcasts to the result as a
-full operand, a row over the rows (a bias), a value per row or one value, and no operand
-needs autograd; otherwise (other broadcasts, gradients, float16) it runs its nodes eagerly. A
-strided operand is copied row-major first: one copy, then the whole group fused. Kernels are shape-generic (rows and inner are arguments): a new size
+A group runs fused when, at call time, every tensor operand is row-major and broadcasts to
+the result as a full operand, a row over the rows (a bias), a value per row or one value,
+and no operand needs autograd; otherwise (strided operands, other broadcasts, gradients) it
+runs its nodes eagerly. Kernels are shape-generic (rows and inner are arguments): a new size
 reuses them; one kernel per operand layout, cached on disk by its source.
 """
 
@@ -361,10 +361,9 @@ class FusedKernel:
         for k in self.tensor_pos:
             a = args[k]
             arr = a._a
-            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or arr.dtype is _F16:
+            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or \
+                    not arr.flags.c_contiguous or arr.dtype is _F16:
                 return self._eager(*args)
-            if not arr.flags.c_contiguous:  # one copy, then every op of the group fused
-                arr = np.ascontiguousarray(arr)
             shapes.append(arr.shape)
             flat[k] = arr if arr.ndim == 1 else arr.reshape(-1)
         key = tuple(shapes)

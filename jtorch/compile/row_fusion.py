@@ -318,10 +318,8 @@ class RowKernel:
             if not k:
                 continue
             arr = a._a
-            if arr.__class__ is np.ndarray and not arr.flags.c_contiguous:
-                arr = np.ascontiguousarray(arr)  # one copy, then the whole group fused
             if arr.__class__ is not np.ndarray or (grad and a._requires_grad) or \
-                    arr.dtype == np.float16 or \
+                    not arr.flags.c_contiguous or arr.dtype == np.float16 or \
                     (k == "f" and arr.shape != S) or (k == "r" and arr.shape not in (R1, R0)) or \
                     (k == "s" and arr.size != 1) or (k == "b" and not _across(arr.shape, S)):
                 return self._eager(*args)
