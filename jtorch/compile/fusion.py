@@ -28,7 +28,7 @@ from ..kernels.cpu.pointwise import _NP_CTOR
 from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import col_fusion, decompositions, logs, passes, row_fusion
+from . import col_fusion, decompositions, epilogue, logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node, arg_vals
 from .graph_module import GraphModule, subgraph_module
@@ -49,7 +49,7 @@ def numba_backend(gm: GraphModule, example_inputs):
     g = decompositions.decompose(gm.graph, decompositions.DEFAULT)
     if g is not gm.graph:
         gm = GraphModule(gm, g)
-    fused = GraphModule(gm, fuse(passes.run(gm.graph)))
+    fused = GraphModule(gm, fuse(epilogue.fuse_epilogues(passes.run(gm.graph))))
     return fused.forward
 
 

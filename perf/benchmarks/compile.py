@@ -1,5 +1,5 @@
 """jtorch.compile's front end: the per-call cost of a compiled function (guards + replay),
-guard evaluation alone, and tracing time."""
+guard evaluation alone, and tracing time; and a compiled BLAS-bound block (a GELU MLP)."""
 
 from __future__ import annotations
 
@@ -59,3 +59,19 @@ def trace_200op(n: int) -> Case:
         return lambda: lib.compile(f, backend="eager")(x)
 
     return Case(make, kind="latency", ref="jtorch", rounds=5)
+
+
+def _gelu_mlp(t, x, w1, b1, w2, b2):
+    f = t.nn.functional
+    return f.linear(f.gelu(f.linear(x, w1, b1)), w2, b2)
+
+
+@register("compile/gelu_mlp", full=(512,), quick=(512,), label="m={}")
+def gelu_mlp(m: int) -> Case:
+    """A GELU MLP block, x (m, 1024) -> 4096 -> 1024: two addmm (BLAS-bound), the first with
+    its bias and gelu fused as the product's epilogue."""
+    k, h = 1024, 4096
+    arrays = [rand(m, k), rand(h, k, seed=1, scale=0.03), rand(h, seed=2),
+              rand(k, h, seed=3, scale=0.015), rand(k, seed=4)]
+    return Case(functional(_gelu_mlp, arrays), kind="compute", flops=4.0 * m * k * h,
+                compile=True)

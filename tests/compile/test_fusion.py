@@ -342,31 +342,30 @@ def _fused(cf) -> list:
 
 
 def test_siblings_fuse_across_a_reader_of_the_group():
-    """Horizontal fusion: x.sin() and x.cos() share one kernel although a matmul reading the
-    first stands between them; the kernel's call stands before that matmul."""
-    def f(x, w):
+    """Horizontal fusion: x.sin() and x.cos() share one kernel although a cumsum reading the
+    first stands between them; the kernel's call stands before that cumsum."""
+    def f(x):
         a = x.sin() * 2
-        m = a @ w
+        m = a.cumsum(0)
         b = x.cos() + 1
         return m.relu(), b * a
 
-    x, w = jtorch.randn(5, 5), jtorch.randn(5, 5)
+    x = jtorch.randn(5, 5)
     cf = jtorch.compile(f)
-    for got, want in zip(cf(x, w), f(x, w)):
+    for got, want in zip(cf(x), f(x)):
         _bitwise(got, want)
-    names = sorted(tuple(k.names) for k in _fused(cf))
-    assert names == [("relu", "mul_1"), ("sin", "mul", "cos", "add")]
+    assert [k.names for k in _fused(cf)] == [["sin", "mul", "cos", "add"], ["relu", "mul_1"]]
 
 
 def test_a_sibling_that_reads_a_later_value_does_not_join():
-    """b reads m, which exists only after the matmul that reads the group: b cannot join."""
-    def f(x, w):
+    """b reads m, which exists only after the cumsum that reads the group: b cannot join."""
+    def f(x):
         a = x.sin()
-        m = a @ w
+        m = a.cumsum(1)
         b = (x + m).cos()
         return b
 
-    x, w = jtorch.randn(4, 4), jtorch.randn(4, 4)
+    x = jtorch.randn(4, 4)
     cf = jtorch.compile(f)
-    _bitwise(cf(x, w), f(x, w))
+    _bitwise(cf(x), f(x))
     assert [k.names for k in _fused(cf)] == [["add", "cos"]]
