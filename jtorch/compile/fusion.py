@@ -24,7 +24,7 @@ from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE
-from ..kernels.cpu.pointwise import _NP_CTOR
+from ..kernels.codegen import NP_CTOR as _NP_CTOR
 from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..tensor import Tensor

@@ -18,8 +18,8 @@ import numpy as np
 from .. import _allocator, _flags, dispatch
 from .._threads import use_parallel
 from ..kernels import codegen
-from ..kernels.codegen import EXPENSIVE
-from ..kernels.cpu.pointwise import _NP_CTOR, scalar_variant
+from ..kernels.codegen import EXPENSIVE, scalar_variant
+from ..kernels.codegen import NP_CTOR as _NP_CTOR
 from ..kernels.cpu.reduce import literal
 from ..kernels.source import load
 from ..tensor import Tensor

@@ -1,11 +1,16 @@
-"""Loop templates for pointwise ops: a scalar function in, explicit Numba loops out.
+"""Eager pointwise loops: an eager call is a fused group of one.
 
-For each (op, compute dtype, output dtype) one module is generated holding
-- ``c_<pat>``/``p_<pat>``: contiguous loops (serial / chunks of it in ``prange``), where
-  ``pat`` says per input whether it is a full contiguous array (``a``) or a broadcast scalar
-  (``s``); ops with a fast scalar get block-guarded versions of both;
+For each (op, compute dtype, output dtype) one module is generated from the pieces the
+compiler's fused kernels are made of (``kernels/codegen.py``): the body is the op's SSA line
+(``codegen.ssa_line``), inside loop functions whose operands each have a layout class, a
+full array (``a``, read as ``in0[i]``) or one value (``s``, read as ``in1``). It holds
+- ``c_<pat>``: the loop over contiguous operands of layouts ``pat`` (``as``: a full first
+  operand, a scalar second), itself a loop function; an op with a fast scalar runs blocks of
+  ``_BLOCK`` elements through the guarded loop function ``blk_<pat>`` instead;
+- ``p_<pat>``: chunks of ``c_<pat>`` in ``prange``, each called out of line;
 - ``s_n``/``ps_n``: strided loops over coalesced shapes, any rank, for broadcast and
-  non-contiguous operands (operands are 1-D spans of storage plus element strides).
+  non-contiguous operands (operands are 1-D spans of storage plus element strides), whose
+  rows run the same body over row views.
 Functions compile lazily, so only the variants a program uses are ever compiled.
 """
 
@@ -13,22 +18,16 @@ from __future__ import annotations
 
 import itertools
 
-from .. import registry
-from ..source import fingerprint, load
-from . import calls
-
-_NP_CTOR = {
-    "bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16",
-    "int32": "np.int32", "int64": "np.int64", "float32": "np.float32", "float64": "np.float64",
-    "complex64": "np.complex64", "complex128": "np.complex128",
-}
+from .. import codegen, registry
+from ..codegen import scalar_variant
+from ..source import load
 
 _cache: dict[tuple, object] = {}
 
-
-_INTS = ("bool", "uint8", "int8", "int16", "int32", "int64")
-_FLOATS = ("float32", "float64")
-_BLOCK = 256  # elements per fast_ok decision (measured: 256 beat 64..1024)
+# elements per fast_ok decision: each block is one out-of-line call of the guarded loop
+# (measured: 512 beat 256 by 2-4% on sin, remainder, fmod; 256 had beaten 64..1024 when the
+# block loops were inlined into the loop over blocks, which ran sin, cos, log ~10% slower)
+_BLOCK = 512
 
 
 def kernels(op: registry.OpDef, arity: int, compute: str, out: str):
@@ -40,75 +39,94 @@ def kernels(op: registry.OpDef, arity: int, compute: str, out: str):
     return mod
 
 
-def scalar_variant(op: registry.OpDef, compute: str) -> str:
-    """Which scalar function of the OpDef a compute dtype uses."""
-    if compute.startswith("complex"):
-        return "complex_scalar"
-    if compute in _INTS and op.int_scalar is not None:
-        return "int_scalar"
-    return "scalar"
+class _Gen:
+    """What every loop of one module shares: the op, its dtypes, the decorators, and the
+    module-level names its SSA lines call (collected while the loops are written)."""
+
+    def __init__(self, op, arity: int, compute: str, out: str) -> None:
+        self.op, self.arity, self.compute, self.out = op, arity, compute, out
+        # integer division raises ZeroDivisionError: Python's error model, no prange (an
+        # exception raised inside it, or in a call made out of line, is lost)
+        self.raises = op.int_div and compute not in ("float32", "float64", "complex64",
+                                                    "complex128")
+        err = "python" if self.raises else "numpy"
+        self.njit = codegen.decorator(err)
+        self.njit_parallel = codegen.decorator(err, parallel=True)
+        self.guarded = codegen.guarded(op, compute) and not self.raises  # (float ops only)
+        self.consts: dict = {}
+
+    def body(self, operands: list, store: str, fast: bool = False) -> list:
+        """The op's SSA line over ``operands`` (expressions), its value stored to ``store``."""
+        ssa = codegen.ssa_line(self.op, self.compute, self.out, "v0", operands, self.consts)
+        return [ssa.fast if fast else ssa.line, f"{store} = v0"]
+
+    def guard(self, operands: list) -> str:
+        return codegen.ssa_line(self.op, self.compute, self.out, "v0", operands, self.consts).guard
 
 
 def _source(op, arity: int, compute: str, out: str) -> str:
-    which = scalar_variant(op, compute)
-    fn = getattr(op, which)
-    from .. import fastmath_fingerprint
+    g = _Gen(op, arity, compute, out)
+    lines: list = []
+    for pat in itertools.product("as", repeat=arity):
+        if "a" in pat:
+            lines += _contiguous(g, "".join(pat))
+    lines += _strided(g)
+    fns = [getattr(op, scalar_variant(op, compute))]
+    if g.guarded:
+        fns += [op.fast_scalar, op.fast_ok]
+    title = f"{op.name}: {op.family} pointwise op, compute {compute} -> out {out} (arity {arity})"
+    return "\n".join([*codegen.header(title, fns, g.consts), "", *lines]) + "\n"
 
-    guarded = which == "scalar" and op.fast_scalar is not None and compute in _FLOATS
-    fast = (op.fast_scalar, op.fast_ok) if guarded else ()
-    fp = fingerprint(fn, *fast, fastmath_fingerprint(), calls.fingerprint())
-    int_div = op.int_div and compute not in ("float32", "float64", "complex64", "complex128")
-    err = "python" if int_div else "numpy"
-    opts = f"cache=True, nogil=True, error_model='{err}'"
-    ins = [f"in{i}" for i in range(arity)]
-    lines = [
-        f"# {op.name}: {op.family} pointwise op, compute {compute} -> out {out} (arity {arity})",
-        f"# scalar source fingerprint {fp[:12]}",
-        "import numpy as np",
-        "from numba import njit, prange",
-        "from jtorch.kernels.cpu.calls import outlined",
-        "from jtorch.kernels.registry import scalar_of",
-        f"_f = scalar_of({op.name!r}, {which!r})",
-        f"_ci = {_NP_CTOR[compute]}",
-        f"_co = {_NP_CTOR[out]}",
+
+def _contiguous(g: _Gen, pat: str) -> list:
+    """``c_<pat>`` and ``p_<pat>``: full operands are read at ``i``, scalars as they are.
+    A flat loop has no outer loop to gain from a call layer: ``c_<pat>`` is the loop itself."""
+    ins = [f"in{k}" for k in range(g.arity)]
+    refs = [f"{x}[i]" if p == "a" else x for x, p in zip(ins, pat)]
+    params = ["out0", *ins]
+    if g.guarded:
+        lines = _blocks(g, pat)
+    else:
+        lines = codegen.loop_function(f"c_{pat}", params, g.body(refs, "out0[i]"),
+                                      size="out0.size", decorator=g.njit)
+    if g.raises:
+        return lines + [f"p_{pat} = c_{pat}", ""]
+    # chunks of the serial loop, each called out of line (``outlined``, calls.py): inlined into
+    # the prange body, its constants would be rematerialised inside the vector loop
+    chunks = ", ".join(f"{x}[lo:hi]" if p == "a" else x for x, p in zip(ins, pat))
+    return lines + [
+        g.njit_parallel,
+        f"def p_{pat}({', '.join(params)}):",
+        *_chunk_bounds(),
+        f"        _c_{pat}(out0[lo:hi], {chunks})",
         "",
     ]
-    if guarded:
-        lines += [f"_g = scalar_of({op.name!r}, 'fast_scalar')",
-                  f"_ok = scalar_of({op.name!r}, 'fast_ok')", ""]
-    for pat in itertools.product("as", repeat=arity):
-        if "a" not in pat:
-            continue
-        pat = "".join(pat)
-        if guarded:
-            lines += _guarded(opts, pat)
-            continue
-        args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
-        lines += [
-            f"@njit({opts})",
-            f"def c_{pat}(out0, {', '.join(ins)}):",
-            "    for i in range(out0.size):",
-            f"        out0[i] = _co(_f({args}))",
-            "",
-        ]
-        if int_div:
-            lines += [f"p_{pat} = c_{pat}", ""]
-            continue
-        # chunks of the serial loop above, each called out of line (``outlined``, calls.py)
-        chunks = ", ".join(f"{x}[lo:hi]" if p == "a" else x for x, p in zip(ins, pat))
-        lines += [
-            f"_call_c_{pat} = outlined(c_{pat})",
-            "",
-            f"@njit({opts}, parallel=True)",
-            f"def p_{pat}(out0, {', '.join(ins)}):",
-            *_chunk_bounds(),
-            f"        _call_c_{pat}(out0[lo:hi], {chunks})",
-            "",
-        ]
-    lines += _strided(arity, opts)
-    if int_div:
-        lines += [f"ps_{arity} = s_{arity}", ""]
-    return "\n".join(lines) + "\n"
+
+
+def _blocks(g: _Gen, pat: str) -> list:
+    """An op with a fast scalar: ``c_<pat>`` runs blocks of ``_BLOCK`` elements, each through
+    ``blk_<pat>``, a guarded loop function: one vectorised pass asks ``fast_ok`` of every
+    element (a bool &-reduction, from L1 for the pass that follows), then the block runs the
+    fast or the full scalar. (Computing the fast scalar into a buffer during the check and
+    copying it out measured ~20% slower on log2, ~4% faster on sin.)"""
+    ops = [f"x{k}" if p == "a" else f"c{k}" for k, p in enumerate(pat)]
+    refs = [f"{x}[i]" if p == "a" else x for x, p in zip(ops, pat)]
+    blk = codegen.loop_function(f"blk_{pat}", ["o0", *ops], g.body(refs, "o0[i]"),
+                                guard=g.guard(refs), fast=g.body(refs, "o0[i]", fast=True),
+                                decorator=g.njit)
+    ins = [f"in{k}" for k in range(g.arity)]
+    views = ", ".join(f"{x}[b:b + m]" if p == "a" else x for x, p in zip(ins, pat))
+    return blk + [
+        g.njit,
+        f"def c_{pat}(out0, {', '.join(ins)}):",
+        "    n = out0.size",
+        f"    for b in range(0, n, {_BLOCK}):",
+        f"        m = min({_BLOCK}, n - b)",
+        f"        _blk_{pat}(m, out0[b:b + m], {views})",
+        "",
+        f"_c_{pat} = outlined(c_{pat})",
+        "",
+    ]
 
 
 def _chunk_bounds() -> list[str]:
@@ -125,81 +143,45 @@ def _chunk_bounds() -> list[str]:
     ]
 
 
-def _guarded(opts: str, pat: str) -> list[str]:
-    """Contiguous loops over blocks: one vectorised pass asks ``fast_ok`` of every element
-    (a bool &-reduction, from L1 for the pass that follows), then the block runs the fast or
-    the full scalar. (Computing the fast scalar into a buffer during the check and copying it
-    out measured ~20% slower on log2, ~4% faster on sin.)
-    ``pat`` names the operands as in ``c_<pat>`` (full array ``a`` or scalar ``s``).
-    Indices are unsigned: a signed ``range(lo, hi)`` index gets wraparound checks that defeat
-    the vectoriser; the bool &-reduction vectorises 8-wide (an int ``|=`` of 0/1 4-wide)."""
-    B = _BLOCK
-    ins = [f"in{i}" for i in range(len(pat))]
-    args = ", ".join(f"_ci({x}[i])" if p == "a" else f"_ci({x})" for x, p in zip(ins, pat))
-    return [
-        f"@njit({opts})",
-        f"def _span_{pat}(out0, {', '.join(ins)}, start, stop):",
-        f"    for b in range(start, stop, {B}):",
-        "        lo = np.uint64(b)",
-        f"        hi = np.uint64(min(b + {B}, stop))",
-        "        good = True",
-        "        for i in range(lo, hi):",
-        f"            good &= _ok({args})",
-        "        if good:",
-        "            for i in range(lo, hi):",
-        f"                out0[i] = _co(_g({args}))",
-        "        else:",
-        "            for i in range(lo, hi):",
-        f"                out0[i] = _co(_f({args}))",
-        "",
-        f"@njit({opts})",
-        f"def c_{pat}(out0, {', '.join(ins)}):",
-        f"    _span_{pat}(out0, {', '.join(ins)}, 0, out0.size)",
-        "",
-        f"_call_span_{pat} = outlined(_span_{pat})",
-        "",
-        f"@njit({opts}, parallel=True)",
-        f"def p_{pat}(out0, {', '.join(ins)}):",
-        *_chunk_bounds(),
-        f"        _call_span_{pat}(out0, {', '.join(ins)}, lo, hi)",
-        "",
-    ]
+# -- strided loops --------------------------------------------------------------------------
+
+def _row(g: _Gen, pat: tuple, strided: bool, indent: str) -> list:
+    """One row over views: input ``k`` is a row view ``x<k>`` where ``pat[k]`` (unit stride,
+    or with ``strided`` its own positive stride), else the value ``c<k>``. Row views let LLVM
+    vectorise (indexing the flat spans at ``p + i`` does not: 12x slower on a bias add)."""
+    loads = []
+    for k, u in enumerate(pat):
+        if not u:
+            loads.append(f"c{k} = in{k}[p{k}]")
+        elif strided:
+            loads.append(f"x{k} = in{k}[p{k}:p{k} + (inner - 1) * s{k}[nd] + 1:s{k}[nd]]")
+        else:
+            loads.append(f"x{k} = in{k}[p{k}:p{k} + inner]")
+    refs = [f"x{k}[i]" if u else f"c{k}" for k, u in enumerate(pat)]
+    return [f"{indent}{x}" for x in [*loads, "o0 = out0[po:po + inner]", "for i in range(inner):"]] \
+        + [f"{indent}    {x}" for x in g.body(refs, "o0[i]")]
 
 
-def _inner_loops(arity: int, indent: str) -> list[str]:
-    """The innermost loop over one row. A unit-stride output with every input at stride 1 or 0
-    (a broadcast row, e.g. a bias) runs a specialised loop over row views, which LLVM
-    vectorises (indexing the flat spans at ``p + j`` does not: 12x slower on a bias add);
-    ``kind`` (computed once per call) numbers those 2**arity cases, -2 - k for a unit-stride
-    output over other non-negative input strides (k: which are positive), -1 for anything
-    else."""
+def _inner_loops(g: _Gen, indent: str) -> list[str]:
+    """The innermost loop over one row, picked by ``kind`` (computed once per call): a
+    unit-stride output with every input at stride 1 or 0 (a broadcast row, e.g. a bias) is
+    case k < 2**arity (bit set: a unit-stride input); with inputs at other non-negative
+    strides (x[:, ::2], a transposed operand) -2 - k (bit set: a positive stride; strided
+    views run 6x the flat-index loop, whose index arithmetic LLVM neither hoists nor
+    vectorises); anything else (negative strides, a strided output) is -1.
+    Rows keep the body inline: calling the contiguous loop per row out of line measured 0.73x
+    on a bias add over rows of 16, but 1.25x on broadcast rows and 2.5-3.7x on rows of strided
+    views (exp over x[:, ::2])."""
+    n = g.arity
     out = []
-    for k, pat in enumerate(itertools.product((0, 1), repeat=arity)):
-        head = "if" if k == 0 else "elif"
-        out.append(f"{indent}{head} kind == {k}:")
-        loads = [f"{indent}    r{i} = in{i}[p{i}:p{i} + inner]" if u else
-                 f"{indent}    v{i} = _ci(in{i}[p{i}])" for i, u in enumerate(pat)]
-        args = ", ".join(f"_ci(r{i}[j])" if u else f"v{i}" for i, u in enumerate(pat))
-        out += loads + [f"{indent}    ro = out0[po:po + inner]",
-                        f"{indent}    for j in range(inner):",
-                        f"{indent}        ro[j] = _co(_f({args}))"]
-    # a unit-stride output with inputs at other positive strides (x[:, ::2], a transposed
-    # operand) or broadcast: rows as strided views (6x the flat-index loop below, whose index
-    # arithmetic LLVM neither hoists nor vectorises); kind -2 - k, k the mask of strided inputs
-    for k, pat in enumerate(itertools.product((0, 1), repeat=arity)):
-        if not k:
-            continue
-        loads = [f"{indent}    r{i} = in{i}[p{i}:p{i} + (inner - 1) * s{i}[nd] + 1:s{i}[nd]]" if u
-                 else f"{indent}    v{i} = _ci(in{i}[p{i}])" for i, u in enumerate(pat)]
-        args = ", ".join(f"_ci(r{i}[j])" if u else f"v{i}" for i, u in enumerate(pat))
-        out += [f"{indent}elif kind == {-2 - k}:", *loads,
-                f"{indent}    ro = out0[po:po + inner]",
-                f"{indent}    for j in range(inner):",
-                f"{indent}        ro[j] = _co(_f({args}))"]
-    call = ", ".join(f"_ci(in{i}[p{i} + j * s{i}[nd]])" for i in range(arity))
-    out += [f"{indent}else:",
-            f"{indent}    for j in range(inner):",
-            f"{indent}        out0[po + j * so[nd]] = _co(_f({call}))"]
+    for k, pat in enumerate(itertools.product((0, 1), repeat=n)):
+        out += [f"{indent}{'if' if k == 0 else 'elif'} kind == {k}:", *_row(g, pat, False, indent + "    ")]
+    for k, pat in enumerate(itertools.product((0, 1), repeat=n)):
+        if k:
+            out += [f"{indent}elif kind == {-2 - k}:", *_row(g, pat, True, indent + "    ")]
+    refs = [f"in{k}[p{k} + i * s{k}[nd]]" for k in range(n)]
+    out += [f"{indent}else:", f"{indent}    for i in range(inner):",
+            *[f"{indent}        {x}" for x in g.body(refs, "out0[po + i * so[nd]]")]]
     return out
 
 
@@ -212,25 +194,30 @@ def _kind(arity: int) -> list[str]:
              f"and {nonneg} else -1")]
 
 
-def _strided(arity: int, opts: str) -> list[str]:
-    """Strided loops: innermost dim is a plain loop, outer dims advance an odometer."""
-    ops = ["out0"] + [f"in{i}" for i in range(arity)]
-    st = ["so"] + [f"s{i}" for i in range(arity)]
-    ptr = ["po"] + [f"p{i}" for i in range(arity)]
+def _strided(g: _Gen) -> list[str]:
+    """Strided loops: innermost dim is a row loop, outer dims advance an odometer (serial) or
+    are recomputed from the row number (parallel)."""
+    n = g.arity
+    ops = ["out0"] + [f"in{i}" for i in range(n)]
+    st = ["so"] + [f"s{i}" for i in range(n)]
+    ptr = ["po"] + [f"p{i}" for i in range(n)]
     sig = ", ".join(f"{o}, {s}" for o, s in zip(ops, st))
-    serial = [
-        f"@njit({opts})",
-        f"def s_{arity}(shape, {sig}):",
+    head = [
         "    nd = shape.size - 1",
         "    inner = shape[nd]",
         "    nouter = 1",
         "    for d in range(nd):",
         "        nouter *= shape[d]",
-        *_kind(arity),
+        *_kind(n),
+    ]
+    serial = [
+        g.njit,
+        f"def s_{n}(shape, {sig}):",
+        *head,
         "    idx = np.zeros(nd + 1, np.int64)",
         "    " + " = ".join(ptr) + " = 0",
         "    for o in range(nouter):",
-        *_inner_loops(arity, "        "),
+        *_inner_loops(g, "        "),
         "        d = nd - 1",
         "        while d >= 0:",
         "            idx[d] += 1",
@@ -242,15 +229,12 @@ def _strided(arity: int, opts: str) -> list[str]:
         "            d -= 1",
         "",
     ]
+    if g.raises:
+        return serial + [f"ps_{n} = s_{n}", ""]
     parallel = [
-        f"@njit({opts}, parallel=True)",
-        f"def ps_{arity}(shape, {sig}):",
-        "    nd = shape.size - 1",
-        "    inner = shape[nd]",
-        "    nouter = 1",
-        "    for d in range(nd):",
-        "        nouter *= shape[d]",
-        *_kind(arity),
+        g.njit_parallel,
+        f"def ps_{n}(shape, {sig}):",
+        *head,
         "    for o in prange(nouter):",
         "        " + " = ".join(ptr) + " = 0",
         "        rem = o * 1  # a copy: parfors forbid writing the loop index",
@@ -258,7 +242,7 @@ def _strided(arity: int, opts: str) -> list[str]:
         "            q = rem % shape[d]",
         "            rem //= shape[d]",
         *[f"            {p} += q * {s}[d]" for p, s in zip(ptr, st)],
-        *_inner_loops(arity, "        "),
+        *_inner_loops(g, "        "),
         "",
     ]
     return serial + parallel

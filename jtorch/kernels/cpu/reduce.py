@@ -35,8 +35,8 @@ from ..._threads import use_parallel
 from ...shape import broadcast_shapes, elem_strides, span
 from ...tensor import Tensor
 from .. import registry
+from ..codegen import NP_CTOR as _NP_CTOR
 from ..source import fingerprint, load
-from .pointwise import _NP_CTOR
 
 BLOCK = 4096
 

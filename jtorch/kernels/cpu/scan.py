@@ -10,13 +10,11 @@ torch's CPU kernels do.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...shape import span
 from .. import registry
+from ..codegen import NP_CTOR as _NP_CTOR
 from ..source import load
 from . import reduce as _rk
-from .pointwise import _NP_CTOR
 from .reduce import _fingerprint, literal
 
 _mods: dict[tuple, object] = {}
