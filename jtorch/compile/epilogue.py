@@ -1,5 +1,6 @@
-"""Pointwise epilogues of matrix products: ``mm``/``addmm``/``bmm`` and the chain of pointwise
-ops that alone reads its result, as one call.
+"""Pointwise epilogues of matrix products and convolutions: ``mm``/``addmm``/``bmm`` or a
+forward ``convolution`` and the chain of pointwise ops that alone reads its result, as one
+call (convolutions: ``ConvEpilogueKernel``).
 
 A linear layer's bias and activation (``addmm -> gelu``), a residual add, a scale: eager runs
 the product, then one pass over the result per op (addmm's bias is a pass of its own too).
@@ -40,15 +41,20 @@ import numpy as np
 
 from .. import _allocator, _flags, _threads, dispatch
 from ..kernels import codegen
+from ..kernels.cpu import conv as _ck
+from ..kernels.cpu import conv_entries as _ce
 from ..kernels.cpu import matmul as _mk
+from ..kernels.defs.conv import convolution_op
 from ..kernels.registry import REGISTRY, OpDef
-from ..kernels.source import load
+from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
 from . import fusion, logs
 from .graph import Graph, Node
 from .graph_module import subgraph_module
 
 _PRODUCTS = frozenset(["mm", "addmm", "bmm"])
+_CONV = convolution_op
+_CONV_KW = frozenset(["stride", "padding", "dilation", "groups", "nd", "transposed"])
 _BLAS = (np.dtype(np.float32), np.dtype(np.float64))
 _NDARRAY = np.ndarray
 _F16 = np.dtype(np.float16)
@@ -78,7 +84,8 @@ def fuse_epilogues(graph: Graph) -> Graph:
             continue
         if n not in last:  # the call stands where the group's last node stood
             continue
-        kernel = EpilogueKernel(*last[n], nodes)
+        cls = ConvEpilogueKernel if _conv(last[n][0][0]) else EpilogueKernel
+        kernel = cls(*last[n], nodes)
         call = g2.call_function(kernel, tuple(env[a] for a in kernel.ins))
         call.meta["val"] = tuple(o.meta["val"] for o in kernel.outs)
         for k, o in enumerate(kernel.outs):
@@ -118,6 +125,20 @@ def _product(n: Node) -> bool:
     return type(beta) in (int, float) and type(alpha) in (int, float) and alpha != 0
 
 
+def _conv(n: Node) -> bool:
+    """A forward convolution (float32/float64) of tensors, with the user's arguments only (the
+    gradient rules' normalised ones and transposed convolutions stay eager's)."""
+    t = n.target
+    if n.op != "call_function" or t is not _CONV or n.meta.get("mutates") or \
+            "grad_enabled" in n.meta:
+        return False
+    if set(n.kwargs) - _CONV_KW or n.kwargs.get("transposed", False) is not False:
+        return False
+    val, (x, w, b) = _val(n), n.args
+    return val is not None and val.dtype.np in _BLAS and _val(x) is not None and \
+        _val(w) is not None and (b is None or _val(b) is not None)
+
+
 def _view_of(p: Node, v: Node) -> bool:
     """``v`` reshapes the product ``p`` (same size; for addmm, only unfolding its rows, with a
     bias the same for every row: then the bias broadcasts to the view as it did to ``p``)."""
@@ -139,11 +160,12 @@ def _view_of(p: Node, v: Node) -> bool:
 def _group(p: Node, nodes: list):
     """([product, view?, *chain], the chain's head value) for a product whose result (or a
     view of it) only a run of pointwise ops over its shape reads; else None."""
-    if not _product(p) or not p.users:
+    conv = _conv(p)
+    if not (conv or _product(p)) or not p.users:
         return None
     head = p
     u = next(iter(p.users))
-    if len(p.users) == 1 and _view_of(p, u):
+    if not conv and len(p.users) == 1 and _view_of(p, u):
         head = u
     shape = tuple(_val(head).shape)
     cur = {p, head}
@@ -195,7 +217,7 @@ class EpilogueKernel:
         self.outs = [n for n in group if (n is not p or head is p) and (
             any(u not in gs for u in n.users) or
             any(n in u.all_input_nodes for u in later if u.op == "output"))]
-        self.ins: list = list(dict.fromkeys(p.args))
+        self.ins: list = list(dict.fromkeys(a for a in p.args if isinstance(a, Node)))
         for n in group[1:]:
             for a in n.args:
                 if isinstance(a, Node) and a not in gs and a not in self.ins:
@@ -314,6 +336,176 @@ class EpilogueKernel:
 
     def __repr__(self) -> str:
         return f"EpilogueKernel({', '.join(self.names)})"
+
+
+class ConvEpilogueKernel(EpilogueKernel):
+    """A forward convolution and its pointwise epilogue: call it with ``ins`` (input, weight,
+    bias?, then the epilogue's operands); it returns ``outs``.
+
+    Where eager convolves image by image over Numba's threads (``conv._conv_per_image``), the
+    generated ``conv_epilogue`` does the same (eager's ``_conv_image_into``: im2col and the
+    group GEMMs, BLAS serial in each thread, then the channel bias) into a scratch image of its
+    thread, and runs the epilogue's lines on that image while it is in cache: the convolution's
+    output never reaches memory. Per image the result is (O, L): an operand with one value
+    per channel ((C, 1, 1), an inference batch norm's scale) is a value per row there, a full
+    (N, O, *sp) operand is that image's rows. Elsewhere (small planes, one image, too little
+    work), eager's convolution, then the epilogue's pass. What it saves is that pass's trip
+    through memory: at N=64, 32->64 channels, 32x32, 3x3, relu (float32, 2 cores shared with
+    another job) it ran 0.92-0.97x the time of eager's convolution plus the fused relu pass
+    (about 30 ms, torch 17 ms: the convolution itself dominates); a 1x1 convolution 0.95x."""
+
+    def __init__(self, group: list, head: Node, nodes: list) -> None:
+        super().__init__(group, head, nodes)
+        p = group[0]
+        self._kw = dict(p.kwargs)
+        self._kw.pop("transposed", None)
+        self._bias = p.args[2] is not None
+        self._plans: dict = {}  # per-image operand shapes -> (layouts, varies, rows, inner)
+
+    def source_for(self, kinds: str, varies: str = "") -> str:
+        """``fusion``'s kernel for the epilogue (layouts ``kinds`` over one image's (O, L)
+        result) and ``conv_epilogue``: images split over the threads, each convolved into its
+        thread's scratch image, then its epilogue. ``varies``: per tensor operand, 1 where it
+        has one slice per image (indexed ``[i]``), 0 where every image reads all of it."""
+        per = dict(zip(self._tensors, varies or "1" * len(self._tensors)))
+        nout, nin = len(self.outs), len(self._feed)
+        outs = [f"out{j}" for j in range(nout)]
+        ins = [f"in{j}" for j in range(nin) if self._feed[j] is not None]
+        sig = ", ".join(outs + ins)
+        feed = [f"out{j}[i]" for j in range(nout)] + [
+            "p.reshape(-1)" if self._feed[j] is None else
+            f"in{j}[i]" if per.get(j) == "1" else f"in{j}" for j in range(nin)]
+        return "\n".join([
+            fusion.kernel_source(self._fused.template, kinds),
+            f"# the convolution {self.names[0]}: images split over the threads",
+            f"# conv sources {fingerprint(_ck.conv_images)[:16]}",
+            "from jtorch.kernels.cpu.conv import _conv_image_into",
+            "",
+            codegen.NJIT,
+            f"def _image(x, w3, bias, with_bias, geo, tab, buf, p, i, {sig}, rows, inner):",
+            "    _conv_image_into(x, w3, bias, with_bias, p, geo, tab, buf, i)",
+            f"    _call({', '.join(feed)}, 0, rows, 0, inner, inner)",
+            "",
+            codegen.NJIT_PARALLEL,
+            f"def conv_epilogue(x, w3, bias, with_bias, geo, tab, buf, prod, {sig}, rows, inner, nt):",
+            "    n_img = x.shape[0]",
+            "    per = (n_img + nt - 1) // nt",
+            "    for t in prange(nt):",
+            "        mine = np.empty_like(buf)",
+            "        p = np.empty_like(prod)",
+            "        for i in range(t * per, min(n_img, (t + 1) * per)):",
+            f"            _image(x, w3, bias, with_bias, geo, tab, mine, p, i, {sig}, rows, inner)",
+            ""])
+
+    def _module(self, kinds: str, varies: str):
+        mod = self._mods.get((kinds, varies))
+        if mod is None:
+            src = self.source_for(kinds, varies)
+            mod = self._mods[kinds, varies] = load("jt_conv_epilogue", src)
+            logs.log("kernels", f"{self.__name__} ({mod.__file__}):\n{src}")
+        return mod
+
+    def __call__(self, *args):
+        """Fused where eager convolves per image in parallel and the epilogue's operands fit
+        one image's layouts; else eager's convolution then the epilogue's kernel, or the
+        group's nodes eagerly (gradients, float16, other arrays)."""
+        if dispatch.grad_state.enabled and any(
+                isinstance(a, Tensor) and a._requires_grad for a in args):
+            return self._eager(*args)
+        x, w = args[0], args[1]
+        b = args[2] if self._bias else None
+        xa, wa = x._a, w._a
+        if xa.__class__ is not _NDARRAY or wa.__class__ is not _NDARRAY or \
+                xa.dtype not in _BLAS or wa.dtype is not xa.dtype or \
+                b is not None and (b._a.__class__ is not _NDARRAY or b._a.dtype is not xa.dtype):
+            return self._eager(*args)
+        plan = convolution_op.meta(x, w, b, **self._kw)  # torch's checks, as eager's call
+        if plan.device.type != "cpu":
+            return self._eager(*args)
+        res = self._fused_call(args, plan, xa, wa, b)
+        if res is not None:
+            return res
+        prod = convolution_op.kernels["cpu"](plan, x, w, b)
+        return self._fused(*[prod if f is None else args[f] if type(f) is int else f[0]
+                             for f in self._feed])
+
+    def _fused_call(self, args, plan, xa, wa, b):
+        """``conv_epilogue``'s outputs, or None where eager would not convolve per image in
+        parallel or an epilogue operand does not fit one image's layouts."""
+        kw = plan.kw
+        stride, padding, dilation, groups, size = _ce._geo3(
+            kw["stride"], kw["padding"], kw["dilation"], kw["groups"], kw["size"])
+        n, c, o = xa.shape[0], xa.shape[1], wa.shape[0]
+        kk, ll = math.prod(wa.shape[2:]), math.prod(size)
+        if not (n > 1 and o and ll and c * kk) or \
+                not _ck._per_image(ll, o // groups * (c // groups) * kk * ll):
+            return None
+        shape = plan.out.shape
+        flat = [None if f is None else args[f] if type(f) is int else f[0] for f in self._feed]
+        shapes = []
+        for j in self._tensors:
+            if flat[j] is None:  # the convolution's result
+                shapes.append(shape)
+                continue
+            arr = flat[j]._a
+            if arr.__class__ is not _NDARRAY or not arr.flags.c_contiguous or arr.dtype is _F16:
+                return None
+            shapes.append(arr.shape)
+        key = tuple(shapes)
+        lay = self._plans.get(key)
+        if lay is None:
+            if len(self._plans) > 256:
+                self._plans.clear()
+            lay = self._plans[key] = _image_layout(shape, shapes)
+        if not lay:
+            return None
+        kinds, varies, rows, inner = lay
+        for j, v in zip(self._tensors, varies):
+            if flat[j] is None:
+                continue
+            arr = flat[j]._a
+            flat[j] = arr.reshape(n, -1) if v == "1" else arr.reshape(-1)
+        x5 = _ce._as5d(xa)
+        w5 = _ce._as5d(wa)
+        geo = _ck._geom(w5.shape[2:], stride, padding, dilation)
+        if not _threads.use_parallel(c * kk * ll * n):  # eager's test: its column buffers' size
+            return None
+        buf, tab = _ck._image_buffer(x5, c * kk, size, geo)
+        w3 = w5.reshape(groups, o // groups, -1)
+        bias = np.empty(0, xa.dtype) if b is None else np.ascontiguousarray(b._a)
+        outs = [_allocator.empty(shape, d.np) for d in self._fused.out_dtypes]
+        mod = self._mods.get((kinds, varies)) or self._module(kinds, varies)
+        del flat[self._feed.index(None)]
+        with _threads.serial_blas():
+            mod.conv_epilogue(x5, w3, bias, b is not None, geo, tab, buf,
+                              np.empty((o, ll), xa.dtype), *[a.reshape(n, -1) for a in outs],
+                              *flat, rows, inner, numba.get_num_threads())
+        return tuple([Tensor._make(a, None, d) for a, d in zip(outs, self._fused.out_dtypes)])
+
+    def __repr__(self) -> str:
+        return f"ConvEpilogueKernel({', '.join(self.names)})"
+
+
+def _image_layout(shape: tuple, shapes: list):
+    """(layouts, varies, rows, inner) of the epilogue's tensor operands over one image's
+    result: ``shape`` is the whole (N, O, *sp) result, ``shapes`` the operands' (the result's
+    own among them). An operand varies per image where it has the batch dim (N > 1); its
+    image's slice, or all of it, must fit ``fusion``'s layouts over (O, *sp); else None."""
+    nd, n = len(shape), shape[0]
+    per, varies = [], ""
+    for s in shapes:
+        if len(s) > nd:
+            return None
+        s = (1,) * (nd - len(s)) + tuple(s)
+        if s[0] not in (1, n):
+            return None
+        per.append(s[1:])
+        varies += "1" if s[0] == n and n > 1 else "0"
+    lay = fusion._layout(per)
+    if lay is None or lay[0] != tuple(shape[1:]):
+        return None
+    _, rows, inner, kinds = lay
+    return kinds, varies, rows, inner
 
 
 # rows per thread from which the row split pays (each thread packs the whole right operand)

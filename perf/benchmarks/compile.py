@@ -75,3 +75,19 @@ def gelu_mlp(m: int) -> Case:
               rand(k, h, seed=3, scale=0.015), rand(k, seed=4)]
     return Case(functional(_gelu_mlp, arrays), kind="compute", flops=4.0 * m * k * h,
                 compile=True)
+
+
+def _conv_relu(t, x, w, b):
+    f = t.nn.functional
+    return f.relu(f.conv2d(x, w, b, padding=1))
+
+
+@register("compile/conv_relu", full=((64, 32, 64, 32),), quick=((8, 16, 32, 16),),
+          label="n{0[0]}_c{0[1]}_o{0[2]}_hw{0[3]}")
+def conv_relu(shape) -> Case:
+    """A CNN block, conv2d 3x3 (padding 1) then relu: the relu runs on each image's output
+    while it is in cache (the convolution's epilogue)."""
+    n, c, o, s = shape
+    arrays = [rand(n, c, s, s), rand(o, c, 3, 3, seed=1, scale=0.06), rand(o, seed=2)]
+    return Case(functional(_conv_relu, arrays), kind="compute", flops=2.0 * n * o * c * 9 * s * s,
+                compile=True)

@@ -284,3 +284,211 @@ def test_symbolic_sizes():
             x = _dyadic(n, *dims, seed=n)
             _bitwise(cf(x), f(x))
         assert [k.names for k in _kernels(cf)] == names
+
+
+# -- convolutions ------------------------------------------------------------------------------
+
+def _conv_kernels(cf) -> list:
+    from jtorch.compile.epilogue import ConvEpilogueKernel
+
+    return [k for k in _kernels(cf) if isinstance(k, ConvEpilogueKernel)]
+
+
+def _conv_fuses(x, w, stride=1, padding=0, dilation=1, groups=1) -> bool:
+    """Whether the per-image kernel runs for this convolution here (eager convolves image by
+    image over the threads), else eager's convolution and the epilogue's pass."""
+    from jtorch import _threads
+    from jtorch.kernels.cpu import conv as ck
+
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    s, p, d = ((v, v) if isinstance(v, int) else v for v in (stride, padding, dilation))
+    oh = h if p == "same" else (h + 2 * p[0] - d[0] * (kh - 1) - 1) // s[0] + 1
+    ow = wd if p == "same" else (wd + 2 * p[1] - d[1] * (kw - 1) - 1) // s[1] + 1
+    ll, kk = oh * ow, kh * kw
+    return n > 1 and o * ll * c > 0 and \
+        ck._per_image(ll, o // groups * (c // groups) * kk * ll) and \
+        _threads.use_parallel(c * kk * ll * n)
+
+
+def _conv_relu(x, w, b, **kw):
+    return F.relu(F.conv2d(x, w, b, **kw))
+
+
+# (N, C, O, H, W, k, kwargs): the per-image kernel, odd sizes, stride/dilation/padding, short
+# output rows (gather tables), one image, no images, small planes (eager's batched GEMM)
+_CONVS = [(8, 16, 24, 16, 16, 3, {"padding": 1}),
+          (5, 7, 9, 19, 23, 3, {"padding": 2, "stride": 2}),
+          (6, 8, 12, 21, 17, (3, 2), {"dilation": (2, 1), "padding": (1, 0)}),
+          (4, 16, 8, 40, 12, 5, {"stride": (1, 2), "padding": 2}),
+          (6, 8, 12, 20, 20, 4, {"padding": "same"}),
+          (3, 32, 16, 14, 14, 1, {}),
+          (1, 16, 24, 16, 16, 3, {"padding": 1}),
+          (0, 16, 24, 16, 16, 3, {"padding": 1}),
+          (8, 4, 6, 6, 6, 3, {})]
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("case", _CONVS, ids=lambda c: "x".join(map(str, c[:5])))
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_relu_is_one_kernel_bitwise_eager(case, bias):
+    n, c, o, h, wd, k, kw = case
+    k = (k, k) if isinstance(k, int) else k
+    x, w = _dyadic(n, c, h, wd), _dyadic(o, c, *k, den=16, seed=1)
+    b = _dyadic(o, seed=2) if bias else None
+    f = lambda x, w, b: _conv_relu(x, w, b, **kw)
+    cf = _compile(f)
+    _bitwise(cf(x, w, b), f(x, w, b))
+    (kern,) = _conv_kernels(cf)
+    assert kern.names == ["convolution", "relu"]
+    assert bool(kern._mods) == _conv_fuses(x, w, **kw)
+
+
+def test_the_fused_convolution_is_within_float_tolerance_of_float64():
+    rng = np.random.default_rng(0)
+    xs, ws, bs = (rng.standard_normal(s) for s in ((8, 16, 16, 16), (24, 16, 3, 3), (24,)))
+    x, w, b = (jtorch.tensor(a, dtype=jtorch.float32) for a in (xs, ws, bs))
+    ref = torch.nn.functional.gelu(torch.nn.functional.conv2d(
+        *(torch.tensor(np.float32(a), dtype=torch.float64) for a in (xs, ws, bs)), padding=1))
+    f = lambda x, w, b: F.gelu(F.conv2d(x, w, b, padding=1))
+    cf = _compile(f)
+    got, eager = cf(x, w, b).numpy(), f(x, w, b).numpy()
+    np.testing.assert_array_equal(got, eager)  # the same per-image GEMMs as eager's
+    np.testing.assert_allclose(got, ref.numpy(), rtol=1e-4, atol=1e-4)
+    assert _conv_kernels(cf)[0]._mods
+
+
+# epilogue operands over (N, C, H, W) = (8, 24, 16, 16): per channel (a batch norm's scale),
+# full (a residual), one value, a row of the plane, one value per image, the same for every
+# image; a strided residual, or a row of the plane next to the per-channel s and t (no one
+# split of the image fits both): eager's convolution, then the epilogue's pass
+_OPERANDS = {"chan": (24, 1, 1), "chan4": (1, 24, 1, 1), "full": (8, 24, 16, 16), "0d": (),
+             "one": (1,), "row": (16,), "image": (8, 1, 1, 1), "plane": (24, 16, 16)}
+
+
+@pytest.mark.parametrize("rshape", [*_OPERANDS, "strided"])
+@pytest.mark.parametrize("dtype", [jtorch.float32, jtorch.float64])
+def test_batch_norm_and_residual_operands(rshape, dtype):
+    x, w, b = _dyadic(8, 16, 16, 16, dtype=dtype), _dyadic(24, 16, 3, 3, den=16, seed=1,
+                                                           dtype=dtype), _dyadic(24, seed=2)
+    b = b.to(dtype)
+    s, t = _dyadic(24, 1, 1, seed=3, dtype=dtype), _dyadic(24, 1, 1, seed=4, dtype=dtype)
+    strided = rshape == "strided"
+    r = _dyadic(8, 24, 16, 16, seed=5, dtype=dtype).transpose(2, 3) if strided else \
+        _dyadic(*_OPERANDS[rshape], seed=5, dtype=dtype)
+
+    def f(x, w, b, s, t, r):
+        return F.silu(F.conv2d(x, w, b, padding=1) * s + t) + r
+
+    cf = _compile(f)
+    _bitwise(cf(x, w, b, s, t, r), f(x, w, b, s, t, r))
+    (kern,) = _conv_kernels(cf)
+    assert kern.names == ["convolution", "mul", "add", "silu", "add_1"]
+    assert bool(kern._mods) == (rshape not in ("strided", "row") and _conv_fuses(x, w, padding=1))
+
+
+def test_operand_order_residual_first_and_input_reused():
+    """The convolution's result need not be the first operand; the input can be one too."""
+    x, w = _dyadic(8, 16, 16, 16), _dyadic(16, 16, 3, 3, den=16, seed=1)
+    f = lambda x, w: x + F.relu(F.conv2d(x, w, None, padding=1)) * 0.5
+    cf = _compile(f)
+    _bitwise(cf(x, w), f(x, w))
+    (kern,) = _conv_kernels(cf)
+    assert kern.names == ["convolution", "relu", "mul", "add"] and kern._mods
+
+
+def test_grouped_channels_last_and_conv1d_convolutions():
+    """Grouped convolutions and conv1d run eager's per-image pieces too; a channels-last input
+    is made contiguous as eager does."""
+    x, w, b = _dyadic(8, 16, 16, 16), _dyadic(24, 4, 3, 3, den=16, seed=1), _dyadic(24, seed=2)
+    f = lambda x, w, b: F.relu(F.conv2d(x, w, b, padding=1, groups=4)) - 1
+    cf = _compile(f)
+    _bitwise(cf(x, w, b), f(x, w, b))
+    assert _conv_kernels(cf)[0]._mods
+    xl = x.contiguous(memory_format=jtorch.channels_last)
+    w1 = _dyadic(24, 16, 3, 3, den=16, seed=3)
+    g = lambda x, w, b: F.gelu(F.conv2d(x, w, b, padding=1))
+    cg = _compile(g)
+    _bitwise(cg(xl, w1, b), g(xl, w1, b))
+    assert _conv_kernels(cg)[0]._mods
+    x1, w2 = _dyadic(16, 16, 600), _dyadic(24, 16, 5, den=16, seed=4)
+    h = lambda x, w, b: F.relu(F.conv1d(x, w, b, stride=2))
+    ch = _compile(h)
+    _bitwise(ch(x1, w2, b), h(x1, w2, b))
+    assert _conv_kernels(ch)[0]._mods
+
+
+def test_convolutions_that_stay_eager():
+    """float16, a transposed convolution, a result read outside the chain: no group."""
+    x, w, b = _dyadic(4, 8, 16, 16), _dyadic(12, 8, 3, 3, den=16, seed=1), _dyadic(12, seed=2)
+    xh, wh, bh = (a.to(jtorch.float16) for a in (x, w, b))
+    wt = _dyadic(8, 12, 3, 3, den=16, seed=3)
+    cases = [(lambda x, w, b: F.relu(F.conv2d(x, w, b)) + 1, (xh, wh, bh)),
+             (lambda x, w, b: F.relu(F.conv_transpose2d(x, w, b[:12])) + 1, (x, wt, b)),
+             (lambda x, w, b: (F.relu(F.conv2d(x, w, b)), F.conv2d(x, w, b).sum()), (x, w, b))]
+    for fn, args in cases:
+        cf = _compile(fn)
+        got, want = cf(*args), fn(*args)
+        for r, e in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            _bitwise(r, e)
+        assert _conv_kernels(cf) == []
+
+
+def test_convolution_gradients_take_the_eager_path():
+    x = _dyadic(8, 16, 16, 16).requires_grad_()
+    w, b = _dyadic(24, 16, 3, 3, den=16, seed=1).requires_grad_(), _dyadic(24, seed=2)
+    f = lambda x, w, b: (F.relu(F.conv2d(x, w, b, padding=1)) * 2).sum()
+    cf = _compile(f)
+    out = cf(x, w, b)
+    out.backward()
+    gx, gw = x.grad.clone(), w.grad.clone()
+    x.grad = w.grad = None
+    ref = f(x, w, b)
+    ref.backward()
+    _bitwise(out, ref)
+    _bitwise(gx, x.grad)
+    _bitwise(gw, w.grad)
+    (kern,) = _conv_kernels(cf)
+    assert kern.names == ["convolution", "relu", "mul"] and not kern._mods
+    with jtorch.no_grad():
+        _bitwise(cf(x, w, b), f(x, w, b))
+    assert bool(kern._mods) == _conv_fuses(x, w, padding=1)
+
+
+def test_convolution_errors_are_eagers():
+    x, w = _dyadic(2, 3, 8, 8), _dyadic(4, 5, 3, 3, seed=1)
+    f = lambda x, w: F.relu(F.conv2d(x, w)) + 1
+    with pytest.raises(RuntimeError) as want:
+        f(x, w)
+    with pytest.raises(RuntimeError) as got:
+        _compile(f)(x, w)
+    assert str(got.value) == str(want.value)
+
+
+def test_the_default_backend_fuses_a_conv_block():
+    """Through ``jtorch.compile``'s default backend: compiled == eager, one kernel."""
+    x, w, b = _dyadic(8, 16, 16, 16), _dyadic(24, 16, 3, 3, den=16, seed=1), _dyadic(24, seed=2)
+    s, t = _dyadic(24, 1, 1, seed=3), _dyadic(24, 1, 1, seed=4)
+    f = lambda x, w, b, s, t: F.relu(F.conv2d(x, w, b, padding=1) * s + t)
+    cf = jtorch.compile(f)
+    _bitwise(cf(x, w, b, s, t), f(x, w, b, s, t))
+    assert [k.names for k in _conv_kernels(cf)] == [["convolution", "mul", "add", "relu"]]
+
+
+def test_generated_module_convolves_each_image_then_runs_its_epilogue():
+    x, w, b = _dyadic(8, 16, 16, 16), _dyadic(24, 16, 3, 3, den=16, seed=1), _dyadic(24, seed=2)
+    s = _dyadic(24, 1, 1, seed=3)
+    f = lambda x, w, b, s: F.relu(F.conv2d(x, w, b, padding=1) * s)
+    cf = _compile(f)
+    cf(x, w, b, s)
+    (kern,) = _conv_kernels(cf)
+    assert list(kern._mods) == [("fc", "10")]
+    src = kern.source_for("fc", "10")
+    assert "v0 = np.float32(_f_mul_scalar(np.float32(x0[i]), np.float32(c1)))" in src
+    image = src.split("def _image(x, w3, bias, with_bias, geo, tab, buf, p, i, out0, in1, "
+                      "rows, inner):")[1]
+    assert "_conv_image_into(x, w3, bias, with_bias, p, geo, tab, buf, i)" in image
+    assert "_call(out0[i], p.reshape(-1), in1, 0, rows, 0, inner, inner)" in image
+    drive = src.split("def conv_epilogue(")[1]
+    assert "for t in prange(nt):" in drive and "p = np.empty_like(prod)" in drive

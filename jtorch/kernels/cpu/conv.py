@@ -186,17 +186,23 @@ def _add_channel_bias(planes, bias):
 
 
 @_jit
-def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
-    """y3[i] (O, L) = W @ im2col(x[i]) (+ bias), group by group; ``buf`` is the caller's
-    (C*K, 1, oD, oH, oW) column buffer (one image: it stays in cache for the GEMM)."""
+def _conv_image_into(x, w3, bias, with_bias, yi, geo, tab, buf, i):
+    """yi (O, L) = W @ im2col(x[i]) (+ bias), group by group; ``buf`` is the caller's
+    (C*K, 1, oD, oH, oW) column buffer (one image: it stays in cache for the GEMM). ``yi`` may
+    be a scratch image (compiled epilogues run their lines on it while it is hot)."""
     _im2col_image(x, buf, geo, tab, i)
     g_n, og, cgk = w3.shape
     b2 = buf.reshape(buf.shape[0], -1)
-    yi = y3[i]
     for g in range(g_n):
         np.dot(w3[g], b2[g * cgk:(g + 1) * cgk], yi[g * og:(g + 1) * og])
     if with_bias:
         _add_channel_bias(yi, bias)
+
+
+@_jit
+def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
+    """y3[i] (O, L) = W @ im2col(x[i]) (+ bias)."""
+    _conv_image_into(x, w3, bias, with_bias, y3[i], geo, tab, buf, i)
 
 
 @numba.njit(cache=True, nogil=True)
