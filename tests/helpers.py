@@ -16,6 +16,8 @@ folder on ``sys.path`` and holds the fixtures.
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -234,3 +236,24 @@ def leaves(obj) -> list:
         return [x for o in obj.values() for x in leaves(o)]
     return [obj]
 
+
+
+_FINGERPRINT = re.compile(r"^(# scalar sources )([0-9a-f]{16})$", re.MULTILINE)
+
+
+def golden(path: str, text: str) -> None:
+    """``text`` equals the file at ``path`` (``JTORCH_RECORD_GOLDEN=1`` rewrites it)."""
+    if os.environ.get("JTORCH_RECORD_GOLDEN"):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    with open(path) as f:
+        assert text == f.read()
+
+
+def golden_kernel(path: str, src: str) -> None:
+    """A generated kernel's source against its golden file, with the fingerprint of the scalar
+    sources masked: it hashes whole files (every op definition, fastmath), so it changes on
+    edits that leave the generated code as it is."""
+    assert len(_FINGERPRINT.findall(src)) == 1, src
+    golden(path, _FINGERPRINT.sub(r"\1<fingerprint>", src))

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import golden
 
 import jtorch
 import jtorch.nn.functional as F
@@ -24,14 +25,7 @@ def _eq(a, b) -> None:
 
 
 def _golden(name: str, text: str) -> None:
-    """Compare with tests/compile/golden/<name>.txt (JTORCH_RECORD_GOLDEN=1 rewrites it)."""
-    path = os.path.join(GOLDEN, name + ".txt")
-    if os.environ.get("JTORCH_RECORD_GOLDEN"):
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    with open(path) as f:
-        assert text == f.read()
+    golden(os.path.join(GOLDEN, name + ".txt"), text)
 
 
 def _graphs(cf) -> list:

@@ -11,16 +11,15 @@ generated code stays the same."""
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
+from helpers import golden_kernel
 
 import jtorch
 from jtorch.compile.fusion import FusedKernel
 from jtorch.compile.row_fusion import RowKernel
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
-_FINGERPRINT = re.compile(r"^(# scalar sources )([0-9a-f]{16})$", re.MULTILINE)
 
 
 def _kernels(cf) -> list:
@@ -31,16 +30,7 @@ def _kernels(cf) -> list:
 
 
 def _golden(name: str, src: str) -> None:
-    """Compare ``src``, its fingerprint masked, with golden/<name>.kernel.txt."""
-    assert len(_FINGERPRINT.findall(src)) == 1, src
-    text = _FINGERPRINT.sub(r"\1<fingerprint>", src)
-    path = os.path.join(GOLDEN, name + ".kernel.txt")
-    if os.environ.get("JTORCH_RECORD_GOLDEN"):
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    with open(path) as f:
-        assert text == f.read()
+    golden_kernel(os.path.join(GOLDEN, name + ".kernel.txt"), src)
 
 
 def _bias_chain(x, b):

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 
 import numpy as np
 import pytest
+from helpers import golden_kernel
 
 import jtorch
 from jtorch.compile.fusion import FusedKernel
@@ -18,7 +18,6 @@ from jtorch.kernels import codegen, registry
 from jtorch.kernels.cpu import pointwise
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
-_FINGERPRINT = re.compile(r"^(# scalar sources )([0-9a-f]{16})$", re.MULTILINE)
 
 
 def _source(name: str, arity: int, compute: str, out: str | None = None) -> str:
@@ -94,12 +93,4 @@ def test_contiguous_variants_equal_the_strided_loop(pat):
 def test_eager_module_source_matches_golden(name, arity, compute):
     src = _source(name, arity, compute)
     compile(src, f"<{name} kernels>", "exec")  # valid Python
-    assert len(_FINGERPRINT.findall(src)) == 1, src
-    text = _FINGERPRINT.sub(r"\1<fingerprint>", src)
-    path = os.path.join(GOLDEN, f"eager_{name}_{compute}.kernel.txt")
-    if os.environ.get("JTORCH_RECORD_GOLDEN"):
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    with open(path) as f:
-        assert text == f.read()
+    golden_kernel(os.path.join(GOLDEN, f"eager_{name}_{compute}.kernel.txt"), src)
