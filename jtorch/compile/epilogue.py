@@ -210,6 +210,8 @@ class EpilogueKernel:
     then the epilogue's); it returns the values of the group read after it (``outs``).
     ``source_for(kinds)`` is its generated module for the epilogue operands' layouts."""
 
+    _PREFIX = "jt_epilogue"  # its generated modules' names
+
     def __init__(self, group: list, head: Node, nodes: list) -> None:
         p = group[0]
         gs = set(group)
@@ -262,11 +264,12 @@ class EpilogueKernel:
             f"        _call({sig}, {span})",
             ""])
 
-    def _module(self, kinds: str, rows: bool):
-        mod = self._mods.get((kinds, rows))
+    def _module(self, kinds: str, variant):
+        """The loaded kernel module for operand layouts ``kinds`` and a ``variant`` of it."""
+        mod = self._mods.get((kinds, variant))
         if mod is None:
-            src = self.source_for(kinds, rows)
-            mod = self._mods[kinds, rows] = load("jt_epilogue", src)
+            src = self.source_for(kinds, variant)
+            mod = self._mods[kinds, variant] = load(self._PREFIX, src)
             logs.log("kernels", f"{self.__name__} ({mod.__file__}):\n{src}")
         return mod
 
@@ -354,6 +357,8 @@ class ConvEpilogueKernel(EpilogueKernel):
     another job) it ran 0.92-0.97x the time of eager's convolution plus the fused relu pass
     (about 30 ms, torch 17 ms: the convolution itself dominates); a 1x1 convolution 0.95x."""
 
+    _PREFIX = "jt_conv_epilogue"
+
     def __init__(self, group: list, head: Node, nodes: list) -> None:
         super().__init__(group, head, nodes)
         p = group[0]
@@ -396,14 +401,6 @@ class ConvEpilogueKernel(EpilogueKernel):
             "        for i in range(t * per, min(n_img, (t + 1) * per)):",
             f"            _image(x, w3, bias, with_bias, geo, tab, mine, p, i, {sig}, rows, inner)",
             ""])
-
-    def _module(self, kinds: str, varies: str):
-        mod = self._mods.get((kinds, varies))
-        if mod is None:
-            src = self.source_for(kinds, varies)
-            mod = self._mods[kinds, varies] = load("jt_conv_epilogue", src)
-            logs.log("kernels", f"{self.__name__} ({mod.__file__}):\n{src}")
-        return mod
 
     def __call__(self, *args):
         """Fused where eager convolves per image in parallel and the epilogue's operands fit
