@@ -99,10 +99,14 @@ def find_groups(nodes: list, pointwise, taken: set) -> list:
     for i, n in enumerate(nodes):
         if n.op in ("placeholder", "get_attr"):
             continue
-        if n not in taken and cur and role(n, *split, pointwise):
+        r = role(n, *split, pointwise) if cur and n not in taken else None
+        # a full op runs in the row loop, before the reductions exist: it may read full members only
+        if r and (r != "full" or all(role(a, *split, pointwise) == "full"
+                                     for a in n.all_input_nodes if a in cur)):
             cur.append(n)
             continue
-        if cur and n.op == "call_function" and not any(a in cur for a in n.all_input_nodes):
+        if cur and n.op == "call_function" and not n.meta.get("mutates") and \
+                not any(a in cur for a in n.all_input_nodes):
             continue  # an unrelated node between two members: the group stays open
         close()
         cur, split = [], None

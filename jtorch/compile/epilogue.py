@@ -219,7 +219,8 @@ class EpilogueKernel:
         self.outs = [n for n in group if (n is not p or head is p) and (
             any(u not in gs for u in n.users) or
             any(n in u.all_input_nodes for u in later if u.op == "output"))]
-        self.ins: list = list(dict.fromkeys(a for a in p.args if isinstance(a, Node)))
+        # the product's operands one per argument (``a @ a`` takes a twice), then the epilogue's
+        self.ins: list = [a for a in p.args if isinstance(a, Node)]
         for n in group[1:]:
             for a in n.args:
                 if isinstance(a, Node) and a not in gs and a not in self.ins:

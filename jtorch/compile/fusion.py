@@ -138,6 +138,12 @@ def fuse(graph: Graph) -> Graph:
             member[n] = st
             read_by(n)
         elif n.op not in ("placeholder", "get_attr"):
+            if n.meta.get("mutates"):  # a write (an input's copy-back): every open group's
+                for st in list(open_.values()):  # call stands before it, and none grows past it
+                    if st[1] is None:
+                        st[1] = pos[n]
+                    close(st)
+                open_.clear()
             read_by(n)
     for st in list(open_.values()):
         close(st)

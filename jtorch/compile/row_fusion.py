@@ -111,7 +111,7 @@ def find_groups(nodes: list, pointwise) -> list:
             continue
         if cur and n.op == "call_function" and not any(a in cur for a in n.all_input_nodes) \
                 and role(n, S, pointwise) is None and not reduction(n, pointwise) \
-                and not pointwise(n):
+                and not pointwise(n) and not n.meta.get("mutates"):
             continue  # an unrelated node between two members: the group stays open
         close()
         cur, S = [], None
