@@ -263,6 +263,11 @@ DEFAULT: frozenset = frozenset(["softmax", "log_softmax", "logsumexp", "native_l
 
 # -- the pass ---------------------------------------------------------------------------------
 
+# decompositions that divide by a reduced size (N - correction): not in graphs with dynamic
+# sizes, where a node's traced size may stand for a dynamic one
+_BAKES_SIZE = frozenset(["var", "std", "var_mean", "std_mean"])
+
+
 def decompose(graph: Graph, names: Iterable[str] | None = None, *,
               profitable_only: bool = True) -> Graph:
     """A copy of ``graph`` where each call of an op in ``names`` (default: every op in
@@ -281,6 +286,8 @@ def decompose(graph: Graph, names: Iterable[str] | None = None, *,
     plans: dict = {}
     for n in graph.nodes:
         name = _op_name(n)
+        if name in _BAKES_SIZE and graph.symbols:
+            continue  # a value's traced size may stand for a dynamic one (a slice's does)
         if name in table and _eligible(n, name, profitable_only):
             traced = _trace(table[name], n)
             if traced is not None:
