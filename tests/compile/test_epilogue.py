@@ -202,6 +202,13 @@ def test_values_read_after_the_group_are_its_outputs(m):
         ["addmm", "relu", "mul"]
 
 
+def _all_bitwise(got, want) -> None:
+    """Each result (one or a tuple of them) bitwise the other's."""
+    for r, e in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        _bitwise(r, e)
+
+
 def test_what_stays_eager():
     """int products, float16, an mm whose product is read elsewhere, addmm with alpha 0."""
     i, j = jtorch.randint(-5, 5, (6, 4)), jtorch.randint(-5, 5, (4, 3))
@@ -213,10 +220,7 @@ def test_what_stays_eager():
              (lambda a, b: jtorch.relu(jtorch.addmm(a[:, :3], a, b, alpha=0)), (x, w))]
     for fn, args in cases:
         cf = _compile(fn)
-        got, want = cf(*args), fn(*args)
-        for r, e in zip(got if isinstance(got, tuple) else (got,),
-                        want if isinstance(want, tuple) else (want,)):
-            _bitwise(r, e)
+        _all_bitwise(cf(*args), fn(*args))
         assert _kernels(cf) == []
 
 
@@ -428,10 +432,7 @@ def test_convolutions_that_stay_eager():
              (lambda x, w, b: (F.relu(F.conv2d(x, w, b)), F.conv2d(x, w, b).sum()), (x, w, b))]
     for fn, args in cases:
         cf = _compile(fn)
-        got, want = cf(*args), fn(*args)
-        for r, e in zip(got if isinstance(got, tuple) else (got,),
-                        want if isinstance(want, tuple) else (want,)):
-            _bitwise(r, e)
+        _all_bitwise(cf(*args), fn(*args))
         assert _conv_kernels(cf) == []
 
 
