@@ -65,6 +65,10 @@ _TRACE_LEAF_BUG = ("tracing with inputs that require grad, an op's result is tak
                    "y.mul_(2)) raises 'a leaf Variable that requires grad is being used in an "
                    "in-place operation'; eager and torch.compile run it")
 
+_HEAVISIDE_BUG = ("heaviside of tensors that require grad gives a tensor that does not; "
+                  "torch's requires grad and its backward raises 'derivative for "
+                  "aten::heaviside is not implemented'")
+
 _STD_BUG = ("eager std of float32 rounds the variance to float32 before its square root: "
             "where the variance overflows (|x| > 1.8e19) it gives inf, torch the std")
 
@@ -131,6 +135,7 @@ class Program:
     grain: int | None  # JTORCH_GRAIN_SIZE for this example: small runs the parallel kernels
     resize: bool  # called again at larger sizes: dynamic shapes
     grad: bool = False  # float inputs require grad: results, then gradients of their sum
+    dynamic: bool = False  # compiled with dynamic=True: symbolic sizes from the first call
 
     def source(self) -> str:
         args = ", ".join(f"x{j}" for j in range(len(self.inputs)))
@@ -142,7 +147,8 @@ class Program:
         ins = ", ".join(f"x{j}: float" if r == "number" else f"x{j}: {d}{list(_role_shape(r, self.S))}"
                         for j, (r, d) in enumerate(self.inputs))
         opts = (f"seed={self.seed}, edges={self.edges}, fortran={self.fortran}, "
-                f"grain={self.grain}, resize={self.resize}, grad={self.grad}")
+                f"grain={self.grain}, resize={self.resize}, grad={self.grad}, "
+                f"dynamic={self.dynamic}")
         return f"\n# {ins}\n# {opts}\n{self.source()}\n"
 
     def _repr_pretty_(self, p, cycle) -> None:  # hypothesis prints the source, not the fields
@@ -189,7 +195,6 @@ class _Builder:
         self.pool: list = []
         self.lines: list = []
         self.k = 0
-        self.read: set = set()  # the inputs a line has read
         self.numbers: list = []  # the arguments that are Python floats
         self.grad = False  # the inputs require grad: no writes to them
 
@@ -221,7 +226,6 @@ class _Builder:
         name = f"v{self.k}"
         self.k += 1
         self.lines.append(f"{name} = {expr}")
-        self.read.update(re.findall(r"\bx\d\b", expr))
         floats = [v.coarse for v in args] + [dtype]
         coarse = "float32" if "float32" in floats else "float64" if "float64" in floats else ""
         v = _Val(name, shape, dtype, approx, contig, base, fuzzy, loose, big, coarse)
@@ -361,7 +365,8 @@ def _binary(b: _Builder, a: _Val):
         s = 0.5 if isinstance(s, str) else s
         d = _promote(a, s)
         return b.emit(expr, a.shape, _floats(d) if op == "/" else d, (a,))
-    ops = [o for o in _BINARY if _kinds(a.dtype) in o[1] and not (o[2] and a.approx)]
+    ops = [o for o in _BINARY if _kinds(a.dtype) in o[1] and not (o[2] and a.approx) and
+           not (b.grad and "heaviside" in o[0])]  # _HEAVISIDE_BUG
     src, kinds, step, same = b.choice(ops)
     other = _operand(b, a, exact=step, kinds=kinds, same=same)
     if other is None:
@@ -554,7 +559,7 @@ def _composite(b: _Builder, a: _Val):
     out = _kept(a.shape, (dk,), keepdim)
     if name == "logsumexp":
         return b.emit(f"torch.logsumexp({src}, {d}{kd})", out, a.dtype, (a,), rounds=True)
-    if a.shape[dk] == 0:
+    if a.shape[dk] == 0 or a.numel == 0:
         return None  # no degrees of freedom: torch warns
     corr = b.choice(["", ", correction=0", ", unbiased=False"])
     if a.shape[dk] == 1 and not corr:
@@ -715,7 +720,6 @@ def _mutate_input(b: _Builder, a: _Val):
         target, tshape = f"{x.expr}[..., 1:]", x.shape[:-1] + (x.shape[-1] - 1,)
     call, _ = _inplace_call(b, target, tshape, x, exact=True, avoid=x.expr)
     b.lines.append(call)
-    b.read.update(re.findall(r"\bx\d\b", call))
 
 
 _STEPS = {"unary": _unary, "binary": _binary, "compare": _compare, "select": _select,
@@ -776,7 +780,8 @@ def _programs(draw) -> Program:
             outs.append(v)
     return Program(S, tuple(inputs), tuple(b.lines), tuple(outs), draw(st.integers(0, 2**16)),
                    edges, draw(st.integers(0, 7)) == 7,
-                   64 if draw(st.integers(0, 15)) == 15 else None, resize, b.grad)
+                   64 if draw(st.integers(0, 15)) == 15 else None, resize, b.grad,
+                   draw(st.integers(0, 7)) == 7)
 
 
 # -- running and comparing --------------------------------------------------------------------
@@ -838,12 +843,13 @@ def _reference(p: Program, arrays: list, jitter: float = 0.0, seed: int = 0) -> 
     torch.set_default_dtype(torch.float64)
     try:
         ins = [_wants_grad(a if isinstance(a, float) else torch.from_numpy(
-            a * (1 + jitter * rng.uniform(-1, 1, a.shape)) if a.dtype.kind == "f" else a.copy()),
-            p.grad) for a in arrays]
+            np.array(a * (1 + jitter * rng.uniform(-1, 1, a.shape))) if a.dtype.kind == "f"
+            else a.copy()), p.grad) for a in arrays]
         outs = ns["f"](*ins)
         if not p.grad:
             return [_np(r) for r in outs]
-        _backward(outs)
+        if _run(_backward, [outs])[1] is not None:  # torch's own error: compared elsewhere
+            return [_np(r) for r in outs] + [None] * len(ins)
         return [_np(r) for r in outs] + [_grad_of(x) for x in ins]
     finally:
         torch.set_default_dtype(old)
@@ -865,13 +871,11 @@ def _references(p: Program, arrays: list) -> list:
     rounding moves it) or None."""
     coarse = [o.coarse for o in p.outs] + [_grad_coarse(p)] * (len(p.inputs) if p.grad else 0)
     out = [None] * len(coarse)
-    ref, err = _run(_reference, [p, arrays])
-    if err is not None:
-        return out
+    ref = _reference(p, arrays)
     for c in set(coarse) - {""}:
-        moved = [_run(_reference, [p, arrays, _EPS[c] / 2, seed])[0] for seed in (1, 2)]
+        moved = [_reference(p, arrays, _EPS[c] / 2, seed) for seed in (1, 2)]
         for k, ck in enumerate(coarse):
-            if ck == c and ref[k] is not None and all(m is not None for m in moved):
+            if ck == c and ref[k] is not None:
                 out[k] = (ref[k], np.maximum(*[_dist(m[k], ref[k]) for m in moved]))
     return out
 
@@ -913,7 +917,8 @@ def _close(g: np.ndarray, w: np.ndarray, ref: tuple | None, others: list, what: 
     eps = _EPS[coarse or g.dtype.name]
     with np.errstate(all="ignore"):
         mag = np.where(np.isfinite(w), np.abs(w), 0.0)
-        floor = 16 * eps * mag.max(initial=0.0)
+        # ... and subnormal results, which hold few bits, within the smallest normal
+        floor = 16 * eps * mag.max(initial=0.0) + np.finfo(coarse or g.dtype).tiny
         if ref is not None:
             r, sens = np.asarray(ref[0], np.float64), 8 * ref[1]
             floor = floor + sens
@@ -951,7 +956,7 @@ def _run(f, args: list):
 
 def _check(p: Program) -> None:
     fj, ft = _functions(p)
-    cf = jtorch.compile(fj)
+    cf = jtorch.compile(fj, dynamic=True) if p.dynamic else jtorch.compile(fj)
     with np.errstate(all="ignore"), _grain(p.grain):
         for call, (S, seed) in enumerate(p.calls()):
             arrays = p.arrays(S, seed)
@@ -1024,7 +1029,7 @@ def _compare_grads(p: Program, ins: tuple, outs: tuple, refs: list, where: str) 
             _close(gs[1], gs[2], refs[j], [gs[0]], f"eager vs torch, {what}", coarse)
 
 
-@settings(max_examples=_FUZZ or 30, deadline=None, derandomize=not _FUZZ, database=None,
+@settings(max_examples=_FUZZ or 100, deadline=None, derandomize=not _FUZZ, database=None,
           print_blob=bool(_FUZZ), suppress_health_check=[HealthCheck.too_slow,
                                                           HealthCheck.data_too_large])
 @given(_programs())
@@ -1124,3 +1129,11 @@ def test_an_in_place_op_on_a_clone_of_an_input_that_requires_grad():
     x = jtorch.randn(3, requires_grad=True)
     jtorch.compile(f)(x).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.xfail(strict=True, reason=_HEAVISIDE_BUG)
+def test_heaviside_of_a_tensor_that_requires_grad():
+    t = torch.tensor([1.0, -1.0], requires_grad=True)
+    assert torch.heaviside(t, t).requires_grad
+    x = jtorch.tensor([1.0, -1.0], requires_grad=True)
+    assert jtorch.heaviside(x, x).requires_grad
