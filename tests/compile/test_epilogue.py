@@ -237,11 +237,8 @@ def test_operands_the_kernel_cannot_take_run_eagerly():
         assert len(_kernels(cf)) == 1
 
 
-def test_gradients_take_the_eager_path():
-    x = _dyadic(7, 9).requires_grad_()
-    w, b = _dyadic(5, 9, den=16, seed=1).requires_grad_(), _dyadic(5, seed=2)
-    f = lambda x, w, b: (F.gelu(F.linear(x, w, b)) * 2).sum()
-    cf = _compile(f)
+def _same_value_and_grads(cf, f, x, w, b) -> None:
+    """The compiled loss and its gradients for x and w, bitwise eager's."""
     out = cf(x, w, b)
     out.backward()
     gx, gw = x.grad.clone(), w.grad.clone()
@@ -251,6 +248,14 @@ def test_gradients_take_the_eager_path():
     _bitwise(out, ref)
     _bitwise(gx, x.grad)
     _bitwise(gw, w.grad)
+
+
+def test_gradients_take_the_eager_path():
+    x = _dyadic(7, 9).requires_grad_()
+    w, b = _dyadic(5, 9, den=16, seed=1).requires_grad_(), _dyadic(5, seed=2)
+    f = lambda x, w, b: (F.gelu(F.linear(x, w, b)) * 2).sum()
+    cf = _compile(f)
+    _same_value_and_grads(cf, f, x, w, b)
     assert [k.names for k in _kernels(cf)] == [["addmm", "gelu", "mul"]]
 
 
@@ -441,15 +446,7 @@ def test_convolution_gradients_take_the_eager_path():
     w, b = _dyadic(24, 16, 3, 3, den=16, seed=1).requires_grad_(), _dyadic(24, seed=2)
     f = lambda x, w, b: (F.relu(F.conv2d(x, w, b, padding=1)) * 2).sum()
     cf = _compile(f)
-    out = cf(x, w, b)
-    out.backward()
-    gx, gw = x.grad.clone(), w.grad.clone()
-    x.grad = w.grad = None
-    ref = f(x, w, b)
-    ref.backward()
-    _bitwise(out, ref)
-    _bitwise(gx, x.grad)
-    _bitwise(gw, w.grad)
+    _same_value_and_grads(cf, f, x, w, b)
     (kern,) = _conv_kernels(cf)
     assert kern.names == ["convolution", "relu", "mul"] and not kern._mods
     with jtorch.no_grad():
