@@ -131,7 +131,7 @@ class Program:
     outs: tuple  # the returned values (_Val)
     seed: int
     edges: bool  # nan, infinities, signed zeros and huge values among the inputs
-    fortran: bool  # the compiled call's inputs of rank >= 2 are column-major (strided)
+    fortran: bool  # the inputs are column-major (strided; the results' layouts follow them)
     grain: int | None  # JTORCH_GRAIN_SIZE for this example: small runs the parallel kernels
     resize: bool  # called again at larger sizes: dynamic shapes
     grad: bool = False  # float inputs require grad: results, then gradients of their sum
@@ -797,17 +797,20 @@ def _functions(p: Program) -> tuple:
     return tuple(fs)
 
 
+def _copy(a: np.ndarray, fortran: bool) -> np.ndarray:
+    return np.array(a, order="F" if fortran else "C")  # always a copy: the program may write it
+
+
 def _jt(arrays: list, fortran: bool = False, grad: bool = False) -> list:
     # an empty array's copy has zero strides, which jtorch's in-place ops reject (_EMPTY_BUG)
     out = [a if isinstance(a, float) else
            jtorch.zeros(a.shape, dtype=getattr(jtorch, a.dtype.name)) if not a.size else
-           jtorch.from_numpy(np.asfortranarray(a) if fortran and a.ndim >= 2 else a.copy())
-           for a in arrays]
+           jtorch.from_numpy(_copy(a, fortran)) for a in arrays]
     return [_wants_grad(t, grad) for t in out]
 
 
-def _th(arrays: list, grad: bool = False) -> list:
-    return [_wants_grad(a if isinstance(a, float) else torch.from_numpy(a.copy()), grad)
+def _th(arrays: list, fortran: bool = False, grad: bool = False) -> list:
+    return [_wants_grad(a if isinstance(a, float) else torch.from_numpy(_copy(a, fortran)), grad)
             for a in arrays]
 
 
@@ -960,11 +963,11 @@ def _check(p: Program) -> None:
     with np.errstate(all="ignore"), _grain(p.grain):
         for call, (S, seed) in enumerate(p.calls()):
             arrays = p.arrays(S, seed)
-            t_in = _th(arrays, p.grad)
+            t_in = _th(arrays, p.fortran, p.grad)
             tor, terr = _run(ft, t_in)
             if terr is not None and call >= 2:
                 return  # the larger sizes broke a broadcast the program relied on
-            e_in = _jt(arrays, grad=p.grad)
+            e_in = _jt(arrays, p.fortran, p.grad)
             want, err = _run(fj, e_in)
             if terr is not None:
                 _same_error(err, terr, "eager", "torch")
