@@ -17,7 +17,7 @@ import warnings
 from .. import dispatch
 from ..nn.modules.module import Module
 from ..tensor import Tensor
-from . import backends, logs, tracer
+from . import aot, backends, logs, tracer
 from .config import config
 from .errors import RecompileLimitExceeded
 from .graph_module import GraphModule
@@ -186,14 +186,14 @@ class CompiledFunction:
         g = seg.graph
         sym = {n for _, n, _ in g.symbols}
         k = (backends.graph_key(g), tuple([_ikey(x, node in sym) for (node, _), x in
-                                           zip(seg.inputs, inputs)]))
+                                           zip(seg.inputs, inputs)]), dispatch.grad_state.enabled)
         piece = self.pieces.get(k)
         if piece is None:
             g.eliminate_dead_code()
             g.lint()
             gm = GraphModule(Module(), g)
             logs.log("graph", f"TRACED GRAPH ({self.__name__})\n{g}\n\n{gm.code}")
-            piece = self.pieces[k] = (self.backend(gm, list(inputs)), gm)
+            piece = self.pieces[k] = (aot.compile_piece(self.backend, gm, list(inputs)), gm)
         seg.fn, seg.gm = piece
         return seg.fn(*inputs)
 

@@ -31,8 +31,17 @@ def numba(gm, example_inputs):
     return numba_backend(gm, example_inputs)
 
 
+def aot_eager(gm, example_inputs):
+    """As "eager", with gradients by the compiled backward's joint graph (``aot.py``): the
+    forward and backward graphs run as generated Python."""
+    return gm.forward
+
+
+# backends whose graphs needing gradients are split into compiled forward and backward graphs
+numba.joint = aot_eager.joint = True
+
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_BACKENDS = {"eager": eager, "numba": numba, "aot_eager": eager}
+_BACKENDS = {"eager": eager, "numba": numba, "aot_eager": aot_eager}
 _ALIASES = {"inductor": "numba"}
 _warned: set = set()
 

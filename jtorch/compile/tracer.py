@@ -22,6 +22,7 @@ import weakref
 
 from .. import dispatch
 from .. import meta as _meta
+from ..autograd.node import Node as _GradNode
 from ..device import META
 from ..kernels.plan import common_device
 from ..meta import MetaArray
@@ -79,6 +80,20 @@ def fake_of(t: Tensor) -> Tensor:
     return v
 
 
+class TracedBackward(_GradNode):
+    """The ``grad_fn`` of a traced value that requires grad, until its graph runs and the real
+    tensor's node replaces it: such a value is no leaf (in-place ops on it are allowed, as
+    in eager), and no saved value keeps a fake alive."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list) -> list:
+        raise RuntimeError("jtorch.compile: backward through a traced value before its graph ran")
+
+
+_TRACED_NODE = TracedBackward()
+
+
 class Segment:
     """One graph of a traced call: the nodes between two breaks."""
 
@@ -95,7 +110,7 @@ class Tracer:
     """The mode of one traced call (see the module docstring)."""
 
     def __init__(self, sources: dict, names: dict, fullgraph: bool, run_graph,
-                 on_break=None, shape_env=None) -> None:
+                 on_break=None, shape_env=None, autograd: bool = False) -> None:
         self.sources = sources  # id(tensor) -> where the tensor comes from (for replay)
         self.names = names  # id(tensor) -> placeholder name
         self.fullgraph = fullgraph
@@ -109,6 +124,9 @@ class Tracer:
         self.seg = Segment(dispatch.grad_state.enabled)
         self.shape_env = shape_env  # symbolic sizes (symbolic.py), or None: static
         self.arg_shapes: list = []  # the argument tensors' sizes
+        # record autograd nodes on the fakes (the joint trace of ``aot.py``): else a value
+        # that requires grad gets the placeholder node ``TracedBackward``
+        self.autograd = autograd
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):
@@ -299,6 +317,8 @@ class Tracer:
             node.meta["val"] = meta_val(res)
             if plan is not None and plan.out.__class__ is dispatch.View:
                 node.meta["view_of"] = node_args[plan.out.src]  # the result aliases this input
+        if grad and self.autograd and dispatch.grad_hook is not None:
+            dispatch.grad_hook(op, args, res, plan.kw if plan is not None else None)
         return res
 
     def _bind(self, r: Tensor, node, dev, grad: bool) -> None:
@@ -309,6 +329,8 @@ class Tracer:
                 r._st.fake = dev
         if grad and r.dtype.category >= 2:
             r._requires_grad = True
+            if not self.autograd and r.grad_fn is None and id(r) not in self.proxied:
+                r.grad_fn = _TRACED_NODE
         self.seg.env[id(a)] = [node, a, None]  # no strong reference: liveness is the user's
         self.seg.fakes.append(weakref.ref(r))
 

@@ -60,11 +60,6 @@ _EMPTY_BUG = ("an in-place op on an empty tensor with a zero stride (an empty nu
               "expand) raises 'more than one element of the written-to tensor refers to a single "
               "memory location'; torch writes nothing and raises nothing")
 
-_TRACE_LEAF_BUG = ("tracing with inputs that require grad, an op's result is taken for a leaf "
-                   "(requires_grad, no grad_fn), so an in-place op on it (y = x.clone(); "
-                   "y.mul_(2)) raises 'a leaf Variable that requires grad is being used in an "
-                   "in-place operation'; eager and torch.compile run it")
-
 _HEAVISIDE_BUG = ("heaviside of tensors that require grad gives a tensor that does not; "
                   "torch's requires grad and its backward raises 'derivative for "
                   "aten::heaviside is not implemented'")
@@ -696,7 +691,7 @@ def _inplace_call(b: _Builder, target: str, tshape: tuple, a: _Val, exact: bool,
 
 def _inplace(b: _Builder, a: _Val):
     """``y = a.clone()`` and an in-place op on it (or on a view of it)."""
-    if a.dtype == "bool" or b.grad:  # with grad: _TRACE_LEAF_BUG
+    if a.dtype == "bool":
         return None
     name = f"v{b.k}"
     target, tshape = name, a.shape
@@ -1122,7 +1117,6 @@ def test_an_in_place_op_on_an_empty_tensor_with_zero_strides():
     jtorch.zeros(0, 1).expand(0, 3).neg_()
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=_TRACE_LEAF_BUG)
 def test_an_in_place_op_on_a_clone_of_an_input_that_requires_grad():
     def f(x):
         y = x.clone()

@@ -1,0 +1,428 @@
+"""Compiled backward: a traced graph's forward and backward as two compiled graphs joined by
+one autograd node (torch's AOTAutograd).
+
+When a graph runs with grad mode on and some input requires grad, ``compile_piece`` does not
+hand the graph to the backend as it is (whose nodes would then run eagerly, one autograd
+node each). It traces the **joint graph**: the graph is replayed over fake inputs under a
+tracer that also records autograd nodes on the fakes (their gradient rules are the OpDefs'
+``vjp``s, as in eager), then the autograd engine itself runs over those nodes under a second
+tracer, which records every op the gradient rules call into the **backward graph**. A value
+of the forward that a rule reads becomes an input of the backward graph (saved) and an
+extra output of the forward graph; the backward's outputs are the inputs' gradients.
+
+Pointwise values are cheap to recompute and expensive to keep: a saved value computed by a
+chain of pointwise nodes from values that are saved anyway (or are inputs) is recomputed in
+the backward graph (``_partition``), so a fused forward writes its result only and the fused
+backward reads the inputs again.
+
+Both graphs go through the same backend. At run time the forward runs without autograd and
+its differentiable results get one ``CompiledFunctionBackward`` node whose backward runs the
+compiled backward graph; the engine sees an ordinary node (hooks, ``retain_graph``,
+``autograd.grad``, ``inputs=``, accumulation). A double backward (``create_graph=True``)
+replays the graph eagerly with autograd from the saved inputs.
+
+A graph falls back to the backend as it is (gradients through eager nodes) where the joint
+trace does not apply: symbolic sizes, results that alias inputs, rules that read values or
+fail on fakes.
+"""
+
+from __future__ import annotations
+
+from .. import dispatch
+from ..autograd import engine
+from ..autograd.node import _FREED_MSG, Node, SavedTensor, edge_of
+from ..kernels.registry import OpDef
+from ..meta import MetaArray
+from ..tensor import Tensor
+from . import logs
+from .errors import Unsupported
+from .functionalize import NotFunctionalizable, functionalize
+from .graph import Graph, map_arg
+from .graph_module import GraphModule
+from .interpreter import Interpreter
+from .tracer import Tracer, fake_of, meta_val
+
+_TENSOR = Tensor
+_gs = dispatch.grad_state
+
+
+def compile_piece(backend, gm: GraphModule, inputs: list):
+    """``backend(gm, inputs)``, or the joint forward/backward pair when this call needs
+    gradients and the backend compiles backward graphs too (``backend.joint``)."""
+    if getattr(backend, "joint", False) and _gs.enabled and any(
+            isinstance(x, _TENSOR) and x._requires_grad for x in inputs):
+        try:
+            j = build_joint(backend, gm, inputs)
+        except (Unsupported, NotFunctionalizable, RuntimeError, NotImplementedError, TypeError,
+                ValueError, IndexError, KeyError) as e:
+            logs.log("graph", f"joint graph not traced ({type(e).__name__}: {e}): gradients "
+                              "through eager nodes")
+            j = None
+        if j is not None:
+            return j
+    return backend(gm, inputs)
+
+
+def _no_run(seg, inputs):
+    raise Unsupported("the joint trace read tensor values")
+
+
+class _BackwardTracer(Tracer):
+    """Records the backward graph: a forward fake a gradient rule reads becomes a placeholder
+    (a saved value); a real tensor a rule makes (a constant) one too."""
+
+    def __init__(self, fw_env: dict) -> None:
+        super().__init__({}, {}, True, _no_run)
+        self.fw_env = fw_env
+        self.saved: list = []  # (placeholder, forward node) in placeholder order
+        self.consts: list = []  # (placeholder, real tensor)
+
+    def node_of(self, t: Tensor):
+        a = t._a
+        e = self.seg.env.get(id(a))
+        if e is not None:
+            return e[0]
+        fe = self.fw_env.get(id(a))
+        g = self.seg.graph
+        if fe is not None:
+            p = g.placeholder(f"saved_{fe[0].name}")
+            self.saved.append((p, fe[0]))
+        elif a.__class__ is not MetaArray:
+            p = g.placeholder("constant")
+            self.consts.append((p, t))
+        else:
+            raise Unsupported("a gradient rule read a fake of unknown origin")
+        p.meta["val"] = _plain(meta_val(t))
+        self.seg.env[id(a)] = [p, a, None]
+        return p
+
+
+def _plain(v):
+    """A meta value without the gradient flag (the compiled graphs run without autograd)."""
+    if isinstance(v, tuple):
+        return tuple(_plain(x) for x in v)
+    if isinstance(v, _TENSOR):
+        v._requires_grad = False
+        v.grad_fn = None
+    return v
+
+
+def _aliases_input(node) -> bool:
+    while "view_of" in node.meta:
+        node = node.meta["view_of"]
+    return node.op == "placeholder"
+
+
+def _fake_input(t: Tracer, name: str, x: Tensor) -> Tensor:
+    f = fake_of(x)
+    f._requires_grad = x._requires_grad and x.dtype.category >= 2
+    p = t.seg.graph.placeholder(name)
+    p.meta["val"] = _plain(meta_val(x))
+    t.seg.env[id(f._a)] = [p, f._a, None]
+    return f
+
+
+def build_joint(backend, gm: GraphModule, inputs: list):
+    """The ``JointFunction`` of ``gm`` for inputs like ``inputs``, or None where the graph
+    has no differentiable result (the backend alone serves it)."""
+    if gm.graph.symbols:
+        return None
+    if any(n.meta.get("mutates") for n in gm.graph.nodes):
+        gm = functionalize(gm)
+    g0 = _gs.enabled
+    try:
+        _gs.enabled = True
+        fw = Tracer({}, {}, True, _no_run, autograd=True)
+        names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        fakes = [_fake_input(fw, nm, x) for nm, x in zip(names, inputs)]
+        with fw:
+            res = Interpreter(gm, garbage_collect_values=False).run(*fakes)
+        res = res if isinstance(res, tuple) else (res,)
+        out_nodes = [fw.node_of(r) for r in res]
+        if any(_aliases_input(n) for n in out_nodes) or len(set(out_nodes)) != len(out_nodes):
+            return None
+        diff = [k for k, r in enumerate(res) if r._requires_grad and r.grad_fn is not None]
+        req = [i for i, f in enumerate(fakes) if f._requires_grad]
+        if not diff or not req:
+            return None
+        _gs.enabled = False
+        bw = _BackwardTracer(fw.seg.env)
+        tangents = []
+        for k in diff:
+            r = res[k]
+            tf = Tensor._make(MetaArray(tuple(r._a.shape), r._a.dtype, None, 0, r.device), None,
+                              r.dtype)
+            p = bw.seg.graph.placeholder(f"tangent_{k}")
+            p.meta["val"] = _plain(meta_val(tf))
+            bw.seg.env[id(tf._a)] = [p, tf._a, None]
+            tangents.append(tf)
+        with bw:
+            grads = engine.run_backward([res[k] for k in diff], tangents, True, False,
+                                        tuple(fakes[i] for i in req), accumulate=False)
+            grad_nodes = [None if gr is None else bw.node_of(gr) for gr in grads]
+    finally:
+        _gs.enabled = g0
+    fw_graph, bw_graph = fw.seg.graph, bw.seg.graph
+    _hoist_placeholders(bw_graph)
+    bw_out = bw_graph.output(tuple(n for n in grad_nodes if n is not None))
+    saved_nodes = _partition(fw_graph, bw_graph, bw, out_nodes)
+    # the forward graph's outputs: its results, then the saved values it computes
+    fw_outs = list(out_nodes)
+    index = {n: k for k, n in enumerate(fw_outs)}
+    placeholders = [n for n in fw_graph.nodes if n.op == "placeholder"]
+    sources = []  # per backward placeholder: ("fw", k) | ("in", i) | ("const", t) | ("tan", j)
+    saved_of = dict(saved_nodes)
+    const_of = dict(bw.consts)
+    tangent_ph = [n for n in bw_graph.nodes if n.op == "placeholder"
+                  and n.name.startswith("tangent_")]
+    for p in bw_graph.nodes:
+        if p.op != "placeholder":
+            continue
+        if p in saved_of:
+            f = saved_of[p]
+            if f.op == "placeholder":
+                sources.append(("in", placeholders.index(f)))
+                continue
+            if f not in index:
+                index[f] = len(fw_outs)
+                fw_outs.append(f)
+            sources.append(("fw", index[f]))
+        elif p in const_of:
+            sources.append(("const", const_of[p]))
+        else:
+            sources.append(("tan", tangent_ph.index(p)))
+    fw_graph.output(tuple(fw_outs))
+    del bw_out
+    for graph in (fw_graph, bw_graph):
+        for n in graph.nodes:
+            n.meta.pop("grad_enabled", None)  # each graph runs whole without autograd
+            if "val" in n.meta:
+                _plain(n.meta["val"])
+        graph.eliminate_dead_code()
+        graph.lint()
+    fw_gm, bw_gm = GraphModule(gm, fw_graph), GraphModule(gm, bw_graph)
+    logs.log("graph", f"JOINT GRAPH forward\n{fw_gm.code}\nbackward\n{bw_gm.code}")
+    return JointFunction(
+        fw=backend(fw_gm, list(inputs)), bw=backend(bw_gm, None), eager=gm.forward,
+        n_out=len(out_nodes), diff=diff, req=req, sources=sources,
+        grad_slots=[i for i, n in zip(req, grad_nodes) if n is not None],
+        out_meta=[(tuple(res[k]._a.shape), res[k].dtype) for k in diff], n_in=len(inputs))
+
+
+def _hoist_placeholders(g: Graph) -> None:
+    """Placeholders (made as the rules first read a saved value) moved before every op."""
+    first = None
+    for n in list(g.nodes):
+        if n.op != "placeholder":
+            if first is None:
+                first = n
+        elif first is not None:
+            first.prepend(n)
+
+
+# -- partition: recompute pointwise chains -----------------------------------------------------
+
+def _cheap(n) -> bool:
+    """A node the backward may recompute: a pointwise op (or a view) of one value."""
+    t = n.target
+    if n.op != "call_function" or not isinstance(t, OpDef):
+        return False
+    if n.kwargs or n.meta.get("mutates"):
+        return False
+    if t.meta is None:  # pointwise
+        return t.name not in _NEVER_RECOMPUTE
+    return "view_of" in n.meta
+
+
+_NEVER_RECOMPUTE = frozenset(["rand_like", "bernoulli", "dropout"])
+
+
+def _partition(fw_graph: Graph, bw_graph: Graph, bw: _BackwardTracer, out_nodes: list) -> list:
+    """The saved values, after moving into the backward graph every saved value that a
+    chain of cheap nodes computes from inputs and from values the backward gets anyway (the
+    forward's results, other saved values): such a chain is recomputed where the backward
+    reads it. Returns [(backward placeholder, forward node)]."""
+    saved = list(bw.saved)
+    kept = set(out_nodes) | {n for n in fw_graph.nodes if n.op == "placeholder"}
+    for _, f in saved:
+        if not _cheap(f):
+            kept.add(f)
+    # a cheap saved value is recomputed when every leaf of its cheap chain is kept
+    chains: dict = {}
+
+    def chain(f, seen: list) -> bool:
+        if f in kept:
+            return True
+        if not _cheap(f) or len(seen) > 64:
+            return False
+        seen.append(f)
+        return all(chain(a, seen) for a in f.all_input_nodes)
+
+    for _, f in saved:
+        if f not in kept:
+            nodes: list = []
+            if chain(f, nodes):
+                chains[f] = nodes
+    if not chains:
+        return saved
+    # copy each chain into the backward graph before its first user; its leaves become
+    # saved placeholders (kept nodes)
+    ph_of = {f: p for p, f in saved}
+    first = next(n for n in bw_graph.nodes if n.op != "placeholder")
+    in_chains = {n for nodes in chains.values() for n in nodes}
+    copied: dict = {}
+
+    def leaf(a):
+        if a in copied:
+            return copied[a]
+        p = ph_of.get(a)
+        if p is None:
+            with bw_graph.inserting_before(_first_node(bw_graph)):
+                p = bw_graph.placeholder(f"saved_{a.name}")
+            p.meta["val"] = _plain(meta_val(a.meta["val"]))
+            ph_of[a] = p
+            saved.append((p, a))
+        return p
+
+    def copy(f):
+        if f in copied:
+            return copied[f]
+        if f in kept or f not in in_chains:
+            return leaf(f)
+        args = map_arg(f.args, copy)
+        kwargs = map_arg(f.kwargs, copy)
+        with bw_graph.inserting_before(first):
+            new = bw_graph.create_node(f.op, f.target, args, kwargs, name=f"re_{f.name}")
+        new.meta = {k: v for k, v in f.meta.items() if k not in ("view_of",)}
+        if "view_of" in f.meta:
+            new.meta["view_of"] = copy(f.meta["view_of"])
+        copied[f] = new
+        return new
+
+    for f in list(chains):
+        p = ph_of[f]
+        new = copy(f)
+        p.replace_all_uses_with(new)
+        bw_graph.erase_node(p)
+        saved = [(q, g) for q, g in saved if q is not p]
+    return saved
+
+
+def _first_node(g: Graph):
+    return next(iter(g.nodes))
+
+
+# -- run time ----------------------------------------------------------------------------------
+
+class JointFunction:
+    """The compiled forward (results and saved values, run without autograd) and backward of
+    one graph; calling it runs the forward and attaches ``CompiledFunctionBackward``."""
+
+    def __init__(self, fw, bw, eager, n_out: int, diff: list, req: list, sources: list,
+                 grad_slots: list, out_meta: list, n_in: int) -> None:
+        self.fw, self.bw, self.eager = fw, bw, eager
+        self.n_out, self.diff, self.req, self.sources = n_out, diff, req, sources
+        self.grad_slots, self.out_meta, self.n_in = grad_slots, out_meta, n_in
+
+    def __call__(self, *inputs):
+        g0 = _gs.enabled
+        _gs.enabled = False
+        try:
+            vals = self.fw(*inputs)
+        finally:
+            _gs.enabled = g0
+        vals = tuple(vals) if isinstance(vals, (tuple, list)) else (vals,)
+        outs = vals[:self.n_out]
+        if not g0:
+            return outs
+        node = CompiledFunctionBackward()
+        node.joint = self
+        node.inputs = [SavedTensor(x) for x in inputs]
+        saved = []
+        for kind, v in self.sources:
+            if kind == "fw":
+                saved.append(SavedTensor(vals[v].detach()) if v < self.n_out else vals[v])
+            elif kind == "in":
+                saved.append(v)  # read from node.inputs (version-checked)
+            elif kind == "const":
+                saved.append(v)
+            else:
+                saved.append(None)  # the tangent
+        node.saved = saved
+        node.kinds = [k for k, _ in self.sources]
+        node._freed = False
+        edges = [(None, True)] * len(inputs)
+        for i in self.req:
+            edges[i] = (edge_of(inputs[i]), True)
+        node._edges = tuple(edges)
+        meta = [None] * self.n_out
+        for j, k in enumerate(self.diff):
+            meta[k] = self.out_meta[j]
+            o = outs[k]
+            o.grad_fn, o._output_nr, o._requires_grad = node, k, True
+        node._out_meta = meta
+        return outs
+
+
+class CompiledFunctionBackward(Node):
+    """The one autograd node of a compiled function's call: its backward runs the compiled
+    backward graph on the saved values and the results' gradients."""
+
+    __slots__ = ("_freed", "_out_meta", "inputs", "joint", "kinds", "saved")
+
+    def n_outputs(self) -> int:
+        return len(self._out_meta)
+
+    def release(self) -> None:
+        self._freed = True
+        self.saved = self.inputs = None
+
+    def apply(self, grads: list) -> list:
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        j = self.joint
+        tangents = []
+        for k in j.diff:
+            g = grads[k]
+            if g is None:
+                from ..ops.creation import zeros
+
+                shape, dtype = self._out_meta[k]
+                dev = next((x.device for x in grads if x is not None), None)
+                g = zeros(shape, dtype=dtype, device=dev)
+            elif not g._a.flags.c_contiguous or g.dtype is not self._out_meta[k][1]:
+                g = g.to(self._out_meta[k][1]).contiguous()
+            tangents.append(g)
+        inputs = [s.get(self) for s in self.inputs]
+        if _gs.enabled:  # create_graph: the graph again, eagerly with autograd
+            return self._double(inputs, tangents)
+        args = []
+        for kind, s in zip(self.kinds, self.saved):
+            if kind == "in":
+                args.append(inputs[s])
+            elif kind == "tan":
+                args.append(None)
+            else:
+                args.append(s.get(self) if type(s) is SavedTensor else s)
+        ti = iter(tangents)
+        args = [next(ti) if kind == "tan" else a for kind, a in zip(self.kinds, args)]
+        res = j.bw(*args)
+        res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+        out = [None] * j.n_in
+        for i, r in zip(j.grad_slots, res):
+            out[i] = r
+        return out
+
+    def _double(self, inputs: list, tangents: list) -> list:
+        j = self.joint
+        res = j.eager(*inputs)
+        res = res if isinstance(res, tuple) else (res,)
+        grads = engine.run_backward([res[k] for k in j.diff], tangents, True, True,
+                                    tuple(inputs[i] for i in j.req), accumulate=False)
+        out = [None] * j.n_in
+        for i, g in zip(j.req, grads):
+            out[i] = g
+        return out
+
+
+__all__ = ["CompiledFunctionBackward", "JointFunction", "build_joint", "compile_piece"]
