@@ -174,7 +174,12 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if _meta.read_hook is not None:  # traced: its backward is Python, so a graph break
+        hook = getattr(dispatch.mode, "custom_function", None)
+        if hook is not None:  # traced: one node, forward and backward traced by the compiler
+            res = hook(cls, args, kwargs)
+            if res is not NotImplemented:
+                return res
+        if _meta.read_hook is not None:  # traced, but not as a node: a graph break
             _meta.read_hook([a for a in args if isinstance(a, Tensor)] or [None],
                             f"autograd.Function {cls.__name__}.apply")
             prev = dispatch.mode, _meta.read_hook
@@ -183,6 +188,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 return cls.apply(*args, **kwargs)
             finally:
                 dispatch.mode, _meta.read_hook = prev
+        return cls._apply(*args, **kwargs)
+
+    @classmethod
+    def _apply(cls, *args, **kwargs):
+        """The call itself: forward without autograd, then the node on the outputs."""
         if cls.backward is Function.backward and cls.vjp is not Function.vjp:
             cls.backward = cls.vjp
         ctx = cls._backward_cls()

@@ -108,6 +108,9 @@ def _plain(v):
 
 
 def _aliases_input(node) -> bool:
+    """Whether the node's value is an input or a view of one (or an input it wrote)."""
+    if node.meta.get("mutates"):
+        return any(_aliases_input(m) for m in node.meta.get("mutated", ()))
     while "view_of" in node.meta:
         node = node.meta["view_of"]
     return node.op == "placeholder"
@@ -139,9 +142,10 @@ def build_joint(backend, gm: GraphModule, inputs: list):
             res = Interpreter(gm, garbage_collect_values=False).run(*fakes)
         res = res if isinstance(res, tuple) else (res,)
         out_nodes = [fw.node_of(r) for r in res]
-        if any(_aliases_input(n) for n in out_nodes) or len(set(out_nodes)) != len(out_nodes):
-            return None
         diff = [k for k, r in enumerate(res) if r._requires_grad and r.grad_fn is not None]
+        if any(_aliases_input(out_nodes[k]) for k in diff) or \
+                len(set(out_nodes)) != len(out_nodes):
+            return None
         req = [i for i, f in enumerate(fakes) if f._requires_grad]
         if not diff or not req:
             return None
@@ -209,6 +213,16 @@ def build_joint(backend, gm: GraphModule, inputs: list):
         out_meta=[(tuple(res[k]._a.shape), res[k].dtype) for k in diff], n_in=len(inputs))
 
 
+def _numel(n) -> int | None:
+    v = n.meta.get("val")
+    if not isinstance(v, _TENSOR):
+        return None
+    size = 1
+    for d in v._a.shape:
+        size *= int(d)
+    return size
+
+
 def _hoist_placeholders(g: Graph) -> None:
     """Placeholders (made as the rules first read a saved value) moved before every op."""
     first = None
@@ -227,7 +241,7 @@ def _cheap(n) -> bool:
     t = n.target
     if n.op != "call_function" or not isinstance(t, OpDef):
         return False
-    if n.kwargs or n.meta.get("mutates"):
+    if n.meta.get("mutates") or "out" in n.kwargs or n.kwargs.get("inplace"):
         return False
     if t.meta is None:  # pointwise
         return t.name not in _NEVER_RECOMPUTE
@@ -244,25 +258,36 @@ def _partition(fw_graph: Graph, bw_graph: Graph, bw: _BackwardTracer, out_nodes:
     reads it. Returns [(backward placeholder, forward node)]."""
     saved = list(bw.saved)
     kept = set(out_nodes) | {n for n in fw_graph.nodes if n.op == "placeholder"}
-    for _, f in saved:
-        if not _cheap(f):
-            kept.add(f)
-    # a cheap saved value is recomputed when every leaf of its cheap chain is kept
+    order = {n: i for i, n in enumerate(fw_graph.nodes)}
+    # a saved value is recomputed when its cheap chain reaches only values the backward
+    # gets anyway, or values much smaller than it (a row's statistics): those are saved
     chains: dict = {}
 
-    def chain(f, seen: list) -> bool:
-        if f in kept:
+    def chain(f, root_size: int, seen: list, root: bool = False) -> bool:
+        if f in kept or f in seen:
             return True
-        if not _cheap(f) or len(seen) > 64:
+        if _cheap(f) and len(seen) <= 64:
+            mark = len(seen)
+            seen.append(f)
+            if all(chain(a, root_size, seen) for a in f.all_input_nodes):
+                return True
+            del seen[mark:]
+        if root:
             return False
-        seen.append(f)
-        return all(chain(a, seen) for a in f.all_input_nodes)
+        size = _numel(f)
+        return size is not None and size * 8 <= root_size  # small: saved, a leaf of the chain
 
-    for _, f in saved:
-        if f not in kept:
-            nodes: list = []
-            if chain(f, nodes):
-                chains[f] = nodes
+    # in forward order: a value that cannot be recomputed is kept, and later chains may
+    # end at it
+    for _, f in sorted(saved, key=lambda pf: order[pf[1]]):
+        if f in kept:
+            continue
+        nodes: list = []
+        size = _numel(f)
+        if size is not None and chain(f, size, nodes, root=True):
+            chains[f] = nodes
+        else:
+            kept.add(f)
     if not chains:
         return saved
     # copy each chain into the backward graph before its first user; its leaves become
@@ -287,7 +312,7 @@ def _partition(fw_graph: Graph, bw_graph: Graph, bw: _BackwardTracer, out_nodes:
     def copy(f):
         if f in copied:
             return copied[f]
-        if f in kept or f not in in_chains:
+        if f not in in_chains:
             return leaf(f)
         args = map_arg(f.args, copy)
         kwargs = map_arg(f.kwargs, copy)

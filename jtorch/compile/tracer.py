@@ -321,6 +321,53 @@ class Tracer:
             dispatch.grad_hook(op, args, res, plan.kw if plan is not None else None)
         return res
 
+    def custom_function(self, cls, args: tuple, kwargs: dict):
+        """``Function.apply`` under the tracer (``autograd.Function`` calls this hook). The
+        joint trace (``autograd``) runs it: its forward's ops are recorded and its node, with
+        the user's backward, joins the fakes' autograd graph. A user's trace records one node
+        calling ``cls.apply``, its results computed on the fakes; NotImplemented (a graph
+        break) where the forward reads values, writes its inputs or returns other things."""
+        if self.autograd:
+            return cls._apply(*args, **kwargs)
+        if kwargs or not all(isinstance(a, (_TENSOR, bool, int, float, type(None))) for a in args):
+            return NotImplemented
+        fargs = tuple(self.twin(a) if isinstance(a, _TENSOR) else a for a in args)
+        # the results' fakes: the forward traced into a scratch graph
+        sub = Tracer({}, {}, True, _no_values)
+        for a in fargs:
+            if isinstance(a, _TENSOR):
+                sub.seg.env[id(a._a)] = [sub.seg.graph.placeholder("a"), a._a, None]
+        try:
+            with sub:
+                res = cls._apply(*fargs)
+        except Exception:  # noqa: BLE001  (values read, or an error eager will raise again)
+            return NotImplemented
+        outs = res if isinstance(res, tuple) else (res,)
+        ids = {id(a) for a in fargs}
+        if not outs or not all(isinstance(o, _TENSOR) and o._a.__class__ is _META and id(o) not in
+                               ids for o in outs):
+            return NotImplemented
+        ctx = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
+        if ctx is not None and getattr(ctx, "_dirty", None):
+            return NotImplemented
+        node = self.seg.graph.call_function(function_call(cls), self._lift(args), {})
+        dev = common_device(*[a for a in args if isinstance(a, _TENSOR)]) if any(
+            isinstance(a, _TENSOR) for a in args) else outs[0].device
+        if isinstance(res, tuple):
+            vals = []
+            for i, r in enumerate(res):
+                g = self.seg.graph.call_function(operator.getitem, (node, i))
+                self._bind(r, g, dev, False)
+                g.meta["val"] = meta_val(r)
+                vals.append(g.meta["val"])
+            node.meta["val"] = tuple(vals)
+        else:
+            self._bind(res, node, dev, False)
+            node.meta["val"] = meta_val(res)
+        if dispatch.grad_state.enabled != self.seg.grad_entry:
+            node.meta["grad_enabled"] = dispatch.grad_state.enabled
+        return res
+
     def _bind(self, r: Tensor, node, dev, grad: bool) -> None:
         a = r._a
         if a.fake is None and dev is not META:
@@ -401,6 +448,35 @@ class Tracer:
         for t, a, st in self.proxied.values():
             t._a, t._st = a, st
         self.proxied.clear()
+
+
+def _no_values(seg, inputs):
+    raise Unsupported("a traced autograd.Function read tensor values")
+
+
+class FunctionCall:
+    """The target of a traced ``autograd.Function`` call: ``cls.apply`` (one per class, so
+    that graphs calling it compare equal)."""
+
+    def __init__(self, cls) -> None:
+        self.cls = cls
+        self.__name__ = self.__qualname__ = f"{cls.__name__}_apply"
+
+    def __call__(self, *args):
+        return self.cls.apply(*args)
+
+    def __repr__(self) -> str:
+        return f"{self.cls.__qualname__}.apply"
+
+
+_calls: dict = {}
+
+
+def function_call(cls) -> FunctionCall:
+    f = _calls.get(cls)
+    if f is None:
+        f = _calls[cls] = FunctionCall(cls)
+    return f
 
 
 def _adopt(t: Tensor, real: Tensor) -> None:

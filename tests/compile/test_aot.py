@@ -228,6 +228,52 @@ def test_a_module_s_parameters_get_gradients():
         np.testing.assert_allclose(a.numpy(), p.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
+class _TwiceExp(jtorch.autograd.Function):
+    """A backward that is not exp's derivative: only the user's rule gives it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * 2
+
+
+class _ReadsValues(jtorch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * float(x.sum())
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 5
+
+
+def test_a_custom_function_is_traced_through_its_forward_and_backward():
+    x = _leaves(np.linspace(-1, 1, 6))[0]
+    f = lambda x: _TwiceExp.apply(x.sin()) * 3
+    cf = jtorch.compile(f, fullgraph=True, backend="aot_eager")
+    y = cf(x)
+    assert type(y.grad_fn).__name__ == _NAME
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.exp(np.sin(x.detach().numpy())) *
+                               np.cos(x.detach().numpy()), rtol=1e-14)
+    (j,) = _joints(cf)
+    fw, _ = _graphs(j)
+    assert [n.target.name for n in fw.nodes if n.op == "call_function"] == ["sin", "exp", "mul"]
+
+
+def test_a_custom_function_that_reads_values_is_a_graph_break():
+    x = _leaves(np.ones(3))[0]
+    cf = jtorch.compile(lambda x: _ReadsValues.apply(x * 2) + 1)
+    cf(x).sum().backward()
+    assert x.grad.tolist() == [10.0, 10.0, 10.0]
+
+
 # -- the sweeps ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", [n for n in GRAD_OPS if n not in NOT_IMPLEMENTED])
