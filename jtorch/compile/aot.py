@@ -415,8 +415,10 @@ class CompiledFunctionBackward(Node):
                 shape, dtype = self._out_meta[k]
                 dev = next((x.device for x in grads if x is not None), None)
                 g = zeros(shape, dtype=dtype, device=dev)
-            elif not g._a.flags.c_contiguous or g.dtype is not self._out_meta[k][1]:
+            elif g.dtype is not self._out_meta[k][1]:
                 g = g.to(self._out_meta[k][1]).contiguous()
+            elif not g._a.flags.c_contiguous and any(g._a.strides):
+                g = g.contiguous()  # the fused kernels read dense operands (or one value)
             tangents.append(g)
         inputs = [s.get(self) for s in self.inputs]
         if _gs.enabled:  # create_graph: the graph again, eagerly with autograd

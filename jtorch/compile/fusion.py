@@ -364,18 +364,27 @@ class FusedKernel:
         grad = dispatch.grad_state.enabled
         flat = list(args)
         shapes = []
+        expanded = None
         for k in self.tensor_pos:
             a = args[k]
             arr = a._a
-            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or \
-                    not arr.flags.c_contiguous or arr.dtype is _F16:
+            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or arr.dtype is _F16:
                 return self._eager(*args)
+            if not arr.flags.c_contiguous:
+                if not arr.size or any(arr.strides):
+                    return self._eager(*args)
+                # one value expanded (a sum's gradient): read as one value
+                expanded = (*(expanded or ()), arr.shape)
+                arr = arr[(slice(0, 1),) * arr.ndim]
             shapes.append(arr.shape)
             flat[k] = arr if arr.ndim == 1 else arr.reshape(-1)
-        key = tuple(shapes)
+        key = tuple(shapes) if expanded is None else (tuple(shapes), expanded)
         lay = self._layouts.get(key)
         if lay is None:
             lay = _layout(shapes)
+            if lay is not None and expanded is not None and \
+                    lay[0] != tuple(np.broadcast_shapes(lay[0], *expanded)):
+                lay = None  # the expanded operands set the result's shape
             if len(self._layouts) > 256:
                 self._layouts.clear()
             self._layouts[key] = lay

@@ -369,3 +369,17 @@ def test_a_sibling_that_reads_a_later_value_does_not_join():
     cf = jtorch.compile(f)
     _bitwise(cf(x), f(x))
     assert [k.names for k in _fused(cf)] == [["add", "cos"]]
+
+
+def test_an_expanded_value_is_read_as_one_value():
+    """A gradient of a sum is one value expanded (all strides 0): the fused kernel reads it as
+    one value; where only expanded operands set the result's shape, the group runs eagerly."""
+    f = lambda g, x: (g * 2 + 1) * x.sin()
+    cf = jtorch.compile(f)
+    g, x = jtorch.full((1, 1), 0.5).expand(40, 50), jtorch.randn(40, 50)
+    _bitwise(cf(g, x), f(g, x))
+    (kern,) = [n.target for n in _fused_graphs(cf)[0].graph.nodes
+               if isinstance(n.target, FusedKernel)]
+    assert kern._mods  # fused, not eager
+    h = lambda g: (g * 2 + 1).exp()
+    _bitwise(jtorch.compile(h)(g), h(g))
