@@ -1,10 +1,22 @@
-"""``optim.Adagrad`` as torch's single-tensor algorithm (state is made at construction)."""
+"""``optim.Adagrad`` as torch's single-tensor algorithm (state is made at construction); a
+group's updates run in one multi-tensor kernel call unless ``foreach=False``."""
 
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _eval_closure, _incr_step, _scalar, _step_tensor, _update, \
-    _use_no_grad
+from .optimizer import (
+    Optimizer,
+    _check_foreach_fused,
+    _check_fused,
+    _eval_closure,
+    _incr_step,
+    _incr_step_fast,
+    _multi_tensor,
+    _scalar,
+    _step_tensor,
+    _update,
+    _use_no_grad,
+)
 
 __all__ = ["Adagrad"]
 
@@ -45,19 +57,18 @@ class Adagrad(Optimizer):
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "fused": fused}
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_foreach_fused(defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p)
+                self._init_state(p, group)
 
-    def _init_state(self, p: Tensor) -> dict:
+    def _init_state(self, p: Tensor, group: dict) -> dict:
         from ..ops.creation import full_like
 
         state = self.state[p]
         if len(state) == 0:
             init = self.defaults["initial_accumulator_value"]
-            state["step"] = _step_tensor()
+            state["step"] = _step_tensor(fused=group["fused"])
             state["sum"] = full_like(p, complex(init, init) if p.is_complex() else init)
         return state
 
@@ -68,12 +79,24 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, lr_decay = _scalar(group["lr"]), _scalar(group["lr_decay"])
             wd, eps, maximize = _scalar(group["weight_decay"]), group["eps"], group["maximize"]
+            batch = _multi_tensor(group)
+            update, incr = (_update, _incr_step) if batch is None else (batch.add,
+                                                                        _incr_step_fast)
+            by_step: dict = {}  # the scalars of each step count (the group's params share one)
             for p in group["params"]:
                 g = p._grad
                 if g is None:
                     continue
-                state = self._init_state(p)
-                step = _incr_step(state["step"])
-                clr = lr / (1 + (step - 1) * lr_decay)
-                _update("adagrad", (p, g, state["sum"]), (-clr, eps, wd, bool(maximize)))
+                if group["fused"] and getattr(self, "_need_device_dtype_check_for_fused", True):
+                    _check_fused(p)
+                    self._need_device_dtype_check_for_fused = False
+                state = self._init_state(p, group)
+                step = incr(state["step"])
+                scalars = by_step.get(step)
+                if scalars is None:
+                    clr = lr / (1 + (step - 1) * lr_decay)
+                    scalars = by_step[step] = (-clr, eps, wd, bool(maximize))
+                update("adagrad", (p, g, state["sum"]), scalars)
+            if batch is not None:
+                batch.run()
         return loss

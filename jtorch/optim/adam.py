@@ -1,12 +1,25 @@
 """``optim.Adam`` and ``optim.AdamW`` as torch's single-tensor algorithm: the step counter is a
 tensor in state, bias corrections are computed from it in double precision, and each
-parameter's update (weight decay, both moments, the AMSGrad maximum, the step) is one kernel."""
+parameter's update (weight decay, both moments, the AMSGrad maximum, the step) is one kernel
+loop; a group's loops run in one multi-tensor kernel call unless ``foreach=False``."""
 
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .optimizer import (Optimizer, _eval_closure, _incr_step, _scalar, _step_tensor, _update,
-                        _use_no_grad, _zeros_like)
+from .optimizer import (
+    Optimizer,
+    _check_foreach_fused,
+    _check_fused,
+    _eval_closure,
+    _incr_step,
+    _incr_step_fast,
+    _multi_tensor,
+    _scalar,
+    _step_tensor,
+    _update,
+    _use_no_grad,
+    _zeros_like,
+)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -31,8 +44,12 @@ class Adam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                                 "foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -56,13 +73,14 @@ class Adam(Optimizer):
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_foreach_fused(defaults)
 
     def _init_state(self, p: Tensor, group: dict) -> dict:
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _step_tensor()
+            if group["fused"]:
+                _check_fused(p)
+            state["step"] = _step_tensor(fused=group["fused"])
             state["exp_avg"] = _zeros_like(p)
             state["exp_avg_sq"] = _zeros_like(p)
             if group["amsgrad"]:
@@ -80,19 +98,32 @@ class Adam(Optimizer):
             decoupled = bool(group["decoupled_weight_decay"]) and wd != 0
             l2 = wd != 0 and not decoupled
             decay = 1 - lr * wd if decoupled else 1
+            batch = _multi_tensor(group)
+            update, incr = (_update, _incr_step) if batch is None else (batch.add,
+                                                                        _incr_step_fast)
+            if (group["foreach"] and isinstance(group["lr"], Tensor) and not group["capturable"]
+                    and any(p._grad is not None for p in group["params"])):
+                raise RuntimeError("lr as a Tensor is not supported for capturable=False and "
+                                   "foreach=True")
+            by_step: dict = {}  # the scalars of each step count (the group's params share one)
             for p in group["params"]:
                 g = p._grad
                 if g is None:
                     continue
                 state = self._init_state(p, group)
-                step = _incr_step(state["step"])
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
+                step = incr(state["step"])
+                scalars = by_step.get(step)
+                if scalars is None:
+                    bias_correction1 = 1 - beta1 ** step
+                    bias_correction2 = 1 - beta2 ** step
+                    step_size = lr / bias_correction1
+                    scalars = by_step[step] = (-step_size, 1 - beta1, 1, beta2, 1 - beta2,
+                                               bias_correction2 ** 0.5, eps, l2, wd, decay,
+                                               maximize, amsgrad)
                 vmax = state["max_exp_avg_sq"] if amsgrad else None
-                _update("adam", (p, g, state["exp_avg"], state["exp_avg_sq"], vmax),
-                        (-step_size, 1 - beta1, 1, beta2, 1 - beta2, bias_correction2 ** 0.5,
-                         eps, l2, wd, decay, maximize, amsgrad))
+                update("adam", (p, g, state["exp_avg"], state["exp_avg_sq"], vmax), scalars)
+            if batch is not None:
+                batch.run()
         return loss
 
 

@@ -1,6 +1,17 @@
 """``optim.Optimizer``: parameter groups, per-parameter state, state dicts and step hooks with
-torch's semantics. Subclasses write ``step`` as a loop over parameters that calls one fused
-update op per parameter (``kernels/defs/optim.py``: its CPU kernel is one compiled loop).
+torch's semantics. Subclasses write ``step`` as a loop over parameters that hands each
+parameter's update (its operands and scalars) to an ``update`` function:
+
+* ``_update`` runs it at once as the ``_fused_<name>_`` op (``kernels/defs/optim.py``: its CPU
+  kernel is one compiled loop over one parameter), through dispatch;
+* ``_MultiTensor.add`` (torch's foreach / fused steps, the default) collects the group's updates
+  and ``run`` applies them all in one compiled call (``kernels/cpu/optim_multi.py``), bitwise
+  equal to the per-parameter kernels. Parameters without a flat view (non-contiguous,
+  float16, off the CPU) still take ``_update``.
+
+``_multi_tensor(group)`` picks: the per-parameter path for ``foreach=False`` (torch's
+single-tensor for-loop), and whenever a dispatch mode is active (``jtorch.compile``'s tracer,
+whose proxy tensors only dispatch sees), else one ``_MultiTensor`` per group.
 """
 
 from __future__ import annotations
@@ -13,9 +24,12 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+import numpy as np
+
 from .. import dispatch
 from .. import dtypes as _dt
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..kernels.cpu import optim_multi as _om
 from ..kernels.defs.optim import OPS as _OPS
 from ..nn.modules.module import RemovableHandle
 from ..ops.creation import tensor
@@ -72,15 +86,46 @@ def _scalar_dtype() -> _dt.dtype:
     return _dt.float64 if _dt.get_default_dtype() is _dt.float64 else _dt.float32
 
 
-def _step_tensor(value: float = 0.0) -> Tensor:
+def _step_tensor(value: float = 0.0, fused: bool | None = False) -> Tensor:
     """The step counter torch keeps in state: a 0-d CPU tensor of the default float dtype
-    (on the CPU whatever the parameters' device, as torch's non-capturable optimizers)."""
-    return tensor(value, dtype=_scalar_dtype(), device="cpu")
+    (on the CPU whatever the parameters' device, as torch's non-capturable optimizers);
+    float32 for ``fused=True``, as torch's ``_get_scalar_dtype(is_fused=True)``."""
+    return tensor(value, dtype=_dt.float32 if fused else _scalar_dtype(), device="cpu")
 
 
 def _incr_step(step: Tensor) -> float:
     """``step += 1`` in place; returns the new count as a float (torch's ``_get_value``)."""
     return step.add_(1).item()
+
+
+def _incr_step_fast(step: Tensor) -> float:
+    """``_incr_step`` on the array of a CPU step counter, outside dispatch (the multi-tensor
+    path: no mode is active). The sum is rounded to the counter's dtype as ``add_`` rounds it
+    (a float32 sum of two floats is exact in double, then rounded once)."""
+    a = step._a
+    if a.__class__ is not np.ndarray or a.ndim != 0 or not a.flags.writeable:
+        return _incr_step(step)
+    a[()] = a.item() + 1.0
+    step._vc[0] += 1
+    return a.item()
+
+
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+
+
+def _check_fused(p: Tensor, cuda_unsupported: bool = False) -> None:
+    """torch's ``_device_dtype_check_for_fused``: fused steps take floating-point params on
+    the devices that have fused kernels."""
+    devices = [d for d in _FUSED_DEVICES if not (cuda_unsupported and d == "cuda")]
+    if not (p.device.type in devices and p.is_floating_point()):
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors "
+                           f"of supported devices: {devices} but {p.dtype} and {p.device.type}")
+
+
+def _check_foreach_fused(group_defaults: dict) -> None:
+    """torch's constructor checks of ``foreach`` and ``fused`` (after the groups are built)."""
+    if group_defaults.get("fused") and group_defaults.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 def _zeros_like(p: Tensor) -> Tensor:
@@ -95,15 +140,133 @@ def _update(name: str, tensors: tuple, scalars: tuple) -> None:
     dispatch.call(_OPS[name], *tensors, scalars=scalars)
 
 
+class _MultiTensor:
+    """One group's updates, applied by ``run`` in one compiled call per compute dtype (torch's
+    multi-tensor apply). ``add`` has ``_update``'s signature; a parameter whose operands have
+    no flat view of its compute dtype (non-contiguous, float16, read-only, off the CPU, a
+    mismatched shape) is updated at once by ``_update`` instead (which raises torch's errors).
+    For example ``b = _MultiTensor(); b.add("sgd", (p, g, None), (lr, 0.0, 0.0, 1.0, False,
+    False, False)); b.run()`` updates ``p`` in place and bumps its version.
+    """
+
+    __slots__ = ("batches", "name")
+
+    def __init__(self) -> None:
+        self.name = ""
+        # compute dtype -> [flat operand rows, scalar rows, version counters, param ids, serial]
+        self.batches: dict = {}
+
+    def add(self, name: str, tensors: tuple, scalars: tuple) -> None:
+        a = tensors[0]._a
+        dt = _om.COMPUTE.get(a.dtype) if a.__class__ is np.ndarray else None
+        if dt is not None:
+            shape, flat = a.shape, _om.flat
+            flats, vcs, absent = [], [], []
+            for k, t in enumerate(tensors):
+                if t is None:
+                    flats.append(None)
+                    absent.append(k)
+                    continue
+                f = flat(t._a, shape, dt)
+                if f is None:
+                    break
+                flats.append(f)
+                if k != 1:  # the written operands: all but the grad
+                    vcs.append(t._vc)
+            else:
+                batch = self.batches.get(dt)
+                if batch is None:
+                    batch = self.batches[dt] = _Batch(absent)
+                batch.rows.append(flats)
+                batch.scalars.append(scalars)
+                batch.vcs += vcs
+                if absent != batch.absent:  # some parameter has a buffer another lacks
+                    batch.absent = None
+                if id(a) in batch.ids:  # a parameter listed twice: updated twice, in order
+                    batch.serial = True
+                batch.ids.add(id(a))
+                self.name = name
+                return
+        _update(name, tensors, scalars)
+
+    def run(self) -> None:
+        """Apply the collected updates; bump the version of every tensor written (the params
+        and their state buffers, not the grads), as the per-parameter op does."""
+        for dt, b in self.batches.items():
+            _om.run(self.name, b.rows, b.scalars, dt, b.absent, b.serial)
+            for vc in b.vcs:
+                vc[0] += 1
+        self.batches.clear()
+
+
+class _Batch:
+    """The updates of one compute dtype: each parameter's flat operands and scalars, the
+    version counters to bump, and the operand positions no parameter has (None where that
+    differs between parameters)."""
+
+    __slots__ = ("absent", "ids", "rows", "scalars", "serial", "vcs")
+
+    def __init__(self, absent: list) -> None:
+        self.rows: list = []
+        self.scalars: list = []
+        self.vcs: list = []
+        self.ids: set = set()
+        self.serial = False
+        self.absent: list | None = absent
+
+
+def _multi_tensor(group: dict) -> _MultiTensor | None:
+    """A ``_MultiTensor`` for ``group``'s step, or None for the per-parameter path: torch's
+    single-tensor loop (``foreach=False`` and not ``fused``), and any active dispatch mode
+    (``jtorch.compile`` traces the step's ops through dispatch)."""
+    if dispatch.mode is not None:
+        return None
+    if group.get("foreach") is False and not group.get("fused"):
+        return None
+    if group.get("differentiable") or group.get("capturable"):
+        return None
+    return _MultiTensor()
+
+
 def _use_no_grad(step: Callable) -> Callable:
-    """Run ``step`` under no_grad (closures re-enable grad themselves)."""
+    """Run ``step`` under no_grad (closures re-enable grad themselves).
+
+    Under ``jtorch.compile`` the step of an optimizer with a step counter runs eagerly, as a
+    ``jtorch.compiler.disable``'d call (one graph break): it reads the counter (``.item()``,
+    a graph break per parameter otherwise) and makes its state lazily, which must not be
+    traced values that outlive their graph. SGD's step is traced (its ops go through
+    dispatch, ``_multi_tensor``)."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        if self._has_step_state and dispatch.mode is not None:
+            tracer = _active_tracer()
+            if tracer is not None:
+                return _step_eagerly(tracer, step, self, args, kwargs)
         with no_grad():
             return step(self, *args, **kwargs)
 
     return wrapper
+
+
+def _active_tracer():
+    """The tracer of the ``jtorch.compile`` call tracing now (None if none is)."""
+    from ..compile import api, tracer
+
+    return tracer.active[-1] if api.is_compiling() else None
+
+
+def _step_eagerly(tracer, step: Callable, opt: Optimizer, args: tuple, kwargs: dict):
+    """Run ``opt``'s step outside the trace (a graph break, as ``jtorch.compiler.disable``):
+    the graph so far runs first, and the gradients it computed (which ``backward`` left as
+    traced values) are made real with it, so the step sees real tensors."""
+    grads = tuple(g for group in opt.param_groups for p in group["params"]
+                  if (g := p._grad) is not None and getattr(g._a, "fake", None) is not None)
+    tracer.graph_break(f"optimizer step {type(opt).__name__}.step (runs eagerly)",
+                       materialize=False)
+    tracer.flush(extra=grads)
+    with tracer._suspend(), no_grad():
+        return step(opt, *args, **kwargs)
 
 
 def _eval_closure(closure: Callable | None):
@@ -169,6 +332,8 @@ class Optimizer:
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + typename(params))
         if defaults.get("differentiable"):
+            if defaults.get("fused"):
+                raise RuntimeError("`fused` does not support `differentiable`")
             raise NotImplementedError("differentiable=True is not supported: optimizer steps "
                                       "run as compiled kernels outside autograd")
         self.state: defaultdict = defaultdict(dict)

@@ -1,10 +1,22 @@
-"""``optim.RMSprop`` (plain, centered, with momentum) as torch's single-tensor algorithm."""
+"""``optim.RMSprop`` (plain, centered, with momentum) as torch's single-tensor algorithm; a
+group's updates run in one multi-tensor kernel call unless ``foreach=False`` (torch has no
+``fused`` RMSprop)."""
 
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .optimizer import (Optimizer, _eval_closure, _incr_step, _scalar, _step_tensor, _update,
-                        _use_no_grad, _zeros_like)
+from .optimizer import (
+    Optimizer,
+    _eval_closure,
+    _incr_step,
+    _incr_step_fast,
+    _multi_tensor,
+    _scalar,
+    _step_tensor,
+    _update,
+    _use_no_grad,
+    _zeros_like,
+)
 
 __all__ = ["RMSprop"]
 
@@ -64,14 +76,19 @@ class RMSprop(Optimizer):
             lr, alpha, eps = _scalar(group["lr"]), _scalar(group["alpha"]), group["eps"]
             wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
             centered, maximize = bool(group["centered"]), bool(group["maximize"])
+            scalars = (-lr, alpha, 1 - alpha, 1, eps, wd, momentum, maximize, centered)
+            batch = _multi_tensor(group)
+            update, incr = (_update, _incr_step) if batch is None else (batch.add,
+                                                                        _incr_step_fast)
             for p in group["params"]:
                 g = p._grad
                 if g is None:
                     continue
                 state = self._init_state(p, group)
-                _incr_step(state["step"])
-                _update("rmsprop", (p, g, state["square_avg"], state.get("grad_avg") if centered
-                                    else None,
-                                    state["momentum_buffer"] if momentum > 0 else None),
-                        (-lr, alpha, 1 - alpha, 1, eps, wd, momentum, maximize, centered))
+                incr(state["step"])
+                update("rmsprop", (p, g, state["square_avg"], state.get("grad_avg") if centered
+                                   else None,
+                                   state["momentum_buffer"] if momentum > 0 else None), scalars)
+            if batch is not None:
+                batch.run()
         return loss

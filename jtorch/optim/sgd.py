@@ -4,7 +4,16 @@ weight decay and maximize, as torch's single-tensor algorithm."""
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _eval_closure, _scalar, _update, _use_no_grad
+from .optimizer import (
+    Optimizer,
+    _check_foreach_fused,
+    _check_fused,
+    _eval_closure,
+    _multi_tensor,
+    _scalar,
+    _update,
+    _use_no_grad,
+)
 
 __all__ = ["SGD"]
 
@@ -12,7 +21,8 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """Implements stochastic gradient descent (optionally with momentum).
 
-    The momentum buffer starts as the first (decayed) gradient, as in torch.
+    The momentum buffer starts as the first (decayed) gradient, as in torch. The update of a
+    group's parameters is one multi-tensor kernel call unless ``foreach=False``.
 
     >>> w = jtorch.nn.Parameter(jtorch.ones(2))
     >>> opt = jtorch.optim.SGD([w], lr=0.1, momentum=0.9)
@@ -41,8 +51,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_foreach_fused(defaults)
 
     @_use_no_grad
     def step(self, closure=None):
@@ -52,10 +61,17 @@ class SGD(Optimizer):
             lr, momentum = _scalar(group["lr"]), _scalar(group["momentum"])
             wd, damp1 = _scalar(group["weight_decay"]), 1 - _scalar(group["dampening"])
             nesterov, maximize = bool(group["nesterov"]), bool(group["maximize"])
+            scalars = {first: (lr, wd, momentum, damp1, nesterov, maximize, first)
+                       for first in (False, True)}
+            batch = _multi_tensor(group)
+            update = _update if batch is None else batch.add
             for p in group["params"]:
                 g = p._grad
                 if g is None:
                     continue
+                if group["fused"] and getattr(self, "_need_device_dtype_check_for_fused", True):
+                    _check_fused(p)
+                    self._need_device_dtype_check_for_fused = False
                 buf = None
                 first = False
                 if momentum != 0:
@@ -66,6 +82,7 @@ class SGD(Optimizer):
 
                         buf = state["momentum_buffer"] = empty_like(p)
                         first = True
-                _update("sgd", (p, g, buf),
-                        (lr, wd, momentum, damp1, nesterov, maximize, first))
+                update("sgd", (p, g, buf), scalars[first])
+            if batch is not None:
+                batch.run()
         return loss
