@@ -231,15 +231,15 @@ def _multi_tensor(group: dict) -> _MultiTensor | None:
 def _use_no_grad(step: Callable) -> Callable:
     """Run ``step`` under no_grad (closures re-enable grad themselves).
 
-    Under ``jtorch.compile`` the step of an optimizer with a step counter runs eagerly, as a
-    ``jtorch.compiler.disable``'d call (one graph break): it reads the counter (``.item()``,
-    a graph break per parameter otherwise) and makes its state lazily, which must not be
-    traced values that outlive their graph. SGD's step is traced (its ops go through
-    dispatch, ``_multi_tensor``)."""
+    Under ``jtorch.compile`` the step runs eagerly, as a ``jtorch.compiler.disable``'d call
+    (one graph break): one multi-tensor kernel updates every parameter (a traced step would
+    be a kernel per parameter shape), step counters are read (``.item()``, a graph break
+    per parameter otherwise) and state is made lazily, which must not be traced values that
+    outlive their graph."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        if self._has_step_state and dispatch.mode is not None:
+        if dispatch.mode is not None:
             tracer = _active_tracer()
             if tracer is not None:
                 return _step_eagerly(tracer, step, self, args, kwargs)

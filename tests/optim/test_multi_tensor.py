@@ -313,8 +313,8 @@ class _MLP(jtorch.nn.Module):
                                      ("SGD", {"lr": 0.1, "momentum": 0.9})])
 def test_compiled_train_step_with_the_optimizer_inside(name, kw):
     """``jtorch.compile`` of a training step that calls ``opt.step()``: the same parameters as
-    eager over three steps (Adam's step runs eagerly at a graph break, with the multi-tensor
-    kernel; SGD's ops are traced through dispatch)."""
+    eager over three steps (the step runs eagerly at a graph break, with the multi-tensor
+    kernel), and ``jtorch.compile(opt.step)`` itself."""
     jtorch.manual_seed(0)
     m1 = _MLP()
     m2 = copy.deepcopy(m1)
@@ -339,3 +339,12 @@ def test_compiled_train_step_with_the_optimizer_inside(name, kw):
         np.testing.assert_allclose(_np(p1), _np(p2), rtol=1e-5, atol=1e-6)
         for k, v in o2.state[p2].items():
             np.testing.assert_allclose(_np(o1.state[p1][k]), _np(v), rtol=1e-5, atol=1e-6)
+    step = jtorch.compile(o1.step)
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        p1.grad, p2.grad = jtorch.ones_like(p1), jtorch.ones_like(p2)
+    start = optim_multi.calls[0]
+    step()
+    assert optim_multi.calls[0] - start == 1  # one kernel call for every parameter
+    o2.step()
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        np.testing.assert_allclose(_np(p1), _np(p2), rtol=1e-5, atol=1e-6)
