@@ -68,7 +68,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     if grad_tensors is None:
         grad_tensors = grad_variables
     if _meta.read_hook is not None:
+        # traced: a graph break; the graph so far runs, and the backward with it, on real
+        # tensors (compiled pieces' backward graphs), so the leaves get real gradients
         _meta.read_hook(tensors, "backward()")
+        prev = dispatch.mode, _meta.read_hook
+        dispatch.mode = _meta.read_hook = None
+        try:
+            return backward(tensors, grad_tensors, retain_graph, create_graph, None, inputs)
+        finally:
+            dispatch.mode, _meta.read_hook = prev
     grads = _engine.make_grads(tensors, _grads_arg(grad_tensors, len(tensors)))
     if retain_graph is None:
         retain_graph = create_graph

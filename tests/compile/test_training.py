@@ -137,3 +137,26 @@ def test_dropout_masks_come_from_jtorchs_generator():
     b = nn.Dropout(0.5)(x)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert not np.array_equal(m(x).numpy(), a.numpy())  # the generator moved on
+
+
+def test_backward_inside_a_compiled_function_leaves_real_gradients():
+    """``loss.backward()`` in a compiled function is a graph break: the graph runs, then its
+    compiled backward, and the parameters' ``.grad`` are ordinary tensors afterwards."""
+    jtorch.manual_seed(0)
+    m = nn.Linear(4, 3)
+    x = jtorch.randn(5, 4)
+
+    @jtorch.compile
+    def forward_backward(x):
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        m.zero_grad()
+        forward_backward(x)
+        got = [p.grad.numpy().copy() for p in m.parameters()]
+        m.zero_grad()
+        m(x).pow(2).sum().backward()
+        for g, p in zip(got, m.parameters()):
+            np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-6)
