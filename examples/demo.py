@@ -4,13 +4,17 @@ The data is the UCI digits set (1797 8x8 images) shipped with jtorch. The script
 Adam and a cosine learning-rate schedule, shows a progress bar with loss and accuracy, saves the model, loads it into a fresh
 model and evaluates it again.
 
-Run:  python examples/demo.py [--epochs 15] [--out digits_cnn.pt]
+With ``--compile`` it trains ``torch.compile(model)`` instead, then times warm training steps
+of the eager and the compiled model side by side.
+
+Run:  python examples/demo.py [--epochs 15] [--out digits_cnn.pt] [--compile [--time-steps 20]]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -62,12 +66,16 @@ def evaluate(model: nn.Module, loader) -> float:
     return correct / total
 
 
-def train(epochs: int = 15, lr: float = 1e-2, seed: int = 0, progress: bool = True) -> tuple:
-    """Train; return (model, test accuracy, mean step time in seconds)."""
+def train(epochs: int = 15, lr: float = 1e-2, seed: int = 0, progress: bool = True,
+          compile: bool = False) -> tuple:
+    """Train; return (model, test accuracy, mean step time in seconds). With ``compile`` the
+    steps and the evaluations run ``torch.compile(model)``; the model returned is the module
+    itself (the compiled one shares its parameters), so its state_dict has the plain keys."""
     torch.manual_seed(seed)
     train_loader, test_loader = loaders(seed=seed)
-    model = LeNet()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    net = LeNet()
+    model = torch.compile(net) if compile else net
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
     steps, step_time, acc = 0, 0.0, 0.0
     for epoch in range(epochs):
@@ -95,16 +103,53 @@ def train(epochs: int = 15, lr: float = 1e-2, seed: int = 0, progress: bool = Tr
         if progress:
             print(f"epoch {epoch + 1:2d}  train loss {running / seen:.4f}  test accuracy "
                   f"{acc:.2%}")
-    return model, acc, step_time / max(steps, 1)
+    return net, acc, step_time / max(steps, 1)
 
 
-def main() -> None:
+def step_times(steps: int = 20, batch_size: int = 64, seed: int = 0) -> tuple:
+    """Median seconds of a warm training step (zero_grad, forward, loss, backward, Adam step)
+    of the eager and the compiled LeNet: (eager, compiled). Both start from the same weights
+    and see the same batch; each is warmed up first (the compiled one compiles on its first
+    call), then their steps alternate, so a slow moment of a busy machine hits both."""
+    images, labels = load_digits()
+    x = torch.from_numpy(images[:batch_size])
+    y = torch.from_numpy(labels[:batch_size])
+
+    def make_step(compiled: bool):
+        torch.manual_seed(seed)
+        net = LeNet()
+        model = torch.compile(net) if compiled else net
+        opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+
+        def step() -> float:
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return time.perf_counter() - t0
+
+        return step
+
+    eager, compiled = make_step(False), make_step(True)
+    for _ in range(3):
+        eager(), compiled()
+    pairs = [(eager(), compiled()) for _ in range(steps)]
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+
+
+def main(argv: list | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "digits_cnn.pt"))
-    args = parser.parse_args()
-    print(f"jtorch {torch.__version__}: LeNet on the digits set (1797 8x8 images)")
-    model, acc, step = train(args.epochs)
+    parser.add_argument("--compile", action="store_true",
+                        help="train torch.compile(model), then time eager and compiled steps")
+    parser.add_argument("--time-steps", type=int, default=20,
+                        help="warm steps timed per model for the side-by-side (with --compile)")
+    args = parser.parse_args(argv)
+    mode = "compiled with torch.compile" if args.compile else "eager"
+    print(f"jtorch {torch.__version__}: LeNet on the digits set (1797 8x8 images), {mode}")
+    model, acc, step = train(args.epochs, compile=args.compile)
     print(f"test accuracy {acc:.2%}   (mean training step {step * 1e3:.2f} ms, batch 64)")
     torch.save(model.state_dict(), args.out)
     fresh = LeNet()
@@ -114,6 +159,11 @@ def main() -> None:
     print(f"saved to {args.out}, reloaded: test accuracy {acc2:.2%}")
     if abs(acc2 - acc) > 1e-12:
         raise SystemExit("the reloaded model disagrees with the trained one")
+    if args.compile:
+        eager, compiled = step_times(args.time_steps)
+        print(f"step time (batch 64, median of {args.time_steps} warm steps): "
+              f"eager {eager * 1e3:.2f} ms | compiled {compiled * 1e3:.2f} ms | "
+              f"compiled/eager {compiled / eager:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """The README's demo: the LeNet-style CNN trained on the shipped digits set reaches the
-accuracy bound (seeded, small), and a saved model reloads to the same accuracy."""
+accuracy bound (seeded, small), and a saved model reloads to the same accuracy; with
+``--compile`` the compiled model trains like the eager one and the step times are printed."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import jtorch
@@ -28,3 +30,13 @@ def test_digits_training_reaches_97_percent(tmp_path):
     fresh.load_state_dict(jtorch.load(path))
     _, test_loader = demo.loaders()
     assert demo.evaluate(fresh, test_loader) == acc
+
+
+def test_compile_flag_trains_like_eager_and_prints_step_times(tmp_path, capsys):
+    demo = _demo()
+    _, eager_acc, _ = demo.train(epochs=1, progress=False)
+    demo.main(["--compile", "--epochs", "1", "--time-steps", "2", "--out", str(tmp_path / "c.pt")])
+    out = capsys.readouterr().out
+    assert re.search(r"eager \d+\.\d+ ms \| compiled \d+\.\d+ ms", out), out
+    acc = float(re.search(r"test accuracy ([\d.]+)%   \(", out).group(1)) / 100
+    assert abs(acc - eager_acc) < 0.003  # one test image of 360 at most (fused eval kernels)

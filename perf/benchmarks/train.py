@@ -1,17 +1,25 @@
-"""Whole training steps (zero_grad, forward, cross-entropy, backward, optimizer step): an MLP
-784-256-256-10 at batch 128 with SGD+momentum, and the demo's LeNet (``examples/demo.py``,
-1x8x8 digits) at batch 64 with Adam. The compiled contenders compile the model."""
+"""Training: whole steps (zero_grad, forward, cross-entropy, backward, optimizer step) of the
+demo CNN (``examples/demo.py``'s LeNet, 1x8x8 digits, batch 64, Adam) and of an MLP
+784-256-256-10 (batch 128, SGD with momentum); a pointwise chain's forward and backward; and
+how long a compiled training step takes to start, from ``import`` to the end of the first
+step, with empty caches (cold) and with the caches a cold process filled (warm).
+
+The compiled contenders compile the model (``model = lib.compile(model)``), as a user does.
+Before anything is timed, each compiled contender runs a few steps next to an eager twin built
+from the same seed and data, and a loss or parameter that differs beyond float32 rounding fails
+the benchmark: a wrong compiled step is not timed."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import sys
+import types
 
 import numpy as np
 
 from ..harness import Case, Skip, register
-from ._util import _REPO, rand
+from ._util import _REPO, fresh_cache_env, rand, run_python
 
 _DEMO = os.path.join(_REPO, "examples", "demo.py")
 _demo_cache: dict = {}
@@ -20,14 +28,20 @@ _demo_cache: dict = {}
 def demo_lenet(lib):
     """The LeNet class of examples/demo.py, bound to ``lib``: the file is imported with
     ``jtorch`` (and the submodules it imports) resolving to ``lib``, so torch runs the very
-    same model code."""
+    same model code. For torch, the demo's dataset module is a stub, so that a torch process
+    does not import jtorch (and Numba) with it."""
     name = lib.__name__
     if name in _demo_cache:
         return _demo_cache[name]
-    import jtorch._datasets
+    if name == "jtorch":
+        import jtorch._datasets
 
+        datasets = jtorch._datasets
+    else:
+        datasets = types.ModuleType("jtorch._datasets")
+        datasets.load_digits = None  # loaders() is not used by the benchmarks
     aliases = {"jtorch": lib, "jtorch.nn": lib.nn, "jtorch.nn.functional": lib.nn.functional,
-               "jtorch.utils.data": lib.utils.data, "jtorch._datasets": jtorch._datasets}
+               "jtorch.utils.data": lib.utils.data, "jtorch._datasets": datasets}
     saved = {k: sys.modules.get(k) for k in aliases}
     try:
         sys.modules.update(aliases)
@@ -51,6 +65,8 @@ def _mlp(lib):
 
 
 def _step(lib, model, opt, x, y, compile):
+    """One training step as a closure returning the loss; ``step.model`` is the (uncompiled)
+    module, for the eager check."""
     fwd = compile(model) if compile else model
     F = lib.nn.functional
 
@@ -59,48 +75,14 @@ def _step(lib, model, opt, x, y, compile):
         loss = F.cross_entropy(fwd(x), y)
         loss.backward()
         opt.step()
+        return loss
 
+    step.model = model
     return step
 
 
 def _labels(n: int) -> np.ndarray:
     return np.random.default_rng(1).integers(0, 10, n).astype(np.int64)
-
-
-# Each sample runs in a fresh interpreter that imports one library only, as a user's training
-# script does: with torch loaded in the same process, jtorch finds GNU OpenMP already
-# initialised with spinning workers and takes Numba's workqueue layer instead of its own
-# OpenMP pool (see jtorch/_threads.py), which is not what a jtorch program runs.
-_STEPS = """
-import json, sys, time
-sys.path.insert(0, {repo!r})
-import numpy as np
-import {lib} as lib
-from perf.benchmarks import train
-step = train.{builder}(lib, {batch}, {compile})
-for _ in range({warm}):
-    step()
-times = []
-for _ in range({steps}):
-    t0 = time.perf_counter()
-    step()
-    times.append(time.perf_counter() - t0)
-print(json.dumps({{"value": float(np.median(times))}}))
-"""
-
-
-def _isolated(builder: str, batch: int, **kw) -> Case:
-    """A training-step case timed in fresh processes (the median of ``steps`` steps each)."""
-    from ._util import run_python
-
-    def make(rt):
-        if rt.name == "numpy":
-            raise Skip("no NumPy version")
-        code = _STEPS.format(repo=_REPO, lib=rt.name, builder=builder, batch=batch,
-                             compile=bool(rt.compile), warm=5, steps=30)
-        return lambda: run_python(code)["value"]
-
-    return Case(make, self_timed=True, rounds=1, **kw)
 
 
 def mlp_step(lib, batch: int, compile: bool):
@@ -121,17 +103,77 @@ def lenet_step(lib, batch: int, compile: bool):
                  lib.compile if compile else None)
 
 
-@register("train/mlp_784_256_256_10", full=(128,), quick=(16,), label="b{}")
-def mlp(batch: int) -> Case:
+def check_against_eager(compiled, eager, steps: int = 3) -> None:
+    """Run ``steps`` training steps of a compiled step and of its eager twin (same seed, same
+    data) and compare the losses and the parameters after them; raise on a difference.
+
+    The parameters' bound is loose (1e-3): Adam moves a weight whose gradient is near zero by
+    up to lr * g / (|g| + eps), so a rounding difference in a tiny gradient (another summation
+    order) moves it by up to ~1e-3 at lr 1e-2; a wrong gradient moves many by ~lr and the loss."""
+    got = [compiled().item() for _ in range(steps)]
+    want = [eager().item() for _ in range(steps)]
+    if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+        raise AssertionError(f"compiled losses {got} differ from eager {want}")
+    pairs = zip(compiled.model.named_parameters(), eager.model.parameters())
+    for (name, p), q in pairs:
+        a, b = p.detach().numpy(), q.detach().numpy()
+        if not np.allclose(a, b, rtol=1e-3, atol=1e-3):
+            err = float(np.max(np.abs(a - b)))
+            raise AssertionError(f"after {steps} steps, compiled parameter {name} differs from "
+                                 f"eager's by up to {err:.3g}")
+
+
+# Each sample runs in a fresh interpreter that imports one library only, as a user's training
+# script does: with torch loaded in the same process, jtorch finds GNU OpenMP already
+# initialised with spinning workers and takes Numba's workqueue layer instead of its own
+# OpenMP pool (see jtorch/_threads.py), which is not what a jtorch program runs.
+_STEPS = """
+import json, sys, time
+sys.path.insert(0, {repo!r})
+import numpy as np
+import {lib} as lib
+from perf.benchmarks import train
+step = train.{builder}(lib, {batch}, {compile})
+if {compile}:
+    train.check_against_eager(step, train.{builder}(lib, {batch}, False))
+for _ in range({warm}):
+    step()
+times = []
+for _ in range({steps}):
+    t0 = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t0)
+print(json.dumps({{"value": float(np.median(times))}}))
+"""
+
+
+def _isolated(builder: str, batch: int, **kw) -> Case:
+    """A training-step case timed in fresh processes (the median of ``steps`` steps each)."""
+
+    def make(rt):
+        if rt.name == "numpy":
+            raise Skip("no NumPy version")
+        code = _STEPS.format(repo=_REPO, lib=rt.name, builder=builder, batch=batch,
+                             compile=bool(rt.compile), warm=5, steps=30)
+        return lambda: run_python(code)["value"]
+
+    # no untimed process first: each process warms up before it times its steps
+    return Case(make, self_timed=True, warm=False, rounds=1, compile=True, **kw)
+
+
+@register("train/demo_cnn_step", full=(64,), quick=(64,), label="b{}")
+def demo_cnn_step(batch: int) -> Case:
+    return _isolated("lenet_step", batch, kind="other",
+                     note="examples/demo.py LeNet, cross-entropy, Adam; each runtime in its own "
+                          "process; compiled checked against eager first")
+
+
+@register("train/mlp_step", full=(128,), quick=(128,), label="b{}")
+def mlp_step_case(batch: int) -> Case:
     params = 784 * 256 + 256 + 256 * 256 + 256 + 256 * 10 + 10
     return _isolated("mlp_step", batch, kind="compute", flops=3 * 2 * batch * (params - 522),
-                     compile=True, note="SGD(momentum=0.9); each runtime in its own process")
-
-
-@register("train/lenet_demo", full=(64,), quick=(64,), label="b{}")
-def lenet(batch: int) -> Case:
-    return _isolated("lenet_step", batch, kind="other", compile=True,
-                     note="examples/demo.py LeNet, Adam; each runtime in its own process")
+                     note="MLP 784-256-256-10, cross-entropy, SGD(momentum=0.9); each runtime "
+                          "in its own process; compiled checked against eager first")
 
 
 @register("train/lenet_demo_meta", full=(64,), quick=(64,), label="b{}")
@@ -155,3 +197,115 @@ def lenet_meta(batch: int) -> Case:
         return step
 
     return Case(make, kind="latency")
+
+
+# ---------------------------------------------------------------------------------------------
+# a pointwise chain's forward and backward
+
+
+def _chain(t, x):
+    return t.sin(x) + t.cos(x) * x - t.exp(-x * x)
+
+
+@register("train/chain_fwd_bwd", full=(22,), quick=(22,), label="n=2^{}")
+def chain_fwd_bwd(p: int) -> Case:
+    """``sin(x) + cos(x) * x - exp(-x * x)``, then ``.sum().backward()`` (x requires grad):
+    compiled contenders compile the forward (up to the sum) and call ``backward`` on its
+    result, as torch.compile's users do. Bytes: x read and grad written, a float32 each."""
+    n = 1 << p
+    a = rand(n)
+
+    def make(rt):
+        if rt.name == "numpy":
+            raise Skip("no NumPy version")
+        lib = rt.lib
+
+        def loss(x):
+            return _chain(lib, x).sum()
+
+        fwd = rt.compile(loss) if rt.compile else loss
+        x = lib.from_numpy(a.copy()).requires_grad_()
+
+        def run():
+            x.grad = None
+            out = fwd(x)
+            out.backward()
+            return out
+
+        if rt.compile:
+            _check_chain(loss, run, x)
+        return run
+
+    return Case(make, kind="memory", bytes=8 * n, compile=True)
+
+
+def _check_chain(loss, run, x) -> None:
+    """The compiled forward's value and x's gradient against eager's, before timing."""
+    got = run().item()
+    got_grad = x.grad.numpy().copy()
+    x2 = x.detach().clone().requires_grad_()
+    want = loss(x2)
+    want.backward()
+    if not np.isclose(got, want.item(), rtol=1e-4, atol=1e-2):
+        raise AssertionError(f"compiled loss {got} differs from eager {want.item()}")
+    if not np.allclose(got_grad, x2.grad.numpy(), rtol=1e-5, atol=1e-5):
+        err = float(np.max(np.abs(got_grad - x2.grad.numpy())))
+        raise AssertionError(f"compiled gradient differs from eager's by up to {err:.3g}")
+
+
+# ---------------------------------------------------------------------------------------------
+# cold and warm start of a compiled training step
+
+# from before `import` to the end of the first demo CNN training step (batch 64, Adam)
+_FIRST_STEP = """
+import time
+t0 = time.perf_counter()
+import json, sys
+sys.path.insert(0, {repo!r})
+import {lib} as lib
+from perf.benchmarks import train
+train.lenet_step(lib, 64, {compile})().item()
+print(json.dumps({{"value": time.perf_counter() - t0}}))
+"""
+
+# per runtime, the cache directories its latest cold process filled (and their owner object)
+_filled: dict = {}
+
+
+@register("train/cold_compile", full=("cold", "warm"), quick=("cold", "warm"), label="{}")
+def cold_compile(phase: str) -> Case:
+    """Seconds from ``import`` to the end of the demo CNN's first training step in a fresh
+    process: ``cold`` with empty jtorch, Numba and Inductor caches (JTORCH_CACHE_DIR,
+    NUMBA_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR), ``warm`` reusing the directories the latest
+    cold process of the same runtime filled (a cold one runs first, untimed, when none has).
+    Eager jtorch's cold start is ``startup/lenet_step_cold``; torch eager is the reference.
+    The script's own imports (perf.benchmarks, the demo file) add about 40 ms."""
+
+    def make(rt):
+        if rt.name == "numpy":
+            raise Skip("no NumPy version")
+        if rt.name == "jtorch" and not rt.compile:
+            raise Skip("compiled runtimes only (eager jtorch: startup/lenet_step_cold)")
+        key = rt.name + ("_compile" if rt.compile else "")
+        code = _FIRST_STEP.format(repo=_REPO, lib=rt.name, compile=bool(rt.compile))
+
+        def cold() -> float:
+            env, owner = fresh_cache_env()
+            value = run_python(code, env)["value"]
+            old = _filled.get(key)
+            _filled[key] = env, owner
+            if old is not None:
+                old[1].cleanup()
+            return value
+
+        def warm() -> float:
+            if key not in _filled:
+                cold()
+            return run_python(code, _filled[key][0])["value"]
+
+        return cold if phase == "cold" else warm
+
+    what = "empty caches" if phase == "cold" else "caches filled by a cold process"
+    return Case(make, kind="latency", self_timed=True, warm=False, rounds=1,
+                samples=3 if phase == "cold" else 5, compile=True,
+                note=f"import to the end of the first demo CNN step (batch 64, Adam), {what}")
