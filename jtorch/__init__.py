@@ -44,10 +44,6 @@ from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled  # 
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import nn  # noqa: E402,F401
-from . import utils  # noqa: E402,F401
-from . import optim  # noqa: E402,F401
-from .serialization import load, save  # noqa: E402,F401
-from . import _dynamo, compiler, fx  # noqa: E402,F401
 from .compile import api as _compile_api  # noqa: E402
 
 # ``jtorch.compile`` is the decorator; the package ``jtorch/compile`` stays importable by path
@@ -73,5 +69,27 @@ def is_nonzero(input: Tensor) -> builtins_bool:  # noqa: F821
 
 
 import builtins as _builtins  # noqa: E402
+import importlib as _importlib  # noqa: E402
 
 builtins_bool = _builtins.bool
+
+# Loaded at first use (PEP 562), so that ``import jtorch`` does not pay for what a script may
+# never touch: ``jtorch.optim.Adam``, ``jtorch.utils.data``, ``jtorch.save`` and
+# ``from jtorch.utils.data import DataLoader`` work as before, and ``dir(jtorch)`` lists them.
+# tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
+_LAZY_SUBMODULES = frozenset({"_dynamo", "compiler", "fx", "optim", "serialization", "utils"})
+_LAZY_NAMES = {"load": "serialization", "save": "serialization"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")  # also binds it here
+    if name in _LAZY_NAMES:
+        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))

@@ -15,6 +15,7 @@ from numba.core import caching
 from .. import _flags
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_checked_dirs: set = set()  # cache directories found writable by this process
 
 
 class JtorchCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
@@ -26,6 +27,16 @@ class JtorchCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
 
     def get_cache_path(self):
         return self._cache_path
+
+    def ensure_cache_path(self):
+        # Numba checks the directory (makedirs and a temporary file) for every function it
+        # decorates and before every save: its writability once per directory and process is
+        # enough (the ~300 kernels decorated at import share a few directories); one removed
+        # since (a cleared cache) is made and checked again.
+        path = self._cache_path
+        if path not in _checked_dirs or not os.path.isdir(path):
+            super().ensure_cache_path()
+            _checked_dirs.add(path)
 
     @classmethod
     def from_function(cls, py_func, py_file):

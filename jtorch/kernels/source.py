@@ -8,11 +8,13 @@ rewritten. The file is also what tracebacks, pdb and ``JTORCH_DEBUG=4`` show.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
 import sys
 import tempfile
+import threading
 import warnings
 from types import ModuleType
 
@@ -129,6 +131,8 @@ def _install_cache_recovery() -> None:
         return
 
     def load_overload(self, sig, target_context):
+        if not _blas_bound:
+            _bind_blas()
         try:
             return load(self, sig, target_context)
         except Exception as e:  # noqa: BLE001  (any failure to read an entry: rebuild it)
@@ -143,6 +147,54 @@ def _install_cache_recovery() -> None:
 
     load_overload._jtorch_recovers = True
     caching.Cache.load_overload = load_overload
+
+
+# -- Numba's BLAS without scipy.linalg's Python API -------------------------------------------
+# Numba's first compile or cache load in a process imports ``numba.np.arraymath``, which checks
+# for BLAS with ``import scipy.linalg.cython_blas``; compiled ``np.dot`` later fetches its BLAS
+# functions from that module by name. That import runs the package ``scipy.linalg`` first:
+# scipy's whole linear-algebra API, which pulls in numpy.f2py and numpy.testing through scipy's
+# array-API layer, about 0.2 s of a warm start that uses none of it. So before the first load
+# (the first step of every cached or generated kernel's compile), ``scipy.linalg`` is entered
+# in sys.modules as a lazy module (importlib's LazyLoader: its package code runs at the first
+# attribute access, e.g. ``import scipy.linalg`` or ``scipy.linalg.inv``) and the extension
+# module is loaded on its own into it, as the import system would.
+
+_blas_bound = False
+_blas_lock = threading.Lock()
+
+
+def _bind_blas() -> None:
+    global _blas_bound
+    with _blas_lock:
+        if not _blas_bound:
+            _blas_bound = True
+            _load_cython_blas()
+
+
+def _load_cython_blas() -> None:
+    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        return  # imported already, or Numba's check has run
+    try:
+        import scipy
+
+        spec = importlib.util.find_spec("scipy.linalg")
+        blas = importlib.machinery.PathFinder.find_spec("scipy.linalg.cython_blas",
+                                                        spec.submodule_search_locations or [])
+        if blas is None or not hasattr(spec.loader, "exec_module"):
+            return
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        linalg = importlib.util.module_from_spec(spec)
+        sys.modules["scipy.linalg"] = linalg
+        spec.loader.exec_module(linalg)  # deferred
+        mod = importlib.util.module_from_spec(blas)
+        sys.modules[blas.name] = mod
+        blas.loader.exec_module(mod)
+        linalg.cython_blas = mod
+        scipy.linalg = linalg
+    except Exception:  # noqa: BLE001  (any surprise: leave it to the regular import)
+        for name in ("scipy.linalg.cython_blas", "scipy.linalg"):
+            sys.modules.pop(name, None)
 
 
 _install_cache_recovery()

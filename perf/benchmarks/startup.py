@@ -1,11 +1,22 @@
 """Costs paid once per process, each measured in fresh interpreters: import time, kernel
 compile latency (cold: empty jtorch/Numba caches; warm: the same on-disk cache in a new
-process) and the peak memory of a training run."""
+process), the latency from ``import`` to a first result with warm caches, and the peak memory
+of a training run.
+
+Run as a script, it prints the warm-start latencies with their breakdown (the median of fresh
+processes, after one process that fills the caches)::
+
+    python -m perf.benchmarks.startup [--runs 3] [--no-bytecode-cache]
+"""
 
 from __future__ import annotations
 
+import ast
+import os
+import statistics
+
 from ..harness import Case, Runtime, Skip, register
-from ._util import fresh_cache_env, run_python
+from ._util import _REPO, fresh_cache_env, run_python
 
 
 def _self_timed(code_for: callable, **kw) -> Case:
@@ -117,6 +128,147 @@ def lenet_step_warm() -> Case:
                          note="same, new process, caches filled by an earlier process")
 
 
+# -- import to first result, warm caches -------------------------------------------------------
+# What a user waits for when a script starts: a fresh process from ``import`` to its first
+# answer, with every cache an earlier process filled: jtorch's kernels, Numba's and Python's
+# bytecode (PYTHONPYCACHEPREFIX, as an installed package has its .pyc files; a checkout run under
+# PYTHONDONTWRITEBYTECODE would compile every module at each start instead). Each script prints
+# the total, its phases and the CPU seconds of the whole process (all threads, interpreter
+# start included), which other processes on the machine disturb less.
+
+# a compiled pointwise chain on 2^16 floats
+_CHAIN_FIRST = """
+import time
+t0 = time.perf_counter()
+import {lib} as t
+t1 = time.perf_counter()
+import json
+x = t.randn(2 ** 16)
+t2 = time.perf_counter()
+f = t.compile(lambda x: t.sin(x) + t.cos(x) * x - t.exp(-x * x))
+float(f(x)[0])
+t3 = time.perf_counter()
+print(json.dumps({{"value": t3 - t0, "import": t1 - t0, "input": t2 - t1, "first_call": t3 - t2,
+                  "cpu": time.process_time()}}))
+"""
+
+# one training step of the compiled demo CNN (examples/demo.py's LeNet, its source pasted in
+# so that nothing else of the demo or of perf/ is imported), batch 64 of 1x8x8 images, Adam
+_LENET_FIRST = """
+import time
+t0 = time.perf_counter()
+import {lib} as torch
+import {lib}.nn as nn
+import {lib}.nn.functional as F
+t1 = time.perf_counter()
+import json
+{lenet}
+torch.manual_seed(0)
+model = LeNet()
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+step_model = torch.compile(model)
+x, y = torch.randn(64, 1, 8, 8), torch.randint(0, 10, (64,))
+t2 = time.perf_counter()
+opt.zero_grad()
+loss = F.cross_entropy(step_model(x), y)
+t3 = time.perf_counter()
+loss.backward()
+t4 = time.perf_counter()
+opt.step()
+loss.item()
+t5 = time.perf_counter()
+print(json.dumps({{"value": t5 - t0, "import": t1 - t0, "model": t2 - t1, "forward": t3 - t2,
+                  "backward": t4 - t3, "step": t5 - t4, "cpu": time.process_time()}}))
+"""
+
+
+def _demo_lenet_source() -> str:
+    """The text of ``class LeNet`` in examples/demo.py."""
+    path = os.path.join(_REPO, "examples", "demo.py")
+    with open(path) as f:
+        text = f.read()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name == "LeNet":
+            return ast.get_source_segment(text, node)
+    raise LookupError(f"no class LeNet in {path}")
+
+
+def _warm_script(which: str, lib: str) -> str:
+    if which == "chain":
+        return _CHAIN_FIRST.format(lib=lib)
+    return _LENET_FIRST.format(lib=lib, lenet=_demo_lenet_source())
+
+
+def _warm_env(bytecode: bool = True, root: str | None = None) -> dict:
+    """The environment of a warm series: its cache directories under ``root`` (default: a
+    fresh one, kept until the process ends); with ``bytecode``, Python's .pyc files are
+    written and read there too."""
+    if root is None:
+        d = fresh_cache_env()[1]
+        _keep.append(d)
+        root = d.name
+    env = {"JTORCH_CACHE_DIR": os.path.join(root, "jtorch"),
+           "NUMBA_CACHE_DIR": os.path.join(root, "numba"),
+           "TORCHINDUCTOR_CACHE_DIR": os.path.join(root, "inductor"),
+           "TRITON_CACHE_DIR": os.path.join(root, "triton")}
+    if bytecode:
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(root, "pycache")
+        env["PYTHONDONTWRITEBYTECODE"] = ""  # empty: unset
+    return env
+
+
+def _first_result_case(which: str, note: str) -> Case:
+    def code_for(rt):
+        if rt.name == "numpy":
+            raise Skip("no NumPy version")
+        if rt.compile is None:
+            raise Skip("compiled runtimes only")
+        env = _warm_env()  # filled by the untimed warm call
+        return _warm_script(which, rt.name), lambda: env
+
+    return _self_timed(code_for, kind="latency", warm=True, rounds=1, samples=3, compile=True,
+                       note=note)
+
+
+@register("startup/chain_first_result_warm", quick=(None,))
+def chain_first_result_warm() -> Case:
+    return _first_result_case(
+        "chain", "import to the first result of compiled sin(x)+cos(x)*x-exp(-x*x) on 2^16 "
+                 "floats, new process, caches (kernels, bytecode) filled by an earlier one")
+
+
+# The compiled demo CNN's first step is train/cold_compile[warm] (it also imports perf's
+# training module); ``main`` below times it from a bare script, phase by phase.
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the median warm-start latency and its phases, for the compiled chain and the
+    compiled demo CNN step, each over ``--runs`` fresh processes after one that fills a new
+    cache directory."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m perf.benchmarks.startup", description=main.__doc__)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--lib", default="jtorch")
+    p.add_argument("--no-bytecode-cache", action="store_true",
+                   help="leave Python's bytecode settings as they are (no .pyc prefix)")
+    p.add_argument("--only", choices=("chain", "lenet"))
+    p.add_argument("--cache-dir", help="keep the caches here (reused by later runs) instead of "
+                                       "in a new temporary directory")
+    a = p.parse_args(argv)
+    for which in ("chain", "lenet"):
+        if a.only and which != a.only:
+            continue
+        code = _warm_script(which, a.lib)
+        env = _warm_env(bytecode=not a.no_bytecode_cache, root=a.cache_dir)
+        run_python(code, env)  # fills the caches
+        runs = [run_python(code, env) for _ in range(a.runs)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        totals = ", ".join(f"{r['value']:.3f}" for r in runs)
+        phases = "  ".join(f"{k} {v:.3f}" for k, v in med.items() if k != "value")
+        print(f"{which:6s} median {med['value']:.3f} s of {a.runs} ({totals})   {phases}")
+
+
 _MEMORY = """
 import json, resource, sys
 sys.path.insert(0, {repo!r})
@@ -161,3 +313,7 @@ def _memory(steps: int) -> Case:
 def train_peak_memory(steps: int) -> Case:
     return _memory(steps)
 
+
+
+if __name__ == "__main__":
+    main()

@@ -32,10 +32,12 @@ from ...shape import (
     wrap_dim,
 )
 from ...tensor import Tensor
-from ..cpu import indexing as _k
 from ..plan import Inplace, Out, Plan, View, common_device, device_of
 from ..registry import defvjp, extern
 from . import movement as M
+from ._lazy import lazy
+
+_K = "jtorch.kernels.cpu.indexing"  # imported at the first call (_lazy.py)
 
 _META = MetaArray
 _TENSOR = Tensor
@@ -755,33 +757,33 @@ def _bind(op, meta, cpu, **fields):
     return op
 
 
-index_op = _bind(M.index_op, _index_meta, _k.index_cpu)
-index_put_op = _bind(M.index_put_op, _index_put_meta, _k.index_put_cpu)
-gather_op = _bind(M.gather_op, _gather_meta, _k.gather_cpu)
-scatter_op = _bind(M.scatter_op, _scatter_meta, _k.scatter_cpu)
-scatter_add_op = _bind(M.scatter_add_op, _scatter_add_meta, _k.scatter_add_cpu)
-scatter_reduce_op = _bind(M.scatter_reduce_op, _scatter_reduce_meta, _k.scatter_reduce_cpu)
-index_select_op = _bind(M.index_select_op, _index_select_meta, _k.index_select_cpu)
-index_add_op = _bind(M.index_add_op, _index_add_meta, _k.index_add_cpu)
-index_copy_op = _bind(M.index_copy_op, _index_copy_meta, _k.index_copy_cpu)
-index_fill_op = _bind(M.index_fill_op, _index_fill_meta, _k.index_fill_cpu)
-masked_fill_op = _bind(M.masked_fill_op, _masked_fill_meta, _k.masked_fill_cpu)
-masked_scatter_op = _bind(M.masked_scatter_op, _masked_scatter_meta, _k.masked_scatter_cpu)
-masked_select_op = _bind(M.masked_select_op, _masked_select_meta, _k.masked_select_cpu,
+index_op = _bind(M.index_op, _index_meta, lazy(_K, "index_cpu"))
+index_put_op = _bind(M.index_put_op, _index_put_meta, lazy(_K, "index_put_cpu"))
+gather_op = _bind(M.gather_op, _gather_meta, lazy(_K, "gather_cpu"))
+scatter_op = _bind(M.scatter_op, _scatter_meta, lazy(_K, "scatter_cpu"))
+scatter_add_op = _bind(M.scatter_add_op, _scatter_add_meta, lazy(_K, "scatter_add_cpu"))
+scatter_reduce_op = _bind(M.scatter_reduce_op, _scatter_reduce_meta, lazy(_K, "scatter_reduce_cpu"))
+index_select_op = _bind(M.index_select_op, _index_select_meta, lazy(_K, "index_select_cpu"))
+index_add_op = _bind(M.index_add_op, _index_add_meta, lazy(_K, "index_add_cpu"))
+index_copy_op = _bind(M.index_copy_op, _index_copy_meta, lazy(_K, "index_copy_cpu"))
+index_fill_op = _bind(M.index_fill_op, _index_fill_meta, lazy(_K, "index_fill_cpu"))
+masked_fill_op = _bind(M.masked_fill_op, _masked_fill_meta, lazy(_K, "masked_fill_cpu"))
+masked_scatter_op = _bind(M.masked_scatter_op, _masked_scatter_meta, lazy(_K, "masked_scatter_cpu"))
+masked_select_op = _bind(M.masked_select_op, _masked_select_meta, lazy(_K, "masked_select_cpu"),
                          data_dependent=True)
-take_op = _bind(M.take_op, _take_meta, _k.take_cpu)
-nonzero_op = _bind(M.nonzero_op, _nonzero_meta, _k.nonzero_cpu, data_dependent=True)
+take_op = _bind(M.take_op, _take_meta, lazy(_K, "take_cpu"))
+nonzero_op = _bind(M.nonzero_op, _nonzero_meta, lazy(_K, "nonzero_cpu"), data_dependent=True)
 # put_/put: the flattened self written at an index (grads: not derived, as before)
 put_op = extern("put", differentiable=False)
-_bind(put_op, _put_meta, _k.put_cpu)
+_bind(put_op, _put_meta, lazy(_K, "put_cpu"))
 # scatter_reduce_ in place: its gradient rule reads self's old values, which the kernel
 # overwrites, so the in-place form is not recorded (the out-of-place one is)
 scatter_reduce_inplace_op = extern("scatter_reduce_", differentiable=False)
-_bind(scatter_reduce_inplace_op, _scatter_reduce_meta, _k.scatter_reduce_cpu)
+_bind(scatter_reduce_inplace_op, _scatter_reduce_meta, lazy(_K, "scatter_reduce_cpu"))
 one_hot_op = extern("one_hot", differentiable=False)
-_bind(one_hot_op, _one_hot_meta, _k.one_hot_cpu)
+_bind(one_hot_op, _one_hot_meta, lazy(_K, "one_hot_cpu"))
 embedding_op = extern("embedding")  # (weight, indices) {"padding_idx", "scale_grad_by_freq"}
-_bind(embedding_op, _embedding_meta, _k.embedding_cpu)
+_bind(embedding_op, _embedding_meta, lazy(_K, "embedding_cpu"))
 
 
 def _embedding_vjp(c, g):

@@ -10,9 +10,11 @@ reductions and pointwise ops (``nn/normalization.py``).
 from __future__ import annotations
 
 from ... import dispatch
-from ..cpu import normalization as _nk
 from ..plan import Out, Plan, common_device
 from ..registry import defvjp, op
+from ._lazy import lazy
+
+_NK = "jtorch.kernels.cpu.normalization"  # imported at the first call (_lazy.py)
 
 
 def _check_affine(what: str, t, shape: list) -> None:
@@ -70,5 +72,5 @@ def _layer_norm_vjp(c, g):
 
 # (input, weight | None, bias | None) -> (output, mean, rstd) {normalized_shape, eps}; CPU
 # kernel for float32/float64 (``nn.functional.layer_norm`` composes the other dtypes)
-native_layer_norm_op = op("native_layer_norm", "extern", _layer_norm_meta, _nk.layer_norm_cpu)
+native_layer_norm_op = op("native_layer_norm", "extern", _layer_norm_meta, lazy(_NK, "layer_norm_cpu"))
 defvjp(native_layer_norm_op, _layer_norm_vjp, "012o", name="NativeLayerNormBackward0")

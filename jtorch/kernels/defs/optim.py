@@ -10,9 +10,11 @@ meta parameters nothing runs.
 
 from __future__ import annotations
 
-from ..cpu import optim as _ok
 from ..plan import Inplace, Plan, common_device, device_of
 from ..registry import op
+from ._lazy import lazy
+
+_OK = "jtorch.kernels.cpu.optim"  # imported at the first call (_lazy.py)
 
 _written_cache: dict = {}
 
@@ -47,7 +49,7 @@ def _fused_meta(*tensors, scalars: tuple) -> Plan:
 
 
 def _fused(name: str):
-    return op(f"_fused_{name}_", "extern", _fused_meta, _ok.fused_cpu(name), differentiable=False)
+    return op(f"_fused_{name}_", "extern", _fused_meta, lazy(_OK, "fused_cpu", name), differentiable=False)
 
 
 # (param, grad, momentum_buffer | None) {scalars: lr, wd, momentum, 1 - dampening, nesterov,

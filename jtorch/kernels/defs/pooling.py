@@ -21,9 +21,11 @@ import numpy as np
 from ... import dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
-from ..cpu import pooling_entries as _pk
 from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
+from ._lazy import lazy
+
+_PK = "jtorch.kernels.cpu.pooling_entries"  # imported at the first call (_lazy.py)
 
 _int64 = _dt.int64
 
@@ -511,14 +513,14 @@ def _unpool_vjp(c, g):
 def _pair(name: str, grad: str, kind: str, kernel_name: str, meta):
     """A forward OpDef (torch's ``name``) and its backward OpDef, linked both ways."""
     if kind == "max":
-        fwd = op(name, "extern", meta, _pk.max_pool_cpu, kernel_name=kernel_name)
-        bwd = op(name + "_backward", "extern", _max_backward_meta, _pk.max_pool_backward_cpu,
+        fwd = op(name, "extern", meta, lazy(_PK, "max_pool_cpu"), kernel_name=kernel_name)
+        bwd = op(name + "_backward", "extern", _max_backward_meta, lazy(_PK, "max_pool_backward_cpu"),
                  kernel_name=kernel_name + "_backward")
         defvjp(fwd, _max_vjp, "o", name=f"{grad}Backward0")
         defvjp(bwd, _max_backward_vjp, "1", name=f"{grad}BackwardBackward0")
     else:
-        fwd = op(name, "extern", meta, _pk.avg_pool_cpu, kernel_name=kernel_name)
-        bwd = op(name + "_backward", "extern", _avg_backward_meta, _pk.avg_pool_backward_cpu,
+        fwd = op(name, "extern", meta, lazy(_PK, "avg_pool_cpu"), kernel_name=kernel_name)
+        bwd = op(name + "_backward", "extern", _avg_backward_meta, lazy(_PK, "avg_pool_backward_cpu"),
                  kernel_name=kernel_name + "_backward")
         defvjp(fwd, _avg_vjp, "", name=f"{grad}Backward0")
         defvjp(bwd, _avg_backward_vjp, "", name=f"{grad}BackwardBackward0")
@@ -550,7 +552,7 @@ adaptive_avg_pool3d_op, adaptive_avg_pool3d_backward_op = _pair(
     _adaptive_meta(3, "avg"))
 
 # (input, indices) -> output {"nd"}: the values scattered to their indices in zeroed planes
-max_unpool2d_op = op("max_unpool2d", "extern", _unpool_meta, _pk.unpool_cpu)
-max_unpool3d_op = op("max_unpool3d", "extern", _unpool_meta, _pk.unpool_cpu)
+max_unpool2d_op = op("max_unpool2d", "extern", _unpool_meta, lazy(_PK, "unpool_cpu"))
+max_unpool3d_op = op("max_unpool3d", "extern", _unpool_meta, lazy(_PK, "unpool_cpu"))
 defvjp(max_unpool2d_op, _unpool_vjp, "1", name="MaxUnpool2DBackward0")
 defvjp(max_unpool3d_op, _unpool_vjp, "1", name="MaxUnpool3DBackward0")

@@ -21,9 +21,11 @@ import numpy as np
 
 from ... import dispatch
 from ... import dtypes as _dt
-from ..cpu import resample_entries as _rk
 from ..plan import Out, Plan, common_device, device_of
 from ..registry import defvjp, op
+from ._lazy import lazy
+
+_RK = "jtorch.kernels.cpu.resample_entries"  # imported at the first call (_lazy.py)
 
 _F32 = np.float32
 _FLOATS = (_dt.float16, _dt.float32, _dt.float64)
@@ -372,25 +374,25 @@ def _affine_base_meta(*, spatial: tuple, align: bool, dtype, device) -> Plan:
 # -- the OpDefs --------------------------------------------------------------------------------
 
 # (input,) -> output {"plan"}: the forward gather / taps sum and their adjoints
-resample_gather_op = op("resample_gather", "extern", _resample_meta, _rk.gather_cpu)
+resample_gather_op = op("resample_gather", "extern", _resample_meta, lazy(_RK, "gather_cpu"))
 resample_gather_backward_op = op("resample_gather_backward", "extern", _resample_backward_meta,
-                                 _rk.gather_backward_cpu)
-resample_taps_op = op("resample_taps", "extern", _resample_meta, _rk.taps_cpu)
+                                 lazy(_RK, "gather_backward_cpu"))
+resample_taps_op = op("resample_taps", "extern", _resample_meta, lazy(_RK, "taps_cpu"))
 resample_taps_backward_op = op("resample_taps_backward", "extern", _resample_backward_meta,
-                               _rk.taps_backward_cpu)
+                               lazy(_RK, "taps_backward_cpu"))
 resample_gather_op.pair, resample_gather_backward_op.pair = (resample_gather_backward_op,
                                                              resample_gather_op)
 resample_taps_op.pair, resample_taps_backward_op.pair = (resample_taps_backward_op,
                                                          resample_taps_op)
 constant_pad_nd_op = op("constant_pad_nd", "extern", _constant_pad_meta,
-                        _rk.constant_pad_cpu)  # (input,) {"pad", "value"}
+                        lazy(_RK, "constant_pad_cpu"))  # (input,) {"pad", "value"}
 # (input, grid) -> output {"mode", "padding", "align"}; its backward (grad, input, grid)
-grid_sampler_2d_op = op("grid_sampler_2d", "extern", _grid_sampler_meta, _rk.grid_sampler_cpu)
+grid_sampler_2d_op = op("grid_sampler_2d", "extern", _grid_sampler_meta, lazy(_RK, "grid_sampler_cpu"))
 grid_sampler_2d_backward_op = op("grid_sampler_2d_backward", "extern",
-                                 _grid_sampler_backward_meta, _rk.grid_sampler_backward_cpu)
+                                 _grid_sampler_backward_meta, lazy(_RK, "grid_sampler_backward_cpu"))
 # () -> the base grid of affine_grid {"spatial", "align"} (a factory: device and dtype given)
 affine_grid_base_op = op("affine_grid_base", "creation", _affine_base_meta,
-                         _rk.affine_grid_base_cpu, differentiable=False)
+                         lazy(_RK, "affine_grid_base_cpu"), differentiable=False)
 
 
 def _plan_name(inputs, kw) -> str:

@@ -14,11 +14,21 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from ...shape import iter_order, wrap_dim
-from ..cpu import sort_entries as _se
 from ..plan import Out, Plan, device_of
 from ..registry import OpDef, defvjp, register
-from .reduction import _plans, check_tensor, kept_shape, memo, memo_meta, nonempty, \
-    not_implemented, select_vjp
+from ._lazy import lazy
+from .reduction import (
+    _plans,
+    check_tensor,
+    kept_shape,
+    memo,
+    memo_meta,
+    nonempty,
+    not_implemented,
+    select_vjp,
+)
+
+_SE = "jtorch.kernels.cpu.sort_entries"  # imported at the first call (_lazy.py)
 
 _int64 = _dt.int64
 
@@ -152,18 +162,18 @@ def _op(name: str, meta, cpu, **kw) -> OpDef:
     return register(OpDef(name, "sort", meta=meta, kernels={"cpu": cpu}, **kw))
 
 
-sort_op = _op("sort", _sort_meta(False), _se.sort_cpu)
-argsort_op = _op("argsort", _sort_meta(True), _se.argsort_cpu, differentiable=False)
-topk_op = _op("topk", memo_meta("topk", _topk_meta), _se.topk_cpu)
-kthvalue_op = _op("kthvalue", memo_meta("kthvalue", _kthvalue_meta), _se.kthvalue_cpu)
-median_op = _op("median", memo_meta("median", _median_meta("median")), _se.median_cpu(False))
+sort_op = _op("sort", _sort_meta(False), lazy(_SE, "sort_cpu"))
+argsort_op = _op("argsort", _sort_meta(True), lazy(_SE, "argsort_cpu"), differentiable=False)
+topk_op = _op("topk", memo_meta("topk", _topk_meta), lazy(_SE, "topk_cpu"))
+kthvalue_op = _op("kthvalue", memo_meta("kthvalue", _kthvalue_meta), lazy(_SE, "kthvalue_cpu"))
+median_op = _op("median", memo_meta("median", _median_meta("median")), lazy(_SE, "median_cpu", False))
 nanmedian_op = _op("nanmedian", memo_meta("nanmedian", _median_meta("nanmedian")),
-                   _se.median_cpu(True))
-mode_op = _op("mode", memo_meta("mode", _mode_meta), _se.mode_cpu)
-unique_op = _op("unique", _unique_meta("unique"), _se.unique_cpu, differentiable=False,
+                   lazy(_SE, "median_cpu", True))
+mode_op = _op("mode", memo_meta("mode", _mode_meta), lazy(_SE, "mode_cpu"))
+unique_op = _op("unique", _unique_meta("unique"), lazy(_SE, "unique_cpu"), differentiable=False,
                 data_dependent=True)
 unique_consecutive_op = _op("unique_consecutive", _unique_meta("unique_consecutive"),
-                            _se.unique_consecutive_cpu, differentiable=False, data_dependent=True)
+                            lazy(_SE, "unique_consecutive_cpu"), differentiable=False, data_dependent=True)
 
 
 def _median_name(base: str):
