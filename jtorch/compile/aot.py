@@ -168,7 +168,7 @@ def build_joint(backend, gm: GraphModule, inputs: list):
         _gs.enabled = g0
     fw_graph, bw_graph = fw.seg.graph, bw.seg.graph
     _hoist_placeholders(bw_graph)
-    bw_out = bw_graph.output(tuple(n for n in grad_nodes if n is not None))
+    bw_graph.output(tuple(n for n in grad_nodes if n is not None))  # before the partition
     saved_nodes = _partition(fw_graph, bw_graph, bw, out_nodes)
     # the forward graph's outputs: its results, then the saved values it computes
     fw_outs = list(out_nodes)
@@ -196,7 +196,6 @@ def build_joint(backend, gm: GraphModule, inputs: list):
         else:
             sources.append(("tan", tangent_ph.index(p)))
     fw_graph.output(tuple(fw_outs))
-    del bw_out
     for graph in (fw_graph, bw_graph):
         for n in graph.nodes:
             n.meta.pop("grad_enabled", None)  # each graph runs whole without autograd
@@ -367,10 +366,8 @@ class JointFunction:
         for kind, v in self.sources:
             if kind == "fw":
                 saved.append(SavedTensor(vals[v].detach()) if v < self.n_out else vals[v])
-            elif kind == "in":
-                saved.append(v)  # read from node.inputs (version-checked)
-            elif kind == "const":
-                saved.append(v)
+            elif kind in ("in", "const"):
+                saved.append(v)  # an input's number (node.inputs is version-checked), a constant
             else:
                 saved.append(None)  # the tangent
         node.saved = saved
@@ -424,15 +421,14 @@ class CompiledFunctionBackward(Node):
         if _gs.enabled:  # create_graph: the graph again, eagerly with autograd
             return self._double(inputs, tangents)
         args = []
+        ti = iter(tangents)
         for kind, s in zip(self.kinds, self.saved):
             if kind == "in":
                 args.append(inputs[s])
             elif kind == "tan":
-                args.append(None)
+                args.append(next(ti))
             else:
                 args.append(s.get(self) if type(s) is SavedTensor else s)
-        ti = iter(tangents)
-        args = [next(ti) if kind == "tan" else a for kind, a in zip(self.kinds, args)]
         res = j.bw(*args)
         res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
         out = [None] * j.n_in
