@@ -239,34 +239,25 @@ def _use_no_grad(step: Callable) -> Callable:
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        if dispatch.mode is not None:
-            tracer = _active_tracer()
-            if tracer is not None:
-                return _step_eagerly(tracer, step, self, args, kwargs)
+        if dispatch.mode is not None and _compiling():
+            from ..compile.api import disable
+
+            return disable(_no_grad_step)(step, self, *args, **kwargs)
         with no_grad():
             return step(self, *args, **kwargs)
 
     return wrapper
 
 
-def _active_tracer():
-    """The tracer of the ``jtorch.compile`` call tracing now (None if none is)."""
-    from ..compile import api, tracer
-
-    return tracer.active[-1] if api.is_compiling() else None
-
-
-def _step_eagerly(tracer, step: Callable, opt: Optimizer, args: tuple, kwargs: dict):
-    """Run ``opt``'s step outside the trace (a graph break, as ``jtorch.compiler.disable``):
-    the graph so far runs first, and the gradients it computed (which ``backward`` left as
-    traced values) are made real with it, so the step sees real tensors."""
-    grads = tuple(g for group in opt.param_groups for p in group["params"]
-                  if (g := p._grad) is not None and getattr(g._a, "fake", None) is not None)
-    tracer.graph_break(f"optimizer step {type(opt).__name__}.step (runs eagerly)",
-                       materialize=False)
-    tracer.flush(extra=grads)
-    with tracer._suspend(), no_grad():
+def _no_grad_step(step: Callable, opt: Optimizer, *args, **kwargs):
+    with no_grad():
         return step(opt, *args, **kwargs)
+
+
+def _compiling() -> bool:
+    from ..compile import api
+
+    return api.is_compiling()
 
 
 def _eval_closure(closure: Callable | None):
