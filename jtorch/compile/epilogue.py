@@ -49,6 +49,7 @@ from ..kernels.registry import REGISTRY, OpDef
 from ..kernels.source import fingerprint, load
 from ..tensor import Tensor
 from . import fusion, logs
+from .config import config
 from .graph import Graph, Node
 from .graph_module import subgraph_module
 
@@ -290,8 +291,9 @@ class EpilogueKernel:
         if a.ndim == 2:
             m, k, n = a.shape[0], a.shape[1], b.shape[1]
             # the split pays from ~4M multiply-adds (as bmm_into's batch split) and enough rows
-            if n and k and a.flags.c_contiguous and (b.flags.c_contiguous or b.flags.f_contiguous) \
-                    and _threads.use_parallel(m * n * k >> 5) and _threads.serial_blas.available() \
+            if config.gemm_row_split and n and k and a.flags.c_contiguous and \
+                    (b.flags.c_contiguous or b.flags.f_contiguous) and \
+                    _threads.use_parallel(m * n * k >> 5) and _threads.serial_blas.available() \
                     and m >= _MIN_ROWS * numba.get_num_threads():
                 res = self._split(args, a, b, m, n)
                 if res is not None:

@@ -16,6 +16,7 @@ import torch
 import jtorch
 import jtorch.nn.functional as F
 from jtorch.compile import fusion, passes
+from jtorch.compile.config import config
 from jtorch.compile.epilogue import EpilogueKernel, fuse_epilogues
 from jtorch.compile.graph_module import GraphModule
 
@@ -52,8 +53,16 @@ def _split_runs(m: int, k: int, n: int) -> bool:
     from jtorch import _threads
 
     nt = numba.get_num_threads()
-    return m >= 32 * nt and _threads.use_parallel(m * n * k >> 5) and \
-        _threads.serial_blas.available()
+    return config.gemm_row_split and m >= 32 * nt and _threads.use_parallel(m * n * k >> 5) \
+        and _threads.serial_blas.available()
+
+
+@pytest.fixture(params=[False, True], ids=["blas_threads", "row_split"])
+def row_split(request, monkeypatch):
+    """Both ways of running a product's epilogue: BLAS's threads then the epilogue's pass
+    (the default), and the row split (``config.gemm_row_split``)."""
+    monkeypatch.setattr(config, "gemm_row_split", request.param)
+    return request.param
 
 
 def _linear_gelu(x, w, b):
@@ -63,7 +72,7 @@ def _linear_gelu(x, w, b):
 # sizes: one row, odd, the row split (160 x 192 x 256), empty rows, columns and sums
 @pytest.mark.parametrize("m,k,n", [(1, 16, 32), (7, 33, 65), (160, 192, 256), (0, 8, 5),
                                    (6, 8, 0), (5, 0, 3)])
-def test_linear_gelu_is_one_kernel_bitwise_eager(m, k, n):
+def test_linear_gelu_is_one_kernel_bitwise_eager(m, k, n, row_split):
     x, w, b = _dyadic(m, k), _dyadic(n, k, den=16, seed=1), _dyadic(n, seed=2)
     cf = _compile(_linear_gelu)
     _bitwise(cf(x, w, b), _linear_gelu(x, w, b))
@@ -72,7 +81,7 @@ def test_linear_gelu_is_one_kernel_bitwise_eager(m, k, n):
     assert bool(kern._mods) == _split_runs(m, k, n)  # t(w) (a transposed view) takes the split
 
 
-def test_the_product_is_within_float_tolerance_of_float64():
+def test_the_product_is_within_float_tolerance_of_float64(row_split):
     """Random operands: the split product against a float64 reference, as close as eager's."""
     rng = np.random.default_rng(0)
     xs, ws, bs = (rng.standard_normal(s) for s in ((160, 192), (256, 192), (256,)))
@@ -89,7 +98,7 @@ def test_the_product_is_within_float_tolerance_of_float64():
 
 @pytest.mark.parametrize("m,k,n", [(7, 9, 5), (160, 192, 256)])
 @pytest.mark.parametrize("rshape", ["full", "row", "col", "one", "0d"])
-def test_residual_and_scale_operands_broadcast(m, k, n, rshape):
+def test_residual_and_scale_operands_broadcast(m, k, n, rshape, row_split):
     shape = {"full": (m, n), "row": (n,), "col": (m, 1), "one": (1, 1), "0d": ()}[rshape]
     x, w, b, r = _dyadic(m, k), _dyadic(n, k, den=16, seed=1), _dyadic(n, seed=2), \
         _dyadic(*shape, seed=3)
@@ -105,7 +114,7 @@ def test_residual_and_scale_operands_broadcast(m, k, n, rshape):
 
 @pytest.mark.parametrize("cshape", [(160, 256), (1, 256), (160, 1), (256,), (), (1,)])
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2), (0, 1), (-1, 0.25)])
-def test_addmm_bias_broadcasts_and_scalars(cshape, beta, alpha):
+def test_addmm_bias_broadcasts_and_scalars(cshape, beta, alpha, row_split):
     x, w, c = _dyadic(160, 192), _dyadic(256, 192, den=16, seed=1), _dyadic(*cshape, seed=2)
     if beta == 0:
         c = c * float("nan")  # beta 0 ignores the bias's values
