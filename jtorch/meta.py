@@ -177,3 +177,7 @@ def storage_for(a: MetaArray) -> MetaArray:
 # before any read of a tensor's values (``item``, ``bool``, ``tolist``, ``numpy``, printing,
 # ``backward``) so that it can compute the value (a graph break) or refuse (fullgraph).
 read_hook = None
+# ``detach_hook(t)``: set while jtorch.compile traces a user's function, so that ``t.detach()``
+# is recorded (an alias that does not require grad) instead of a tensor the trace cannot tell
+# from ``t`` (they share one array)
+detach_hook = None

@@ -268,6 +268,8 @@ class Tensor:
         self._a, self._st, self.dtype = other._a, other._st, other.dtype
 
     def detach(self) -> Tensor:
+        if _meta.detach_hook is not None:
+            return _meta.detach_hook(self)
         return Tensor._make(self._a, self._st, self.dtype, vc=self._vc)
 
     def detach_(self) -> Tensor:

@@ -130,20 +130,33 @@ class Tracer:
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):
-        self._prev = (dispatch.mode, _meta.read_hook)
+        self._prev = (dispatch.mode, _meta.read_hook, _meta.detach_hook)
         dispatch.mode = self
         _meta.read_hook = self.read
+        # the joint trace's autograd saves results detached: no node for those
+        _meta.detach_hook = None if self.autograd else self.detach
         active.append(self)
         if self.shape_env is not None:
             symbolic.current.append(self.shape_env)
         return self
 
     def __exit__(self, *exc) -> None:
-        dispatch.mode, _meta.read_hook = self._prev
+        dispatch.mode, _meta.read_hook, _meta.detach_hook = self._prev
         active.remove(self)
         if self.shape_env is not None:
             symbolic.current.remove(self.shape_env)
         self._restore_proxied()
+
+    def detach(self, t: Tensor) -> Tensor:
+        """``t.detach()`` traced: a view of ``t`` recorded without grad (the same storage, no
+        gradient), distinct from ``t`` in the graph."""
+        gs = dispatch.grad_state
+        g0 = gs.enabled
+        gs.enabled = False
+        try:
+            return t.view(tuple(t._a.shape))
+        finally:
+            gs.enabled = g0
 
     def _suspend(self):
         return _Suspended(self)
@@ -502,12 +515,12 @@ class _Suspended:
         self.tracer, self.grad = tracer, grad
 
     def __enter__(self):
-        self.prev = (dispatch.mode, _meta.read_hook, dispatch.grad_hook)
+        self.prev = (dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook)
         dispatch.mode = None
-        _meta.read_hook = None
+        _meta.read_hook = _meta.detach_hook = None
         if not self.grad:  # computing fakes: no autograd record on them
             dispatch.grad_hook = None
 
     def __exit__(self, *exc) -> None:
-        dispatch.mode, _meta.read_hook, dispatch.grad_hook = self.prev
+        dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook = self.prev
 

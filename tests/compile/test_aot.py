@@ -207,6 +207,17 @@ def test_saved_values_are_freed_after_backward():
     assert node.saved is None and all(r() is None or r() is y for r in refs)
 
 
+@pytest.mark.parametrize("backend", ["eager", "numba"])
+def test_a_detached_input_is_its_own_value_in_the_graph(backend):
+    """``x.detach()`` shares x's array: traced, it is an alias without grad, not x itself (the
+    gradient of ``x.detach() * x`` is ``x``, not ``2x`` or none)."""
+    x = _leaves(np.array([1.0, -2.0, 3.0]))[0]
+    y = jtorch.compile(lambda x: x.detach() * x, backend=backend)(x)
+    assert y.requires_grad
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, -2.0, 3.0]
+
+
 def test_results_that_alias_inputs_take_the_eager_path():
     x = _leaves(np.ones((2, 3)))[0]
     cf = jtorch.compile(lambda x: (x.view(6), x * 2))
