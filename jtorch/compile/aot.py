@@ -40,7 +40,7 @@ from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, map_arg
 from .graph_module import GraphModule
 from .interpreter import Interpreter
-from .tracer import Tracer, fake_of, meta_val
+from .tracer import Tracer, fake_of, meta_val, no_values
 
 _TENSOR = Tensor
 _gs = dispatch.grad_state
@@ -63,16 +63,12 @@ def compile_piece(backend, gm: GraphModule, inputs: list):
     return backend(gm, inputs)
 
 
-def _no_run(seg, inputs):
-    raise Unsupported("the joint trace read tensor values")
-
-
 class _BackwardTracer(Tracer):
     """Records the backward graph: a forward fake a gradient rule reads becomes a placeholder
     (a saved value); a real tensor a rule makes (a constant) one too."""
 
     def __init__(self, fw_env: dict) -> None:
-        super().__init__({}, {}, True, _no_run)
+        super().__init__({}, {}, True, no_values)
         self.fw_env = fw_env
         self.saved: list = []  # (placeholder, forward node) in placeholder order
         self.consts: list = []  # (placeholder, real tensor)
@@ -135,7 +131,7 @@ def build_joint(backend, gm: GraphModule, inputs: list):
     g0 = _gs.enabled
     try:
         _gs.enabled = True
-        fw = Tracer({}, {}, True, _no_run, autograd=True)
+        fw = Tracer({}, {}, True, no_values, autograd=True)
         names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
         fakes = [_fake_input(fw, nm, x) for nm, x in zip(names, inputs)]
         with fw:

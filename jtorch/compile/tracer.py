@@ -346,7 +346,7 @@ class Tracer:
             return NotImplemented
         fargs = tuple(self.twin(a) if isinstance(a, _TENSOR) else a for a in args)
         # the results' fakes: the forward traced into a scratch graph
-        sub = Tracer({}, {}, True, _no_values)
+        sub = Tracer({}, {}, True, no_values)
         for a in fargs:
             if isinstance(a, _TENSOR):
                 sub.seg.env[id(a._a)] = [sub.seg.graph.placeholder("a"), a._a, None]
@@ -463,8 +463,10 @@ class Tracer:
         self.proxied.clear()
 
 
-def _no_values(seg, inputs):
-    raise Unsupported("a traced autograd.Function read tensor values")
+def no_values(seg, inputs):
+    """``run_graph`` of the tracers that record a graph and never run it (the joint trace, an
+    ``autograd.Function``'s forward): a value read is refused, the caller falls back."""
+    raise Unsupported("a trace that cannot run its graph read tensor values")
 
 
 class FunctionCall:
