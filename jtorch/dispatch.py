@@ -599,12 +599,26 @@ def call(op: registry.OpDef, *args, **params):
         res = op.kernels[plan.device.type](plan, *args)
         if out.__class__ is Inplace:
             args[out.src]._vc[0] += 1
-    if grad_hook is not None and grad_state.enabled:
-        for x in args:
-            if isinstance(x, _TENSOR) and x._requires_grad:
+    for x in args:  # grad mode is read only where an input requires grad
+        if isinstance(x, _TENSOR) and x._requires_grad:
+            if grad_hook is not None and grad_state.enabled:
                 grad_hook(op, args, res, plan.kw)
-                break
+            break
     return res
+
+
+_NDARRAY = np.ndarray
+
+
+def view(op: registry.OpDef, x: Tensor, **params):
+    """A view op's call: ``call``, with the op's ``cpu_view`` making the commonest CPU views
+    directly where no mode takes the call and nothing is recorded (no plan is needed)."""
+    a = x._a
+    if mode is None and a.__class__ is _NDARRAY and not (x._requires_grad and grad_state.enabled):
+        r = op.cpu_view(a, **params)
+        if r is not None:
+            return x._view(r)
+    return call(op, x, **params)
 
 
 def run_plan(op: registry.OpDef, args: tuple, plan: Plan):

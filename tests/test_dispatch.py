@@ -96,3 +96,81 @@ def test_dtype_resolution_is_memoised_per_default_dtype():
 def test_unsupported_dtype_raises_not_implemented_with_torch_name():
     with pytest.raises(NotImplementedError, match="\"bitwise_and_cpu\" not implemented for 'Float'"):
         jtorch.bitwise_and(jtorch.ones(2), jtorch.ones(2))
+
+
+# -- views made by an OpDef's cpu_view (dispatch.view) equal the plan path's ---------------
+
+def _layouts():
+    base = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    yield "contiguous", jtorch.from_numpy(base.copy())
+    yield "transposed", jtorch.from_numpy(base.copy()).transpose(0, 2)
+    yield "offset slice", jtorch.from_numpy(base.copy())[1:]
+    yield "stepped", jtorch.from_numpy(base.copy())[:, ::2]
+    yield "matrix", jtorch.arange(12.0).reshape(3, 4)
+    yield "matrix.t", jtorch.arange(12.0).reshape(3, 4).t()
+    yield "empty", jtorch.zeros(0, 4)
+    yield "vector", jtorch.arange(5.0)
+    yield "0-d", jtorch.tensor(3.0)
+
+
+_VIEW_CALLS = [
+    ("view", lambda x: {"shape": (-1,)}),
+    ("view", lambda x: {"shape": (x.numel(), 1), "reshape": True}),
+    ("view", lambda x: {"shape": (2, -1)}),
+    ("t", lambda x: {}),
+    ("transpose", lambda x: {"dim0": 0, "dim1": -1}),
+    ("transpose", lambda x: {"dim0": 1, "dim1": 0}),
+    ("permute", lambda x: {"dims": tuple(range(x.dim()))[::-1]}),
+]
+
+
+def _geometry(t):
+    return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.numpy().tolist())
+
+
+@pytest.mark.parametrize("name,params", _VIEW_CALLS, ids=lambda v: v if isinstance(v, str) else "")
+def test_cpu_view_shortcut_equals_the_plan_path(name, params):
+    op = registry.REGISTRY[name]
+    hits = []
+    shortcut = op.cpu_view
+
+    def spy(a, **kw):
+        r = shortcut(a, **kw)
+        hits.append(r is not None)
+        return r
+
+    op.cpu_view = spy
+    try:
+        for layout, x in _layouts():
+            kw = params(x)
+            for _ in range(2):  # the second call finds what the first memoised
+                try:
+                    want = dispatch.call(op, x, **kw)
+                except (RuntimeError, IndexError) as e:
+                    with pytest.raises(type(e)):
+                        dispatch.view(op, x, **kw)
+                    continue
+                got = dispatch.view(op, x, **kw)
+                assert _geometry(got) == _geometry(want), layout
+                aliases = want._st is x._st  # reshape copies where no view fits
+                assert (got._st is x._st) == aliases, layout
+                if aliases:
+                    assert got._vc is x._vc and got._base is (x if x._base is None else x._base)
+    finally:
+        op.cpu_view = shortcut
+    assert any(hits), f"{name}: the shortcut never made a view"
+
+
+def test_cpu_view_shortcut_is_not_taken_when_recording_or_tracing():
+    x = jtorch.ones(3, 4, requires_grad=True)
+    assert x.t().grad_fn is not None
+    with jtorch.no_grad():
+        assert x.t().grad_fn is None
+    seen = []
+    old = dispatch.mode
+    dispatch.mode = lambda op, args, plan, params: seen.append(op.name) or dispatch.run_plan(op, args, plan)
+    try:
+        jtorch.ones(3, 4).t()
+    finally:
+        dispatch.mode = old
+    assert seen[-1] == "t"

@@ -63,6 +63,11 @@ class OpDef:
     # CPU kernel of ops not yet called through ``dispatch.call``.
     meta: Callable | None = None
     kernels: dict = field(default_factory=dict)
+    # A view op's commonest CPU calls, its meta rule inlined as NumPy does them:
+    # ``cpu_view(array, **params)`` returns the view's array, or None for any other call (the
+    # plan path then runs). ``dispatch.view`` uses it only where nothing needs the plan: no
+    # mode hook and nothing to record (the inlined pointwise path's counterpart).
+    cpu_view: Callable | None = None
     impl: Callable | None = None
     # The output's shape depends on the input's values (nonzero, masked_select, unique): the
     # tracer breaks the graph here.

@@ -76,6 +76,7 @@ __all__ = [
 ]
 
 _call = dispatch.call
+_view = dispatch.view  # views with a CPU shortcut (``OpDef.cpu_view``)
 
 
 def _finish(out_arg, result: Tensor, name: str) -> Tensor:
@@ -135,12 +136,12 @@ def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
     ``view(dtype)`` reads the same bytes as another dtype."""
     if dtype is not None or len(shape) == 1 and isinstance(shape[0], _dt.dtype):
         return _call(V.view_dtype_op, self, dtype=dtype if dtype is not None else shape[0])
-    return _call(V.view_op, self, shape=_ints(shape if size is None else (size,)))
+    return _view(V.view_op, self, shape=_ints(shape if size is None else (size,)))
 
 
 @tensor_method()
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    return _call(V.view_op, self, shape=other._a.shape)
+    return _view(V.view_op, self, shape=other._a.shape)
 
 
 def reshape(input: Tensor, shape) -> Tensor:
@@ -149,18 +150,18 @@ def reshape(input: Tensor, shape) -> Tensor:
     >>> jtorch.arange(6).reshape(2, 3).t().reshape(6)
     tensor([0, 3, 1, 4, 2, 5])
     """
-    return _call(V.view_op, input, shape=_ints((shape,) if isinstance(shape, int) else shape),
+    return _view(V.view_op, input, shape=_ints((shape,) if isinstance(shape, int) else shape),
                  reshape=True)
 
 
-Tensor.reshape = lambda self, *shape_args, shape=None: _call(
+Tensor.reshape = lambda self, *shape_args, shape=None: _view(
     V.view_op, self, shape=_ints(shape_args if shape is None else (shape,)), reshape=True)
-Tensor.reshape_as = lambda self, other: _call(V.view_op, self, shape=other._a.shape, reshape=True)
+Tensor.reshape_as = lambda self, other: _view(V.view_op, self, shape=other._a.shape, reshape=True)
 
 
 @tensor_method()
 def permute(input: Tensor, *dims) -> Tensor:
-    return _call(V.permute_op, input, dims=_ints(dims, "dims"))
+    return _view(V.permute_op, input, dims=_ints(dims, "dims"))
 
 
 Tensor.permute = lambda self, *dims_args, dims=None: permute(
@@ -169,7 +170,7 @@ Tensor.permute = lambda self, *dims_args, dims=None: permute(
 
 @tensor_method("transpose", "swapaxes", "swapdims")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    return _call(V.transpose_op, input, dim0=dim0, dim1=dim1)
+    return _view(V.transpose_op, input, dim0=dim0, dim1=dim1)
 
 
 swapaxes = swapdims = transpose
@@ -177,7 +178,7 @@ swapaxes = swapdims = transpose
 
 @tensor_method()
 def t(input: Tensor) -> Tensor:
-    return _call(V.t_op, input)
+    return _view(V.t_op, input)
 
 
 @tensor_method()

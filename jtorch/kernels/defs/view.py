@@ -155,6 +155,16 @@ def _view_meta(x, *, shape: tuple, reshape: bool = False) -> Plan:
     )
 
 
+def _view_cpu(a, *, shape: tuple, reshape: bool = False):
+    """A row-major array reshaped to a shape the plan path has checked before."""
+    n = a.size
+    if n and a.flags.c_contiguous:
+        g = _contiguous_views.get((shape, n))
+        if g is not None:
+            return a.reshape(g[0])
+    return None
+
+
 def _view_dtype_unit_stride(strides: list, what: str) -> None:
     if strides[-1] != 1:
         raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
@@ -237,6 +247,11 @@ def _permute_meta(x, *, dims: tuple) -> Plan:
     return _permuted(x, p)
 
 
+def _permute_cpu(a, *, dims: tuple):
+    p = _perms.get((a.ndim, dims))
+    return None if p is None else a.transpose(p)
+
+
 def _transpose_dims(nd: int, dim0, dim1) -> tuple:
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
     if nd == 0:
@@ -260,7 +275,18 @@ def _transpose_meta(x, *, dim0: int, dim1: int) -> Plan:
     return _permuted(x, p)
 
 
+def _transpose_cpu(a, *, dim0: int, dim1: int):
+    if dim0.__class__ is not int or dim1.__class__ is not int:
+        return None
+    p = _perms.get((a.ndim, dim0, dim1, None))
+    return None if p is None else a.transpose(p)
+
+
 _T = (1, 0)
+
+
+def _t_cpu(a):
+    return a.T if a.ndim == 2 else None
 
 
 def _t_meta(x) -> Plan:
@@ -626,12 +652,15 @@ def _view(name: str, meta, grad_name=None, cpu=None, **kw):
 
 
 # ``view`` also serves reshape/flatten/unflatten/view_as (a copy where no view fits)
-view_op = _view("view", _view_meta, _hinted("ViewBackward0"), _mk.view_copy_cpu)
+view_op = _view("view", _view_meta, _hinted("ViewBackward0"), _mk.view_copy_cpu,
+                cpu_view=_view_cpu)
 view_dtype_op = _view("view_dtype", _view_dtype_meta, None, _mk.view_dtype_cpu,
                       differentiable=False)
-permute_op = _view("permute", _permute_meta, "PermuteBackward0")   # also movedim, T
-transpose_op = _view("transpose", _transpose_meta, "TransposeBackward0")  # swapaxes, mT
-t_op = _view("t", _t_meta, "TBackward0")
+permute_op = _view("permute", _permute_meta, "PermuteBackward0",   # also movedim, T
+                   cpu_view=_permute_cpu)
+transpose_op = _view("transpose", _transpose_meta, "TransposeBackward0",  # swapaxes, mT
+                     cpu_view=_transpose_cpu)
+t_op = _view("t", _t_meta, "TBackward0", cpu_view=_t_cpu)
 squeeze_op = _view("squeeze", _squeeze_meta, _hinted("SqueezeBackward0"))
 unsqueeze_op = _view("unsqueeze", _unsqueeze_meta, "UnsqueezeBackward0")
 expand_op = _view("expand", _expand_meta, "ExpandBackward0")      # broadcast_to, expand_as
