@@ -102,6 +102,11 @@ def as_shape(size) -> tuple:
     """Accept ``f(2, 3)``, ``f((2, 3))`` or ``f(torch.Size(...))`` argument styles."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
+    for s in size:
+        if s.__class__ is not int or s < 0:
+            break
+    else:  # non-negative plain ints (the common call): nothing to convert or check
+        return tuple(size)
     out = tuple(_index(s) for s in size)
     for s in out:
         if s < 0:

@@ -1836,3 +1836,20 @@ SAMPLES["F:one_hot"] = [
     lambda o: (F.one_hot, (o["i"],), {"num_classes": 3}),
     lambda o: (F.one_hot, (o["i"], 4), {}),
 ]
+
+# tuple-of-ints arguments (a bare int is torch's TypeError, which the patterns above check)
+SAMPLES["torch:as_strided"] = [
+    lambda o: (jtorch.as_strided, (_r(3, 4), (2, 2), (1, 2)), {}),
+    lambda o: (jtorch.as_strided, (_r(3, 4), [2], [3], 1), {}),
+]
+SAMPLES["method:as_strided"] = [
+    lambda o: (jtorch.Tensor.as_strided, (_r(3, 4), (2, 2), (4, 1)), {"storage_offset": 2})]
+SAMPLES["method:as_strided_"] = [lambda o: (jtorch.Tensor.as_strided_, (_r(3, 4), [6], [2]), {})]
+SAMPLES["torch:flip"] = [lambda o: (jtorch.flip, (o["x"], (0,)), {}),
+                         lambda o: (jtorch.flip, (o["x"],), {"dims": [-1]})]
+SAMPLES["method:flip"] = [lambda o: (jtorch.Tensor.flip, (o["x"], 0), {}),
+                          lambda o: (jtorch.Tensor.flip, (_r(2, 3), 0, 1), {}),
+                          lambda o: (jtorch.Tensor.flip, (o["x"],), {"dims": (0,)})]
+SAMPLES["torch:tile"] = [lambda o: (jtorch.tile, (o["x"], (2,)), {})]
+SAMPLES["method:tile"] = [lambda o: (jtorch.Tensor.tile, (o["x"], 2, 1), {}),
+                          lambda o: (jtorch.Tensor.tile, (o["x"], (2,)), {})]

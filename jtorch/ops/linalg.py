@@ -13,6 +13,7 @@ tensor([3., 3.])
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import dispatch
 from .. import dtypes as _dt
@@ -229,6 +230,11 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if batch1.dim() != 3 else
                            "batch2 must be a 3D tensor")
+    (n1, r1, c1), (n2, r2, c2) = batch1._a.shape, batch2._a.shape
+    if n1 != n2:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {n1} and {n2}")
+    if c1 != r2:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({r1}x{c1} and {r2}x{c2})")
     a = batch1.permute(1, 0, 2).reshape(batch1._a.shape[1], -1)
     b = batch2.reshape(-1, batch2._a.shape[2])
     return _deliver(_scaled_sum(input, mm(a, b), beta, alpha, "addbmm"), out)
@@ -242,7 +248,31 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1,
 
 
 def chain_matmul(*matrices, out: Tensor | None = None) -> Tensor:
+    """Deprecated in torch (which warns once) for ``linalg.multi_dot``; one matrix is copied."""
+    _CHAIN_MATMUL_WARNING.warn()
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        if matrices[0].dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {matrices[0].dim()}, expected 2 instead.")
+        return _deliver(matrices[0].clone(), out)
     return _deliver(multi_dot(list(matrices)), out)
+
+
+class _WarnOnce:
+    def __init__(self, message: str) -> None:
+        self.message, self.done = message, False
+
+    def warn(self) -> None:
+        if not self.done:
+            self.done = True
+            warnings.warn(self.message, UserWarning, stacklevel=3)
+
+
+_CHAIN_MATMUL_WARNING = _WarnOnce(
+    "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+    "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+    "multiple parameters.")
 
 
 def multi_dot(tensors, *, out: Tensor | None = None) -> Tensor:
@@ -570,6 +600,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = x1 . W[o] . x2 + b[o]."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    if input1.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
                            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")

@@ -417,22 +417,44 @@ moveaxis = movedim
 Tensor.movedim = Tensor.moveaxis = movedim
 
 
-def _strided_args(size, stride, storage_offset) -> dict:
-    return {"size": _ints(size if isinstance(size, (tuple, list)) else (size,)),
-            "stride": _ints(stride if isinstance(stride, (tuple, list)) else (stride,), "stride"),
+def _int_tuple(fn: str, name: str, value, pos: int | None):
+    """torch's parser: a tuple-of-ints argument given as one int (or anything not a sequence) is
+    a TypeError naming the argument, with its position when passed positionally."""
+    if isinstance(value, (tuple, list)):
+        return value
+    where = "" if pos is None else f" (position {pos})"
+    raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, not "
+                    f"{type_name(value)}")
+
+
+def _strided_args(size, stride, storage_offset, fn: str, pos: int) -> dict:
+    if storage_offset is not None and not isinstance(storage_offset, int):
+        if not hasattr(storage_offset, "__index__") or isinstance(storage_offset, Tensor) \
+                and storage_offset.dtype.category > 1:
+            raise TypeError(f"{fn}(): argument 'storage_offset' (position {pos + 2}) must be int, "
+                            f"not {type_name(storage_offset)}")
+    return {"size": _ints(_int_tuple(fn, "size", size, pos)),
+            "stride": _ints(_int_tuple(fn, "stride", stride, pos + 1), "stride"),
             "storage_offset": None if storage_offset is None else storage_offset.__index__()}
 
 
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
-    return _call(V.as_strided_op, input, **_strided_args(size, stride, storage_offset))
+    return _call(V.as_strided_op, input, **_strided_args(size, stride, storage_offset,
+                                                          "as_strided", 2))
 
 
-Tensor.as_strided = as_strided
+def _as_strided_method(self: Tensor, size, stride, storage_offset=None) -> Tensor:
+    return _call(V.as_strided_op, self, **_strided_args(size, stride, storage_offset,
+                                                         "as_strided", 1))
+
+
+Tensor.as_strided = _as_strided_method
 
 
 @tensor_method()
 def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
-    return _inplace_view(V.as_strided__op, self, **_strided_args(size, stride, storage_offset))
+    return _inplace_view(V.as_strided__op, self, **_strided_args(size, stride, storage_offset,
+                                                                  "as_strided_", 1))
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -535,13 +557,33 @@ def column_stack(tensors, *, out=None) -> Tensor:
     return cat(ts, 1, out=out)
 
 
-def flip(input: Tensor, dims) -> Tensor:
+_NO_DIMS = object()
+
+
+def _dims_arg(fn: str, dims, pos: int | None) -> tuple:
+    if dims is _NO_DIMS:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "dims"')
+    return tuple(_int_tuple(fn, "dims", dims, pos))
+
+
+def _method_dims(fn: str, dims_args: tuple, dims) -> tuple:
+    """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=(0, 1))``."""
+    if dims is not _NO_DIMS:
+        return _dims_arg(fn, dims, None)
+    if not dims_args:
+        return _dims_arg(fn, _NO_DIMS, None)
+    if len(dims_args) == 1 and not isinstance(dims_args[0], int):
+        return _dims_arg(fn, dims_args[0], 1)
+    return dims_args
+
+
+def flip(input: Tensor, dims=_NO_DIMS) -> Tensor:
     """A reversed copy along ``dims`` (a kernel reading with negative strides)."""
-    return _call(M.flip_op, input, dims=(dims,) if isinstance(dims, int) else tuple(dims))
+    return _call(M.flip_op, input, dims=_dims_arg("flip", dims, 2))
 
 
-Tensor.flip = lambda self, *dims_args, dims=None: flip(self, dims if dims is not None else (
-    dims_args[0] if len(dims_args) == 1 and not isinstance(dims_args[0], int) else dims_args))
+Tensor.flip = lambda self, *dims_args, dims=_NO_DIMS: _call(
+    M.flip_op, self, dims=_method_dims("flip", dims_args, dims))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -580,16 +622,20 @@ def repeat(self: Tensor, *repeats_args, repeats=None) -> Tensor:
     return _call(M.repeat_op, self, repeats=_ints(repeats, "repeats"))
 
 
-def tile(input: Tensor, dims) -> Tensor:
-    dims = _ints((dims,) if isinstance(dims, int) else dims, "dims")
+def tile(input: Tensor, dims=_NO_DIMS) -> Tensor:
+    return _tile(input, _dims_arg("tile", dims, 2))
+
+
+def _tile(input: Tensor, dims: tuple) -> Tensor:
+    dims = _ints(dims, "dims")
     nd = input._a.ndim
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims
     return repeat(input, repeats=dims)  # () for a 0-d input: a copy
 
 
-Tensor.tile = lambda self, *dims_args, dims=None: tile(self, dims if dims is not None else (
-    dims_args[0] if len(dims_args) == 1 and not isinstance(dims_args[0], int) else dims_args))
+Tensor.tile = lambda self, *dims_args, dims=_NO_DIMS: _tile(self, _method_dims("tile", dims_args,
+                                                                                dims))
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:

@@ -13,6 +13,7 @@ import jtorch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograd"))
 from gradutil import compare_grads  # noqa: E402
+from helpers import raises_like, same  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -345,3 +346,23 @@ def test_bmm_batch_split_over_threads(ta, tb, monkeypatch):
     _same(jtorch.bmm(a, b), torch.bmm(t_a, t_b), rtol=1e-4, atol=1e-4)
     _same(a @ b, t_a @ t_b, rtol=1e-4, atol=1e-4)
     assert ran
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.addbmm(m.ones(2, 3), m.ones(2, 2, 4), m.ones(3, 4, 3)),
+    lambda m: m.addbmm(m.ones(2, 3), m.ones(2, 2, 4), m.ones(2, 5, 3)),
+    lambda m: m.nn.functional.bilinear(m.ones(2), m.ones(()), m.ones(1, 2, 1)),
+    lambda m: m.nn.functional.bilinear(m.ones(()), m.ones(()), m.ones(1, 1, 1)),
+    lambda m: m.chain_matmul(),
+    lambda m: m.chain_matmul(m.ones(3)),
+])
+def test_linalg_argument_errors_match_torch(call):
+    raises_like(lambda: call(jtorch), lambda: call(torch))
+
+
+@pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+def test_chain_matmul_of_one_matrix_is_a_copy():
+    a = jtorch.arange(6.0).reshape(2, 3)
+    r = jtorch.chain_matmul(a)
+    assert r is not a and r.data_ptr() != a.data_ptr()
+    same(r, torch.chain_matmul(torch.arange(6.0).reshape(2, 3)))

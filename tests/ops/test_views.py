@@ -7,7 +7,7 @@ import torch
 
 import jtorch
 
-from helpers import pair, same, same_call
+from helpers import pair, raises_like, same, same_call
 
 DTYPES = ["float32", "float64", "int64", "bool"]
 
@@ -412,3 +412,34 @@ def test_ops_report_to_the_autograd_hook(monkeypatch):
     names = [op.name for op, _ in seen]
     assert names == ["permute", "view", "cat", "index", "gather"]
     assert seen[0][1] == {"dims": (1, 0)} and seen[2][1] == {"dim": 1}
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.as_strided(m.arange(6.0), 2, (1,)),
+    lambda m: m.as_strided(m.arange(6.0), (2,), 1),
+    lambda m: m.arange(6.0).as_strided(2, (1,)),
+    lambda m: m.arange(6.0).as_strided_((2,), 1),
+    lambda m: m.arange(6.0).as_strided([2], [1], 1.5),
+    lambda m: m.flip(m.arange(6.0)),
+    lambda m: m.flip(m.arange(6.0), 0),
+    lambda m: m.arange(6.0).flip(),
+    lambda m: m.arange(6.0).flip(dims=0),
+    lambda m: m.tile(m.arange(6.0)),
+    lambda m: m.tile(m.arange(6.0), 2),
+    lambda m: m.arange(6.0).tile(),
+    lambda m: m.arange(6.0).tile(dims=2),
+])
+def test_tuple_of_ints_arguments_refuse_what_torch_refuses(call):
+    raises_like(lambda: call(jtorch), lambda: call(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.arange(6.0).flip(0),
+    lambda m: m.arange(6.0).reshape(2, 3).flip(0, 1),
+    lambda m: m.arange(6.0).flip(dims=[0]),
+    lambda m: m.arange(6.0).tile(2),
+    lambda m: m.arange(6.0).tile(2, 3),
+    lambda m: m.arange(6.0).as_strided(m.Size([2]), [2], 1),
+])
+def test_tuple_of_ints_argument_forms_torch_accepts(call):
+    same(call(jtorch), call(torch), strides=True)
