@@ -17,6 +17,16 @@ import numba
 import numpy as np
 from numba import prange
 
+from ... import dispatch as _dispatch
+from ... import dtypes as _dt
+from ...shape import bcast_strides, elem_strides
+from ...shape import broadcast_shapes as _broadcast_shapes
+from ...tensor import Tensor
+from ..plan import Inplace as _Inplace
+from ..plan import Out as _Out
+from ..registry import REGISTRY as _OPS
+from . import movement as _mv
+from .fill import alloc as _alloc
 from .movement import row_copy, tasks, use_parallel
 
 _i64 = np.int64
@@ -390,17 +400,6 @@ def nonzero(shape, x: np.ndarray, xstr) -> np.ndarray:
 # == op entries: ``kernels[\"cpu\"](plan, *tensors)`` of the index OpDefs (``defs/indexing``) ==
 # They read the plan's geometry (the meta rule checked the arguments) and run the kernels
 # above; index bounds are data, so they are checked here.
-
-from ... import dispatch as _dispatch  # noqa: E402
-from ... import dtypes as _dt  # noqa: E402
-from ...shape import bcast_strides, elem_strides
-from ...shape import broadcast_shapes as _broadcast_shapes  # noqa: E402
-from ...tensor import Tensor  # noqa: E402
-from ..plan import Inplace as _Inplace  # noqa: E402
-from ..plan import Out as _Out  # noqa: E402
-from ..registry import REGISTRY as _OPS  # noqa: E402
-from . import movement as _mv  # noqa: E402
-from .fill import alloc as _alloc  # noqa: E402
 
 _NO_CHECK = 1 << 62  # size passed to kernels when indices were checked already
 

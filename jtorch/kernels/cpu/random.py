@@ -21,6 +21,12 @@ import numba
 import numpy as np
 
 from ... import _threads
+from ... import dispatch as _dispatch
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from ..registry import REGISTRY as _OPS
+from .fill import alloc as _alloc
+from .fill import copy_array as _copy_array
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -375,13 +381,6 @@ def all_in_range(flat, lo, hi):
 
 
 # == op entries: ``kernels["cpu"](plan, *tensors)`` of the random OpDefs (``defs/random``) ==
-
-from ... import dispatch as _dispatch  # noqa: E402
-from ... import dtypes as _dt  # noqa: E402
-from ...tensor import Tensor  # noqa: E402
-from ..registry import REGISTRY as _OPS  # noqa: E402
-from .fill import alloc as _alloc  # noqa: E402
-from .fill import copy_array as _copy_array  # noqa: E402
 
 _BITS = {_dt.float16: 11, _dt.float32: 24, _dt.float64: 53}
 

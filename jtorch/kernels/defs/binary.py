@@ -8,8 +8,10 @@ import numpy as np
 from numba import njit
 
 from ... import dtypes as _dt
+from ...tensor import Tensor
 from .. import fastmath as fm
-from ..registry import ALL_CATS, COMPARE, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, binary, ternary
+from ..registry import ALL_CATS, COMPARE, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, binary, defvjp, ternary
+from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
 _FLOAT = frozenset({2})
@@ -325,13 +327,9 @@ def _lcm(a, b):
 # Inputs may be Python scalars (no gradient); the node reduces broadcast gradients back to
 # each input's shape and casts them to its dtype.
 
-import jtorch as J  # noqa: E402  (the rules run after the package is imported)
-
-from ..registry import defvjp  # noqa: E402
-
 
 def _zeros2(c, g):
-    return tuple(J.zeros_like(g) if n else None for n in c.needs)
+    return tuple(P.zeros_like(g) if n else None for n in c.needs)
 
 
 def _mul_vjp(c, g):
@@ -351,13 +349,13 @@ def _pow_vjp(c, g):
     n = c.needs
     gx = gy = None
     if n[0]:
-        gx = J.where(y == 0, 0.0, g * y * J.pow(x, y - 1)) if isinstance(y, J.Tensor) else (
-            g * 0 if y == 0 else g * y * J.pow(x, y - 1))
+        gx = P.where(y == 0, 0.0, g * y * x.pow(y - 1)) if isinstance(y, Tensor) else (
+            g * 0 if y == 0 else g * y * x.pow(y - 1))
     if n[1]:
-        if not isinstance(x, J.Tensor):  # scalar base: d/dy x**y = x**y * log(x)
-            return gx, g * c.out * math.log(x) if x > 0 else J.where(y >= 0, 0.0, g * c.out *
+        if not isinstance(x, Tensor):  # scalar base: d/dy x**y = x**y * log(x)
+            return gx, g * c.out * math.log(x) if x > 0 else P.where(y >= 0, 0.0, g * c.out *
                                                                      math.log(x) if x else g * c.out * -math.inf)
-        gy = J.where((x == 0) & (y >= 0), 0.0, g * c.out * J.log(x))
+        gy = P.where((x == 0) & (y >= 0), 0.0, g * c.out * P.log(x))
     return gx, gy
 
 
@@ -369,24 +367,24 @@ def _atan2_vjp(c, g):
 
 def _copysign_vjp(c, g):
     x, _ = c.args
-    return (J.where(x == 0, 0.0, g * (c.out / x)), None if not c.needs[1] else J.zeros_like(g))
+    return (P.where(x == 0, 0.0, g * (c.out / x)), None if not c.needs[1] else P.zeros_like(g))
 
 
 def _max_min_vjp(pick):
     def vjp(c, g):
         x, y = c.args
-        half = J.where(x == y, g / 2, g)
+        half = P.where(x == y, g / 2, g)
         n = c.needs
-        return (J.where(pick(y, x), 0.0, half) if n[0] else None,
-                J.where(pick(x, y), 0.0, half) if n[1] else None)
+        return (P.where(pick(y, x), 0.0, half) if n[0] else None,
+                P.where(pick(x, y), 0.0, half) if n[1] else None)
     return vjp
 
 
 def _fmax_fmin_vjp(pick):
     def vjp(c, g):
         x, y = c.args
-        take_x = pick(x, y) | J.isnan(y)
-        return (J.where(take_x, g, 0.0), J.where(take_x, 0.0, g))
+        take_x = pick(x, y) | P.isnan(y)
+        return (P.where(take_x, g, 0.0), P.where(take_x, 0.0, g))
     return vjp
 
 
@@ -397,13 +395,13 @@ def _clamp_vjp(c, g):
         inside = x >= lo
     if hi is not None:
         inside = x <= hi if inside is None else inside & (x <= hi)
-    gx = g if inside is None else J.where(inside, g, 0.0)
+    gx = g if inside is None else P.where(inside, g, 0.0)
     # where lo > hi the result is hi: the gradient goes to hi (torch's clamp_backward_min_max)
     glo = ghi = None
     if c.needs[1]:
-        glo = J.where((x < lo) if hi is None else (x < lo) & (lo < hi), g, 0.0)
+        glo = P.where((x < lo) if hi is None else (x < lo) & (lo < hi), g, 0.0)
     if c.needs[2]:
-        ghi = J.where((x > hi) if lo is None else (x > hi) | (hi < lo), g, 0.0)
+        ghi = P.where((x > hi) if lo is None else (x > hi) | (hi < lo), g, 0.0)
     return gx, glo, ghi
 
 
@@ -417,7 +415,7 @@ def _lerp_vjp(c, g):
 def _where_vjp(c, g):
     cond = c.args[2]
     n = c.needs
-    return (J.where(cond, g, 0.0) if n[0] else None, J.where(cond, 0.0, g) if n[1] else None, None)
+    return (P.where(cond, g, 0.0) if n[0] else None, P.where(cond, 0.0, g) if n[1] else None, None)
 
 
 for _op, _rule, _saves in [
@@ -426,9 +424,9 @@ for _op, _rule, _saves in [
     (mul_op, _mul_vjp, "01"),
     (div_op, _div_vjp, "1o"),
     (div_trunc_op, _zeros2, ""),
-    (remainder_op, lambda c, g: (g, -g * J.floor_divide(c.args[0], c.args[1])
+    (remainder_op, lambda c, g: (g, -g * P.floor_divide(c.args[0], c.args[1])
                                  if c.needs[1] else None), "01"),
-    (fmod_op, lambda c, g: (g, -g * J.div(c.args[0], c.args[1], rounding_mode="trunc")
+    (fmod_op, lambda c, g: (g, -g * P.div_trunc(c.args[0], c.args[1])
                             if c.needs[1] else None), "01"),
     (pow_op, _pow_vjp, "01o"),
     (atan2_op, _atan2_vjp, "01"),
@@ -438,11 +436,11 @@ for _op, _rule, _saves in [
     (minimum_op, _max_min_vjp(lambda a, b: a < b), "01"),
     (fmax_op, _fmax_fmin_vjp(lambda a, b: a >= b), "01"),
     (fmin_op, _fmax_fmin_vjp(lambda a, b: a <= b), "01"),
-    (clamp_min_op, lambda c, g: (J.where(c.args[0] >= c.args[1], g, 0.0),
-                                 J.where(c.args[0] < c.args[1], g, 0.0) if c.needs[1] else None),
+    (clamp_min_op, lambda c, g: (P.where(c.args[0] >= c.args[1], g, 0.0),
+                                 P.where(c.args[0] < c.args[1], g, 0.0) if c.needs[1] else None),
      "01"),
-    (clamp_max_op, lambda c, g: (J.where(c.args[0] <= c.args[1], g, 0.0),
-                                 J.where(c.args[0] > c.args[1], g, 0.0) if c.needs[1] else None),
+    (clamp_max_op, lambda c, g: (P.where(c.args[0] <= c.args[1], g, 0.0),
+                                 P.where(c.args[0] > c.args[1], g, 0.0) if c.needs[1] else None),
      "01"),
     (clamp_op, _clamp_vjp, "012"),
     (lerp_op, _lerp_vjp, "012"),
@@ -452,7 +450,7 @@ for _op, _rule, _saves in [
 
 
 def _is_t(x) -> bool:
-    return isinstance(x, J.Tensor)
+    return isinstance(x, Tensor)
 
 
 # torch's node names where they depend on the overload (scalar or tensor operands)
@@ -480,11 +478,11 @@ def _addcdiv_vjp(c, g):
 
 
 for _op, _rule, _saves in [
-    (logaddexp_op, lambda c, g: (g / (1 + J.exp(c.args[1] - c.args[0])),
-                                 g / (1 + J.exp(c.args[0] - c.args[1]))), "01"),
-    (logaddexp2_op, lambda c, g: (g / (1 + J.exp2(c.args[1] - c.args[0])),
-                                  g / (1 + J.exp2(c.args[0] - c.args[1]))), "01"),
-    (xlogy_op, lambda c, g: (g * J.xlogy(c.args[0] != 0, c.args[1]) if c.needs[0] else None,
+    (logaddexp_op, lambda c, g: (g / (1 + P.exp(c.args[1] - c.args[0])),
+                                 g / (1 + P.exp(c.args[0] - c.args[1]))), "01"),
+    (logaddexp2_op, lambda c, g: (g / (1 + P.exp2(c.args[1] - c.args[0])),
+                                  g / (1 + P.exp2(c.args[0] - c.args[1]))), "01"),
+    (xlogy_op, lambda c, g: (g * P.xlogy(c.args[0] != 0, c.args[1]) if c.needs[0] else None,
                              g * c.args[0] / c.args[1] if c.needs[1] else None), "01"),
     (addcmul_op, _addcmul_vjp, "12"),
     (addcdiv_op, _addcdiv_vjp, "12"),

@@ -2,14 +2,21 @@
 
 They take no tensor operands, so the call's device is a parameter; on ``meta`` they describe
 the result and allocate nothing. ``strides`` (element strides, None for row-major) covers
-``empty_strided``, the channels-last formats and the dense layouts ``*_like`` preserve.
+``empty_strided``, the channels-last formats and the dense layouts ``*_like`` preserve
+(``like_strides``: also the layout of ``to`` and ``clone`` results).
 """
 
 from __future__ import annotations
 
+import math
+
+from ... import dispatch
+from ... import dtypes as _dt
+from ...shape import broadcast_shapes, contiguous_strides, is_dense
+from ...tensor import Tensor
 from ..cpu import fill as _fk
-from ..plan import Out, Plan
-from ..registry import op
+from ..plan import Out, Plan, common_device
+from ..registry import defvjp, op
 
 
 def _factory_meta(*, size: tuple, dtype, device, strides: tuple | None = None,
@@ -22,21 +29,32 @@ full_op = op("full", "creation", _factory_meta, _fk.full_cpu, differentiable=Fal
 zeros_op = op("zeros", "creation", _factory_meta, _fk.zeros_cpu, differentiable=False)
 
 
+def like_strides(x, memory_format, fn: str) -> tuple | None:
+    """Element strides of a fresh tensor like ``x`` (None: row-major): ``preserve_format``
+    (the default) keeps a dense input's strides and otherwise its dimension order (torch's
+    ``empty_like``); ``channels_last`` / ``channels_last_3d`` give those stride orders,
+    ``contiguous_format`` is row-major."""
+    a = x._a
+    if memory_format is not None:
+        fmt = _dt.check_memory_format(memory_format, fn)
+        if fmt is not _dt.preserve_format:
+            return _dt.format_strides(a.shape, fmt)
+    shape = a.shape
+    if a.flags.c_contiguous:
+        if a.size and 1 not in shape:
+            return None
+        # contiguous up to the strides of size-1 dims (or empty): torch keeps them as they are
+        isz = a.itemsize
+        st = tuple([s // isz for s in a.strides])
+        return None if st == contiguous_strides(shape) else st
+    isz = a.itemsize
+    st = tuple([s // isz for s in a.strides])
+    if is_dense(shape, st):
+        return st
+    return dispatch.result_strides((x,), a.shape)
+
+
 # -- ranges, eye, triangle indices, complex (meta rules: torch's checks and sizes) -----------
-
-import math  # noqa: E402
-
-from ... import dtypes as _dt  # noqa: E402
-from ...shape import broadcast_shapes  # noqa: E402
-from ..plan import common_device  # noqa: E402
-from ..registry import defvjp  # noqa: E402
-
-
-def _tn(d) -> str:
-    from ...dispatch import torch_name
-
-    return torch_name(d)
-
 
 def _fmt(x: float) -> str:
     """A double as C++ streams print it (torch's error messages)."""
@@ -76,7 +94,7 @@ def arange_size(start, end, step, d) -> int:
 
 def _arange_meta(*, start, end, step, dtype, device) -> Plan:
     if dtype is _dt.bool or dtype.is_complex:
-        raise NotImplementedError(f'"arange_cpu" not implemented for \'{_tn(dtype)}\'')
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtype.scalar_name}\'')
     n = arange_size(start, end, step, dtype)
     return Plan(Out((n,), dtype), {"start": start, "step": step}, device)
 
@@ -89,7 +107,7 @@ def _linspace_meta(*, start, end, steps: int, dtype, device) -> Plan:
 
 def _logspace_meta(*, start, end, steps: int, base: float, dtype, device) -> Plan:
     if dtype is _dt.bool or dtype.is_complex:
-        raise NotImplementedError(f'"logspace_cpu" not implemented for \'{_tn(dtype)}\'')
+        raise NotImplementedError(f'"logspace_cpu" not implemented for \'{dtype.scalar_name}\'')
     return Plan(Out((steps,), dtype), {"start": start, "end": end, "base": base}, device)
 
 
@@ -119,9 +137,6 @@ def _tri_meta(*, row: int, col: int, offset: int, dtype, device, upper: bool) ->
 
 
 def _complex_meta(real, imag, *, fn: str = "complex") -> Plan:
-    from ...dispatch import result_strides
-    from ...tensor import Tensor
-
     for x, name, pos in ((real, "real" if fn == "complex" else "abs", 1),
                          (imag, "imag" if fn == "complex" else "angle", 2)):
         if not isinstance(x, Tensor):
@@ -130,13 +145,13 @@ def _complex_meta(real, imag, *, fn: str = "complex") -> Plan:
     floats = (_dt.float16, _dt.float32, _dt.float64)
     if real.dtype not in floats or imag.dtype not in floats:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_tn(real.dtype)} and {_tn(imag.dtype)}")
+                           f"{real.dtype.scalar_name} and {imag.dtype.scalar_name}")
     if real.dtype is not imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_tn(real.dtype)} but got scalar "
-                           f"type {_tn(imag.dtype)} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {real.dtype.scalar_name} but got scalar "
+                           f"type {imag.dtype.scalar_name} for second argument")
     dev = common_device(real, imag)
     shape = tuple(broadcast_shapes(real._a.shape, imag._a.shape))
-    return Plan(Out(shape, real.dtype.to_complex(), result_strides((real, imag), shape)), {},
+    return Plan(Out(shape, real.dtype.to_complex(), dispatch.result_strides((real, imag), shape)), {},
                 dev)
 
 
@@ -154,16 +169,9 @@ complex_op = op("complex", "creation", _complex_meta, _fk.complex_cpu)
 
 
 def _complex_vjp(c, g):
-    from ...autograd.node import sum_to
-
-    res = []
-    for need, m, part in zip(c.needs, c._meta, ("real", "imag")):
-        if not need:
-            res.append(None)
-            continue
-        p = g.real if part == "real" else g.imag
-        res.append(sum_to(p, m[0]).to(m[1]))
-    return tuple(res)
+    """The real and imaginary parts of the gradient (the node sums them to each input's
+    shape and casts them to its dtype)."""
+    return (g.real if c.needs[0] else None, g.imag if c.needs[1] else None)
 
 
 defvjp(complex_op, _complex_vjp, "", "ComplexBackward0")

@@ -10,12 +10,16 @@ scatter family, masked ops and take/put follow; the in-place forms are the same 
 ``inplace=True`` (an ``Inplace`` plan). ``nonzero`` and ``masked_select`` are data-dependent
 (``data_dependent=True``: no result shape without values, so meta tensors raise).
 
-The records of the index family and their gradient rules are still declared in
-``defs/movement.py`` (their historical home); this module gives them their meta rules and
-kernels. ``embedding`` lives here with its gradient rule.
+Each record is declared here with its meta rule, its CPU kernel and its gradient rule (at the
+bottom: the gradient is scattered back through the same indices, as torch's
+derivatives.yaml does); ``embedding`` and ``one_hot`` too.
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from ... import dispatch as _dispatch
 from ... import dtypes as _dt
@@ -33,9 +37,10 @@ from ...shape import (
 )
 from ...tensor import Tensor
 from ..plan import Inplace, Out, Plan, View, common_device, device_of
-from ..registry import defvjp, extern
-from . import movement as M
+from ..registry import OpDef, defvjp, op
+from . import _prims as P
 from ._lazy import lazy
+from .movement import embed, embed_flat, positions
 
 _K = "jtorch.kernels.cpu.indexing"  # imported at the first call (_lazy.py)
 
@@ -749,41 +754,265 @@ def _one_hot_meta(x: Tensor, *, num_classes: int) -> Plan:
 
 
 # -- the records ----------------------------------------------------------------------------
+# Their operands and params are those of their meta rules above; the in-place forms are the
+# same records called with ``inplace=True``.
 
-def _bind(op, meta, cpu, **fields):
-    op.meta, op.kernels, op.impl = meta, {"cpu": cpu}, None
-    for k, v in fields.items():
-        setattr(op, k, v)
-    return op
+def _extern(name: str, meta, kernel: str, **kw) -> OpDef:
+    return op(name, "extern", meta, lazy(_K, kernel), **kw)
 
 
-index_op = _bind(M.index_op, _index_meta, lazy(_K, "index_cpu"))
-index_put_op = _bind(M.index_put_op, _index_put_meta, lazy(_K, "index_put_cpu"))
-gather_op = _bind(M.gather_op, _gather_meta, lazy(_K, "gather_cpu"))
-scatter_op = _bind(M.scatter_op, _scatter_meta, lazy(_K, "scatter_cpu"))
-scatter_add_op = _bind(M.scatter_add_op, _scatter_add_meta, lazy(_K, "scatter_add_cpu"))
-scatter_reduce_op = _bind(M.scatter_reduce_op, _scatter_reduce_meta, lazy(_K, "scatter_reduce_cpu"))
-index_select_op = _bind(M.index_select_op, _index_select_meta, lazy(_K, "index_select_cpu"))
-index_add_op = _bind(M.index_add_op, _index_add_meta, lazy(_K, "index_add_cpu"))
-index_copy_op = _bind(M.index_copy_op, _index_copy_meta, lazy(_K, "index_copy_cpu"))
-index_fill_op = _bind(M.index_fill_op, _index_fill_meta, lazy(_K, "index_fill_cpu"))
-masked_fill_op = _bind(M.masked_fill_op, _masked_fill_meta, lazy(_K, "masked_fill_cpu"))
-masked_scatter_op = _bind(M.masked_scatter_op, _masked_scatter_meta, lazy(_K, "masked_scatter_cpu"))
-masked_select_op = _bind(M.masked_select_op, _masked_select_meta, lazy(_K, "masked_select_cpu"),
-                         data_dependent=True)
-take_op = _bind(M.take_op, _take_meta, lazy(_K, "take_cpu"))
-nonzero_op = _bind(M.nonzero_op, _nonzero_meta, lazy(_K, "nonzero_cpu"), data_dependent=True)
-# put_/put: the flattened self written at an index (grads: not derived, as before)
-put_op = extern("put", differentiable=False)
-_bind(put_op, _put_meta, lazy(_K, "put_cpu"))
+index_op = op("index", "movement", _index_meta, lazy(_K, "index_cpu"))  # Tensor.__getitem__
+index_put_op = _extern("index_put", _index_put_meta, "index_put_cpu")  # also __setitem__
+gather_op = _extern("gather", _gather_meta, "gather_cpu")  # also take_along_dim (wrap=True)
+scatter_op = _extern("scatter", _scatter_meta, "scatter_cpu")
+scatter_add_op = _extern("scatter_add", _scatter_add_meta, "scatter_add_cpu")
+scatter_reduce_op = _extern("scatter_reduce", _scatter_reduce_meta, "scatter_reduce_cpu")
 # scatter_reduce_ in place: its gradient rule reads self's old values, which the kernel
 # overwrites, so the in-place form is not recorded (the out-of-place one is)
-scatter_reduce_inplace_op = extern("scatter_reduce_", differentiable=False)
-_bind(scatter_reduce_inplace_op, _scatter_reduce_meta, lazy(_K, "scatter_reduce_cpu"))
-one_hot_op = extern("one_hot", differentiable=False)
-_bind(one_hot_op, _one_hot_meta, lazy(_K, "one_hot_cpu"))
-embedding_op = extern("embedding")  # (weight, indices) {"padding_idx", "scale_grad_by_freq"}
-_bind(embedding_op, _embedding_meta, lazy(_K, "embedding_cpu"))
+scatter_reduce_inplace_op = _extern("scatter_reduce_", _scatter_reduce_meta,
+                                    "scatter_reduce_cpu", differentiable=False)
+index_select_op = _extern("index_select", _index_select_meta, "index_select_cpu")
+index_add_op = _extern("index_add", _index_add_meta, "index_add_cpu")
+index_copy_op = _extern("index_copy", _index_copy_meta, "index_copy_cpu")
+index_fill_op = _extern("index_fill", _index_fill_meta, "index_fill_cpu")
+masked_fill_op = _extern("masked_fill", _masked_fill_meta, "masked_fill_cpu")
+masked_scatter_op = _extern("masked_scatter", _masked_scatter_meta, "masked_scatter_cpu")
+masked_select_op = _extern("masked_select", _masked_select_meta, "masked_select_cpu",
+                           data_dependent=True)
+take_op = _extern("take", _take_meta, "take_cpu")
+# put_/put: the flattened self written at an index (grads: not derived, as before)
+put_op = _extern("put", _put_meta, "put_cpu", differentiable=False)
+nonzero_op = _extern("nonzero", _nonzero_meta, "nonzero_cpu", differentiable=False,
+                     data_dependent=True)
+one_hot_op = _extern("one_hot", _one_hot_meta, "one_hot_cpu", differentiable=False)
+embedding_op = _extern("embedding", _embedding_meta, "embedding_cpu")
+
+
+# -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
+# The gradient goes back through the same indices (torch's derivatives.yaml); every gradient
+# op records for autograd itself, so create_graph gives second derivatives.
+
+def _is_advanced_item(it) -> bool:
+    if isinstance(it, Tensor):
+        return it.dtype in _MASKS or it._a.ndim > 0
+    return isinstance(it, (bool, np.bool_, list, tuple, np.ndarray))
+
+
+def _is_advanced(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(_is_advanced_item(it) for it in items)
+
+
+def _index_vjp(c, g):
+    shape = c._meta[0][0]
+    index = c.kw["index"]
+    if not _is_advanced(index):
+        return (embed(shape, g, index),)
+    return (embed_flat(shape, g, positions(shape, g.device)[index]),)
+
+
+def _full_slice(it: slice, n: int) -> bool:
+    return it.step in (None, 1) and it.start in (None, 0) and (it.stop is None or it.stop >= n)
+
+
+def _index_name(inputs: tuple, kw) -> str:
+    """torch applies a basic index item by item: the node is the last op that did something
+    (full slices are skipped inside a tuple); any tensor, list or bool index is an index op."""
+    index = kw["index"]
+    if isinstance(index, slice):
+        return "SliceBackward0"
+    items = index if isinstance(index, tuple) else (index,)
+    if any(_is_advanced_item(it) for it in items):
+        return "IndexBackward0"
+    shape = inputs[0]._a.shape
+    nd = len(shape)
+    used = sum(1 for it in items if it is not None and it is not Ellipsis)
+    name, dim = "AliasBackward0", 0
+    for it in items:
+        if it is None:
+            name = "UnsqueezeBackward0"
+        elif it is Ellipsis:
+            dim += nd - used
+        elif isinstance(it, slice):
+            if not _full_slice(it, shape[dim]):
+                name = "SliceBackward0"
+            dim += 1
+        else:
+            name = "SelectBackward0"
+            dim += 1
+    return name
+
+
+def _fit(r: Tensor, shape: tuple) -> Tensor:
+    """A gradient computed for the index's extent, placed in a (larger) source's shape: the
+    source elements the index does not reach get zero."""
+    if r._a.shape == tuple(shape):
+        return r
+    return embed(shape, r, tuple(slice(0, n) for n in r._a.shape))
+
+
+def _gather_vjp(c, g):
+    shape = c._meta[0][0]
+    d, index = c.kw["dim"], c.args[1]
+    if c.kw.get("wrap"):  # take_along_dim: negative indices count from the end
+        index = P.where(index < 0, index + (shape[d] if shape else 1), index)
+    return (P.zeros(shape, g.dtype, g.device).scatter_add(d, index, g), None)
+
+
+def _scatter_vjp(c, g):
+    if c.kw["reduce"] is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    d, index = c.kw["dim"], c.args[1]
+    gs = g.scatter(d, index, 0) if c.needs[0] else None
+    if len(c.needs) < 3 or not c.needs[2]:
+        return (gs, None)
+    return (gs, None, _fit(g.gather(d, index), c._meta[2][0]))
+
+
+def _scatter_add_vjp(c, g):
+    gsrc = _fit(g.gather(c.kw["dim"], c.args[1]), c._meta[2][0]) if c.needs[2] else None
+    return (g, None, gsrc)
+
+
+def _scatter_reduce_vjp(c, g):
+    """torch's scatter_reduce_backward (sum, prod, mean, amax, amin)."""
+    kw = c.kw
+    d, reduce, include_self = kw["dim"], kw["reduce"], kw["include_self"]
+    x, index, src = c.args
+    if reduce == "sum":
+        gs, gsrc = g, g.gather(d, index)
+    elif reduce == "prod":
+        out = c.out
+        masked_x = x.masked_fill(x == 0, 1)
+        masked_x_res = masked_x.scatter_reduce(d, index, src, "prod", include_self=include_self)
+        gs = g * masked_x_res / masked_x
+        src_zero = src == 0
+        zeros_per = P.zeros_like(x).scatter_add(d, index, src_zero.to(x.dtype)).gather(d, index)
+        single_zero = src_zero & (zeros_per == 1)
+        masked_src = src.masked_fill(single_zero, 1)
+        masked_src_res = x.scatter_reduce(d, index, masked_src, "prod", include_self=include_self)
+        gsrc = P.where(single_zero, (g * masked_src_res).gather(d, index),
+                       (g * out).gather(d, index) / src.masked_fill(src_zero, 1))
+    elif reduce == "mean":
+        n = P.ones_like(g) if include_self else P.zeros_like(g)
+        n = n.scatter_add(d, index, P.ones_like(src))
+        n = n.masked_fill(n == 0, 1)
+        gs = g / n
+        gsrc = g.gather(d, index) / n.gather(d, index)
+    else:  # amax / amin: the gradient is split evenly between the elements equal to the result
+        out = c.out
+        value = out.gather(d, index)
+        x_is = (x == out).to(g.dtype)
+        src_is = (src == value).to(g.dtype)
+        share = g / x_is.scatter_add(d, index, src_is)
+        gs = x_is * share
+        gsrc = src_is * share.gather(d, index)
+    if not include_self:
+        gs = gs.scatter(d, index, 0)
+    return (gs if c.needs[0] else None, None, _fit(gsrc, c._meta[2][0]) if c.needs[2] else None)
+
+
+def _index_select_vjp(c, g):
+    shape = c._meta[0][0]
+    if not len(shape):  # a 0-d input: the one element was picked once
+        return (g.sum().reshape(()), None)
+    return (P.zeros(shape, g.dtype, g.device).index_add(c.kw["dim"], c.args[1], g), None)
+
+
+def _index_add_vjp(c, g):
+    gsrc = None
+    if c.needs[2]:
+        gsrc = g.index_select(c.kw["dim"], c.args[1]) if g._a.ndim else g
+        alpha = c.kw["alpha"]
+        if alpha != 1:
+            gsrc = gsrc * alpha
+    return (g, None, gsrc)
+
+
+def _index_copy_vjp(c, g):
+    d, index = c.kw["dim"], c.args[1]
+    gs = g.index_fill(d, index, 0) if c.needs[0] else None
+    gsrc = (g.index_select(d, index) if g._a.ndim else g) if c.needs[2] else None
+    return (gs, None, gsrc)
+
+
+def _index_fill_vjp(c, g):
+    d, index = c.kw["dim"], c.args[1]
+    gs = g.index_fill(d, index, 0) if c.needs[0] else None
+    if len(c.needs) < 3 or not c.needs[2]:
+        return (gs, None)
+    # the value reaches each filled position once, whatever the duplicates in index
+    hit = P.zeros(g._a.shape, _dt.bool, g.device).index_fill(d, index, True)
+    return (gs, None, P.where(hit, g, 0.0).sum())
+
+
+def _index_items(indices) -> tuple:
+    """The index tuple ``index_put_`` applies (0-d integer indices are size-1 index tensors)."""
+    return tuple(t if t._a.ndim or t.dtype in _MASKS else t.reshape(1) for t in indices)
+
+
+def _to_value_shape(r: Tensor, vshape: tuple) -> Tensor:
+    """Values broadcast to the indexed shape after their leading size-1 dims are dropped: give
+    the gradient those dims back (the node sums the broadcast dims)."""
+    if r._a.ndim < len(vshape):
+        r = r.reshape((1,) * (len(vshape) - r._a.ndim) + r._a.shape)
+    return r
+
+
+def _index_put_vjp(c, g):
+    """index_put(_) and ``self[index] = value``: self gets the gradient where it was not
+    overwritten (all of it with accumulate), values the gradient at the indexed positions."""
+    kw = c.kw
+    if "index" in kw:  # recorded by __setitem__
+        index, accumulate = kw["index"], False
+    else:
+        index, accumulate = _index_items(c.args[2:]), kw["accumulate"]
+    gs = gv = None
+    if c.needs[0]:
+        if accumulate:
+            gs = g
+        else:
+            gs = g.clone()
+            gs[index] = 0
+    if c.needs[1]:
+        gv = _to_value_shape(g[index], c._meta[1][0])
+    return (gs, gv) + (None,) * (len(c.needs) - 2)
+
+
+def _masked_fill_vjp(c, g):
+    mask = c.args[1]
+    gs = g.masked_fill(mask, 0) if c.needs[0] else None
+    if len(c.needs) < 3 or not c.needs[2]:
+        return (gs, None)
+    return (gs, None, P.where(mask, g, 0.0).sum())
+
+
+def _masked_scatter_vjp(c, g):
+    mask = c.args[1]
+    gs = g.masked_fill(mask, 0) if c.needs[0] else None
+    gsrc = None
+    if c.needs[2]:
+        sshape = c._meta[2][0]
+        gsrc = g.masked_select(mask)
+        missing = math.prod(sshape) - gsrc._a.size
+        if missing > 0:
+            gsrc = P.cat([gsrc, P.zeros((missing,), g.dtype, g.device)])
+        gsrc = gsrc.reshape(sshape)
+    return (gs, None, gsrc)
+
+
+def _masked_select_vjp(c, g):
+    mask = c.args[1]
+    shape = broadcast_shapes(c._meta[0][0], mask._a.shape)
+    return (P.zeros(shape, g.dtype, g.device).masked_scatter(mask, g), None)
+
+
+def _take_vjp(c, g):
+    return (embed_flat(c._meta[0][0], g, c.args[1]), None)
+
+
+def _scatter_name(inputs: tuple, kw) -> str:
+    return "ScatterBackward0" if len(inputs) > 2 else "ScatterBackward1"
 
 
 def _embedding_vjp(c, g):
@@ -801,4 +1030,21 @@ def _embedding_vjp(c, g):
     return gw, None
 
 
-defvjp(embedding_op, _embedding_vjp, "1")
+for _op, _rule, _saves, _name in [
+    (index_op, _index_vjp, "", _index_name),
+    (gather_op, _gather_vjp, "1", None),
+    (scatter_op, _scatter_vjp, "1", _scatter_name),
+    (scatter_add_op, _scatter_add_vjp, "1", None),
+    (scatter_reduce_op, _scatter_reduce_vjp, "012o", None),
+    (index_select_op, _index_select_vjp, "1", None),
+    (index_add_op, _index_add_vjp, "1", None),
+    (index_copy_op, _index_copy_vjp, "1", None),
+    (index_fill_op, _index_fill_vjp, "1", None),
+    (index_put_op, _index_put_vjp, "23456789", None),
+    (masked_fill_op, _masked_fill_vjp, "1", None),
+    (masked_scatter_op, _masked_scatter_vjp, "1", None),
+    (masked_select_op, _masked_select_vjp, "1", None),
+    (take_op, _take_vjp, "1", None),
+    (embedding_op, _embedding_vjp, "1", None),
+]:
+    defvjp(_op, _rule, _saves, _name)

@@ -10,7 +10,8 @@ from numba import njit
 
 from .. import fastmath as fm
 from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS,
-                        binary, extern, unary)
+                        binary, defvjp, extern, unary)
+from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
 _FLOAT = frozenset({2})
@@ -170,10 +171,6 @@ def _erfinv(y):
 # -- gradient rules: vjp(node, grad) in jtorch ops (so they are differentiable themselves) ----
 # ``saves`` names what a rule reads: input positions, "o" for the output.
 
-import jtorch as J  # noqa: E402  (the rules run after the package is imported)
-
-from ..registry import defvjp  # noqa: E402
-
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -184,25 +181,21 @@ def _x(c):
     return c.args[0]
 
 
-def _threshold_backward(g, y, threshold):
-    return J.dispatch.pointwise(threshold_backward_op, (g, y, threshold))
-
-
 def _threshold_backward_vjp(c, gg):
     """As torch: the same mask applied to gg for g, zeros for y."""
     _, y, t = c.args
-    return (_threshold_backward(gg, y, t) if c.needs[0] else None,
-            J.zeros_like(y) if c.needs[1] else None, None)
+    return (P.threshold_backward(gg, y, t) if c.needs[0] else None,
+            P.zeros_like(y) if c.needs[1] else None, None)
 
 
 def _zero_grad(c, g):
-    return (J.zeros_like(g),)
+    return (P.zeros_like(g),)
 
 
 def _gelu_tanh_vjp(c, g):
     x = _x(c)
     x_sq = x * x
-    t = J.tanh(_SQRT_2_PI * (x + 0.044715 * x_sq * x))
+    t = P.tanh(_SQRT_2_PI * (x + 0.044715 * x_sq * x))
     left = 0.5 * x
     dright = (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x_sq)
     return (g * (0.5 * (1 + t) + left * dright),)
@@ -210,34 +203,34 @@ def _gelu_tanh_vjp(c, g):
 
 def _mish_vjp(c, g):
     x = _x(c)
-    t = J.tanh(J.nn.functional.softplus(x))
-    return (g * (t + x * J.sigmoid(x) * (1 - t * t)),)
+    t = P.tanh(P.softplus(x))
+    return (g * (t + x * P.sigmoid(x) * (1 - t * t)),)
 
 
 def _elu_vjp(c, g):
     x, alpha, scale, iscale = c.args
-    return (J.where(x > 0, g * scale, g * (iscale * (c.out + alpha * scale))),)
+    return (P.where(x > 0, g * scale, g * (iscale * (c.out + alpha * scale))),)
 
 
 def _softplus_vjp(c, g):
     x, beta, threshold = c.args
     z = x * beta
-    return (J.where(z > threshold, g, g * J.sigmoid(z)),)
+    return (P.where(z > threshold, g, g * P.sigmoid(z)),)
 
 
 def _hardswish_vjp(c, g):
     x = _x(c)
-    return (J.where(x < -3, 0.0, J.where(x <= 3, g * (x / 3 + 0.5), g)),)
+    return (P.where(x < -3, 0.0, P.where(x <= 3, g * (x / 3 + 0.5), g)),)
 
 
 def _logit_eps_vjp(c, g):
     x, lo, hi = c.args
-    return (J.where((x < lo) | (x > hi), 0.0, g / (x * (1 - x))),)
+    return (P.where((x < lo) | (x > hi), 0.0, g / (x * (1 - x))),)
 
 
 for _op, _rule, _saves in [
     (neg_op, lambda c, g: (-g,), ""),
-    (abs_op, lambda c, g: (g * J.sign(_x(c)),), "0"),
+    (abs_op, lambda c, g: (g * P.sign(_x(c)),), "0"),
     (sign_op, _zero_grad, ""),
     (sgn_op, _zero_grad, ""),
     (square_op, lambda c, g: (g * _x(c) * 2,), "0"),
@@ -251,51 +244,51 @@ for _op, _rule, _saves in [
     (log2_op, lambda c, g: (g / (_x(c) * _LN2),), "0"),
     (log10_op, lambda c, g: (g / (_x(c) * _LN10),), "0"),
     (log1p_op, lambda c, g: (g / (_x(c) + 1),), "0"),
-    (sin_op, lambda c, g: (g * J.cos(_x(c)),), "0"),
-    (cos_op, lambda c, g: (-g * J.sin(_x(c)),), "0"),
+    (sin_op, lambda c, g: (g * P.cos(_x(c)),), "0"),
+    (cos_op, lambda c, g: (-g * P.sin(_x(c)),), "0"),
     (tan_op, lambda c, g: (g * (1 + c.out * c.out),), "o"),
-    (asin_op, lambda c, g: (g * J.rsqrt(1 - _x(c) * _x(c)),), "0"),
-    (acos_op, lambda c, g: (-g * J.rsqrt(1 - _x(c) * _x(c)),), "0"),
+    (asin_op, lambda c, g: (g * P.rsqrt(1 - _x(c) * _x(c)),), "0"),
+    (acos_op, lambda c, g: (-g * P.rsqrt(1 - _x(c) * _x(c)),), "0"),
     (atan_op, lambda c, g: (g / (1 + _x(c) * _x(c)),), "0"),
-    (sinh_op, lambda c, g: (g * J.cosh(_x(c)),), "0"),
-    (cosh_op, lambda c, g: (g * J.sinh(_x(c)),), "0"),
+    (sinh_op, lambda c, g: (g * P.cosh(_x(c)),), "0"),
+    (cosh_op, lambda c, g: (g * P.sinh(_x(c)),), "0"),
     (tanh_op, lambda c, g: (g * (1 - c.out * c.out),), "o"),
-    (asinh_op, lambda c, g: (g * J.rsqrt(_x(c) * _x(c) + 1),), "0"),
-    (acosh_op, lambda c, g: (g * J.rsqrt(_x(c) * _x(c) - 1),), "0"),
+    (asinh_op, lambda c, g: (g * P.rsqrt(_x(c) * _x(c) + 1),), "0"),
+    (acosh_op, lambda c, g: (g * P.rsqrt(_x(c) * _x(c) - 1),), "0"),
     (atanh_op, lambda c, g: (g / (1 - _x(c) * _x(c)),), "0"),
     (sigmoid_op, lambda c, g: (g * c.out * (1 - c.out),), "o"),
-    (erf_op, lambda c, g: (g * _2_SQRTPI * J.exp(-_x(c) * _x(c)),), "0"),
-    (erfc_op, lambda c, g: (-g * _2_SQRTPI * J.exp(-_x(c) * _x(c)),), "0"),
-    (erfinv_op, lambda c, g: (g * (0.5 * math.sqrt(math.pi)) * J.exp(c.out * c.out),), "o"),
+    (erf_op, lambda c, g: (g * _2_SQRTPI * P.exp(-_x(c) * _x(c)),), "0"),
+    (erfc_op, lambda c, g: (-g * _2_SQRTPI * P.exp(-_x(c) * _x(c)),), "0"),
+    (erfinv_op, lambda c, g: (g * (0.5 * math.sqrt(math.pi)) * P.exp(c.out * c.out),), "o"),
     (floor_op, _zero_grad, ""),
     (ceil_op, _zero_grad, ""),
     (trunc_op, _zero_grad, ""),
     (round_op, _zero_grad, ""),
     (frac_op, lambda c, g: (g,), ""),
-    (relu_op, lambda c, g: (_threshold_backward(g, c.out, 0),), "o"),
+    (relu_op, lambda c, g: (P.threshold_backward(g, c.out, 0),), "o"),
     (threshold_backward_op, _threshold_backward_vjp, "1"),
     (silu_op, lambda c, g: (g * _silu_grad(_x(c)),), "0"),
     (mish_op, _mish_vjp, "0"),
-    (gelu_op, lambda c, g: (g * (0.5 * (1 + J.erf(_x(c) * 0.7071067811865476))
-                                 + _x(c) * _INV_SQRT2PI * J.exp(-0.5 * _x(c) * _x(c))),), "0"),
+    (gelu_op, lambda c, g: (g * (0.5 * (1 + P.erf(_x(c) * 0.7071067811865476))
+                                 + _x(c) * _INV_SQRT2PI * P.exp(-0.5 * _x(c) * _x(c))),), "0"),
     (gelu_tanh_op, _gelu_tanh_vjp, "0"),
-    (leaky_relu_op, lambda c, g: (J.where(_x(c) > 0, g, g * c.args[1]), None), "0"),
-    (hardtanh_op, lambda c, g: (J.where((_x(c) <= c.args[1]) | (_x(c) >= c.args[2]), 0.0, g),),
+    (leaky_relu_op, lambda c, g: (P.where(_x(c) > 0, g, g * c.args[1]), None), "0"),
+    (hardtanh_op, lambda c, g: (P.where((_x(c) <= c.args[1]) | (_x(c) >= c.args[2]), 0.0, g),),
      "0"),
-    (hardsigmoid_op, lambda c, g: (J.where((_x(c) > -3) & (_x(c) < 3), g / 6, 0.0),), "0"),
+    (hardsigmoid_op, lambda c, g: (P.where((_x(c) > -3) & (_x(c) < 3), g / 6, 0.0),), "0"),
     (hardswish_op, _hardswish_vjp, "0"),
-    (logsigmoid_op, lambda c, g: (g * J.sigmoid(-_x(c)),), "0"),
+    (logsigmoid_op, lambda c, g: (g * P.sigmoid(-_x(c)),), "0"),
     (elu_op, _elu_vjp, "0o"),
     (softplus_op, _softplus_vjp, "0"),
     (logit_op, lambda c, g: (g / (_x(c) * (1 - _x(c))),), "0"),
     (logit_eps_op, _logit_eps_vjp, "0"),
-    (nan_to_num_op, lambda c, g: (g * J.isfinite(_x(c)),), "0"),
-    (sinc_op, lambda c, g: (J.where(_x(c) == 0, 0.0, g * (J.cos(math.pi * _x(c)) - c.out) / _x(c)),),
+    (nan_to_num_op, lambda c, g: (g * P.isfinite(_x(c)),), "0"),
+    (sinc_op, lambda c, g: (P.where(_x(c) == 0, 0.0, g * (P.cos(math.pi * _x(c)) - c.out) / _x(c)),),
      "0o"),
     (copy_op, lambda c, g: (g,), ""),
     # the old value of self is overwritten: a zero gradient flows to it (as in torch)
-    (copy_inplace_op, lambda c, g: (J.zeros_like(g), g), ""),
-    (fill_op, lambda c, g: (J.zeros_like(g), g.sum()), ""),
+    (copy_inplace_op, lambda c, g: (P.zeros_like(g), g), ""),
+    (fill_op, lambda c, g: (P.zeros_like(g), g.sum()), ""),
 ]:
     defvjp(_op, _rule, _saves)
 copy_op.grad_name = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
@@ -307,5 +300,5 @@ fill_op.grad_name = "FillBackward0"
 
 
 def _silu_grad(x):
-    s = J.sigmoid(x)
+    s = P.sigmoid(x)
     return s * (1 + x * (1 - s))
