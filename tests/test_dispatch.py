@@ -121,6 +121,13 @@ _VIEW_CALLS = [
     ("transpose", lambda x: {"dim0": 0, "dim1": -1}),
     ("transpose", lambda x: {"dim0": 1, "dim1": 0}),
     ("permute", lambda x: {"dims": tuple(range(x.dim()))[::-1]}),
+    ("index", lambda x: {"index": 1}),
+    ("index", lambda x: {"index": -1}),
+    ("index", lambda x: {"index": 7}),
+    ("index", lambda x: {"index": slice(1, None)}),
+    ("index", lambda x: {"index": slice(-2, 9, 2)}),
+    ("index", lambda x: {"index": slice(None, None, 3)}),
+    ("index", lambda x: {"index": slice(3, 1)}),
 ]
 
 

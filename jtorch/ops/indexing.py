@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _call = dispatch.call
+_view = dispatch.view  # x[i], x[a:b]: the CPU shortcut of index_op (OpDef.cpu_view)
 _MASKS = (_dt.bool, _dt.uint8)
 _NONE = type(None)
 _ELLIPSIS = type(Ellipsis)
@@ -165,7 +166,9 @@ def _has_mask(tensors: tuple) -> bool:
 def getitem(self: Tensor, index) -> Tensor:
     """``self[index]``: a view for basic indices, a gathered copy for advanced ones."""
     c = index.__class__
-    if c is int or c is slice or c is tuple and all(i.__class__ in _BASIC for i in index):
+    if c is int or c is slice:
+        return _view(D.index_op, self, index=index)
+    if c is tuple and all(i.__class__ in _BASIC for i in index):
         return _call(D.index_op, self, index=index)
     items, tensors = _parse(index)
     if _has_mask(tensors):

@@ -267,6 +267,26 @@ def _result_strides(g: dict, vst: list) -> tuple:
     return tuple(out)
 
 
+_NONE_TYPE = type(None)
+
+
+def _index_cpu_view(a, *, index, items=None):
+    """``x[i]`` (in range) and ``x[a:b]`` (int or None bounds) of a CPU array: NumPy's basic
+    indexing makes the view ``_index_meta`` describes. Not a stepped slice: NumPy gives an
+    empty one other strides than torch."""
+    c = index.__class__
+    if c is slice:
+        if a.ndim and index.step is None and index.start.__class__ in _BOUNDS \
+                and index.stop.__class__ in _BOUNDS:
+            return a[index]
+    elif c is int and a.ndim and -a.shape[0] <= index < a.shape[0]:
+        return a[index, ...]
+    return None
+
+
+_BOUNDS = (int, _NONE_TYPE)
+
+
 def _index_meta(x: Tensor, *tensors, index, items=None) -> Plan:
     if items is None:  # ints, slices, None and Ellipsis only: a view
         if index.__class__ is not tuple:  # x[i], x[a:b:c]: the commonest views, spelled out
@@ -761,7 +781,8 @@ def _extern(name: str, meta, kernel: str, **kw) -> OpDef:
     return op(name, "extern", meta, lazy(_K, kernel), **kw)
 
 
-index_op = op("index", "movement", _index_meta, lazy(_K, "index_cpu"))  # Tensor.__getitem__
+index_op = op("index", "movement", _index_meta, lazy(_K, "index_cpu"),  # Tensor.__getitem__
+              cpu_view=_index_cpu_view)
 index_put_op = _extern("index_put", _index_put_meta, "index_put_cpu")  # also __setitem__
 gather_op = _extern("gather", _gather_meta, "gather_cpu")  # also take_along_dim (wrap=True)
 scatter_op = _extern("scatter", _scatter_meta, "scatter_cpu")
