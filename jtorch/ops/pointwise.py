@@ -204,8 +204,12 @@ def _other_tensor(name: str, other, pos: int) -> None:
 
 def _binary(op: registry.OpDef, name: str, *aliases: str, tensors: bool = False,
             inplace_method: bool = True):
-    """torch.<name>, Tensor.<name> and Tensor.<name>_; ``tensors``: both operands must be tensors
-    (torch has no Scalar overload: logical_and, logaddexp, gcd, ...)."""
+    """torch.<name>, Tensor.<name> and Tensor.<name>_ (and the aliases', whose errors name the
+    alias); ``tensors``: both operands must be tensors (torch has no Scalar overload:
+    logical_and, logaddexp, gcd, maximum, ...)."""
+    for alias in aliases:
+        _binary(op, alias, tensors=tensors, inplace_method=inplace_method)
+
     def fn(input, other, *, out=None):
         if tensors:
             _check_tensor(input, name)
@@ -227,19 +231,15 @@ def _binary(op: registry.OpDef, name: str, *aliases: str, tensors: bool = False,
         return _pw(op, (self, other), inplace=True)
 
     fn.__name__ = fn.__qualname__ = name
-    for n in (name, *aliases):
-        _export(fn, n)
-        setattr(Tensor, n, method)
-        if inplace_method:
-            setattr(Tensor, n + "_", inplace)
+    _export(fn, name)
+    setattr(Tensor, name, method)
+    if inplace_method:
+        setattr(Tensor, name + "_", inplace)
     return fn
 
 
 for _op, _names in [
-    (B.mul_op, ("mul", "multiply")), (B.atan2_op, ("atan2", "arctan2")),
-    (B.hypot_op, ("hypot",)), (B.copysign_op, ("copysign",)), (B.maximum_op, ("maximum",)),
-    (B.minimum_op, ("minimum",)), (B.fmax_op, ("fmax",)), (B.fmin_op, ("fmin",)),
-    (B.eq_op, ("eq",)), (B.ne_op, ("ne", "not_equal")), (B.lt_op, ("lt", "less")),
+    (B.mul_op, ("mul", "multiply")), (B.copysign_op, ("copysign",)), (B.eq_op, ("eq",)), (B.ne_op, ("ne", "not_equal")), (B.lt_op, ("lt", "less")),
     (B.le_op, ("le", "less_equal")), (B.gt_op, ("gt", "greater")),
     (B.ge_op, ("ge", "greater_equal")), (B.xlogy_op, ("xlogy",)),
     (B.bitwise_and_op, ("bitwise_and",)), (B.bitwise_or_op, ("bitwise_or",)),
@@ -251,10 +251,12 @@ for _op, _names in [
 for _op, _names in [
     (B.logical_and_op, ("logical_and",)), (B.logical_or_op, ("logical_or",)),
     (B.logical_xor_op, ("logical_xor",)), (B.heaviside_op, ("heaviside",)), (B.gcd_op, ("gcd",)),
-    (B.lcm_op, ("lcm",)),
+    (B.lcm_op, ("lcm",)), (B.atan2_op, ("atan2", "arctan2")), (B.hypot_op, ("hypot",)),
 ]:
     _binary(_op, *_names, tensors=True)
-for _op, _names in [(B.logaddexp_op, ("logaddexp",)), (B.logaddexp2_op, ("logaddexp2",))]:
+for _op, _names in [(B.logaddexp_op, ("logaddexp",)), (B.logaddexp2_op, ("logaddexp2",)),
+                    (B.maximum_op, ("maximum",)), (B.minimum_op, ("minimum",)),
+                    (B.fmax_op, ("fmax",)), (B.fmin_op, ("fmin",))]:
     _binary(_op, *_names, tensors=True, inplace_method=False)
 
 
