@@ -339,6 +339,25 @@ def _add_suffixes(tensor_str, suffixes, indent, force_newline) -> str:
 
 # --------------------------------------------------------------------------- entry points
 
+def format_meta(shape: tuple, dtype_name: str, default_dtype_name: str = "float32",
+                suffixes: list[str] | None = None, prefix: str = "tensor(") -> str:
+    """``repr`` of a meta tensor as torch prints one: ``...`` for the values it does not have,
+    then ``device='meta'``, ``size=``, the dtype unless it is the default floating dtype
+    (int64 too: torch names every other dtype), and ``suffixes``, wrapped at the line width
+    as every tensor's suffixes are.
+
+    >>> print(format_meta((4,), "float64", suffixes=["grad_fn=<MulBackward0>"]))
+    tensor(..., device='meta', size=(4,), dtype=torch.float64,
+           grad_fn=<MulBackward0>)
+    """
+    out = ["device='meta'", "size=" + str(tuple(int(s) for s in shape))]
+    name = _canon(dtype_name)
+    if name != _canon(default_dtype_name):
+        out.append("dtype=torch." + name)
+    return _add_suffixes(prefix + "...", out + [str(s) for s in suffixes or ()], len(prefix),
+                         force_newline=False)
+
+
 def tensor_str(arr: np.ndarray, dtype_name: str, indent: int = 7) -> str:
     """Only the bracketed value text (torch's ``_tensor_str``), without prefix or suffixes."""
     arr = np.asarray(arr)

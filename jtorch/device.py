@@ -27,8 +27,7 @@ class device:
         self.type, self.index = type, index
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
+        """Devices equal devices only: ``torch.device("meta") == "meta"`` is False in torch."""
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:

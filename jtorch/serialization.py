@@ -6,11 +6,13 @@ Format (version 1): a safetensors file whose tensors are the saved tensors' data
 JSON tree describes the saved object: JSON scalars, lists and strings as themselves; other
 values as objects keyed first by a "$" tag — ``{"$t": key, "s": shape, "dt": dtype,
 "rg": requires_grad, "p": is_parameter}`` for a tensor (its data flat and contiguous;
-complex128 as float64 pairs), ``{"$d": [[key, value], ...]}`` for a dict, ``{"$od": ...}`` an OrderedDict,
-``{"$tu": [...]}`` a tuple, ``{"$sz": [...]}`` a torch.Size, ``{"$dt": name}`` a dtype,
-``{"$f": "nan" | "inf" | "-inf"}`` a non-finite float, ``{"$b": base64}`` bytes,
-``{"$set": [...]}`` a set, and ``{"$pk": i}`` an object only pickle can store, kept in the
-metadata entry "pickles" and restored only by ``load(..., weights_only=False)``.
+complex128 as float64 pairs; a meta tensor has no data: ``"dev": "meta"`` and its element
+strides ``"st"`` instead, its key names no stored array), ``{"$d": [[key, value], ...]}`` for
+a dict, ``{"$od": ...}`` an OrderedDict, ``{"$tu": [...]}`` a tuple, ``{"$sz": [...]}`` a
+torch.Size, ``{"$dt": name}`` a dtype, ``{"$f": "nan" | "inf" | "-inf"}`` a non-finite float,
+``{"$b": base64}`` bytes, ``{"$set": [...]}`` a set, and ``{"$pk": i}`` an object only pickle
+can store, kept in the metadata entry "pickles" and restored only by
+``load(..., weights_only=False)``.
 
 Loading parses JSON and raw tensor bytes (the safetensors library): it never executes code
 unless ``weights_only=False`` is asked for a file holding pickled objects. A truncated or
@@ -20,7 +22,6 @@ corrupt file raises ``RuntimeError`` naming the problem.
 from __future__ import annotations
 
 import base64
-
 import json
 import math
 import os
@@ -31,6 +32,9 @@ from collections import OrderedDict
 import numpy as np
 
 from . import dtypes as _dt
+from .device import device as _device
+from .device import to_device
+from .meta import MetaArray
 from .shape import Size
 from .tensor import Tensor
 
@@ -61,6 +65,12 @@ class _Writer:
 
             key = self.ids.get(id(obj))
             a = obj.detach()._a
+            if a.__class__ is MetaArray:  # geometry only, as torch saves a meta tensor
+                if key is None:
+                    key = self.ids[id(obj)] = f"m{len(self.ids)}"
+                return {"$t": key, "s": list(a.shape), "dt": obj.dtype.name,
+                        "rg": bool(obj.requires_grad), "p": isinstance(obj, Parameter),
+                        "dev": "meta", "st": list(obj.stride())}
             if key is None:
                 key = self.ids[id(obj)] = str(len(self.arrays))
                 flat = np.ascontiguousarray(a).reshape(-1)
@@ -118,9 +128,10 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = 2,
 
 
 class _Reader:
-    def __init__(self, arrays: dict, pickles: list | None) -> None:
+    def __init__(self, arrays: dict, pickles: list | None, meta: bool = False) -> None:
         self.arrays = arrays
         self.pickles = pickles
+        self.meta = meta  # map_location="meta": every tensor comes back without data
         self.made: dict = {}
 
     def dec(self, x):
@@ -165,11 +176,17 @@ class _Reader:
         t = self.made.get(x["$t"])
         if t is not None:
             return t
-        a = np.array(self.arrays[x["$t"]])  # own, writable memory
-        d = getattr(_dt, x.get("dt", ""), None) or _dt._FROM_NP[a.dtype]
-        if a.dtype != d.np:
-            a = a.view(d.np)
-        t = Tensor._make(a.reshape(x["s"]) if "s" in x else a, None, d)
+        if x.get("dev") == "meta" or self.meta:
+            d = getattr(_dt, x["dt"])
+            st = x.get("st")
+            a = MetaArray(x["s"], d.np, None if st is None else [s * d.itemsize for s in st])
+            t = Tensor._make(a, None, d)
+        else:
+            a = np.array(self.arrays[x["$t"]])  # own, writable memory
+            d = getattr(_dt, x.get("dt", ""), None) or _dt._FROM_NP[a.dtype]
+            if a.dtype != d.np:
+                a = a.view(d.np)
+            t = Tensor._make(a.reshape(x["s"]) if "s" in x else a, None, d)
         if x.get("p"):
             from .nn.parameter import Parameter
 
@@ -203,7 +220,9 @@ def _header(data: bytes) -> dict:
 
 def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = True,
          mmap=None, **pickle_load_args):
-    """Read what ``save`` wrote. ``weights_only=True`` (the default) refuses to unpickle."""
+    """Read what ``save`` wrote. ``weights_only=True`` (the default) refuses to unpickle.
+    ``map_location="meta"`` gives every tensor on meta (shapes and dtypes, no data); saved
+    meta tensors come back on meta wherever ``map_location`` points, as in torch."""
     from safetensors import SafetensorError
     from safetensors.numpy import load as st_load
 
@@ -223,6 +242,8 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
     pickles = None
     if "pickles" in meta and not weights_only:
         pickles = pickle_module.loads(base64.b64decode(meta["pickles"]), **pickle_load_args)
-    return _Reader(arrays, pickles).dec(tree)
+    to_meta = isinstance(map_location, (str, _device)) and \
+        to_device(map_location).type == "meta"
+    return _Reader(arrays, pickles, to_meta).dec(tree)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import jtorch
 
 PATTERNS = {
+    "method:get_device": "x",
     "F:adaptive_avg_pool1d": "x 1",
     "F:adaptive_max_pool1d": "x 1",
     "F:adaptive_max_pool1d_with_indices": "x 1",
@@ -1808,6 +1809,8 @@ NOT_SWEPT: dict = {
     # global settings
     "torch:get_default_dtype": _GLOBAL,
     "torch:set_default_dtype": _GLOBAL,
+    "torch:get_default_device": _GLOBAL,
+    "torch:set_default_device": _GLOBAL,
     "torch:get_num_interop_threads": _GLOBAL,
     "torch:get_num_threads": _GLOBAL,
     "torch:set_num_interop_threads": _GLOBAL,

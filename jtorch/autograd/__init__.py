@@ -104,7 +104,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     outputs = _tensors(outputs, "outputs")
     inputs = _tensors(inputs, "inputs")
     if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if _meta.read_hook is not None:
         _meta.read_hook(outputs, "autograd.grad()")
     if is_grads_batched:

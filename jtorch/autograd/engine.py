@@ -288,5 +288,10 @@ def make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> 
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to "
                                f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a "
                                f"dtype of {g.dtype} and output[{i}] has a dtype of {t.dtype}.")
+        if g.device != t.device:  # torch moves a 0-d gradient, and refuses any other
+            if g._a.ndim:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device "
+                                   f"{t.device} but got {g.device}")
+            g = g.to(t.device)
         out.append(g)
     return out

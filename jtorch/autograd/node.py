@@ -57,7 +57,11 @@ class RemovableHandle:
 
 
 def _describe(t: Tensor) -> str:
-    return f"[torch.{t.dtype._legacy} [{', '.join(str(n) for n in t._a.shape)}]]"
+    """torch's name of a tensor's type and its sizes: ``[torch.FloatTensor [2, 3]]``, and
+    ``[MetaFloatType [2, 3]]`` on meta."""
+    kind = f"Meta{t.dtype.scalar_name}Type" if t.device.type == "meta" else \
+        f"torch.{t.dtype._legacy}"
+    return f"[{kind} [{', '.join(str(n) for n in t._a.shape)}]]"
 
 
 class SavedTensor:

@@ -150,6 +150,15 @@ def type_as(self, other: Tensor) -> Tensor:
 Tensor.type_as = type_as
 
 
+def get_device(self) -> int:
+    """The device index of a CUDA tensor; -1 for CPU and meta tensors (they have none)."""
+    d = self.device
+    return -1 if d.type in ("cpu", "meta") else (d.index or 0)
+
+
+Tensor.get_device = get_device
+
+
 def _part(input: Tensor, imag_part: bool) -> Tensor:
     """A real-dtype view of a complex tensor's real or imaginary parts (writes go through)."""
     if not input.dtype.is_complex:

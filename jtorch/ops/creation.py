@@ -15,7 +15,7 @@ import numpy as np
 from .. import _allocator, dispatch
 from .. import dtypes as _dt
 from .. import meta as _meta
-from ..device import to_device
+from ..device import get_default_device, set_default_device, to_device
 from ..kernels.defs import conversion as _conv
 from ..kernels.defs import creation as C
 from ..meta import MetaArray
@@ -35,6 +35,7 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "get_default_device",
     "is_tensor",
     "linspace",
     "logspace",
@@ -43,6 +44,7 @@ __all__ = [
     "ones_like",
     "polar",
     "scalar_tensor",
+    "set_default_device",
     "tensor",
     "tril_indices",
     "triu_indices",

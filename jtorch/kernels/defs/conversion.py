@@ -11,50 +11,26 @@ result has ``x``'s geometry; copying out of a meta tensor raises torch's "no dat
 from __future__ import annotations
 
 from ... import dispatch as _dispatch
-from ... import dtypes as _dt
 from ...device import CPU, META
 from ...meta import MetaArray
-from ...shape import broadcast_shapes, contiguous_strides, is_dense
+from ...shape import broadcast_shapes
+from ...tensor import Tensor
 from ..cpu import fill as _k
 from ..plan import Inplace, Out, Plan, device_of
-from ...tensor import Tensor
 from ..registry import defvjp, op
 from . import unary as U
+from .creation import like_strides
 
 _META = MetaArray
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
-def like_strides(x, memory_format, fn: str) -> tuple | None:
-    """Element strides of a fresh tensor like ``x`` (None: row-major): ``preserve_format``
-    (the default) keeps a dense input's strides and otherwise its dimension order (torch's
-    ``empty_like``); ``channels_last`` / ``channels_last_3d`` give those stride orders,
-    ``contiguous_format`` is row-major."""
-    a = x._a
-    if memory_format is not None:
-        fmt = _dt.check_memory_format(memory_format, fn)
-        if fmt is not _dt.preserve_format:
-            return _dt.format_strides(a.shape, fmt)
-    shape = a.shape
-    if a.flags.c_contiguous:
-        if a.size and 1 not in shape:
-            return None
-        # contiguous up to the strides of size-1 dims (or empty): torch keeps them as they are
-        isz = a.itemsize
-        st = tuple([s // isz for s in a.strides])
-        return None if st == contiguous_strides(shape) else st
-    isz = a.itemsize
-    st = tuple([s // isz for s in a.strides])
-    if is_dense(shape, st):
-        return st
-    return _dispatch.result_strides((x,), a.shape)
-
-
 def _to_copy_meta(x, *, dtype, device, memory_format=None) -> Plan:
     if device is CPU and device_of(x) is META:
         raise NotImplementedError(NO_DATA)
-    return Plan(Out(x._a.shape, dtype, like_strides(x, memory_format, "to")), {"dtype": dtype},
-                device)
+    # the input's device (``input_device``) is where the gradient goes back to
+    return Plan(Out(x._a.shape, dtype, like_strides(x, memory_format, "to")),
+                {"dtype": dtype, "input_device": device_of(x)}, device)
 
 
 def _clone_meta(x, *, memory_format=None) -> Plan:
@@ -111,7 +87,12 @@ fill_op.meta, fill_op.kernels, fill_op.impl = _fill_meta, {"cpu": _k.fill_inplac
 
 
 def _to_copy_vjp(c, g):
-    shape, dtype = c._meta[0]
+    """The gradient back in the input's dtype and on its device (a meta gradient of a CPU
+    input raises torch's "no data" error, as torch's ToCopyBackward0 does)."""
+    dtype = c._meta[0][1]
+    src = (c.kw or {}).get("input_device")
+    if src is not None and device_of(g) is not src:
+        return (g.to(device=src, dtype=dtype),)
     return (g if g.dtype is dtype else g.to(dtype),)
 
 

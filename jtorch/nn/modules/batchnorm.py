@@ -11,7 +11,7 @@ from ...ops import creation as _c
 from .. import init
 from .. import normalization as N
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d"]
@@ -28,7 +28,7 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        kw = {"dtype": dtype if dtype is not None else _dt.get_default_dtype()}
+        kw = factory_kwargs(device, dtype)
         if affine:
             self.weight = Parameter(_c.empty(num_features, **kw))
             if bias:
@@ -41,7 +41,7 @@ class _NormBase(Module):
         if track_running_stats:
             self.register_buffer("running_mean", _c.zeros(num_features, **kw))
             self.register_buffer("running_var", _c.ones(num_features, **kw))
-            self.register_buffer("num_batches_tracked", _c.tensor(0, dtype=_dt.int64))
+            self.register_buffer("num_batches_tracked", _c.tensor(0, dtype=_dt.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 
-from ... import dtypes as _dt
 from ...ops import creation as _c
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -64,14 +63,14 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
                                                      for _ in range(2)]
-        d = dtype if dtype is not None else _dt.get_default_dtype()
+        kw = factory_kwargs(device, dtype)
         if self.transposed:
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(_c.empty(shape, dtype=d))
+        self.weight = Parameter(_c.empty(shape, **kw))
         if bias:
-            self.bias = Parameter(_c.empty(out_channels, dtype=d))
+            self.bias = Parameter(_c.empty(out_channels, **kw))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

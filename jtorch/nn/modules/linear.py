@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-from ... import dtypes as _dt
 from ...ops import creation as _c
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["Bilinear", "Identity", "Linear"]
 
@@ -22,10 +21,6 @@ class Identity(Module):
         return input
 
 
-def _factory(device, dtype) -> dict:
-    return {"dtype": dtype if dtype is not None else _dt.get_default_dtype()}
-
-
 class Linear(Module):
     """y = x W^T + b; W and b uniform in +-1/sqrt(in_features) (kaiming_uniform(a=sqrt(5)))."""
 
@@ -33,7 +28,7 @@ class Linear(Module):
                  dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        kw = _factory(device, dtype)
+        kw = factory_kwargs(device, dtype)
         self.weight = Parameter(_c.empty((out_features, in_features), **kw))
         if bias:
             self.bias = Parameter(_c.empty(out_features, **kw))
@@ -64,7 +59,7 @@ class Bilinear(Module):
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        kw = _factory(device, dtype)
+        kw = factory_kwargs(device, dtype)
         self.weight = Parameter(_c.empty((out_features, in1_features, in2_features), **kw))
         if bias:
             self.bias = Parameter(_c.empty(out_features, **kw))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,6 +18,12 @@ __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pr
 
 _global_forward_pre_hooks: dict = OrderedDict()
 _global_forward_hooks: dict = OrderedDict()
+
+
+def factory_kwargs(device, dtype) -> dict:
+    """The ``device=`` and ``dtype=`` a module's constructor passes to the factories of its
+    parameters and buffers (None: the default device and dtype, as in torch)."""
+    return {"device": device, "dtype": dtype if dtype is not None else _dt.get_default_dtype()}
 
 
 def _parse_to(args: tuple, kwargs: dict) -> tuple:
@@ -560,6 +567,12 @@ class Module:
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")
                 continue
+            if param.is_meta and not value.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to "
+                              "a meta parameter in the current model, which is a no-op. (Did you "
+                              "mean to pass `assign=True` to assign items in the state dictionary "
+                              "to their corresponding key in the module instead of copying them "
+                              "in place?)", UserWarning, stacklevel=2)
             if assign:
                 if name in self._parameters:
                     setattr(self, name, value if isinstance(value, Parameter) else

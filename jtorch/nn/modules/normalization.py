@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import numbers
 
-from ... import dtypes as _dt
 from ...ops import creation as _c
 from .. import init
 from .. import normalization as N
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
-
-
-def _factory(device, dtype) -> dict:
-    return {"dtype": dtype if dtype is not None else _dt.get_default_dtype()}
 
 
 def _shape(normalized_shape) -> tuple:
@@ -34,7 +29,7 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        kw = _factory(device, dtype)
+        kw = factory_kwargs(device, dtype)
         if elementwise_affine:
             self.weight = Parameter(_c.empty(self.normalized_shape, **kw))
             if bias:
@@ -71,7 +66,7 @@ class GroupNorm(Module):
                              f"({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        kw = _factory(device, dtype)
+        kw = factory_kwargs(device, dtype)
         if affine:
             self.weight = Parameter(_c.empty(num_channels, **kw))
             if bias:
@@ -106,7 +101,7 @@ class RMSNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_c.empty(self.normalized_shape, **_factory(device, dtype)))
+            self.weight = Parameter(_c.empty(self.normalized_shape, **factory_kwargs(device, dtype)))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

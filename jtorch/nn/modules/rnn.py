@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 
-from ... import dtypes as _dt
 from ...ops import creation as _c
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell"]
 
@@ -53,7 +52,7 @@ class RNNBase(Module):
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
-        d = dtype if dtype is not None else _dt.get_default_dtype()
+        kw = factory_kwargs(device, dtype)
         gates = _GATES[mode] * hidden_size
         real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names = []
@@ -70,7 +69,7 @@ class RNNBase(Module):
                     names.append(f"weight_hr{sfx}")
                     shapes.append((proj_size, hidden_size))
                 for n, s in zip(names, shapes):
-                    setattr(self, n, Parameter(_c.empty(s, dtype=d)))
+                    setattr(self, n, Parameter(_c.empty(s, **kw)))
                 self._flat_weights_names += names
         self.reset_parameters()
 
@@ -275,12 +274,12 @@ class RNNCellBase(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        d = dtype if dtype is not None else _dt.get_default_dtype()
-        self.weight_ih = Parameter(_c.empty((num_chunks * hidden_size, input_size), dtype=d))
-        self.weight_hh = Parameter(_c.empty((num_chunks * hidden_size, hidden_size), dtype=d))
+        kw = factory_kwargs(device, dtype)
+        self.weight_ih = Parameter(_c.empty((num_chunks * hidden_size, input_size), **kw))
+        self.weight_hh = Parameter(_c.empty((num_chunks * hidden_size, hidden_size), **kw))
         if bias:
-            self.bias_ih = Parameter(_c.empty(num_chunks * hidden_size, dtype=d))
-            self.bias_hh = Parameter(_c.empty(num_chunks * hidden_size, dtype=d))
+            self.bias_ih = Parameter(_c.empty(num_chunks * hidden_size, **kw))
+            self.bias_hh = Parameter(_c.empty(num_chunks * hidden_size, **kw))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

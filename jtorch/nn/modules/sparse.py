@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from ... import dtypes as _dt
 from ...ops import creation as _c
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -35,7 +34,7 @@ class Embedding(Module):
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = Parameter(_c.empty((num_embeddings, embedding_dim),
-                                             dtype=dtype or _dt.get_default_dtype()),
+                                             **factory_kwargs(device, dtype)),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:
@@ -91,7 +90,7 @@ class EmbeddingBag(Module):
         self.padding_idx = _pad_index(padding_idx, num_embeddings)
         if _weight is None:
             self.weight = Parameter(_c.empty((num_embeddings, embedding_dim),
-                                             dtype=dtype or _dt.get_default_dtype()))
+                                             **factory_kwargs(device, dtype)))
             self.reset_parameters()
         else:
             self.weight = Parameter(_weight)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 
-from ... import dtypes as _dt
 from ...ops import creation as _c
 from .. import functional as F
 from .. import init
@@ -14,7 +13,7 @@ from ..parameter import Parameter
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
-from .module import Module
+from .module import Module, factory_kwargs
 
 __all__ = ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer"]
@@ -40,25 +39,25 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        d = dtype if dtype is not None else _dt.get_default_dtype()
+        kw = factory_kwargs(device, dtype)
         if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(_c.empty((embed_dim, embed_dim), dtype=d))
-            self.k_proj_weight = Parameter(_c.empty((embed_dim, self.kdim), dtype=d))
-            self.v_proj_weight = Parameter(_c.empty((embed_dim, self.vdim), dtype=d))
+            self.q_proj_weight = Parameter(_c.empty((embed_dim, embed_dim), **kw))
+            self.k_proj_weight = Parameter(_c.empty((embed_dim, self.kdim), **kw))
+            self.v_proj_weight = Parameter(_c.empty((embed_dim, self.vdim), **kw))
             self.register_parameter("in_proj_weight", None)
         else:
-            self.in_proj_weight = Parameter(_c.empty((3 * embed_dim, embed_dim), dtype=d))
+            self.in_proj_weight = Parameter(_c.empty((3 * embed_dim, embed_dim), **kw))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(_c.empty(3 * embed_dim, dtype=d))
+            self.in_proj_bias = Parameter(_c.empty(3 * embed_dim, **kw))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=d)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
-            self.bias_k = Parameter(_c.empty((1, 1, embed_dim), dtype=d))
-            self.bias_v = Parameter(_c.empty((1, 1, embed_dim), dtype=d))
+            self.bias_k = Parameter(_c.empty((1, 1, embed_dim), **kw))
+            self.bias_v = Parameter(_c.empty((1, 1, embed_dim), **kw))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
@@ -108,10 +107,10 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-def _layer_norm(d_model: int, eps: float, bias: bool, dtype):
+def _layer_norm(d_model: int, eps: float, bias: bool, device, dtype):
     from .normalization import LayerNorm
 
-    return LayerNorm(d_model, eps=eps, bias=bias, dtype=dtype)
+    return LayerNorm(d_model, eps=eps, bias=bias, device=device, dtype=dtype)
 
 
 class TransformerEncoderLayer(Module):
@@ -121,13 +120,13 @@ class TransformerEncoderLayer(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                            batch_first=batch_first, device=device, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
-        self.norm2 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
+        self.norm1 = _layer_norm(d_model, layer_norm_eps, bias, device, dtype)
+        self.norm2 = _layer_norm(d_model, layer_norm_eps, bias, device, dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
@@ -158,16 +157,16 @@ class TransformerDecoderLayer(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
+                                            batch_first=batch_first, device=device, dtype=dtype)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                                 batch_first=batch_first, device=device, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
-        self.norm2 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
-        self.norm3 = _layer_norm(d_model, layer_norm_eps, bias, dtype)
+        self.norm1 = _layer_norm(d_model, layer_norm_eps, bias, device, dtype)
+        self.norm2 = _layer_norm(d_model, layer_norm_eps, bias, device, dtype)
+        self.norm3 = _layer_norm(d_model, layer_norm_eps, bias, device, dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -245,17 +244,17 @@ class Transformer(Module):
         else:
             layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
                                             layer_norm_eps, batch_first, norm_first, bias,
-                                            dtype=dtype)
+                                            device=device, dtype=dtype)
             self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              _layer_norm(d_model, layer_norm_eps, bias, dtype))
+                                              _layer_norm(d_model, layer_norm_eps, bias, device, dtype))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
                                             layer_norm_eps, batch_first, norm_first, bias,
-                                            dtype=dtype)
+                                            device=device, dtype=dtype)
             self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              _layer_norm(d_model, layer_norm_eps, bias, dtype))
+                                              _layer_norm(d_model, layer_norm_eps, bias, device, dtype))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         for p in self.parameters():
             if p.dim() > 1:
