@@ -39,6 +39,7 @@ from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F
 from .ops.pooling import TOP_LEVEL as _pool_top; globals().update(_pool_top)  # noqa: E702
 from . import linalg  # noqa: E402,F401
 from . import autograd  # noqa: E402
+from .ops import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's op methods)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401

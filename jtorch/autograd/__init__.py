@@ -209,10 +209,3 @@ def _retain_grad(self) -> None:
         fn._retain = {}
     fn._retain[self._output_nr] = weakref.ref(self)
     self._retains_grad = True
-
-
-Tensor.backward = _tensor_backward
-Tensor.register_hook = _register_hook
-Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
-Tensor.retain_grad = _retain_grad
-Tensor.retains_grad = property(lambda self: self._retains_grad)

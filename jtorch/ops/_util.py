@@ -5,17 +5,6 @@ from __future__ import annotations
 from ..tensor import Tensor
 
 
-def tensor_method(*names: str):
-    """Attach the decorated function to Tensor under ``names`` (default: its own name)."""
-
-    def deco(fn):
-        for n in names or (fn.__name__,):
-            setattr(Tensor, n, fn)
-        return fn
-
-    return deco
-
-
 def type_name(x) -> str:
     """A value's type as torch's argument errors spell it (CPython's ``tp_name``): classes
     written in Python by their bare name (``Tensor``), built-ins likewise (``int``), types from

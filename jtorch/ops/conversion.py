@@ -16,7 +16,6 @@ from ..kernels.defs import conversion as _C
 from .. import meta as _meta
 from ..meta import MetaArray
 from ..tensor import Tensor
-from ._util import tensor_method
 
 __all__ = ["clone", "conj", "conj_physical", "imag", "real", "resolve_conj"]
 
@@ -59,7 +58,6 @@ def _to_args(self: Tensor, args: tuple, kwargs: dict) -> tuple:
     return d, dev, copy, fmt
 
 
-@tensor_method()
 def to(self, *args, **kwargs) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; copies only if needed."""
     d, dev, copy, fmt = _to_args(self, args, kwargs)
@@ -91,20 +89,11 @@ def _converter(d: _dt.dtype):
     return method
 
 
-for _name, _d in [("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
-                  ("long", _dt.int64), ("int", _dt.int32), ("short", _dt.int16),
-                  ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool),
-                  ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)]:
-    setattr(Tensor, _name, _converter(_d))
-
-
-@tensor_method()
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage; a dense input's strides are preserved, as in torch."""
     return _call(_C.clone_op, input, memory_format=memory_format)
 
 
-@tensor_method()
 def contiguous(self, memory_format=_dt.contiguous_format) -> Tensor:
     """self if already contiguous in ``memory_format`` (row-major by default, or a
     channels-last order), else a copy in it (clone would keep a dense layout)."""
@@ -114,20 +103,17 @@ def contiguous(self, memory_format=_dt.contiguous_format) -> Tensor:
     return self if self.is_contiguous(memory_format=fmt) else clone(self, memory_format=fmt)
 
 
-@tensor_method()
 def copy_(self, src, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast, any dtype) into self."""
     return _call(_C.copy_inplace_op, self, src)
 
 
-@tensor_method()
 def fill_(self, value) -> Tensor:
     if isinstance(value, Tensor):
         return _call(_C.fill_op, self, value)
     return _call(_C.fill_op, self, value=value)
 
 
-@tensor_method()
 def zero_(self) -> Tensor:
     return _call(_C.fill_op, self, value=0)
 
@@ -139,24 +125,15 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
                   requires_grad=requires_grad)
 
 
-Tensor.new_tensor = _new_tensor
-
-
 def type_as(self, other: Tensor) -> Tensor:
     """self converted to other's dtype (self itself when they already agree)."""
     return self.to(other.dtype)
-
-
-Tensor.type_as = type_as
 
 
 def get_device(self) -> int:
     """The device index of a CUDA tensor; -1 for CPU and meta tensors (they have none)."""
     d = self.device
     return -1 if d.type in ("cpu", "meta") else (d.index or 0)
-
-
-Tensor.get_device = get_device
 
 
 def _part(input: Tensor, imag_part: bool) -> Tensor:
@@ -187,10 +164,6 @@ def imag(input: Tensor) -> Tensor:
     return _part(input, True)
 
 
-Tensor.real = property(real)
-Tensor.imag = property(imag)
-
-
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate (a new tensor here; torch returns a lazily conjugated view). Real
     tensors are returned as they are."""
@@ -206,6 +179,8 @@ def resolve_conj(input: Tensor) -> Tensor:
 
 
 conj_physical = conj
-Tensor.conj = Tensor.conj_physical = conj
-Tensor.resolve_conj = resolve_conj
-Tensor.is_conj = lambda self: False
+
+
+def _is_conj_method(self) -> bool:
+    """False: conj() here makes a new tensor, never a lazily conjugated view."""
+    return False

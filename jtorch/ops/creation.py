@@ -21,7 +21,6 @@ from ..kernels.defs import creation as C
 from ..meta import MetaArray
 from ..shape import as_shape
 from ..tensor import Tensor
-from ._util import tensor_method
 
 __all__ = [
     "arange",
@@ -512,19 +511,12 @@ def _new_factory(fn):
     return method
 
 
-Tensor.new_empty = _new_factory(empty)
-Tensor.new_zeros = _new_factory(zeros)
-Tensor.new_ones = _new_factory(ones)
-
-
-@tensor_method()
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
              layout=None, pin_memory: bool = False) -> Tensor:
     return full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
                 device=self.device if device is None else device, requires_grad=requires_grad)
 
 
-@tensor_method()
 def new_empty_strided(self, size, stride, *, dtype=None, device=None,
                       requires_grad: bool = False, layout=None, pin_memory: bool = False):
     return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,

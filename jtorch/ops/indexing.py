@@ -19,7 +19,6 @@ from .. import dispatch
 from .. import dtypes as _dt
 from ..kernels.defs import indexing as D
 from ..tensor import Tensor
-from ._util import tensor_method
 
 __all__ = [
     "argwhere",
@@ -176,9 +175,6 @@ def getitem(self: Tensor, index) -> Tensor:
     return _call(D.index_op, self, *tensors, index=index, items=items)
 
 
-Tensor.__getitem__ = getitem
-
-
 # -- writing through an index ---------------------------------------------------------------
 
 def _value_tensor(value, dtype: _dt.dtype, device):
@@ -217,9 +213,6 @@ def setitem(self: Tensor, index, value) -> None:
           value=value if val is None else None)
 
 
-Tensor.__setitem__ = setitem
-
-
 def _put_items(indices: tuple) -> tuple:
     """index_put_'s indices as (items, tensors): 0-d integer indices are size-1 index
     tensors (unlike in ``__getitem__``), 0-d masks index a new size-1 dim."""
@@ -236,7 +229,6 @@ def _put_items(indices: tuple) -> tuple:
     return tuple(items), tuple(tensors)
 
 
-@tensor_method()
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """self[indices] = values (``accumulate``: +=, duplicates summed) for a tuple of tensors."""
     if not isinstance(values, Tensor):
@@ -257,9 +249,6 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return index_put_(input.clone(), indices, values, accumulate)
 
 
-Tensor.index_put = index_put
-
-
 # -- gather / scatter family ----------------------------------------------------------------
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
@@ -275,7 +264,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     return _deliver(out, _call(D.gather_op, input, index, dim=dim), "gather")
 
 
-Tensor.gather = lambda self, dim, index, *, sparse_grad=False: gather(self, dim, index)
+def _gather_method(self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    return gather(self, dim, index)
 
 
 def _scatter_args(index, src, value) -> tuple:
@@ -287,7 +277,6 @@ def _scatter_args(index, src, value) -> tuple:
     return (index,), src
 
 
-@tensor_method()
 def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *,
              reduce: str | None = None) -> Tensor:
     """self[index[i][j]][j] = src[i][j] (dim 0), or (op)= with ``reduce`` 'add'/'multiply'."""
@@ -301,10 +290,6 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *,
     return _call(D.scatter_op, input, *args, dim=dim, value=v, reduce=reduce)
 
 
-Tensor.scatter = scatter
-
-
-@tensor_method()
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _call(D.scatter_add_op, self, index, src, dim=dim, inplace=True)
 
@@ -313,10 +298,6 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _call(D.scatter_add_op, input, index, src, dim=dim)
 
 
-Tensor.scatter_add = scatter_add
-
-
-@tensor_method()
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     """Reduce ``src`` into self at ``index`` along ``dim`` with sum/prod/mean/amax/amin."""
@@ -330,9 +311,6 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                  include_self=include_self)
 
 
-Tensor.scatter_reduce = scatter_reduce
-
-
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """Rows (slices along ``dim``) of ``input`` picked by a 1-D ``index``."""
     if not isinstance(index, Tensor):
@@ -340,10 +318,10 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     return _deliver(out, _call(D.index_select_op, input, index, dim=dim), "index_select")
 
 
-Tensor.index_select = lambda self, dim, index: index_select(self, dim, index)
+def _index_select_method(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    return index_select(self, dim, index)
 
 
-@tensor_method()
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """self[..., index[i], ...] += alpha * source[..., i, ...] along ``dim``."""
     return _call(D.index_add_op, self, index, source, dim=dim, alpha=alpha, inplace=True)
@@ -353,10 +331,6 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return _call(D.index_add_op, input, index, source, dim=dim, alpha=alpha)
 
 
-Tensor.index_add = index_add
-
-
-@tensor_method()
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     return _call(D.index_copy_op, self, index, source, dim=dim, inplace=True)
 
@@ -365,15 +339,11 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return _call(D.index_copy_op, input, index, source, dim=dim)
 
 
-Tensor.index_copy = index_copy
-
-
 def _value_args(value) -> tuple:
     """A fill value as (tensor operands, scalar): 0-d tensors are operands."""
     return ((value,), None) if isinstance(value, Tensor) else ((), value)
 
 
-@tensor_method()
 def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     args, v = _value_args(value)
     return _call(D.index_fill_op, self, index, *args, dim=dim, value=v, inplace=True)
@@ -384,12 +354,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return _call(D.index_fill_op, input, index, *args, dim=dim, value=v)
 
 
-Tensor.index_fill = index_fill
-
-
 # -- masked ops -----------------------------------------------------------------------------
 
-@tensor_method()
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     """self where ~mask, value where mask (mask broadcast to self's shape)."""
     args, v = _value_args(value)
@@ -401,18 +367,15 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     return _call(D.masked_fill_op, input, mask, *args, value=v)
 
 
-Tensor.masked_fill = masked_fill
-
-
 def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of ``input`` where ``mask`` (broadcast together), as a 1-D tensor."""
     return _deliver(out, _call(D.masked_select_op, input, mask), "masked_select")
 
 
-Tensor.masked_select = lambda self, mask: masked_select(self, mask)
+def _masked_select_method(self: Tensor, mask: Tensor) -> Tensor:
+    return masked_select(self, mask)
 
 
-@tensor_method()
 def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """Copy ``source``'s leading elements (in order) into self where ``mask`` is True."""
     return _call(D.masked_scatter_op, self, mask, source, inplace=True)
@@ -422,9 +385,6 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return _call(D.masked_scatter_op, input, mask, source)
 
 
-Tensor.masked_scatter = masked_scatter
-
-
 # -- take / put -----------------------------------------------------------------------------
 
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -432,10 +392,6 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return _call(D.take_op, input, index)
 
 
-Tensor.take = take
-
-
-@tensor_method()
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """The flattened self at ``index`` = (or += with ``accumulate``) source's elements."""
     return _call(D.put_op, self, index, source, accumulate=accumulate, inplace=True)
@@ -443,9 +399,6 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     return _call(D.put_op, self, index, source, accumulate=accumulate)
-
-
-Tensor.put = _put
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
@@ -469,7 +422,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
     return _deliver(out, res, "take_along_dim")
 
 
-Tensor.take_along_dim = lambda self, indices, dim=None: take_along_dim(self, indices, dim)
+def _take_along_dim_method(self: Tensor, indices: Tensor, dim=None) -> Tensor:
+    return take_along_dim(self, indices, dim)
 
 
 # -- nonzero --------------------------------------------------------------------------------
@@ -491,11 +445,9 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     return _deliver(out, res, "nonzero")
 
 
-Tensor.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)
+def _nonzero_method(self: Tensor, *, as_tuple: bool = False):
+    return nonzero(self, as_tuple=as_tuple)
 
 
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
-
-
-Tensor.argwhere = argwhere

@@ -20,7 +20,6 @@ from .. import dtypes as _dt
 from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
-from ._util import tensor_method
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "dot", "ger",
            "inner", "matmul", "mm", "mv", "outer", "vdot"]
@@ -36,19 +35,16 @@ def _deliver(res: Tensor, out: Tensor | None) -> Tensor:
     return dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors (BLAS for float/complex)."""
     return _deliver(dispatch.call(L.mm_op, input, mat2), out)
 
 
-@tensor_method()
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size."""
     return _deliver(dispatch.call(L.bmm_op, input, mat2), out)
 
 
-@tensor_method()
 def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix-vector product."""
     _check_tensor(input, "mv")
@@ -63,7 +59,6 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _deliver(mm(input, vec.unsqueeze(1)).squeeze(1), out)
 
 
-@tensor_method()
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inner product of two 1-D tensors (a 0-d result)."""
     _check_tensor(input, "dot")
@@ -85,7 +80,6 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _deliver(mm(input.unsqueeze(0), tensor.unsqueeze(1)).reshape(()), out)
 
 
-@tensor_method()
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """dot(conj(input), other)."""
     if isinstance(input, Tensor) and input.dtype.is_complex:
@@ -93,7 +87,6 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return dot(input, other, out=out)
 
 
-@tensor_method()
 def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Sum over the last dims of both (a scalar operand multiplies)."""
     if input.dim() == 0 or other.dim() == 0:
@@ -104,7 +97,6 @@ def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _deliver(tensordot(input, other, ([input.dim() - 1], [other.dim() - 1])), out)
 
 
-@tensor_method("outer", "ger")
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Outer product of two 1-D tensors (a broadcast multiply, as in torch)."""
     _check_tensor(input, "outer")
@@ -123,7 +115,6 @@ def _fold(x: Tensor) -> Tensor:
     return x.reshape(-1, x._a.shape[-1])
 
 
-@tensor_method()
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.matmul: dot, mv, mm, or a broadcast batched product, by the operands' ranks.
 
@@ -166,13 +157,12 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     a2 = a.unsqueeze(0) if a.dim() == 1 else a
     b2 = b.unsqueeze(-1) if b.dim() == 1 else b
     (m, k), (k2, n) = a2._a.shape[-2:], b2._a.shape[-2:]
+    batch = broadcast_shapes(a2._a.shape[:-2], b2._a.shape[:-2])  # torch's first check
+    nb = math.prod(batch)
     if k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{math.prod(b2._a.shape[:-2])}, {k}] but got: "
-                           f"[{math.prod(b2._a.shape[:-2])}, {k2}].")
+                           f"[{nb}, {k}] but got: [{nb}, {k2}].")
     _same_dtype(a, b)
-    batch = broadcast_shapes(a2._a.shape[:-2], b2._a.shape[:-2])
-    nb = math.prod(batch)
     a3 = a2.expand(*batch, m, k).reshape(nb, m, k)
     b3 = b2.expand(*batch, k, n).reshape(nb, k, n)
     res = bmm(a3, b3).reshape(*batch, m, n)
@@ -183,8 +173,9 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     return res
 
 
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+def _rmatmul_method(self: Tensor, other: Tensor) -> Tensor:
+    """``other @ self`` when ``other`` is not a Tensor (a NumPy array, say)."""
+    return matmul(other, self)
 
 
 def _scaled_sum(input, prod, beta, alpha, name: str) -> Tensor:
@@ -202,28 +193,24 @@ def _scaled_sum(input, prod, beta, alpha, name: str) -> Tensor:
     return (input if beta == 1 else input * beta) + prod
 
 
-@tensor_method()
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
           out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2): one kernel (BLAS product, then the scaled sum)."""
     return _deliver(dispatch.call(L.addmm_op, input, mat1, mat2, beta=beta, alpha=alpha), out)
 
 
-@tensor_method()
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1,
           out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
     return _deliver(_scaled_sum(input, mv(mat, vec), beta, alpha, "addmv"), out)
 
 
-@tensor_method()
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
     return _deliver(_scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out)
 
 
-@tensor_method()
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * sum_i batch1[i] @ batch2[i] (one mm over the joined batch)."""
@@ -240,7 +227,6 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
     return _deliver(_scaled_sum(input, mm(a, b), beta, alpha, "addbmm"), out)
 
 
-@tensor_method()
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1,
          out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * outer(vec1, vec2)."""
@@ -323,8 +309,8 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor
     return _deliver(mm(left, right).reshape(shape), out)
 
 
-Tensor.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self.copy_(
-    addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+def _addmm_inplace(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self.copy_(addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
 # -- einsum -----------------------------------------------------------------------------------
@@ -506,15 +492,11 @@ def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _deliver((ai * bi).reshape([x * y for x, y in zip(a._a.shape, b._a.shape)]), out)
 
 
-@tensor_method()
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     return input.diagonal().sum()
-
-
-Tensor.kron = kron
 
 
 # -- norms of matrices --------------------------------------------------------------------

@@ -15,10 +15,15 @@ from ..kernels import registry
 from ..kernels.defs import binary as B
 from ..kernels.defs import unary as U
 from ..tensor import Tensor
-from ._util import tensor_method, type_name
+from .conversion import imag, real
+from ._util import type_name
 
 _pw = dispatch.pointwise
 __all__: list[str] = []
+
+# The Tensor methods the factories below make (``_unary``, ``_binary``, ``_angle_scale``), by
+# torch name: ``ops/tensor_methods.py`` lists each name in its table and installs them.
+GENERATED_METHODS: dict = {}
 
 
 def _export(fn, name: str | None = None):
@@ -57,8 +62,8 @@ def _unary(op: registry.OpDef, name: str, *aliases: str, method: bool = True):
     for n in (name, *aliases):
         _export(fn, n)
         if method:
-            setattr(Tensor, n, lambda self, _f=fn: _f(self))
-            setattr(Tensor, n + "_", inplace)
+            GENERATED_METHODS[n] = lambda self, _f=fn: _f(self)
+            GENERATED_METHODS[n + "_"] = inplace
         _export(lambda input, _i=inplace: _i(input), n + "_")
     return fn
 
@@ -89,10 +94,8 @@ _real_abs = globals()["abs"]
 def _abs(input, *, out=None):
     """torch.abs; complex inputs give their real dtype (|z| = hypot(re, im))."""
     _check_tensor(input, "abs")
-    if input.dtype.is_complex:
-        a, d = input._a, input.dtype.to_real()
-        re, im = Tensor._make(a.real, input._st, d), Tensor._make(a.imag, input._st, d)
-        return _pw(B.hypot_op, (re, im), out)
+    if input.dtype.is_complex:  # the real and imaginary part views (meta ones on meta)
+        return _pw(B.hypot_op, (real(input), imag(input)), out)
     return _real_abs(input, out=out)
 
 
@@ -107,11 +110,13 @@ for _n in ("abs", "absolute"):
     _abs.__name__ = "abs"
     globals()[_n] = _abs
     globals()[_n + "_"] = _abs_
-    setattr(Tensor, _n, lambda self, _f=_abs: _f(self))
-    setattr(Tensor, _n + "_", _abs_)
 
 
-@tensor_method()
+def _abs_method(self):
+    """Tensor.abs, Tensor.absolute and ``abs(x)``: complex tensors give their real dtype."""
+    return _abs(self)
+
+
 def square(input, *, out=None):
     """torch.square; bool squares to int64 as in torch (square is pow(input, 2) there)."""
     _check_tensor(input, "square")
@@ -120,7 +125,6 @@ def square(input, *, out=None):
     return _pw(U.square_op, (input,), out)
 
 
-@tensor_method()
 def square_(self):
     _check_inplace(self)
     if self.dtype is _dt.bool:
@@ -139,14 +143,12 @@ for _op, _name in [(U.isnan_op, "isnan"), (U.isinf_op, "isinf"), (U.isfinite_op,
         return _pw(_op, (input,), out)
     _pred.__name__ = _name
     _export(_pred, _name)
-    setattr(Tensor, _name, _pred)
 
 
 def _round_scalar(decimals):
     return float(10.0 ** builtins.abs(decimals))
 
 
-@tensor_method()
 def round(input, *, decimals: int = 0, out=None):
     """torch.round: half to even; ``decimals`` scales by 10**decimals as torch does."""
     _check_tensor(input, "round")
@@ -167,7 +169,6 @@ def round(input, *, decimals: int = 0, out=None):
 _export(round)
 
 
-@tensor_method("round_")
 def round_(input, *, decimals: int = 0):
     _check_inplace(input)
     if decimals == 0:
@@ -232,9 +233,9 @@ def _binary(op: registry.OpDef, name: str, *aliases: str, tensors: bool = False,
 
     fn.__name__ = fn.__qualname__ = name
     _export(fn, name)
-    setattr(Tensor, name, method)
+    GENERATED_METHODS[name] = method
     if inplace_method:
-        setattr(Tensor, name + "_", inplace)
+        GENERATED_METHODS[name + "_"] = inplace
     return fn
 
 
@@ -362,13 +363,11 @@ _export(div, "true_divide")
 _export(sub, "subtract")
 
 
-@tensor_method()
 def add_(self, other, *, alpha=1):
     _check_inplace(self)
     return _pw(B.add_op, (self, _scaled(self, other, alpha)), inplace=True)
 
 
-@tensor_method("sub_", "subtract_")
 def sub_(self, other, *, alpha=1):
     _check_inplace(self)
     if type(alpha) is not int or alpha != 1:
@@ -376,7 +375,6 @@ def sub_(self, other, *, alpha=1):
     return _pw(B.sub_op, (self, _scaled(self, other, alpha)), inplace=True)
 
 
-@tensor_method("div_", "divide_", "true_divide_")
 def div_(self, other, *, rounding_mode=None):
     _check_inplace(self)
     op = {None: B.div_op, "trunc": B.div_trunc_op, "floor": B.floor_divide_op}.get(rounding_mode)
@@ -385,20 +383,35 @@ def div_(self, other, *, rounding_mode=None):
     return _pw(op, (self, other), inplace=True)
 
 
-@tensor_method()
 def pow_(self, exponent):
     _check_inplace(self)
     return copy_into(self, pow(self, exponent)) if self.dtype.category < 2 else _pw(
         B.pow_op, (self, exponent), inplace=True)
 
 
-Tensor.add = lambda self, other, *, alpha=1: add(self, other, alpha=alpha)
-Tensor.sub = Tensor.subtract = lambda self, other, *, alpha=1: sub(self, other, alpha=alpha)
-Tensor.div = Tensor.divide = lambda self, other, *, rounding_mode=None: div(
-    self, other, rounding_mode=rounding_mode)
-Tensor.true_divide = lambda self, other: div(self, other)
-Tensor.pow = lambda self, exponent: pow(self, exponent)
-Tensor.float_power = lambda self, exponent: float_power(self, exponent)
+# the methods take no ``out=``, as torch's
+def _add_method(self, other, *, alpha=1):
+    return add(self, other, alpha=alpha)
+
+
+def _sub_method(self, other, *, alpha=1):
+    return sub(self, other, alpha=alpha)
+
+
+def _div_method(self, other, *, rounding_mode=None):
+    return div(self, other, rounding_mode=rounding_mode)
+
+
+def _true_divide_method(self, other):
+    return div(self, other)
+
+
+def _pow_method(self, exponent):
+    return pow(self, exponent)
+
+
+def _float_power_method(self, exponent):
+    return float_power(self, exponent)
 
 
 # -- operators -------------------------------------------------------------------------------
@@ -441,61 +454,18 @@ def _iop(fn):
     return r
 
 
-Tensor.__add__ = _op2(add, op=B.add_op)
-Tensor.__radd__ = _op2(add, True, B.add_op)
-Tensor.__iadd__ = _iop(Tensor.add_)
-Tensor.__sub__ = _op2(sub, op=B.sub_op)
-Tensor.__rsub__ = _op2(sub, True, B.sub_op)
-Tensor.__isub__ = _iop(Tensor.sub_)
-Tensor.__mul__ = _op2(globals()["mul"], op=B.mul_op)
-Tensor.__rmul__ = _op2(globals()["mul"], True, B.mul_op)
-Tensor.__imul__ = _iop(Tensor.mul_)
-Tensor.__truediv__ = _op2(div, op=B.div_op)
-Tensor.__rtruediv__ = _op2(div, True, B.div_op)
-Tensor.__itruediv__ = _iop(Tensor.div_)
-Tensor.__floordiv__ = _op2(globals()["floor_divide"])
-Tensor.__rfloordiv__ = _op2(globals()["floor_divide"], True)
-Tensor.__ifloordiv__ = _iop(Tensor.floor_divide_)
-Tensor.__mod__ = _op2(globals()["remainder"])
-Tensor.__rmod__ = _op2(globals()["remainder"], True)
-Tensor.__imod__ = _iop(Tensor.remainder_)
-Tensor.__pow__ = _op2(pow)
-Tensor.__rpow__ = _op2(pow, True)
-Tensor.__ipow__ = _iop(Tensor.pow_)
-Tensor.__neg__ = lambda self: _pw(U.neg_op, (self,))
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: _abs(self)
+def _neg_method(self):
+    return _pw(U.neg_op, (self,))
+
+
+def _pos_method(self):
+    return self
 
 
 def _invert(self):
     if self.dtype.category > 1:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return _pw(U.bitwise_not_op, (self,))
-
-
-Tensor.__invert__ = _invert
-Tensor.__and__ = _op2(globals()["bitwise_and"])
-Tensor.__rand__ = _op2(globals()["bitwise_and"], True)
-Tensor.__iand__ = _iop(Tensor.bitwise_and_)
-Tensor.__or__ = _op2(globals()["bitwise_or"])
-Tensor.__ror__ = _op2(globals()["bitwise_or"], True)
-Tensor.__ior__ = _iop(Tensor.bitwise_or_)
-Tensor.__xor__ = _op2(globals()["bitwise_xor"])
-Tensor.__rxor__ = _op2(globals()["bitwise_xor"], True)
-Tensor.__ixor__ = _iop(Tensor.bitwise_xor_)
-Tensor.__lshift__ = _op2(globals()["bitwise_left_shift"])
-Tensor.__rlshift__ = _op2(globals()["bitwise_left_shift"], True)
-Tensor.__ilshift__ = _iop(Tensor.bitwise_left_shift_)
-Tensor.__rshift__ = _op2(globals()["bitwise_right_shift"])
-Tensor.__rrshift__ = _op2(globals()["bitwise_right_shift"], True)
-Tensor.__irshift__ = _iop(Tensor.bitwise_right_shift_)
-Tensor.__eq__ = _op2(globals()["eq"])
-Tensor.__ne__ = _op2(globals()["ne"])
-Tensor.__lt__ = _op2(globals()["lt"])
-Tensor.__le__ = _op2(globals()["le"])
-Tensor.__gt__ = _op2(globals()["gt"])
-Tensor.__ge__ = _op2(globals()["ge"])
-Tensor.__hash__ = lambda self: id(self)
 
 
 # -- ternary and parameterised ---------------------------------------------------------------
@@ -600,8 +570,8 @@ def _angle_scale(name: str, factor: float):
     fn.__name__ = fn.__qualname__ = name
     _export(fn, name)
     _export(inplace, name + "_")
-    setattr(Tensor, name, lambda self: fn(self))
-    setattr(Tensor, name + "_", inplace)
+    GENERATED_METHODS[name] = lambda self: fn(self)
+    GENERATED_METHODS[name + "_"] = inplace
 
 
 _angle_scale("deg2rad", math.pi / 180)
@@ -688,28 +658,51 @@ for _fn in (addcmul, addcdiv, positive, clamp, clamp_min, clamp_max, lerp, where
     _export(_fn)
 _export(clip)
 
-Tensor.clamp, Tensor.clip = _clamp_method("clamp", False), _clamp_method("clip", False)
-Tensor.clamp_, Tensor.clip_ = _clamp_method("clamp_", True), _clamp_method("clip_", True)
-Tensor.clamp_min = lambda self, min: clamp_min(self, min)
-Tensor.clamp_max = lambda self, max: clamp_max(self, max)
-Tensor.clamp_min_ = lambda self, min: _pw(B.clamp_min_op, (self, min), inplace=True)
-Tensor.clamp_max_ = lambda self, max: _pw(B.clamp_max_op, (self, max), inplace=True)
-Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: addcmul(self, tensor1, tensor2, value=value)
-Tensor.addcdiv = lambda self, tensor1, tensor2, *, value=1: addcdiv(self, tensor1, tensor2, value=value)
-Tensor.addcmul_ = _addc_inplace(B.addcmul_op)
-Tensor.addcdiv_ = _addc_inplace(B.addcdiv_op)
-Tensor.positive = positive
-Tensor.lerp = lambda self, end, weight: lerp(self, end, weight)
-Tensor.lerp_ = lambda self, end, weight: _pw(B.lerp_op, (self, end, weight), inplace=True)
-Tensor.where = lambda self, condition, other: where(condition, self, other)
-Tensor.isclose = isclose
-Tensor.allclose = allclose
-Tensor.equal = equal
-Tensor.nan_to_num = nan_to_num
-Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: nan_to_num(
-    self, nan, posinf, neginf, out=self)
-Tensor.logit = logit
-Tensor.logit_ = lambda self, eps=None: logit(self, eps, out=self)
-Tensor.masked_fill_ = None  # replaced by ops.indexing
-del Tensor.masked_fill_
+
+# -- Tensor methods that adapt the functions above (no ``out=``; the self-first forms) ------
+
+def _clamp_min_method(self, min):
+    return clamp_min(self, min)
+
+
+def _clamp_max_method(self, max):
+    return clamp_max(self, max)
+
+
+def _clamp_min_inplace(self, min):
+    return _pw(B.clamp_min_op, (self, min), inplace=True)
+
+
+def _clamp_max_inplace(self, max):
+    return _pw(B.clamp_max_op, (self, max), inplace=True)
+
+
+def _addcmul_method(self, tensor1, tensor2, *, value=1):
+    return addcmul(self, tensor1, tensor2, value=value)
+
+
+def _addcdiv_method(self, tensor1, tensor2, *, value=1):
+    return addcdiv(self, tensor1, tensor2, value=value)
+
+
+def _lerp_method(self, end, weight):
+    return lerp(self, end, weight)
+
+
+def _lerp_inplace(self, end, weight):
+    return _pw(B.lerp_op, (self, end, weight), inplace=True)
+
+
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
+def _nan_to_num_inplace(self, nan=0.0, posinf=None, neginf=None):
+    return nan_to_num(self, nan, posinf, neginf, out=self)
+
+
+def _logit_inplace(self, eps=None):
+    return logit(self, eps, out=self)
+
+
 _ = math

@@ -18,7 +18,6 @@ from ..device import to_device
 from ..kernels.defs import random as R
 from ..shape import as_shape
 from ..tensor import Tensor
-from ._util import tensor_method
 from .creation import _sizes, deliver, factory_device, factory_dtype, like
 from .creation import require_grad as _require_grad
 
@@ -234,24 +233,18 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     return deliver(res, out)
 
 
-tensor_method("multinomial")(multinomial)
-
-
 # -- in-place Tensor methods -----------------------------------------------------------------
 
-@tensor_method()
 def uniform_(self, a: float = 0.0, to: float = 1.0, *, generator=None, **kwargs) -> Tensor:
     """Fill with samples uniform on [from, to) (``from`` is accepted as a keyword too)."""
     return _call(R.uniform_op, self, frm=float(kwargs.pop("from", a)), to=float(to),
                  generator=generator)
 
 
-@tensor_method()
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     return _call(R.normal_op, self, mean=float(mean), std=float(std), generator=generator)
 
 
-@tensor_method()
 def random_(self, *args, generator=None, **kwargs) -> Tensor:
     """``random_()``: the dtype's whole range; ``random_(to)``: [0, to);
     ``random_(from, to)``: [from, to) (``to=None``: up to the dtype's maximum)."""
@@ -271,7 +264,6 @@ def random_(self, *args, generator=None, **kwargs) -> Tensor:
     return _call(R.random_op, self, frm=frm, to=to, generator=generator)
 
 
-@tensor_method()
 def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
     """Fill with 0/1 draws of probability ``p`` (a float or a tensor broadcast to self)."""
     if isinstance(p, Tensor):
@@ -279,26 +271,23 @@ def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
     return _call(R.bernoulli_op, self, p=p, generator=generator)
 
 
-Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
+def _bernoulli_method(self, p=None, *, generator=None) -> Tensor:
+    return bernoulli(self, p, generator=generator)
 
 
-@tensor_method()
 def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _call(R.exponential_op, self, lambd=float(lambd), generator=generator)
 
 
-@tensor_method()
 def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
     return _call(R.cauchy_op, self, median=float(median), sigma=float(sigma),
                  generator=generator)
 
 
-@tensor_method()
 def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
     return _call(R.log_normal_op, self, mean=float(mean), std=float(std), generator=generator)
 
 
-@tensor_method()
 def geometric_(self, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (>= 1)."""
     return _call(R.geometric_op, self, p=float(p), generator=generator)

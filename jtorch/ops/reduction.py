@@ -20,7 +20,6 @@ from ..kernels.defs import binary as B
 from ..kernels.defs import reduction as D
 from ..kernels.defs import scan as S
 from ..tensor import Tensor
-from ._util import tensor_method
 from .softmax import log_softmax, softmax, softmax_backward  # noqa: F401  (their old home)
 
 __all__ = [
@@ -100,7 +99,6 @@ def pair_out(rt, res: tuple, out):
 
 # -- simple reductions ---------------------------------------------------------------------
 
-@tensor_method()
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     """torch.sum: ints and bool sum to int64; float32 accumulates in float32 blocks whose
     sums are added in float64 (torch's cascade-sum accuracy).
@@ -118,14 +116,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.nansum: sum treating nan as zero."""
     res = dispatch.call(D.nansum_op, input, dim=dim, keepdim=keepdim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     """torch.mean: floating point and complex only (or with a floating ``dtype``)."""
     if axis is not None and dim is None:
@@ -137,7 +133,6 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.prod over all elements or one dim; ints and bool multiply in int64."""
     if dim is not None and not isinstance(dim, int):
@@ -149,42 +144,36 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def amax(input, dim=(), keepdim=False, *, out=None):
     """torch.amax: the largest value over dims (nan if any is nan)."""
     res = dispatch.call(D.amax_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def amin(input, dim=(), keepdim=False, *, out=None):
     """torch.amin: the smallest value over dims (nan if any is nan)."""
     res = dispatch.call(D.amin_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """torch.aminmax: (min, max) over all elements or one dim."""
     return pair_out(return_types.aminmax, dispatch.call(D.aminmax_op, input, dim=dim, keepdim=keepdim),
                     out)
 
 
-@tensor_method()
 def all(input, dim=None, keepdim=False, *, out=None):
     """torch.all: True where every element is nonzero (uint8 input gives uint8)."""
     res = dispatch.call(D.all_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def any(input, dim=None, keepdim=False, *, out=None):
     """torch.any: True where some element is nonzero (uint8 input gives uint8)."""
     res = dispatch.call(D.any_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def count_nonzero(input, dim=None):
     """torch.count_nonzero: int64 counts over all elements or the given dims."""
     return dispatch.call(D.count_nonzero_op, input, dim=dim)
@@ -192,14 +181,12 @@ def count_nonzero(input, dim=None):
 
 # -- value-and-index reductions ------------------------------------------------------------
 
-@tensor_method()
 def argmax(input, dim=None, keepdim=False):
     """torch.argmax: index of the first maximum (of the first nan if any) along ``dim``, or
     into the flattened input when ``dim`` is None."""
     return dispatch.call(D.argmax_op, input, dim=dim, keepdim=keepdim)
 
 
-@tensor_method()
 def argmin(input, dim=None, keepdim=False):
     """torch.argmin: index of the first minimum (of the first nan if any)."""
     return dispatch.call(D.argmin_op, input, dim=dim, keepdim=keepdim)
@@ -218,7 +205,6 @@ def _max_min(name: str, full_op, dim_op, binary_op, rt, input, dim, keepdim, out
     return pair_out(rt, dispatch.call(dim_op, input, dim=dim, keepdim=keepdim), out)
 
 
-@tensor_method()
 def max(input, dim=None, keepdim=False, *, out=None):
     """torch.max: the maximum value; with ``dim`` a (values, indices) named tuple (first index
     of ties); with a tensor second argument, torch.maximum."""
@@ -226,7 +212,6 @@ def max(input, dim=None, keepdim=False, *, out=None):
                     keepdim, out)
 
 
-@tensor_method()
 def min(input, dim=None, keepdim=False, *, out=None):
     """torch.min: the minimum value; with ``dim`` a (values, indices) named tuple."""
     return _max_min("min", D.amin_op, D.min_op, B.minimum_op, return_types.min, input, dim,
@@ -235,7 +220,6 @@ def min(input, dim=None, keepdim=False, *, out=None):
 
 # -- statistics ----------------------------------------------------------------------------
 
-@tensor_method()
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """torch.var: sum of squared deviations / max(0, N - correction); correction=1 default
     (``unbiased=False`` means 0)."""
@@ -244,7 +228,6 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """torch.std: sqrt of var."""
     res = dispatch.call(D.std_op, input, dim=dim, unbiased=unbiased, keepdim=keepdim,
@@ -264,7 +247,6 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
                        correction=correction))
 
 
-@tensor_method()
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.nanmean: mean over the non-nan elements."""
     res = dispatch.call(D.nanmean_op, input, dim=dim, keepdim=keepdim, dtype=dtype)
@@ -277,7 +259,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: vector p-norms over all elements or ``dim`` ('fro' is the 2-norm)."""
     _check(input, "norm")
@@ -288,7 +269,6 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
 
 
-@tensor_method()
 def logsumexp(input, dim=None, keepdim=False, *, out=None):
     """torch.logsumexp: max + log(sum(exp(x - max))) (an infinite max counts as 0); integer
     inputs give the default float dtype."""
@@ -298,35 +278,30 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None):
 
 # -- scans ---------------------------------------------------------------------------------
 
-@tensor_method()
 def cumsum(input, dim=None, *, dtype=None, out=None):
     """torch.cumsum: running sums along ``dim`` (float32 accumulates in float64, like torch)."""
     res = dispatch.call(S.cumsum_op, input, dim=dim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def cumprod(input, dim=None, *, dtype=None, out=None):
     """torch.cumprod: running products along ``dim``."""
     res = dispatch.call(S.cumprod_op, input, dim=dim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def logcumsumexp(input, dim=None, *, out=None):
     """torch.logcumsumexp: running log(sum(exp)) along ``dim`` (floating point only)."""
     res = dispatch.call(S.logcumsumexp_op, input, dim=dim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-@tensor_method()
 def cummax(input, dim=None, *, out=None):
     """torch.cummax: running maximum and the index where it was taken (ties and nan take the
     later index)."""
     return pair_out(return_types.cummax, dispatch.call(S.cummax_op, input, dim=dim), out)
 
 
-@tensor_method()
 def cummin(input, dim=None, *, out=None):
     """torch.cummin: running minimum and its index."""
     return pair_out(return_types.cummin, dispatch.call(S.cummin_op, input, dim=dim), out)
@@ -339,7 +314,3 @@ def _scan_inplace(fn):
         return copy_(self, fn(self, dim, dtype=dtype))
 
     return inplace
-
-
-Tensor.cumsum_ = _scan_inplace(cumsum)
-Tensor.cumprod_ = _scan_inplace(cumprod)

@@ -13,12 +13,10 @@ from __future__ import annotations
 from .. import dispatch
 from ..kernels.defs import softmax as D
 from ..tensor import Tensor
-from ._util import tensor_method
 
 __all__ = ["log_softmax", "softmax"]
 
 
-@tensor_method()
 def softmax(input, dim=None, dtype=None):
     """torch.softmax: exp(x - max) / sum, one fused pass per row (vectorised fastmath exp).
 
@@ -29,7 +27,6 @@ def softmax(input, dim=None, dtype=None):
     return dispatch.call(D.softmax_op, input, dim=dim, dtype=dtype)
 
 
-@tensor_method()
 def log_softmax(input, dim=None, dtype=None):
     """torch.log_softmax: x - max - log(sum(exp(x - max))), fused per row."""
     return dispatch.call(D.log_softmax_op, input, dim=dim, dtype=dtype)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from .. import dispatch
 from ..kernels.defs import sort as D
-from ._util import tensor_method
 from .reduction import pair_out, return_types
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
 ]
 
 
-@tensor_method()
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     """torch.sort: (values, indices); stable for every call, nan sorts as the largest value;
     laid out like the input."""
@@ -39,19 +37,16 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
                                                      descending=descending, stable=stable), out)
 
 
-@tensor_method()
 def argsort(input, dim=-1, descending=False, stable=False):
     """torch.argsort: the indices of torch.sort."""
     return dispatch.call(D.argsort_op, input, dim=dim, descending=descending, stable=stable)
 
 
-@tensor_method()
 def msort(input):
     """torch.msort: sort along dim 0."""
     return sort(input, 0).values
 
 
-@tensor_method()
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """torch.topk: the k largest (or smallest) along ``dim``, in sorted order; nan counts as
     the largest value."""
@@ -59,7 +54,6 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
                                                      largest=largest, sorted=sorted), out)
 
 
-@tensor_method()
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """torch.kthvalue: the k-th smallest value along ``dim`` and its index."""
     return pair_out(return_types.kthvalue, dispatch.call(D.kthvalue_op, input, k=k, dim=dim,
@@ -73,20 +67,17 @@ def _median(op, rt, input, dim, keepdim, out):
     return pair_out(rt, res, out)
 
 
-@tensor_method()
 def median(input, dim=None, keepdim=False, *, out=None):
     """torch.median: the lower median (nan if the row has a nan); with ``dim`` a (values,
     indices) named tuple."""
     return _median(D.median_op, return_types.median, input, dim, keepdim, out)
 
 
-@tensor_method()
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """torch.nanmedian: the lower median of the non-nan values."""
     return _median(D.nanmedian_op, return_types.nanmedian, input, dim, keepdim, out)
 
 
-@tensor_method()
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """torch.mode: the most frequent value along ``dim`` (the smallest on ties) and the index
     of its last occurrence."""
@@ -94,7 +85,6 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
                     out)
 
 
-@tensor_method()
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """torch.unique over the flattened input: sorted unique values (torch's CPU kernel sorts
     even for ``sorted=False``), optional inverse indices and counts; unique slices along
@@ -103,7 +93,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
                          return_counts=return_counts, dim=dim)
 
 
-@tensor_method()
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """torch.unique_consecutive: collapse runs of equal neighbours (of the flattened input, or
     of slices along ``dim``)."""

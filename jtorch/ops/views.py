@@ -18,7 +18,7 @@ from ..kernels.defs import movement as M
 from ..kernels.defs import view as V
 from ..shape import broadcast_shapes, wrap_dim
 from ..tensor import Tensor
-from ._util import tensor_method, type_name
+from ._util import type_name
 
 __all__ = [
     "as_strided",
@@ -130,7 +130,6 @@ def _inplace_view(op, self: Tensor, **params) -> Tensor:
 
 # -- view ops -------------------------------------------------------------------------------
 
-@tensor_method()
 def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
     """A view with a new shape (one -1 inferred); strides must allow it, else use reshape.
     ``view(dtype)`` reads the same bytes as another dtype."""
@@ -139,7 +138,6 @@ def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
     return _view(V.view_op, self, shape=_ints(shape if size is None else (size,)))
 
 
-@tensor_method()
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     return _view(V.view_op, self, shape=other._a.shape)
 
@@ -154,21 +152,25 @@ def reshape(input: Tensor, shape) -> Tensor:
                  reshape=True)
 
 
-Tensor.reshape = lambda self, *shape_args, shape=None: _view(
-    V.view_op, self, shape=_ints(shape_args if shape is None else (shape,)), reshape=True)
-Tensor.reshape_as = lambda self, other: _view(V.view_op, self, shape=other._a.shape, reshape=True)
+def _reshape_method(self: Tensor, *shape_args, shape=None) -> Tensor:
+    """``x.reshape(2, 3)``, ``x.reshape((2, 3))`` or ``x.reshape(shape=(2, 3))``."""
+    return _view(V.view_op, self, shape=_ints(shape_args if shape is None else (shape,)),
+                 reshape=True)
 
 
-@tensor_method()
+def _reshape_as_method(self: Tensor, other: Tensor) -> Tensor:
+    return _view(V.view_op, self, shape=other._a.shape, reshape=True)
+
+
 def permute(input: Tensor, *dims) -> Tensor:
     return _view(V.permute_op, input, dims=_ints(dims, "dims"))
 
 
-Tensor.permute = lambda self, *dims_args, dims=None: permute(
-    self, *(dims_args if dims is None else (dims,)))
+def _permute_method(self: Tensor, *dims_args, dims=None) -> Tensor:
+    """``x.permute(1, 0)``, ``x.permute((1, 0))`` or ``x.permute(dims=(1, 0))``."""
+    return permute(self, *(dims_args if dims is None else (dims,)))
 
 
-@tensor_method("transpose", "swapaxes", "swapdims")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return _view(V.transpose_op, input, dim0=dim0, dim1=dim1)
 
@@ -176,17 +178,14 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
-@tensor_method()
 def t(input: Tensor) -> Tensor:
     return _view(V.t_op, input)
 
 
-@tensor_method()
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _inplace_view(V.transpose__op, self, dim0=dim0, dim1=dim1)
 
 
-@tensor_method()
 def t_(self: Tensor) -> Tensor:
     return _inplace_view(V.t__op, self)
 
@@ -199,34 +198,25 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return _call(V.unsqueeze_op, input, dim=dim)
 
 
-Tensor.squeeze = lambda self, dim=None: _call(V.squeeze_op, self, dim=dim)
-Tensor.unsqueeze = lambda self, dim: _call(V.unsqueeze_op, self, dim=dim)
-
-
-@tensor_method()
 def squeeze_(self: Tensor, dim=None) -> Tensor:
     return _inplace_view(V.squeeze__op, self, dim=dim)
 
 
-@tensor_method()
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     return _inplace_view(V.unsqueeze__op, self, dim=dim)
 
 
-@tensor_method()
 def expand(self: Tensor, *sizes, size=None) -> Tensor:
     """A broadcast view: size-1 dims (and new leading dims) get stride 0; -1 keeps a size."""
     return _call(V.expand_op, self, size=_ints(sizes if size is None else (size,)))
 
 
-Tensor.expand_as = lambda self, other: _call(V.expand_op, self, size=other._a.shape)
+def _expand_as_method(self: Tensor, other: Tensor) -> Tensor:
+    return _call(V.expand_op, self, size=other._a.shape)
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
     return _call(V.expand_op, input, size=_ints((size,) if isinstance(size, int) else size))
-
-
-Tensor.broadcast_to = broadcast_to
 
 
 def broadcast_tensors(*tensors) -> tuple:
@@ -252,7 +242,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
-Tensor.flatten = lambda self, start_dim=0, end_dim=-1: flatten(self, start_dim, end_dim)
+def _flatten_method(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return flatten(self, start_dim, end_dim)
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
@@ -279,7 +270,8 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
 
-Tensor.unflatten = lambda self, dim, sizes: unflatten(self, dim, sizes)
+def _unflatten_method(self: Tensor, dim: int, sizes) -> Tensor:
+    return unflatten(self, dim, sizes)
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -288,23 +280,14 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     return _call(V.narrow_op, input, dim=dim, start=start.__index__(), length=length.__index__())
 
 
-Tensor.narrow = narrow
-
-
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     if input._a.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     return _call(V.select_op, input, dim=dim, index=index.__index__())
 
 
-Tensor.select = select
-
-
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     return _call(V.unbind_op, input, dim=dim)
-
-
-Tensor.unbind = unbind
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
@@ -319,15 +302,20 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return _call(V.split_op, tensor, split_size=split_size_or_sections.__index__(), dim=dim)
 
 
-Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
-Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
+def _split_method(self: Tensor, split_size, dim: int = 0) -> tuple:
+    return split(self, split_size, dim)
+
+
+def _split_with_sizes_method(self: Tensor, split_sizes, dim: int = 0) -> tuple:
+    return split(self, list(split_sizes), dim)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return _call(V.chunk_op, input, chunks=chunks, dim=dim)
 
 
-Tensor.chunk = lambda self, chunks, dim=0: chunk(self, chunks, dim)
+def _chunk_method(self: Tensor, chunks: int, dim: int = 0) -> tuple:
+    return chunk(self, chunks, dim)
 
 
 def _slice(input: Tensor, d: int, start: int, end: int) -> Tensor:
@@ -362,8 +350,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
-Tensor.tensor_split = lambda self, indices_or_sections, dim=0: tensor_split(
-    self, indices_or_sections, dim)
+def _tensor_split_method(self: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    return tensor_split(self, indices_or_sections, dim)
 
 
 def hsplit(input: Tensor, indices_or_sections) -> tuple:
@@ -383,10 +371,6 @@ def _dsplit_like(input, ios, dim, name, min_dims):
                            f"of the dimension {input._a.shape[dim]} is not divisible by the split_"
                            f"size {ios}!")
     return tensor_split(input, ios, dim)
-
-
-Tensor.hsplit = hsplit
-Tensor.vsplit = vsplit
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:
@@ -414,7 +398,6 @@ def movedim(input: Tensor, source, destination) -> Tensor:
 
 
 moveaxis = movedim
-Tensor.movedim = Tensor.moveaxis = movedim
 
 
 def _int_tuple(fn: str, name: str, value, pos: int | None):
@@ -448,10 +431,6 @@ def _as_strided_method(self: Tensor, size, stride, storage_offset=None) -> Tenso
                                                          "as_strided", 1))
 
 
-Tensor.as_strided = _as_strided_method
-
-
-@tensor_method()
 def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
     return _inplace_view(V.as_strided__op, self, **_strided_args(size, stride, storage_offset,
                                                                   "as_strided_", 1))
@@ -461,10 +440,10 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return _call(V.diagonal_op, input, offset=offset, dim1=dim1, dim2=dim2)
 
 
-Tensor.diagonal = lambda self, offset=0, dim1=0, dim2=1: diagonal(self, offset, dim1, dim2)
+def _diagonal_method(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return diagonal(self, offset, dim1, dim2)
 
 
-@tensor_method()
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """A view of every ``size``-long slice along ``dimension`` taken ``step`` apart, the slices
     in a new last dim."""
@@ -582,8 +561,8 @@ def flip(input: Tensor, dims=_NO_DIMS) -> Tensor:
     return _call(M.flip_op, input, dims=_dims_arg("flip", dims, 2))
 
 
-Tensor.flip = lambda self, *dims_args, dims=_NO_DIMS: _call(
-    M.flip_op, self, dims=_method_dims("flip", dims_args, dims))
+def _flip_method(self: Tensor, *dims_args, dims=_NO_DIMS) -> Tensor:
+    return _call(M.flip_op, self, dims=_method_dims("flip", dims_args, dims))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -598,10 +577,6 @@ def flipud(input: Tensor) -> Tensor:
     return flip(input, (0,))
 
 
-Tensor.fliplr = fliplr
-Tensor.flipud = flipud
-
-
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Rotate along ``dims`` by ``shifts`` (flattened first when dims is None): block copies."""
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
@@ -610,10 +585,10 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     return _call(M.roll_op, input, shifts=shifts, dims=dims)
 
 
-Tensor.roll = lambda self, shifts, dims=None: roll(self, shifts, dims)
+def _roll_method(self: Tensor, shifts, dims=None) -> Tensor:
+    return roll(self, shifts, dims)
 
 
-@tensor_method()
 def repeat(self: Tensor, *repeats_args, repeats=None) -> Tensor:
     """Tile the tensor ``repeats`` times per dim: one strided copy from a 0-stride view."""
     repeats = repeats_args if repeats is None else (repeats,)
@@ -634,8 +609,8 @@ def _tile(input: Tensor, dims: tuple) -> Tensor:
     return repeat(input, repeats=dims)  # () for a 0-d input: a copy
 
 
-Tensor.tile = lambda self, *dims_args, dims=_NO_DIMS: _tile(self, _method_dims("tile", dims_args,
-                                                                                dims))
+def _tile_method(self: Tensor, *dims_args, dims=_NO_DIMS) -> Tensor:
+    return _tile(self, _method_dims("tile", dims_args, dims))
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
@@ -652,10 +627,20 @@ def _tri_(op, self: Tensor, diagonal) -> Tensor:
     return _call(op, self, diagonal=diagonal.__index__())
 
 
-Tensor.tril = lambda self, diagonal=0: tril(self, diagonal)
-Tensor.triu = lambda self, diagonal=0: triu(self, diagonal)
-Tensor.tril_ = lambda self, diagonal=0: _tri_(M.tril__op, self, diagonal)
-Tensor.triu_ = lambda self, diagonal=0: _tri_(M.triu__op, self, diagonal)
+def _tril_method(self: Tensor, diagonal: int = 0) -> Tensor:
+    return tril(self, diagonal)
+
+
+def _triu_method(self: Tensor, diagonal: int = 0) -> Tensor:
+    return triu(self, diagonal)
+
+
+def _tril_inplace(self: Tensor, diagonal: int = 0) -> Tensor:
+    return _tri_(M.tril__op, self, diagonal)
+
+
+def _triu_inplace(self: Tensor, diagonal: int = 0) -> Tensor:
+    return _tri_(M.triu__op, self, diagonal)
 
 
 # -- compositions of the views and copies above (autograd follows their parts) ---------------
@@ -669,7 +654,6 @@ def _clone(t: Tensor) -> Tensor:
     return clone(t, memory_format=_dt.contiguous_format)
 
 
-@tensor_method()
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor: a view of a contiguous input, else a contiguous copy
     (torch's ``contiguous().view(-1)``, also where a strided view would fit)."""
@@ -678,7 +662,6 @@ def ravel(input: Tensor) -> Tensor:
     return reshape(input, (-1,))
 
 
-@tensor_method()
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees k times in the plane of ``dims`` (from the first towards the second)."""
     dims = list(dims)
@@ -701,7 +684,6 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     return _clone(input)
 
 
-@tensor_method()
 def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
     """Repeat each element (or each slice along ``dim``) ``repeats`` times; with a tensor of
     repeats, element i is repeated repeats[i] times. ``repeat_interleave(repeats)`` alone gives
@@ -751,9 +733,6 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     out = zeros(m, m, dtype=input.dtype, device=input.device)
     globals()["diagonal"](out, diagonal).copy_(input)
     return out
-
-
-Tensor.diag = diag
 
 
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
@@ -883,7 +862,3 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     if mask is None:
         return stack([reshape(g, (-1,)) for g in grids], 1)
     return stack([g.masked_select(mask) for g in grids], 1)
-
-
-Tensor.diag_embed = diag_embed
-Tensor.diagflat = diagflat
