@@ -181,6 +181,8 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
         if grad_hook is not None and grad_state.enabled:
             saved_self = _inplace_check(op, args)
     if out is not None:
+        if out._a.__class__ is _META:  # CPU operands, a meta out=: the device check there
+            return _pointwise_meta(op, args, out, inplace, result)
         if saved_self is None and not inplace and needs_grad(args):
             raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
@@ -257,8 +259,7 @@ def _pointwise_meta(op: registry.OpDef, args: tuple, out, inplace: bool, result)
             raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
         if out.device != dev:
-            raise RuntimeError(f"Expected out tensor to have device {dev}, but got {out.device} "
-                               "instead")
+            raise cross_device(dev, out.device)
         check_cast(result, out.dtype)
         check_overlap(out, args)
         if tuple(out._a.shape) != tuple(shape):
@@ -684,13 +685,20 @@ def meta_result(out, args: tuple, op: registry.OpDef):
     return tuple(meta_result(o, args, op) for o in out)
 
 
+def cross_device(src, dst) -> RuntimeError:
+    """torch's error for a result written into an ``out=`` tensor on another device."""
+    return RuntimeError(f"Attempting to copy from device {src} to device {dst}, but cross-device "
+                        "copies are not allowed!")
+
+
 def copy_into(out: Tensor, res: Tensor) -> Tensor:
     """Write a result into a user's ``out=`` tensor: resized to ``res``'s shape (torch warns
     when it held elements), cast by the copy kernel; on meta only the geometry changes. Under
     a mode the copy is the pointwise op ``copy`` into ``out`` (the same resize and cast)."""
     if mode is not None:
         return pointwise(_copy_op(), (res,), out)
-    common_device(out, res)
+    if out.device != res.device:
+        raise cross_device(res.device, out.device)
     if out._a.shape != res._a.shape:
         resize_out(out, res._a.shape)
     if out._a.__class__ is not _META and out._a.size:

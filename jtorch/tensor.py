@@ -1,8 +1,10 @@
 """The Tensor: a NumPy view (shape, strides, offset) over a 1-D storage array, plus autograd
 fields. Views share the storage and the version counter of their base.
 
-Op methods (``x.exp()``, ``x + y``) are attached by the modules in ``jtorch/ops`` so that
-each op family lives in one file; this module holds only what every tensor has.
+Op methods (``x.exp()``, ``x + y``, ``x[i]``, ``x.backward()``) come from one table,
+``jtorch/ops/tensor_methods.py``, which maps each torch method name to the function in its op
+family's module and attaches them all once, when ``jtorch`` is imported; this module holds only
+what every tensor has (metadata, autograd fields, storage access) and imports no op module.
 """
 
 from __future__ import annotations
@@ -201,6 +203,11 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def retains_grad(self) -> bool:
+        """True after ``retain_grad()`` on a non-leaf: backward fills its ``.grad``."""
+        return self._retains_grad
+
+    @property
     def requires_grad(self) -> bool:
         return self._requires_grad
 
@@ -249,6 +256,11 @@ class Tensor:
                     f"a tensor "
                     f"with grad_dtype '{self.dtype.scalar_name}'. The gradient must match the "
                     "tensor's grad_dtype (defaults to the tensor's dtype).")
+            if g.device.type != self.device.type:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{g.device.type}' to a "
+                    f"tensor with device type '{self.device.type}'. Please ensure that the "
+                    "gradient and the tensor are on the same device")
         self._grad = g
 
     @grad.deleter
@@ -265,6 +277,9 @@ class Tensor:
 
     @data.setter
     def data(self, other: Tensor) -> None:
+        if self.device.type != other.device.type:
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and "
+                               "`tensor` have incompatible tensor type.")
         self._a, self._st, self.dtype = other._a, other._st, other.dtype
 
     def detach(self) -> Tensor:
@@ -362,7 +377,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None) -> str:
-        from ._tensor_str import format_tensor
+        from ._tensor_str import format_meta, format_tensor
 
         if _meta.read_hook is not None:
             _meta.read_hook(self, "printing a Tensor")
@@ -371,8 +386,9 @@ class Tensor:
             suffixes.append("requires_grad=True")
         elif self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
-        if self._a.__class__ is _META_ARRAY:
-            return _meta_repr(self, suffixes)
+        if self._a.__class__ is _META_ARRAY:  # the size instead of values, as torch
+            return format_meta(tuple(self._a.shape), self.dtype.name,
+                               _dt.get_default_dtype().name, suffixes)
         return format_tensor(self._a, self.dtype.name, _dt.get_default_dtype().name, suffixes)
 
     __str__ = __repr__
@@ -399,8 +415,10 @@ class Tensor:
 
     # -- type conversion --------------------------------------------------------------------
     def type(self, dtype=None, non_blocking: bool = False, **kwargs):
-        if dtype is None:
-            return "torch." + self.dtype._legacy
+        if dtype is None:  # torch names the device but CPU's: "torch.meta.FloatTensor"
+            dev = self.device.type
+            return f"torch.{self.dtype._legacy}" if dev == "cpu" else \
+                f"torch.{dev}.{self.dtype._legacy}"
         if isinstance(dtype, str):
             name = dtype.rsplit(".", 1)[-1]
             matches = [d for d in _dt.ALL if d._legacy == name]
@@ -475,15 +493,6 @@ class _Storage:
 
     def size(self) -> int:
         return self._st.nbytes
-
-
-def _meta_repr(t: Tensor, suffixes: list) -> str:
-    """torch prints a meta tensor's size instead of values: ``tensor(..., device='meta',
-    size=(2, 3))``, with the dtype when it is not the default one."""
-    parts = ["...", "device='meta'", f"size={tuple(t._a.shape)}"]
-    if t.dtype is not _dt.get_default_dtype():
-        parts.append(f"dtype=torch.{t.dtype.name}")
-    return "tensor(" + ", ".join(parts + suffixes) + ")"
 
 
 def _rebuild_meta(shape, strides, dtype_name, requires_grad):

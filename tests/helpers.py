@@ -109,6 +109,15 @@ def raises_as(expected: BaseException, jfn: Callable[[], Any], *,
         assert str(got.value).split("\n")[0] == str(expected).split("\n")[0]
 
 
+def as_on_meta(message: str) -> str:
+    """A CPU error message as the same check words it for a meta tensor: type names name the
+    device, ``Tensor::toString()``'s (``torch.FloatTensor{[2]}``, ``CPUBoolType``) as
+    ``MetaFloatType``, ``Tensor.type()``'s as ``torch.meta.FloatTensor``."""
+    message = re.sub(r"\btorch\.(\w+)Tensor\{", r"Meta\1Type{", message)
+    message = re.sub(r"\bCPU(\w+Type)\b", r"Meta\1", message)
+    return re.sub(r"\btorch\.(\w+Tensor)\b", r"torch.meta.\1", message)
+
+
 def same_call(fn: Callable[..., Any], *arrays: Any, message: Message = "full", rtol: Tol = 0.0,
               atol: Tol = 0.0, strides: Strides = False,
               exact: bool = False) -> tuple[Any, Any] | None:

@@ -59,8 +59,7 @@ class OpDef:
     wide: bool = False
     select: str | None = None
     # Every other op: ``meta(*args, **params) -> dispatch.Plan`` and its kernels per device
-    # type, ``kernels["cpu"](plan, *args)``; ``dispatch.call`` runs them. ``impl`` is the raw
-    # CPU kernel of ops not yet called through ``dispatch.call``.
+    # type, ``kernels["cpu"](plan, *args)``; ``dispatch.call`` runs them.
     meta: Callable | None = None
     kernels: dict = field(default_factory=dict)
     # A view op's commonest CPU calls, its meta rule inlined as NumPy does them:
@@ -68,7 +67,6 @@ class OpDef:
     # plan path then runs). ``dispatch.view`` uses it only where nothing needs the plan: no
     # mode hook and nothing to record (the inlined pointwise path's counterpart).
     cpu_view: Callable | None = None
-    impl: Callable | None = None
     # The output's shape depends on the input's values (nonzero, masked_select, unique): the
     # tracer breaks the graph here.
     data_dependent: bool = False
@@ -147,8 +145,9 @@ def reduction(name: str, combine: Callable, identity, **kw) -> OpDef:
     return register(OpDef(name, "reduction", combine=combine, identity=identity, **kw))
 
 
-def extern(name: str, impl: Callable | None = None, **kw) -> OpDef:
-    return register(OpDef(name, "extern", impl=impl, **kw))
+def extern(name: str, **kw) -> OpDef:
+    """An op whose meta rule and kernels are attached where its family's records are."""
+    return register(OpDef(name, "extern", **kw))
 
 
 def op(name: str, family: str, meta: Callable, cpu: Callable | None = None, **kw) -> OpDef:

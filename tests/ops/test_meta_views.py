@@ -362,7 +362,7 @@ def test_data_dependent_repeat_interleave():
     r = jtorch.tensor([1, 0, 2])
     assert jtorch.repeat_interleave(r).tolist() == [0, 2, 2]
     rm = jtorch.empty(3, dtype=jtorch.int64, device="meta")
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(RuntimeError, match="cannot repeat_interleave a meta tensor without output_size"):
         jtorch.repeat_interleave(rm)
     m = jtorch.repeat_interleave(rm, output_size=3)
     assert m.is_meta and tuple(m.shape) == (3,) and m.dtype is jtorch.int64

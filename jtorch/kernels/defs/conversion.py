@@ -81,9 +81,8 @@ to_copy_op = op("_to_copy", "conversion", _to_copy_meta, _k.to_copy_cpu)
 clone_op = op("clone", "conversion", _clone_meta, _k.clone_cpu)
 copy_inplace_op = U.copy_inplace_op
 copy_inplace_op.meta, copy_inplace_op.kernels = _copy_meta, {"cpu": _k.copy_inplace_cpu}
-copy_inplace_op.impl = None
 fill_op = U.fill_op
-fill_op.meta, fill_op.kernels, fill_op.impl = _fill_meta, {"cpu": _k.fill_inplace_cpu}, None
+fill_op.meta, fill_op.kernels = _fill_meta, {"cpu": _k.fill_inplace_cpu}
 
 
 def _to_copy_vjp(c, g):

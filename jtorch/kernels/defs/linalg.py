@@ -19,6 +19,7 @@ from ...tensor import Tensor
 from ..cpu import matmul_entries as _mk
 from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
+from .view import expand_geometry
 
 _NO_KW: dict = {}  # the products' plans carry no parameters (shared, never written)
 
@@ -40,30 +41,6 @@ def same_dtype(a: Tensor, b: Tensor) -> None:
 def _kernel_dtype(d: _dt.dtype, name: str) -> None:
     if d is _dt.bool:
         raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
-
-
-def _type_string(d: _dt.dtype) -> str:
-    """torch's Tensor::toString(): legacy names, CPU<Name>Type for bool and complex."""
-    if d is _dt.bool or d.is_complex:
-        return f"CPU{d.scalar_name}Type"
-    return f"torch.{d._legacy}"
-
-
-def _check_expand(t: Tensor, size: tuple) -> None:
-    """torch's errors for expanding ``t`` to ``size`` (non-negative sizes)."""
-    shape = t._a.shape
-    if len(shape) > len(size):
-        raise RuntimeError(
-            f"expand({_type_string(t.dtype)}{{{list(shape)}}}, size={list(size)}): the number of "
-            f"sizes provided ({len(size)}) must be greater or equal to the number of dimensions "
-            f"in the tensor ({len(shape)})")
-    for i in range(len(size) - 1, len(size) - 1 - len(shape), -1):
-        n = shape[i - len(size) + len(shape)]
-        if n != size[i] and n != 1:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({size[i]}) must match the existing size ({n}) "
-                f"at non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
-                f"{list(shape)}")
 
 
 # -- meta rules --------------------------------------------------------------------------------
@@ -115,7 +92,7 @@ def _addmm_plan(c, a, b, beta, alpha) -> Plan:
         if t.dtype is not d:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
                                f"{t.dtype.scalar_name} and {d.scalar_name}")
-    _check_expand(c, (m, n))
+    expand_geometry(c, (m, n))  # torch's expand errors for the added input
     _kernel_dtype(d, "addmm_impl_cpu_")
     return Plan(Out((m, n), d), {"beta": beta, "alpha": alpha}, common_device(c, a, b))
 

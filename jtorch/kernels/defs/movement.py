@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ... import dtypes as _dt
+from ...device import META
 from ...shape import wrap_dim
 from ...tensor import Tensor
 from ..cpu import movement as _mk
@@ -159,8 +160,11 @@ def _repeat_interleave_meta(repeats, *, output_size: int | None = None) -> Plan:
             f'"repeat_interleave_cpu" not implemented for \'{repeats.dtype.scalar_name}\'')
     if repeats._a.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    dev = device_of(repeats)
+    if output_size is None and dev is META:  # a tracer's stand-in reports its own device
+        raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
     out = None if output_size is None else Out((output_size,), _dt.int64)
-    return Plan(out, {"output_size": output_size}, device_of(repeats))
+    return Plan(out, {"output_size": output_size}, dev)
 
 
 def _copy(name: str, meta, cpu, **kw) -> OpDef:

@@ -358,12 +358,14 @@ def _unsqueeze_meta(x, *, dim: int) -> Plan:
                 device_of(x))
 
 
-def _type_string(d: _dt.dtype) -> str:
-    """torch's Tensor::toString(): legacy names, CPU<Name>Type for bool and complex."""
-    from ...dispatch import torch_name
-
+def _type_string(t) -> str:
+    """torch's Tensor::toString(): legacy names on CPU (CPU<Name>Type for bool and complex),
+    Meta<Name>Type on meta."""
+    d = t.dtype
+    if device_of(t) is META:
+        return f"Meta{d.scalar_name}Type"
     if d is _dt.bool or d.is_complex:
-        return f"CPU{torch_name(d)}Type"
+        return f"CPU{d.scalar_name}Type"
     return f"torch.{d._legacy}"
 
 
@@ -373,7 +375,7 @@ def expand_geometry(t, size: tuple) -> tuple:
     nd, tnd = len(size), len(shape)
     if nd < tnd:
         raise RuntimeError(
-            f"expand({_type_string(t.dtype)}{{{list(shape)}}}, size={list(size)}): the number of "
+            f"expand({_type_string(t)}{{{list(shape)}}}, size={list(size)}): the number of "
             f"sizes provided ({nd}) must be greater or equal to the number of dimensions in the "
             f"tensor ({tnd})"
         )
