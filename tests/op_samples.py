@@ -1856,3 +1856,8 @@ SAMPLES["method:flip"] = [lambda o: (jtorch.Tensor.flip, (o["x"], 0), {}),
 SAMPLES["torch:tile"] = [lambda o: (jtorch.tile, (o["x"], (2,)), {})]
 SAMPLES["method:tile"] = [lambda o: (jtorch.Tensor.tile, (o["x"], 2, 1), {}),
                           lambda o: (jtorch.Tensor.tile, (o["x"], (2,)), {})]
+SAMPLES["F:embedding_bag"] = [  # a float weight (an integer one is torch's dtype error, above)
+    lambda o: (jtorch.nn.functional.embedding_bag, (jtorch.tensor([[0, 1], [1, 0]]), _r(3, 4)), {}),
+    lambda o: (jtorch.nn.functional.embedding_bag, (jtorch.tensor([0, 1, 1]), _r(3, 2),
+                                                    jtorch.tensor([0, 2])), {"mode": "max"}),
+]

@@ -186,6 +186,8 @@ def _register_hook(self, hook):
 def _register_post_accumulate_grad_hook(self, hook):
     if _meta.read_hook is not None:  # autograd state of a traced tensor: a graph break
         _meta.read_hook(self, "Tensor.register_post_accumulate_grad_hook()")
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     from .node import RemovableHandle

@@ -71,6 +71,9 @@ def _bags_of_offsets(offsets: Tensor, n: int, include_last_offset: bool) -> tupl
     return marks[:n].cumsum(0) - 1, nbags
 
 
+_FLOATS = (_dt.float16, _dt.float32, _dt.float64)  # (no bfloat16 dtype here)
+
+
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm=None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
                   sparse: bool = False, per_sample_weights: Tensor | None = None,
@@ -82,6 +85,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {name} instead (while "
                            f"checking arguments for embedding_bag)")
+    if isinstance(weight, Tensor) and weight.dtype not in _FLOATS:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the following "
+                           f"scalar types: Half, BFloat16, Float, Double; but got {weight.type()} "
+                           f"instead (while checking arguments for embedding_bag)")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
     if per_sample_weights is not None and mode != "sum":

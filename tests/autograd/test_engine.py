@@ -733,3 +733,10 @@ def test_leaf_grads_never_share_memory():
         assert p._base is None
     a.grad.add_(1)
     np.testing.assert_array_equal(b.grad.numpy(), np.ones((2, 3), np.float32))
+
+
+def test_post_accumulate_grad_hook_needs_a_tensor_that_requires_grad():
+    for lib in (torch, jtorch):
+        with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't "
+                                               "require gradient"):
+            lib.ones(2).register_post_accumulate_grad_hook(lambda t: None)

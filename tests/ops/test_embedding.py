@@ -94,3 +94,12 @@ def test_errors(case):
     for m in (jtorch, torch):
         with pytest.raises(exc, match=msg):
             fn(m)
+
+
+def test_embedding_bag_refuses_an_integer_weight_as_torch():
+    for lib in (torch, jtorch):
+        with pytest.raises(RuntimeError, match="'weight' to have one of the following scalar types"
+                                               ": Half, BFloat16, Float, Double; but got "
+                                               "torch.LongTensor instead"):
+            lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2, dtype=lib.int64),
+                                            lib.tensor([0]))
