@@ -596,3 +596,20 @@ def test_softmax_backward_of_a_non_contiguous_gradient():
     jx.log_softmax(1).backward(jtorch.from_numpy(g).t())
     tx.log_softmax(1).backward(torch.from_numpy(g).t())
     np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["rows", "columns", "columns, parallel"])
+def test_log_softmax_near_the_largest_floats(dtype, layout):
+    """(x - max) - log(sum), as torch: x - (max + log(sum)) rounds log 2 away at 3e38."""
+    big = 3.4e38
+    n = 40_000 if layout == "columns, parallel" else 3
+    x = np.full((2, n), big, dtype)
+    x[1, 0] = 0.0
+    if layout == "rows":
+        x = np.ascontiguousarray(x.T)
+    dim = 1 if layout == "rows" else 0
+    got = jtorch.log_softmax(jtorch.from_numpy(x), dim).numpy()
+    want = torch.log_softmax(torch.from_numpy(x), dim).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got.flat[-1] == pytest.approx(-math.log(2))

@@ -479,10 +479,10 @@ def row(src, dst, log):
     # max pass, exp-and-sum pass (exp written to dst), then the write pass.
     m = vmax(src)
     tot = expsum(src, m, dst)
-    if log:
-        c = m + fm.log(tot)
+    if log:  # (x - max) - log(sum), as torch: x - (max + log(sum)) rounds away log 2 at 3e38
+        c = fm.log(tot)
         for j in range(src.size):
-            dst[j] = src[j] - c
+            dst[j] = (src[j] - m) - c
     else:
         inv = _T(1) / tot
         for j in range(dst.size):
@@ -506,11 +506,11 @@ def cols(x, p, R, I, sR, sI, dst, mx, sm, log):
             sm[i] += e
     if log:
         for i in range(I):
-            sm[i] = mx[i] + fm.log(sm[i])
+            sm[i] = fm.log(sm[i])
         for r in range(R):
             q = p + r * sR
             for i in range(I):
-                dst[r * I + i] = x[q + i * sI] - sm[i]
+                dst[r * I + i] = (x[q + i * sI] - mx[i]) - sm[i]
     else:
         for i in range(I):
             sm[i] = _T(1) / sm[i]
@@ -562,11 +562,11 @@ def softmax_p(x, O, R, I, sO, sR, sI, out, log):
                     sm[i] += e
             if log:
                 for i in range(m):
-                    sm[i] = mx[i] + fm.log(sm[i])
+                    sm[i] = fm.log(sm[i])
                 for r in range(R):
                     q = base + r * sR
                     for i in range(m):
-                        out[ob + r * I + i] = x[q + i * sI] - sm[i]
+                        out[ob + r * I + i] = (x[q + i * sI] - mx[i]) - sm[i]
             else:
                 for i in range(m):
                     sm[i] = _T(1) / sm[i]
