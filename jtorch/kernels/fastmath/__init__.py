@@ -19,9 +19,8 @@ fallback, so plain calls and ``NUMBA_DISABLE_JIT=1`` work) with a ``numba.extend
 for the generic target (CPU and CUDA) that picks the float32 or float64 implementation by
 argument type. float32 arguments are computed in float32 arithmetic and return float32 (three
 exceptions: the huge-|x| Payne-Hanek fallback of float32 sin/cos/tan uses 64-bit integer
-arithmetic and one float64 conversion, float32 sin/cos reduce and evaluate in float64, see
-below, float32 hypot sums the squares in float64, float32 mish forms its quotient in
-float64).
+arithmetic and one float64 conversion, float32 hypot sums the squares in float64, float32 mish
+forms its quotient in float64).
 
 Inlining: the overloads and helpers are compiled once per type with ``forceinline`` (LLVM
 ``alwaysinline``), so LLVM inlines them into the caller's loop before vectorising. This is much
@@ -40,8 +39,8 @@ sweeps of ~0.5M points against 80-bit long double / mpmath).
     log2      0.80      0.82        atan      0.85      0.75
     log10     0.74      0.68        atan2     0.84      0.84
     log1p     0.83      0.82        asin      0.63      0.75
-    sin       0.60*     0.77        acos      0.62      0.72
-    cos       0.60*     0.76        asinh     0.83      0.82
+    sin       0.91*     0.77        acos      0.62      0.72
+    cos       0.91*     0.76        asinh     0.83      0.82
     tan       0.99*     0.98        acosh     0.81      0.78
     pow       1.15      1.10        atanh     0.82      0.84
     erf       0.79      0.82        erfc      1.16      1.17
@@ -67,10 +66,13 @@ Notes
   earlier per-exponent table cost four 16-lane gathers per vector, ~3/4 of the time of sin);
   float64: exact products of the mantissa with per-exponent table chunks of 2/pi, summed modulo
   4. Checked on the hardest float64 case (x = 6381956970095103 * 2^797).
-- float32 sin/cos reduce modulo pi instead (|r| <= pi/2: the same integer Payne-Hanek product
-  rounded to the nearest multiple of pi, or Cody-Waite with pi in two doubles below 2^10) and
-  evaluate one odd polynomial in float64, rounded once: no sin/cos kernel pair to select from and
-  no double-word reduction, which made them 1.4x faster than the float32 quadrant form.
+- float32 sin/cos stay in float32 lanes (8 per AVX2 vector): below 2^10 a Cody-Waite
+  reduction with pi/2 in three float32 parts whose products and first difference are exact
+  (one FMA, an exact product, Fast2Sum: r as a float32 pair, 8 operations), then both the sin
+  and the cos polynomial and a select, with no double-word kernel (see
+  ``trig._make_sincos32``). 1.8x faster than reducing and evaluating in float64 (4 lanes and
+  the conversions), which had in turn replaced a float32 form laid out like float64's (the
+  normalised double-word reduction, fdlibm-style kernels with tail terms).
 - Exponent arithmetic in vectorised code: Numba types int32 arithmetic as int64, which the
   vectoriser may then carry in 64-bit lanes; sigmoid and tanh build 2^k from the bits of the
   magic-rounded ``k + MAGIC`` (an add and a shift, which LLVM narrows back to 32 bits) and the

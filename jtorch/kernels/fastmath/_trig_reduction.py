@@ -16,7 +16,8 @@ from ._core import _PI, _T32, _T64, _jitable, _scalers, _two_prod, _two_sum
 from ._intrinsics import _f64_as_i64, _fma, _i64_as_f64
 
 # Argument reduction x = q*pi/2 + r, |r| <= pi/4, r as a double-word (r + r_lo) (float32 sin and
-# cos use a half-turn form of it, see ``trig._make_sincos32``):
+# cos use a cheaper Cody-Waite of their own, see ``trig._make_sincos32``, and the Payne-Hanek
+# reduction below):
 # - moderate |x|: Cody-Waite with pi/2 split in three full-precision parts; the first product
 #   is subtracted exactly with an FMA, the second as an exact FMA product with TwoSum;
 # - huge |x| (Payne-Hanek): x = M * 2^E with integer M; the bits of 2/pi that matter for
@@ -148,19 +149,6 @@ def _ph32_ir(builder, x):
     return r, builder.trunc(n, ir.IntType(32))
 
 
-def _ph32_pi_ir(builder, x, quadrants):
-    """Half-turn form of x + quadrants*pi/2: (r float64, j int64), = j*pi + r (mod 2*pi),
-    |r| <= pi/2; only the parity of j is kept."""
-    i64 = ir.IntType(64)
-    # u = (y + quadrants + 1) mod 4: its top bit is round(y'/2) mod 2, the rest y' - 2j + 1
-    off = ((quadrants + 1) % 4) << 62
-    u = builder.add(_ph32_fixed(builder, x), ir.Constant(i64, off - (1 << 64) if off >> 63 else off))
-    j = builder.lshr(u, ir.Constant(i64, 63))
-    f = builder.sub(builder.and_(u, ir.Constant(i64, (1 << 63) - 1)), ir.Constant(i64, 1 << 62))
-    scale = ir.Constant(ir.DoubleType(), float(_PIO2_64) * 2.0**-62)
-    return builder.fmul(builder.sitofp(f, ir.DoubleType()), scale), j
-
-
 @intrinsic(target="generic")
 def _payne_hanek32(typingctx, ax):
     """float32 ax (>= 2^10, finite; other values give garbage) -> (r float64, k int32) with
@@ -177,28 +165,6 @@ def _payne_hanek32(typingctx, ax):
         return context.make_tuple(builder, sig.return_type, [r, k])
 
     return sig, codegen
-
-
-def _payne_hanek32_pi(quadrants):
-    """Intrinsic: float32 ax (>= 2^10, finite) -> (r float64, j int64) with
-    ax + quadrants*pi/2 = j*pi + r (mod 2*pi), |r| <= pi/2 (the float32 sin and cos)."""
-
-    def typer(typingctx, ax):
-        if ax != types.float32:
-            return None
-        sig = types.Tuple((types.float64, types.int64))(types.float32)
-
-        def codegen(context, builder, sig, args):
-            r, j = _ph32_pi_ir(builder, args[0], quadrants)
-            return context.make_tuple(builder, sig.return_type, [r, j])
-
-        return sig, codegen
-
-    return intrinsic(target="generic")(typer)
-
-
-_payne_hanek32_sin = _payne_hanek32_pi(0)
-_payne_hanek32_cos = _payne_hanek32_pi(1)
 
 
 @_jitable
