@@ -21,6 +21,8 @@ MAX_ULP = 2.0
 # mish is not one of the 2-ulp math functions: its float64 chain (exp, a quotient of two
 # roundings, the product) stays within 3.5 ulp, torch's float64 mish within 3.1
 MAX_ULP_OF = {("mish", np.float64): 4.0}
+# float32 sin and cos are held to 1 ulp (exhaustively 0.907)
+MAX_ULP_OF.update({("sin", np.float32): 1.0, ("cos", np.float32): 1.0})
 LD = np.longdouble
 HAVE_LD = np.finfo(LD).nmant >= 63
 F32_MAX = float(np.finfo(np.float32).max)
@@ -624,6 +626,23 @@ def test_trig_huge_arguments_float32():
     for name in ("sin", "cos", "tan"):
         ref = np.array([float(getattr(mpmath, name)(mpmath.mpf(float(v)))) for v in xs])
         check(name, [xs], apply(name, xs), ref, np.float32)
+
+
+def test_trig_near_multiples_of_pio2_float32():
+    """The hardest float32 Cody-Waite cases: every float32 next to a multiple of pi/2 below
+    2^10 (the smallest remainder is 2^-27.8, at x = 252.8982), both signs, through the near
+    variants and the full functions (which must agree bitwise below 2^10), against mpmath."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 200
+    m = np.float32(np.arange(1, 652) * (np.pi / 2))
+    xs = np.concatenate([m, np.nextafter(m, np.float32(0)), np.nextafter(m, np.float32(2048))])
+    xs = np.concatenate([xs, -xs, np.float32([1023.99994, -1023.99994])])
+    assert (xs == np.uint32(0x437CE5F1).view(np.float32)).any()  # 252.89821, k = 161
+    for name in ("sin", "cos"):
+        ref = np.array([float(getattr(mpmath, name)(mpmath.mpf(float(v)))) for v in xs])
+        y, y_near = apply(name, xs), apply(f"{name}_near", xs)
+        np.testing.assert_array_equal(y_near.view(np.int32), y.view(np.int32))
+        check(name, [xs], y, ref, np.float32)
 
 
 def test_trig_reduction_every_exponent_float32():
