@@ -145,11 +145,6 @@ def reduction(name: str, combine: Callable, identity, **kw) -> OpDef:
     return register(OpDef(name, "reduction", combine=combine, identity=identity, **kw))
 
 
-def extern(name: str, **kw) -> OpDef:
-    """An op whose meta rule and kernels are attached where its family's records are."""
-    return register(OpDef(name, "extern", **kw))
-
-
 def op(name: str, family: str, meta: Callable, cpu: Callable | None = None, **kw) -> OpDef:
     """An op called through ``dispatch.call``: its meta rule and its CPU kernel (views have
     none: the plan's ``View`` is their whole effect)."""

@@ -18,7 +18,7 @@ from ...tensor import Tensor
 from ..cpu import fill as _k
 from ..plan import Inplace, Out, Plan, device_of
 from ..registry import defvjp, op
-from . import unary as U
+from . import _prims as P
 from .creation import like_strides
 
 _META = MetaArray
@@ -79,10 +79,9 @@ def _fill_meta(x, value_t=None, *, value=None) -> Plan:
 
 to_copy_op = op("_to_copy", "conversion", _to_copy_meta, _k.to_copy_cpu)
 clone_op = op("clone", "conversion", _clone_meta, _k.clone_cpu)
-copy_inplace_op = U.copy_inplace_op
-copy_inplace_op.meta, copy_inplace_op.kernels = _copy_meta, {"cpu": _k.copy_inplace_cpu}
-fill_op = U.fill_op
-fill_op.meta, fill_op.kernels = _fill_meta, {"cpu": _k.fill_inplace_cpu}
+# in-place writes that autograd sees as ops of their own
+copy_inplace_op = op("copy_", "extern", _copy_meta, _k.copy_inplace_cpu)  # (self, src)
+fill_op = op("fill_", "extern", _fill_meta, _k.fill_inplace_cpu)  # (self[, 0-d value])
 
 
 def _to_copy_vjp(c, g):
@@ -97,3 +96,6 @@ def _to_copy_vjp(c, g):
 
 defvjp(to_copy_op, _to_copy_vjp, "", "ToCopyBackward0")
 defvjp(clone_op, lambda c, g: (g,), "", "CloneBackward0")
+# the old value of self is overwritten: a zero gradient flows to it (as in torch)
+defvjp(copy_inplace_op, lambda c, g: (P.zeros_like(g), g), "", "CopyBackwards")
+defvjp(fill_op, lambda c, g: (P.zeros_like(g), g.sum()), "", "FillBackward0")

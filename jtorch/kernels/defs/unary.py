@@ -10,7 +10,7 @@ from numba import njit
 
 from .. import fastmath as fm
 from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS,
-                        binary, defvjp, extern, unary)
+                        binary, defvjp, unary)
 from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
@@ -131,11 +131,9 @@ sinc_op = unary("sinc", lambda x: fm.like(x, 1) if x == 0 else fm.sin(x * fm.lik
 nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
     posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
 
-# The identity (clone, dtype casts, copy_ and out= copies run its kernel); copy_ and fill_ are
-# in-place writes that autograd sees as ops of their own (their gradient rules are below).
+# The identity (clone, dtype casts, copy_ and out= copies run its kernel; copy_ and fill_
+# themselves are records of defs/conversion.py).
 copy_op = unary("copy", lambda x: x, complex_scalar=lambda x: x)
-copy_inplace_op = extern("copy_")   # (self, src): self[...] = src, broadcast and cast
-fill_op = extern("fill_")           # (self[, value 0-d tensor])
 
 
 @njit(inline="always")
@@ -286,17 +284,12 @@ for _op, _rule, _saves in [
     (sinc_op, lambda c, g: (P.where(_x(c) == 0, 0.0, g * (P.cos(math.pi * _x(c)) - c.out) / _x(c)),),
      "0o"),
     (copy_op, lambda c, g: (g,), ""),
-    # the old value of self is overwritten: a zero gradient flows to it (as in torch)
-    (copy_inplace_op, lambda c, g: (P.zeros_like(g), g), ""),
-    (fill_op, lambda c, g: (P.zeros_like(g), g.sum()), ""),
 ]:
     defvjp(_op, _rule, _saves)
 copy_op.grad_name = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
 square_op.grad_name = "PowBackward0"
 logsigmoid_op.grad_name = "LogSigmoidBackward0"
 gelu_tanh_op.grad_name = "GeluBackward0"
-copy_inplace_op.grad_name = "CopyBackwards"
-fill_op.grad_name = "FillBackward0"
 
 
 def _silu_grad(x):
