@@ -111,6 +111,17 @@ def guarded(op, compute: str) -> bool:
         scalar_variant(op, compute) == "scalar"
 
 
+def guard_key(op):
+    """What ``op``'s guard computes, equal for ops whose ``fast_ok`` are the same function or
+    the same code over the same globals (the defs write ``lambda x: fm.trig_near(x)`` once
+    per op): loops of such ops over the same operands can share one check per block."""
+    f = op.fast_ok
+    c = getattr(f, "__code__", None)
+    if c is None or f.__closure__ or f.__defaults__:
+        return ("id", id(f))
+    return ("code", c.co_code, c.co_names, c.co_consts, c.co_argcount, id(f.__globals__))
+
+
 class SsaLine(NamedTuple):
     """One op's line of a loop body: ``line`` through the full scalar; for a guarded op also
     ``fast`` through the fast scalar and ``guard``, true where ``fast`` is exact."""
