@@ -55,6 +55,43 @@ def test_generated_source_is_a_block_loop_of_ssa_lines():
     assert "_seg0(m, x0, x1, in2, o0)" in serial  # called once per block
 
 
+def _loops(src: str) -> dict:
+    """Each loop function of a fused kernel's source: its name -> its text."""
+    return {part.split("(")[0]: part for part in src.split("def ")[1:] if part.startswith("seg")}
+
+
+def _apart(x, y):
+    # sin and cos of x apart, with an expensive op between; tan(x) has the same guard, cos(y)
+    # and sin(x * 2) its guard over other operands, log(x) another guard
+    t = x.sin() + x.exp()
+    return t + x.cos() + y.cos() + x.tan() + (x * 2).sin() + x.log()
+
+
+def test_ops_with_one_guard_over_one_operand_share_a_loop():
+    cf = jtorch.compile(_chain)
+    x = jtorch.randn(2000) * 3
+    x[700] = 1e6  # one block takes the full scalars
+    _bitwise(cf(x), _chain(x))
+    (k,) = [n.target for n in _fused_graphs(cf)[0].graph.nodes if isinstance(n.target, FusedKernel)]
+    loops = _loops(k.source)
+    assert len(loops) == 2  # sin, cos and the cheap ops after them; exp
+    both = loops["seg0"]
+    assert both.count("good &=") == 1 and "_g_sin(" in both and "_g_cos(" in both
+    assert "_f_sin_scalar(" in both and "_f_cos_scalar(" in both
+    assert "_ok_" not in loops["seg1"] and "_f_exp_scalar(" in loops["seg1"]
+
+    cf = jtorch.compile(_apart)
+    x, y = jtorch.rand(3000) + 0.5, jtorch.randn(3000)
+    x[1500] = 3e7
+    _bitwise(cf(x, y), _apart(x, y))
+    (k,) = [n.target for n in _fused_graphs(cf)[0].graph.nodes if isinstance(n.target, FusedKernel)]
+    loops = _loops(k.source).values()
+    (trig,) = [lp for lp in loops if "_g_sin(np.float32(x0[i]))" in lp]
+    assert "_g_cos(np.float32(x0[i]))" in trig and "_g_tan(np.float32(x0[i]))" in trig
+    assert trig.count("good &=") == 1 and "_g_log(" not in trig and "x1[i]" not in trig
+    assert sum(lp.count("good &=") for lp in loops) == 4  # x; y; x * 2; log's guard
+
+
 def test_promotion_scalars_ints_and_comparisons_follow_eager():
     def f(a, b, c):
         return ((a * 3 + b) > 2.5) & (c.abs() < 4), (a // 2 + b) * 0.5, (c + 1).neg()

@@ -41,6 +41,11 @@ def _sin(x):
     return x.sin() * 2 + 1
 
 
+def _chain(x):
+    # sin and cos share one guarded loop, exp has its own
+    return x.sin() + x.cos() * x - (-x * x).exp()
+
+
 def _softmax(x):
     e = (x - x.amax(dim=-1, keepdim=True)).exp()
     return e / e.sum(dim=-1, keepdim=True)
@@ -55,6 +60,7 @@ _CASES = {
     # name: (function, operand shapes, kernel class, operand layouts of a fused kernel)
     "bias_chain": (_bias_chain, [(4, 8), (8,)], FusedKernel, "fr"),
     "guarded_sin": (_sin, [(8,)], FusedKernel, "f"),
+    "sin_cos_exp_chain": (_chain, [(8,)], FusedKernel, "f"),
     "softmax_rows": (_softmax, [(4, 8)], RowKernel, None),
     "two_outputs": (_two_outputs, [(8,), (8,)], FusedKernel, "ff"),
 }
