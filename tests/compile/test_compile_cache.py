@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import jtorch
 from jtorch import _flags
 
 _PROGRAM = '''
@@ -65,7 +66,10 @@ print("RESULT " + json.dumps({
 def _setup(tmp_path) -> tuple[dict, str]:
     """An environment with empty caches under ``tmp_path``, and the program's path."""
     env = dict(os.environ, JTORCH_CACHE_DIR=str(tmp_path / "jt"),
-               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               # the jtorch under test in every process: ``-m jtorch.precompile`` would import
+               # the one in the working directory, the program the installed one
+               PYTHONPATH=os.path.dirname(os.path.dirname(jtorch.__file__)))
     path = tmp_path / "program.py"
     path.write_text(_PROGRAM)
     return env, str(path)
