@@ -18,7 +18,10 @@ import threading
 import warnings
 from types import ModuleType
 
+import numba.cpython.hashing  # noqa: F401  (adds the hash secret's symbols to LLVM)
 from numba.core import caching
+from numba.core.cpu import CPUContext
+from numba.core.runtime import rtsys
 
 from .. import _flags
 
@@ -124,6 +127,19 @@ def _read(path: str) -> str | None:
 # corrupt file (a killed process, a full disk) would make every later run that needs the
 # kernel fail with UnpicklingError. A failed load now warns, empties that function's index
 # and compiles again (the new entry is saved as usual; Numba writes files atomically).
+#
+# A load does not first refresh the CPU target's registries. Numba's own load begins with
+# ``target_context.refresh()``, which imports every typing and lowering module it has (about
+# 0.2 s, once per process) though rebuilding a cached library needs none of them, only the NRT
+# and the symbols those modules add to LLVM (hashing's secret, imported here). Every compile
+# still refreshes first (Numba's compiler does), so a process that loads only cached kernels,
+# a warm start, never pays it.
+
+def _load_unrefreshed(cache: caching.Cache, sig, ctx):
+    rtsys.initialize(ctx)  # once; Numba's refresh starts with it too
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, ctx)
+
 
 def _install_cache_recovery() -> None:
     load = caching.Cache.load_overload
@@ -134,6 +150,11 @@ def _install_cache_recovery() -> None:
         if not _blas_bound:
             _bind_blas()
         try:
+            if isinstance(target_context, CPUContext):
+                try:
+                    return _load_unrefreshed(self, sig, target_context)
+                except Exception:  # noqa: BLE001  (Numba's own path decides; it refreshes first)
+                    pass
             return load(self, sig, target_context)
         except Exception as e:  # noqa: BLE001  (any failure to read an entry: rebuild it)
             warnings.warn(f"jtorch: the Numba cache entry of {self._name} could not be read "
