@@ -7,6 +7,7 @@ rewritten. The file is also what tracebacks, pdb and ``JTORCH_DEBUG=4`` show.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -151,10 +152,9 @@ def _install_cache_recovery() -> None:
             _bind_blas()
         try:
             if isinstance(target_context, CPUContext):
-                try:
+                # on any failure Numba's own path decides, after its refresh
+                with contextlib.suppress(Exception):
                     return _load_unrefreshed(self, sig, target_context)
-                except Exception:  # noqa: BLE001  (Numba's own path decides; it refreshes first)
-                    pass
             return load(self, sig, target_context)
         except Exception as e:  # noqa: BLE001  (any failure to read an entry: rebuild it)
             warnings.warn(f"jtorch: the Numba cache entry of {self._name} could not be read "
