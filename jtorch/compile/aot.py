@@ -19,7 +19,9 @@ Both graphs go through the same backend. At run time the forward runs without au
 its differentiable results get one ``CompiledFunctionBackward`` node whose backward runs the
 compiled backward graph; the engine sees an ordinary node (hooks, ``retain_graph``,
 ``autograd.grad``, ``inputs=``, accumulation). A double backward (``create_graph=True``)
-replays the graph eagerly with autograd from the saved inputs.
+replays the graph eagerly with autograd from the saved inputs; inputs the graph writes
+(BatchNorm's running statistics) are replayed from copies, taken before the write where the
+write's old value reaches a differentiable result, so they are written once.
 
 A graph falls back to the backend as it is (gradients through eager nodes) where the joint
 trace does not apply: symbolic sizes, results that alias inputs, rules that read values or
@@ -126,8 +128,10 @@ def build_joint(backend, gm: GraphModule, inputs: list):
     has no differentiable result (the backend alone serves it)."""
     if gm.graph.symbols:
         return None
+    written: set = set()
     if any(n.meta.get("mutates") for n in gm.graph.nodes):
         gm = functionalize(gm)
+        written = _written_inputs(gm)
     g0 = _gs.enabled
     try:
         _gs.enabled = True
@@ -165,11 +169,12 @@ def build_joint(backend, gm: GraphModule, inputs: list):
     fw_graph, bw_graph = fw.seg.graph, bw.seg.graph
     _hoist_placeholders(bw_graph)
     bw_graph.output(tuple(n for n in grad_nodes if n is not None))  # before the partition
-    saved_nodes = _partition(fw_graph, bw_graph, bw, out_nodes)
+    placeholders = [n for n in fw_graph.nodes if n.op == "placeholder"]
+    saved_nodes = _partition(fw_graph, bw_graph, bw, out_nodes,
+                             {placeholders[i] for i in written})
     # the forward graph's outputs: its results, then the saved values it computes
     fw_outs = list(out_nodes)
     index = {n: k for k, n in enumerate(fw_outs)}
-    placeholders = [n for n in fw_graph.nodes if n.op == "placeholder"]
     sources = []  # per backward placeholder: ("fw", k) | ("in", i) | ("const", t) | ("tan", j)
     saved_of = dict(saved_nodes)
     const_of = dict(bw.consts)
@@ -205,7 +210,33 @@ def build_joint(backend, gm: GraphModule, inputs: list):
         fw=backend(fw_gm, list(inputs)), bw=backend(bw_gm, None), eager=gm.forward,
         n_out=len(out_nodes), diff=diff, req=req, sources=sources,
         grad_slots=[i for i, n in zip(req, grad_nodes) if n is not None],
-        out_meta=[(tuple(res[k]._a.shape), res[k].dtype) for k in diff], n_in=len(inputs))
+        out_meta=[(tuple(res[k]._a.shape), res[k].dtype) for k in diff], n_in=len(inputs),
+        written=written, pre=_read_before_written(gm, written, diff))
+
+
+def _written_inputs(gm: GraphModule) -> set:
+    """The numbers of the inputs a functionalized graph writes (the final write-backs)."""
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return {phs.index(m) for n in gm.graph.nodes if n.meta.get("mutates")
+            for m in n.meta.get("mutated", ()) if m.op == "placeholder"}
+
+
+def _read_before_written(gm: GraphModule, written: set, diff: list) -> list:
+    """The written inputs whose values before the write reach a differentiable result: a
+    double backward replays the graph from those values."""
+    if not written:
+        return []
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    res = next(n for n in reversed(gm.graph.nodes) if n.op == "output").args[0]
+    res = res if isinstance(res, tuple) else (res,)
+    seen: set = set()
+    stack = [res[k] for k in diff]
+    while stack:
+        n = stack.pop()
+        if n not in seen:
+            seen.add(n)
+            stack.extend(n.all_input_nodes)
+    return sorted(i for i in written if phs[i] in seen)
 
 
 def _numel(n) -> int | None:
@@ -246,13 +277,16 @@ def _cheap(n) -> bool:
 _NEVER_RECOMPUTE = frozenset(["rand_like", "bernoulli", "dropout"])
 
 
-def _partition(fw_graph: Graph, bw_graph: Graph, bw: _BackwardTracer, out_nodes: list) -> list:
+def _partition(fw_graph: Graph, bw_graph: Graph, bw: _BackwardTracer, out_nodes: list,
+               written: set) -> list:
     """The saved values, after moving into the backward graph every saved value that a
     chain of cheap nodes computes from inputs and from values the backward gets anyway (the
     forward's results, other saved values): such a chain is recomputed where the backward
-    reads it. Returns [(backward placeholder, forward node)]."""
+    reads it. Inputs the forward writes (``written``: their values are gone by then) are
+    never a chain's leaf. Returns [(backward placeholder, forward node)]."""
     saved = list(bw.saved)
-    kept = set(out_nodes) | {n for n in fw_graph.nodes if n.op == "placeholder"}
+    kept = set(out_nodes) | {n for n in fw_graph.nodes
+                             if n.op == "placeholder" and n not in written}
     order = {n: i for i, n in enumerate(fw_graph.nodes)}
     # a saved value is recomputed when its cheap chain reaches only values the backward
     # gets anyway, or values much smaller than it (a row's statistics): those are saved
@@ -339,15 +373,24 @@ class JointFunction:
     one graph; calling it runs the forward and attaches ``CompiledFunctionBackward``."""
 
     def __init__(self, fw, bw, eager, n_out: int, diff: list, req: list, sources: list,
-                 grad_slots: list, out_meta: list, n_in: int) -> None:
+                 grad_slots: list, out_meta: list, n_in: int, written: set,
+                 pre: list) -> None:
         self.fw, self.bw, self.eager = fw, bw, eager
         self.n_out, self.diff, self.req, self.sources = n_out, diff, req, sources
         self.grad_slots, self.out_meta, self.n_in = grad_slots, out_meta, n_in
+        # inputs the graph writes (BatchNorm's running statistics) are version-checked only
+        # where the backward reads them, as eager's saved tensors are: a second call before
+        # the backward writes them again
+        read = {v for kind, v in sources if kind == "in"}
+        self.unchecked = frozenset(i for i in written if i not in read)
+        self.written, self.pre = written, pre
 
     def __call__(self, *inputs):
         g0 = _gs.enabled
         _gs.enabled = False
         try:
+            # a double backward replays the graph from these values (taken before the write)
+            pre = {i: inputs[i].clone() for i in self.pre} if g0 else None
             vals = self.fw(*inputs)
         finally:
             _gs.enabled = g0
@@ -357,7 +400,9 @@ class JointFunction:
             return outs
         node = CompiledFunctionBackward()
         node.joint = self
-        node.inputs = [SavedTensor(x) for x in inputs]
+        node.inputs = [x if i in self.unchecked else SavedTensor(x)
+                       for i, x in enumerate(inputs)]
+        node.pre = pre
         saved = []
         for kind, v in self.sources:
             if kind == "fw":
@@ -386,14 +431,14 @@ class CompiledFunctionBackward(Node):
     """The one autograd node of a compiled function's call: its backward runs the compiled
     backward graph on the saved values and the results' gradients."""
 
-    __slots__ = ("_freed", "_out_meta", "inputs", "joint", "kinds", "saved")
+    __slots__ = ("_freed", "_out_meta", "inputs", "joint", "kinds", "pre", "saved")
 
     def n_outputs(self) -> int:
         return len(self._out_meta)
 
     def release(self) -> None:
         self._freed = True
-        self.saved = self.inputs = None
+        self.saved = self.inputs = self.pre = None
 
     def apply(self, grads: list) -> list:
         if self._freed:
@@ -413,14 +458,13 @@ class CompiledFunctionBackward(Node):
             elif not g._a.flags.c_contiguous and any(g._a.strides):
                 g = g.contiguous()  # the fused kernels read dense operands (or one value)
             tangents.append(g)
-        inputs = [s.get(self) for s in self.inputs]
         if _gs.enabled:  # create_graph: the graph again, eagerly with autograd
-            return self._double(inputs, tangents)
+            return self._double(tangents)
         args = []
         ti = iter(tangents)
         for kind, s in zip(self.kinds, self.saved):
             if kind == "in":
-                args.append(inputs[s])
+                args.append(self.inputs[s].get(self))
             elif kind == "tan":
                 args.append(next(ti))
             else:
@@ -432,8 +476,14 @@ class CompiledFunctionBackward(Node):
             out[i] = r
         return out
 
-    def _double(self, inputs: list, tangents: list) -> list:
+    def _double(self, tangents: list) -> list:
         j = self.joint
+        inputs = []
+        for i, s in enumerate(self.inputs):
+            if i in j.written:  # the replay writes a copy: the input was written once
+                inputs.append(self.pre.get(i, s if i in j.unchecked else s.get(self)).clone())
+            else:
+                inputs.append(s.get(self))
         res = j.eager(*inputs)
         res = res if isinstance(res, tuple) else (res,)
         grads = engine.run_backward([res[k] for k in j.diff], tangents, True, True,

@@ -214,7 +214,7 @@ class _Functionalizer:
         for p in self.written:
             new = self.g.call_function(_C.copy_inplace_op, (self.placeholders[p], self.cur[p]))
             val = p.meta.get("val")
-            new.meta.update(mutates=True, val=val)
+            new.meta.update(mutates=True, mutated=[self.placeholders[p]], val=val)
             if val is not None and val.requires_grad:  # a parameter's update: under no_grad
                 new.meta["grad_enabled"] = False
             self.cur[p] = new  # the input itself, written

@@ -182,6 +182,80 @@ def test_double_backward_through_a_compiled_function():
     np.testing.assert_allclose(gg.numpy(), gge.numpy(), rtol=1e-14)
 
 
+def _bn_block(seed: int = 0):
+    jtorch.manual_seed(seed)
+    return jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.BatchNorm1d(4),
+                                jtorch.nn.Tanh()).double()
+
+
+def _state(m) -> list:
+    return [v.detach().numpy().copy() for v in m.state_dict().values()]
+
+
+def test_double_backward_writes_batchnorm_statistics_once():
+    """create_graph replays the graph eagerly: the replay writes copies of the buffers."""
+    x = jtorch.from_numpy(np.random.default_rng(0).standard_normal((5, 3)))
+    res = []
+    for compiled in (False, True):
+        m = _bn_block()
+        xx = x.clone().requires_grad_()
+        f = jtorch.compile(m) if compiled else m
+        y = f(xx)
+        assert (type(y.grad_fn).__name__ == _NAME) == compiled
+        (g,) = jtorch.autograd.grad(y.pow(2).sum(), xx, create_graph=True)
+        (gg,) = jtorch.autograd.grad(g.sum(), xx)
+        res.append([g.detach().numpy(), gg.numpy(), *_state(m)])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert res[1][-1] == 1  # num_batches_tracked
+
+
+def test_two_calls_before_one_backward_with_batchnorm_buffers():
+    """Each call writes the running statistics; the first call's backward does not read them,
+    so (as in eager) the second write is no error."""
+    rng = np.random.default_rng(1)
+    x1, x2 = (jtorch.from_numpy(rng.standard_normal((5, 3))) for _ in range(2))
+    res = []
+    for compiled in (False, True):
+        m = _bn_block()
+        f = jtorch.compile(m) if compiled else m
+        (f(x1).sum() + f(x2).pow(2).sum()).backward()
+        res.append([p.grad.numpy() for p in m.parameters()] + _state(m))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_double_backward_replays_from_an_input_s_value_before_the_graph_wrote_it():
+    def f(x, buf):
+        y = (x + buf).exp()  # exp's rule reads its result, computed from buf before the write
+        buf.mul_(3)
+        return y
+
+    res = []
+    for fn in (f, jtorch.compile(f)):
+        buf = jtorch.tensor([0.5, -1.0, 2.0], dtype=jtorch.float64)
+        x = jtorch.tensor([0.3, 0.2, -0.1], dtype=jtorch.float64, requires_grad=True)
+        (g,) = jtorch.autograd.grad(fn(x, buf).sum(), x, create_graph=True)
+        (gg,) = jtorch.autograd.grad(g.sum(), x)
+        res.append((g.detach().numpy(), gg.numpy(), buf.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    np.testing.assert_allclose(res[1][2], [1.5, -3.0, 6.0])  # written once
+
+
+def test_an_input_the_backward_reads_and_the_graph_writes_raises_as_in_eager():
+    def f(x, buf):
+        y = x * buf  # mul's rule reads buf, then the graph writes it
+        buf.add_(1)
+        return y
+
+    for fn in (f, jtorch.compile(f)):
+        x = jtorch.ones(2, requires_grad=True)
+        y = fn(x, jtorch.tensor([2.0, 3.0]))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
 def test_an_input_modified_after_the_call_is_caught():
     x = _leaves(np.ones(3))[0]
     w = jtorch.ones(3, requires_grad=True)
