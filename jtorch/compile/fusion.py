@@ -7,11 +7,12 @@ built from the OpDefs' scalar functions with eager's dtype rules (each op's oper
 its compute dtype, its result rounded to its result dtype), so a fused result is bitwise the
 eager one. Values read outside the group are its outputs; the rest never reach memory.
 
-A group runs fused when, at call time, every tensor operand is row-major and broadcasts to
-the result as a full operand, a row over the rows (a bias), a value per row or one value,
-and no operand needs autograd; otherwise (strided operands, other broadcasts, gradients) it
-runs its nodes eagerly. Kernels are shape-generic (rows and inner are arguments): a new size
-reuses them; one kernel per operand layout, cached on disk by its source.
+A group runs fused when, at call time, no operand needs autograd (nor is float16 or empty);
+otherwise it runs its nodes eagerly. Row-major operands that broadcast to the result as a
+full operand, a row over the rows (a bias), a value per row or one value are read flat; with
+any other strides or broadcasts the loop runs in the results' memory order (eager's) and reads
+such operands as 2-D strided views. Kernels are shape-generic (rows and inner are arguments):
+a new size reuses them; one kernel per operand layout, cached on disk by its source.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..kernels.codegen import EXPENSIVE
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
 from ..kernels.registry import OpDef
 from ..kernels.source import load
+from ..shape import bcast_elem_strides, bcast_strides, iter_order
 from ..tensor import Tensor
 from . import col_fusion, decompositions, epilogue, logs, passes, row_fusion
 from .functionalize import NotFunctionalizable, functionalize
@@ -284,7 +286,8 @@ _BLOCK = 512
 def kernel_source(template, kinds: str) -> str:
     """The kernel of a group for its tensor operands' layouts ``kinds`` (a letter each, over
     rows x inner of the result): ``f`` full, ``r`` one row broadcast over the rows (a bias),
-    ``c`` one value per row (an (N, 1) operand), ``s`` one value. Each segment is a loop
+    ``c`` one value per row (an (N, 1) operand), ``s`` one value, ``g`` any strides (a 2-D
+    view, rows x inner, each block of a row copied to a scratch row). Each segment is a loop
     function over one block (``codegen.loop_function``), called per block of each row."""
     head, names, scratch, loops, nout, tensors = template
     kind = dict(zip(tensors, kinds))
@@ -294,7 +297,7 @@ def kernel_source(template, kinds: str) -> str:
             return None
         text = "\n".join(lines)
         for j in tensors:
-            text = text.replace(f"@X{j}@", f"x{j}[i]" if kind[j] in "fr" else f"c{j}")
+            text = text.replace(f"@X{j}@", f"x{j}[i]" if kind[j] in "frg" else f"c{j}")
         return text.split("\n")
 
     funcs, calls_ = [], []
@@ -307,6 +310,11 @@ def kernel_source(template, kinds: str) -> str:
     rows = [f"o{j} = out{j}[base + b:base + b + m]" for j in range(nout)]
     rows += [f"x{j} = in{j}[base + b:base + b + m]" if kind[j] == "f" else f"x{j} = in{j}[b:b + m]"
              for j in tensors if kind[j] in "fr"]
+    # a strided operand's row is copied into a scratch row first: the loops over the block
+    # then read it densely and vectorise (a strided read in them would not)
+    for j in tensors:
+        if kind[j] == "g":
+            rows += [f"g{j}[:m] = in{j}[r, b:b + m]", f"x{j} = g{j}[:m]"]
     sig = ", ".join(names)
     lines = [*head, "",
              f"# operand layouts: {kinds}",
@@ -314,6 +322,7 @@ def kernel_source(template, kinds: str) -> str:
              codegen.NJIT,
              f"def serial({sig}, r_lo, r_hi, j_lo, j_hi, inner):",
              *[f"    {x}" for x in scratch],
+             *[f"    g{j} = np.empty({_BLOCK}, in{j}.dtype)" for j in tensors if kind[j] == "g"],
              *[f"    c{j} = in{j}[0]" for j in tensors if kind[j] == "s"],
              "    for r in range(r_lo, r_hi):",
              "        base = r * inner",
@@ -358,6 +367,16 @@ class FusedKernel:
         self._layouts: dict = {}  # operand shapes -> (result shape, rows, inner, layouts)
         # the group's nodes, run one by one when an operand does not fit the fused loop
         self._eager = subgraph_module(group, ins, outs)
+        # per node, its tensor operands: ("g", group index) or ("i", tensor operand number);
+        # strided operands replay eager's layout rule over them (``_eager_order``)
+        at = {k: t for t, k in enumerate(self.tensor_pos)}
+        pos = {a: at[j] for j, a in enumerate(ins) if j in at}
+        gi = {n: k for k, n in enumerate(group)}
+        self._operands = [tuple([("g", gi[a]) if a in gi else ("i", pos[a]) for a in n.args
+                                 if isinstance(a, Node) and (a in gi or a in pos)])
+                          for n in group]
+        self._out_idx = [gi[o] for o in outs]
+        self._orders: dict = {}  # operand geometries -> the loop's order (or None: eager)
 
     @property
     def source(self) -> str:
@@ -388,8 +407,10 @@ class FusedKernel:
             if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or arr.dtype is _F16:
                 return self._eager(*args)
             if not arr.flags.c_contiguous:
-                if not arr.size or any(arr.strides):
+                if not arr.size:
                     return self._eager(*args)
+                if any(arr.strides):
+                    return self._strided(args)
                 # one value expanded (a sum's gradient): read as one value
                 expanded = (*(expanded or ()), arr.shape)
                 arr = arr[(slice(0, 1),) * arr.ndim]
@@ -406,21 +427,103 @@ class FusedKernel:
                 self._layouts.clear()
             self._layouts[key] = lay
         if lay is None:
-            return self._eager(*args)  # a broadcast the kernel's layouts do not cover
+            return self._strided(args)  # a broadcast the row layouts do not cover
         shape, rows, inner, kinds = lay
         outs = [_allocator.empty(shape, d.np) for d in self.out_dtypes]
         if rows and inner:
-            mod = self._mods.get(kinds) or self._module(kinds)
-            flats = [o if o.ndim == 1 else o.reshape(-1) for o in outs]
-            n = rows * inner
-            if n >= _flags.GRAIN_SIZE and use_parallel(n):
-                mod.parallel(*flats, *flat, rows, inner)
-            else:
-                mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
+            self._run(kinds, [o if o.ndim == 1 else o.reshape(-1) for o in outs], flat, rows,
+                      inner)
         return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])
+
+    def _run(self, kinds: str, flats: list, flat: list, rows: int, inner: int) -> None:
+        mod = self._mods.get(kinds) or self._module(kinds)
+        n = rows * inner
+        if n >= _flags.GRAIN_SIZE and use_parallel(n):
+            mod.parallel(*flats, *flat, rows, inner)
+        else:
+            mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
+
+    def _strided(self, args: tuple):
+        """The group over operands of any strides and broadcasts: the loop runs in the
+        results' memory order, eager's (TensorIterator's order over the operands), reading an
+        operand that is dense in that order flat (``f``), one value (``s``), or else as rows
+        of the order's last dim (``g``: a 2-D strided view; one whose dims do not merge is
+        copied into one)."""
+        arrs = [args[k]._a for k in self.tensor_pos]
+        try:
+            shape = tuple(np.broadcast_shapes(*[a.shape for a in arrs]))
+        except ValueError:
+            return self._eager(*args)  # eager's error
+        nd = len(shape)
+        if not nd or 0 in shape:
+            return self._eager(*args)
+        key = tuple([(a.shape, a.strides) for a in arrs])
+        phys = self._orders.get(key, False)
+        if phys is False:
+            if len(self._orders) > 256:
+                self._orders.clear()
+            phys = self._orders[key] = self._eager_order(arrs)
+        if phys is None:
+            return self._eager(*args)  # outputs eager lays out differently: eager's layouts
+        pshape = tuple(shape[d] for d in phys)
+        n = 1
+        for d in pshape:
+            n *= d
+        inner = pshape[-1]
+        rows = n // inner
+        flat, kinds = list(args), []
+        for k, a in zip(self.tensor_pos, arrs):
+            if not any(a.strides) or a.size == 1:
+                flat[k], kind = a[(slice(0, 1),) * a.ndim].reshape(1), "s"
+            else:
+                v = np.broadcast_to(a, shape).transpose(phys)
+                if v.flags.c_contiguous:
+                    flat[k], kind = v.reshape(-1), "f"
+                else:
+                    flat[k], kind = v.reshape(rows, inner), "g"
+            kinds.append(kind)
+        bufs = [_allocator.empty(pshape, d.np) for d in self.out_dtypes]
+        self._run("".join(kinds), [b.reshape(-1) for b in bufs], flat, rows, inner)
+        inv = [phys.index(d) for d in range(nd)]
+        return tuple([Tensor._make(b.transpose(inv), b.reshape(-1), d)
+                      for b, d in zip(bufs, self.out_dtypes)])
+
+    def _eager_order(self, arrs: list) -> list | None:
+        """The memory order (slowest dim first) eager gives the group's outputs for operands
+        ``arrs``: each node's result is row-major when its tensor operands all are, else
+        laid out in TensorIterator's order over them (``dispatch.new_output``); None when the
+        outputs' orders differ (one loop writes all of them)."""
+        vals = [(a.shape, bcast_elem_strides(a, a.shape), a.flags.c_contiguous) for a in arrs]
+        done: list = []
+        for refs in self._operands:
+            ops = [done[k] if w == "g" else vals[k] for w, k in refs]
+            shape = tuple(np.broadcast_shapes(*[o[0] for o in ops]))
+            nd = len(shape)
+            if all(o[2] for o in ops):
+                phys = list(range(nd))
+            else:
+                phys = iter_order(shape, [bcast_strides(o[0], o[1], shape) for o in ops])[::-1]
+            st, step = [0] * nd, 1
+            for d in reversed(phys):
+                st[d] = step
+                step *= shape[d]
+            done.append((shape, st, _row_major(shape, st), phys))
+        orders = {tuple(done[k][3]) for k in self._out_idx}
+        return list(orders.pop()) if len(orders) == 1 else None
 
     def __repr__(self) -> str:
         return f"FusedKernel({', '.join(self.names)})"
+
+
+def _row_major(shape: tuple, strides: list) -> bool:
+    """NumPy's C-contiguity over element strides (size-1 dims may have any stride)."""
+    step = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            if s != step:
+                return False
+            step *= n
+    return True
 
 
 def _layout(shapes: list):

@@ -119,14 +119,53 @@ def test_broadcast_operands_fuse_as_rows_and_columns(shapes):
     assert k._mods  # it ran fused
 
 
+def _strided_cases():
+    r = lambda *s: jtorch.randn(*s)
+    return [
+        ("transposed", r(3, 4).t(), r(4, 3)),
+        ("both transposed", r(30, 40).t(), r(30, 40).t()),
+        ("a stepped slice", r(40, 60)[:, ::2], r(40, 30)),
+        ("a stepped slice, transposed", r(60, 40)[::2].t(), r(40, 30)),
+        ("permuted 3-D", r(5, 6, 7).permute(2, 0, 1), r(7, 1, 6)),
+        ("a middle dim broadcast", r(2, 1, 3), r(2, 4, 3)),
+        ("a column over transposed rows", r(300, 20).t(), r(20, 1)),
+        ("an expanded row, transposed", r(1, 30).expand(40, 30).t(), r(30, 40)),
+        ("an offset view", r(9, 9)[2:, 3:], r(7, 6)),
+        ("one value expanded, a stepped slice", jtorch.full((1, 1), 0.5).expand(8, 9),
+         r(8, 18)[:, ::2]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_strided_and_broadcast_operands_run_fused_in_eager_s_layout(case):
+    """Any strides and broadcasts: the loop runs in eager's result order, reading an operand
+    flat where it is dense in that order and a row at a time (through a scratch row) where not;
+    results are eager's bitwise, with eager's strides."""
+    name, x, b = _strided_cases()[case]
+    f = lambda x, b: (x + b).exp() * 2 - x.sin()
+    cf = jtorch.compile(f)
+    got, want = cf(x, b), f(x, b)
+    _bitwise(got, want)
+    assert got.stride() == want.stride(), name
+    (k,) = _fused(cf)
+    assert k._mods, name  # fused, not eager
+
+
+def test_strided_operands_run_the_parallel_loop():
+    f = lambda x, b: (x * b).tanh() + 1
+    cf = jtorch.compile(f)
+    x, b = jtorch.randn(600, 300).t(), jtorch.randn(300, 1200)[:, ::2]  # above the grain size
+    got, want = cf(x, b), f(x, b)
+    _bitwise(got, want)
+    assert got.stride() == want.stride() and any("g" in k for k in _fused(cf)[0]._mods)
+
+
 def test_operands_the_loop_cannot_take_run_eagerly():
     f = lambda x, b: (x + b).exp() * 2
     cf = jtorch.compile(f)
-    x = jtorch.randn(4, 3)
-    for b in (jtorch.randn(3, 4).t(), jtorch.randn(4, 3)):  # strided, then the fused case
+    for x, b in ((jtorch.randn(4, 3, dtype=jtorch.float16), jtorch.randn(3)),  # float16
+                 (jtorch.randn(0, 3).t(), jtorch.randn(3, 1))):  # empty and strided
         _bitwise(cf(x, b), f(x, b))
-    y, c = jtorch.randn(2, 4, 3), jtorch.randn(2, 1, 3)  # a middle dim broadcast: no split
-    _bitwise(cf(y, c), f(y, c))
 
 
 def test_one_element_operands_everywhere():
