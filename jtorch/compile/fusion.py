@@ -37,6 +37,7 @@ from .graph_module import GraphModule, subgraph_module
 
 _TENSOR = Tensor
 _NDARRAY = np.ndarray
+_gs = dispatch.grad_state
 _F16 = np.dtype(np.float16)
 _FUSABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 
@@ -377,6 +378,10 @@ class FusedKernel:
                           for n in group]
         self._out_idx = [gi[o] for o in outs]
         self._orders: dict = {}  # operand geometries -> the loop's order (or None: eager)
+        # float16 is computed through float32 arrays by eager: its groups run eagerly (the
+        # operands' dtypes are the traced ones: the graph's guards hold them)
+        self._half = any(ins[k].meta["val"].dtype.np == _F16 for k in self.tensor_pos) or \
+            any(d.np == _F16 for d in self.out_dtypes)
 
     @property
     def source(self) -> str:
@@ -397,14 +402,16 @@ class FusedKernel:
     def __call__(self, *args):
         """Run fused when every tensor operand is row-major and its shape broadcasts to the
         result as one of the kernel's layouts, and none needs autograd; else eagerly."""
-        grad = dispatch.grad_state.enabled
+        if self._half:
+            return self._eager(*args)
+        grad = _gs.enabled
         flat = list(args)
         shapes = []
         expanded = None
         for k in self.tensor_pos:
             a = args[k]
             arr = a._a
-            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad) or arr.dtype is _F16:
+            if arr.__class__ is not _NDARRAY or (grad and a._requires_grad):
                 return self._eager(*args)
             if not arr.flags.c_contiguous:
                 if not arr.size:
@@ -429,11 +436,27 @@ class FusedKernel:
         if lay is None:
             return self._strided(args)  # a broadcast the row layouts do not cover
         shape, rows, inner, kinds = lay
-        outs = [_allocator.empty(shape, d.np) for d in self.out_dtypes]
-        if rows and inner:
-            self._run(kinds, [o if o.ndim == 1 else o.reshape(-1) for o in outs], flat, rows,
-                      inner)
-        return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])
+        n = rows * inner
+        if not n:  # empty: row-major strides, as eager gives them
+            return tuple([Tensor._make(_allocator.empty(shape, d.np), None, d)
+                          for d in self.out_dtypes])
+        mod = self._mods.get(kinds) or self._module(kinds)
+        res, flats = [], []
+        for d in self.out_dtypes:  # small results skip the caching allocator, as eager's do
+            npd = d.np
+            if n * npd.itemsize < _allocator.MIN_CACHED_BYTES:
+                f = np.empty(n, npd)
+                o = f if len(shape) == 1 else f.reshape(shape)
+            else:
+                o = _allocator.empty(shape, npd)
+                f = o.reshape(-1)
+            flats.append(f)
+            res.append(Tensor._make(o, f, d))
+        if n >= _flags.GRAIN_SIZE and use_parallel(n):
+            mod.parallel(*flats, *flat, rows, inner)
+        else:
+            mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
+        return tuple(res)
 
     def _run(self, kinds: str, flats: list, flat: list, rows: int, inner: int) -> None:
         mod = self._mods.get(kinds) or self._module(kinds)
