@@ -10,6 +10,11 @@ from __future__ import annotations
 from . import dtypes as _dtypes_mod
 from ._tensor_str import get_printoptions, set_printoptions
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: F401
+                        get_float32_matmul_precision,
+                        is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled,
+                        set_deterministic_debug_mode, set_float32_matmul_precision,
+                        set_warn_always, use_deterministic_algorithms)
 from .device import device
 from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, channels_last, channels_last_3d,
                      complex64, complex128, contiguous_format, double, dtype, finfo, float, float16,
@@ -46,6 +51,8 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import nn  # noqa: E402,F401
 from .compile import api as _compile_api  # noqa: E402
+from ._sym import (_assert, compiled_with_cxx11_abi, sym_float, sym_int, sym_ite,  # noqa: E402,F401
+                   sym_max, sym_min, sym_not)
 
 # ``jtorch.compile`` is the decorator; the package ``jtorch/compile`` stays importable by path
 compile = _compile_api.compile
@@ -78,7 +85,8 @@ builtins_bool = _builtins.bool
 # never touch: ``jtorch.optim.Adam``, ``jtorch.utils.data``, ``jtorch.save`` and
 # ``from jtorch.utils.data import DataLoader`` work as before, and ``dir(jtorch)`` lists them.
 # tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
-_LAZY_SUBMODULES = frozenset({"_dynamo", "compiler", "fx", "optim", "serialization", "utils"})
+_LAZY_SUBMODULES = frozenset({"_dynamo", "backends", "compiler", "fx", "optim", "serialization",
+                              "utils"})
 _LAZY_NAMES = {"load": "serialization", "save": "serialization"}
 
 

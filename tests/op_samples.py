@@ -1821,6 +1821,15 @@ NOT_SWEPT: dict = {
     "torch:is_anomaly_enabled": _GLOBAL,
     "torch:is_grad_enabled": _GLOBAL,
     "torch:is_inference_mode_enabled": _GLOBAL,
+    **dict.fromkeys([f"torch:{n}" for n in (
+        "are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
+        "get_float32_matmul_precision", "is_deterministic_algorithms_warn_only_enabled",
+        "is_warn_always_enabled", "set_deterministic_debug_mode", "set_float32_matmul_precision",
+        "set_warn_always", "use_deterministic_algorithms", "compiled_with_cxx11_abi")],
+        _GLOBAL + " (tests/test_settings.py)"),
+    **dict.fromkeys([f"torch:sym_{n}" for n in ("float", "int", "ite", "max", "min", "not")],
+                    "arithmetic on Python numbers and sizes, no tensor in or out "
+                    "(tests/test_settings.py)"),
     # random-generator state
     "torch:get_rng_state": _RNG,
     "torch:set_rng_state": _RNG,

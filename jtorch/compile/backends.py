@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from .. import _settings
 from ..kernels.registry import OpDef
 from .graph import Graph, Node
 from .symbolic import SymInt, names_in
@@ -82,7 +83,7 @@ def note_unused(mode, options, backend) -> None:
 
 
 def _warn_once(msg: str) -> None:
-    if msg not in _warned:
+    if msg not in _warned or _settings.is_warn_always_enabled():
         _warned.add(msg)
         warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
 

@@ -13,10 +13,10 @@ tensor([3., 3.])
 from __future__ import annotations
 
 import math
-import warnings
 
 from .. import dispatch
 from .. import dtypes as _dt
+from .._settings import WarnOnce
 from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -245,17 +245,7 @@ def chain_matmul(*matrices, out: Tensor | None = None) -> Tensor:
     return _deliver(multi_dot(list(matrices)), out)
 
 
-class _WarnOnce:
-    def __init__(self, message: str) -> None:
-        self.message, self.done = message, False
-
-    def warn(self) -> None:
-        if not self.done:
-            self.done = True
-            warnings.warn(self.message, UserWarning, stacklevel=3)
-
-
-_CHAIN_MATMUL_WARNING = _WarnOnce(
+_CHAIN_MATMUL_WARNING = WarnOnce(
     "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
     "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
     "multiple parameters.")

@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _allocator, _threads
+from ... import _allocator, _settings, _threads
 from . import matmul as _mm
 
 
@@ -488,12 +488,21 @@ def _image_buffer(planes: np.ndarray, ck: int, sp: tuple, geo) -> tuple:
 
 def _run_images(serial, parallel, args: tuple, buf: np.ndarray, n: int) -> None:
     """A per-image kernel pair: the parallel one (each thread its own buffer, BLAS serial in
-    each) when the work pays, else the serial one with ``buf``."""
-    if n > 1 and _threads.use_parallel(buf.size * n):
+    each) when the work pays, else the serial one with ``buf``. In deterministic mode the
+    parallel one always runs, over ``_DET_PARTS`` parts of the images whatever the thread
+    count, with BLAS serial (its results depend on its own thread count): the weight
+    gradient's partial sums and every GEMM are then the same on any number of threads."""
+    if _settings.are_deterministic_algorithms_enabled():
+        with _threads.serial_blas():
+            parallel(*args, buf, min(n, _DET_PARTS))
+    elif n > 1 and _threads.use_parallel(buf.size * n):
         with _threads.serial_blas():
             parallel(*args, buf, numba.get_num_threads())
     else:
         serial(*args, buf)
+
+
+_DET_PARTS = 8  # image parts of a deterministic per-image run (more parts than threads here)
 
 
 def _conv_per_image(x, w, bias, y, geo, groups: int) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
-from ... import _allocator, _threads, dispatch
+from ... import _allocator, _settings, _threads, dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
 
@@ -70,8 +70,20 @@ def fill(a: np.ndarray, value) -> None:
 # -- factory kernels (``defs/creation.py``): fresh tensors of a plan's geometry -------------
 
 def empty_cpu(plan) -> Tensor:
-    """Uninitialised memory of the plan's shape and element strides (dense layouts only)."""
-    return alloc(plan.out)
+    """Uninitialised memory of the plan's shape and element strides (dense layouts only);
+    filled with NaN (the largest integer, True) in deterministic mode, as torch does."""
+    t = alloc(plan.out)
+    if _settings.fill_empty() and t._st.size:
+        t._st.fill(_uninitialized(t.dtype))
+    return t
+
+
+def _uninitialized(d: _dt.dtype):
+    if d.is_floating_point or d.is_complex:
+        return np.nan
+    if d is _dt.bool:
+        return True
+    return np.iinfo(d.np).max
 
 
 def alloc(o) -> Tensor:

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ... import _settings
 from ... import dispatch as _dispatch
 from ... import dtypes as _dt
 from ...shape import bcast_strides, elem_strides
@@ -875,8 +876,10 @@ def take_cpu(plan, x: Tensor, index: Tensor) -> Tensor:
 
 
 def put_cpu(plan, x: Tensor, index: Tensor, source: Tensor) -> Tensor:
-    t = _written(plan, x)
     accumulate = plan.kw["accumulate"]
+    if not accumulate:
+        _settings.alert_not_deterministic("put_")  # duplicate indices: which write wins
+    t = _written(plan, x)
     n = t._a.size
     contiguous = t._a.flags.c_contiguous
     work = t if contiguous else _fresh(t)
