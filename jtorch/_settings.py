@@ -8,7 +8,9 @@ thread or not and sum weight gradients per thread) take a fixed path while the s
 As in torch, ``put_`` without ``accumulate`` has no deterministic implementation (duplicate
 indices: which write wins is unspecified) and raises (or warns with ``warn_only``), and
 ``empty`` fills its memory with NaN (the largest integer, True) while
-``jtorch.utils.deterministic.fill_uninitialized_memory`` is set.
+``jtorch.utils.deterministic.fill_uninitialized_memory`` is set. ``jtorch.compile`` guards on
+the switch; while it is on, compiled reductions run eager's kernels (no row kernels), so
+compiled results are bitwise eager's.
 """
 
 from __future__ import annotations

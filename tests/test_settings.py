@@ -269,3 +269,54 @@ def test_assert_in_a_compiled_function_checks_its_condition():
         cf(-jtorch.ones(3))
     s = jtorch.compile(lambda x: x.reshape(jtorch.sym_int(x.shape[0] / 2), 2), dynamic=True)
     assert tuple(s(jtorch.ones(6)).shape) == (3, 2)
+
+
+# -- determinism in compiled code: bitwise eager's results ----------------------------------
+
+_REDUCING = {
+    "row sum": lambda x: (x * 2 + 1).sum(-1),
+    "row mean": lambda x: x.exp().mean(-1, keepdim=True) * x,
+    "softmax": lambda x: jtorch.nn.functional.softmax(x, -1),
+    "log_softmax": lambda x: jtorch.nn.functional.log_softmax(x * 0.5, -1),
+    "layer_norm": lambda x: jtorch.nn.functional.layer_norm(x, (x.shape[-1],)),
+    "var": lambda x: (x + 1).var(-1),
+    "logsumexp": lambda x: x.logsumexp(-1),
+    "column sum": lambda x: (x * x).sum(0),
+    "column mean": lambda x: (x - 1).mean(0),
+    "column amax": lambda x: (x * 3).amax(0),
+    "all": lambda x: (x * 2).sum() + x.mean(),
+}
+
+
+@pytest.mark.parametrize("shape", [(7, 33), (64, 1000), (300, 600)])
+def test_compiled_reductions_are_bitwise_eager_in_deterministic_mode(shape):
+    x = jtorch.from_numpy(np.random.default_rng(3).standard_normal(shape).astype(np.float32))
+    jtorch.use_deterministic_algorithms(True)
+    for name, f in _REDUCING.items():
+        got, want = jtorch.compile(f)(x), f(x)
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
+
+
+def test_compiled_training_gradients_are_bitwise_eager_in_deterministic_mode():
+    jtorch.use_deterministic_algorithms(True)
+    grads = []
+    for compiled in (False, True):
+        jtorch.manual_seed(0)
+        m = jtorch.nn.Sequential(jtorch.nn.Linear(20, 32), jtorch.nn.LayerNorm(32),
+                                 jtorch.nn.GELU(), jtorch.nn.Linear(32, 5))
+        x = jtorch.from_numpy(np.random.default_rng(4).standard_normal((16, 20)).astype(np.float32))
+        f = jtorch.compile(m) if compiled else m
+        jtorch.nn.functional.cross_entropy(f(x), jtorch.arange(16) % 5).backward()
+        grads.append([p.grad.numpy() for p in m.parameters()])
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_switching_determinism_recompiles():
+    f = lambda x: (x * 2 + 1).sum(-1)
+    cf = jtorch.compile(f)
+    x = jtorch.randn(64, 1000)
+    cf(x)
+    jtorch.use_deterministic_algorithms(True)
+    np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
+    assert len(cf.entries) == 2

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .. import dispatch
+from .. import _settings, dispatch
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 from . import aot, backends, logs, tracer
@@ -186,7 +186,8 @@ class CompiledFunction:
         g = seg.graph
         sym = {n for _, n, _ in g.symbols}
         k = (backends.graph_key(g), tuple([_ikey(x, node in sym) for (node, _), x in
-                                           zip(seg.inputs, inputs)]), dispatch.grad_state.enabled)
+                                           zip(seg.inputs, inputs)]), dispatch.grad_state.enabled,
+             _settings._State.deterministic)
         piece = self.pieces.get(k)
         if piece is None:
             g.eliminate_dead_code()
@@ -274,7 +275,7 @@ def _agree(new: _Entry, old: _Entry) -> bool:
 def _size_change(old_key: tuple, new_key: tuple, sym_leaves: set) -> dict:
     """{argument tensor number: dims whose size differs} when the two keys differ only in the
     sizes of symbolic tensors' dims (same everything else), else {}."""
-    if old_key[0] != new_key[0] or old_key[1] is not new_key[1] or old_key[3] != new_key[3]:
+    if old_key[0] != new_key[0] or old_key[1] is not new_key[1] or old_key[3:] != new_key[3:]:
         return {}
     ol, nl = [], []
     if _tensor_keys(old_key[2], ol) != _tensor_keys(new_key[2], nl) or len(ol) != len(nl):

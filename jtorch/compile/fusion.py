@@ -21,7 +21,7 @@ import operator
 
 import numpy as np
 
-from .. import _allocator, _flags, dispatch
+from .. import _allocator, _flags, _settings, dispatch
 from .._threads import use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE
@@ -49,10 +49,15 @@ def numba_backend(gm: GraphModule, example_inputs):
         gm = functionalize(gm) if _mutates(gm.graph) else GraphModule(gm, gm.graph.copy())
     except NotFunctionalizable:
         return gm.forward
-    g = decompositions.decompose(gm.graph, decompositions.DEFAULT)
-    if g is not gm.graph:
-        gm = GraphModule(gm, g)
-    fused = GraphModule(gm, fuse(epilogue.fuse_epilogues(passes.run(gm.graph))))
+    # deterministic mode: results bitwise eager's, so no reduction is rewritten into row
+    # kernels (their sums run in another order than eager's); pointwise groups and column
+    # groups (each column summed in eager's order) still fuse
+    det = _settings.are_deterministic_algorithms_enabled()
+    if not det:
+        g = decompositions.decompose(gm.graph, decompositions.DEFAULT)
+        if g is not gm.graph:
+            gm = GraphModule(gm, g)
+    fused = GraphModule(gm, fuse(epilogue.fuse_epilogues(passes.run(gm.graph)), rows=not det))
     return fused.forward
 
 
@@ -82,7 +87,7 @@ def _pointwise(n: Node) -> bool:
     return all(isinstance(a, (Node, bool, int, float)) for a in n.args)
 
 
-def fuse(graph: Graph) -> Graph:
+def fuse(graph: Graph, rows: bool = True) -> Graph:
     """A copy of ``graph`` where each group is one call of its kernel (its outputs taken with
     getitem): row groups (``RowKernel``), column groups (``ColumnKernel``), then groups of two
     or more pointwise nodes over one shape (``FusedKernel``).
@@ -90,10 +95,10 @@ def fuse(graph: Graph) -> Graph:
     A pointwise group grows along a chain and across siblings (horizontal fusion: ``x.sin()``
     and ``x.cos()`` read x once). Its call stands before the first node outside it that reads
     it (or after its last member): a node after that reader joins only if every value it reads
-    exists by then."""
+    exists by then. ``rows=False``: no row groups."""
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
-    row_groups = row_fusion.find_groups(nodes, _pointwise)
+    row_groups = row_fusion.find_groups(nodes, _pointwise) if rows else []
     in_rows = {n for g in row_groups for n in g}
     col_groups = col_fusion.find_groups(nodes, _pointwise, in_rows)
     in_rows |= {n for g in col_groups for n in g}

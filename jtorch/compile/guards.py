@@ -13,7 +13,7 @@ import functools
 import inspect
 import math
 
-from .. import dispatch
+from .. import _settings, dispatch
 from .. import dtypes as _dt
 from ..nn.modules.module import Module
 from ..tensor import Tensor
@@ -53,7 +53,7 @@ def call_key(args: tuple, kwargs: dict, scope: Scope) -> tuple:
     if kwargs:
         ak.append(tuple([(k, value_key(x)) for k, x in kwargs.items()]))
     return (dispatch.grad_state.enabled, _dt._default.value, tuple(ak),
-            scope.state() if scope.live else None)
+            scope.state() if scope.live else None, _settings._State.deterministic)
 
 
 def masked_key(args: tuple, kwargs: dict, scope: Scope, mask: dict) -> tuple:
@@ -82,7 +82,7 @@ def masked_key(args: tuple, kwargs: dict, scope: Scope, mask: dict) -> tuple:
     if kwargs:
         ak.append(tuple([(k, key(x)) for k, x in kwargs.items()]))
     return (dispatch.grad_state.enabled, _dt._default.value, tuple(ak),
-            scope.state() if scope.live else None)
+            scope.state() if scope.live else None, _settings._State.deterministic)
 
 
 def tensor_leaves(v, out: list) -> list:
@@ -104,6 +104,8 @@ def explain_miss(old: tuple, new: tuple, names: list) -> str:
         return f"grad mode changed: expected {old[0]}, got {new[0]}"
     if old[1] is not new[1]:
         return f"default dtype changed: expected {old[1].name}, got {new[1].name}"
+    if old[4] != new[4]:
+        return f"deterministic algorithms changed: expected {old[4]}, got {new[4]}"
     oa, na = old[2], new[2]
     if len(oa) != len(na):
         return f"number of arguments changed: expected {len(oa)}, got {len(na)}"
