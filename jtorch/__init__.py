@@ -85,9 +85,9 @@ builtins_bool = _builtins.bool
 # never touch: ``jtorch.optim.Adam``, ``jtorch.utils.data``, ``jtorch.save`` and
 # ``from jtorch.utils.data import DataLoader`` work as before, and ``dir(jtorch)`` lists them.
 # tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
-_LAZY_SUBMODULES = frozenset({"_dynamo", "backends", "compiler", "fx", "optim", "serialization",
-                              "utils"})
-_LAZY_NAMES = {"load": "serialization", "save": "serialization"}
+_LAZY_SUBMODULES = frozenset({"_dynamo", "backends", "compiler", "func", "fx", "optim",
+                              "serialization", "utils"})
+_LAZY_NAMES = {"load": "serialization", "save": "serialization", "vmap": "func"}
 
 
 def __getattr__(name: str):

@@ -1827,6 +1827,7 @@ NOT_SWEPT: dict = {
         "is_warn_always_enabled", "set_deterministic_debug_mode", "set_float32_matmul_precision",
         "set_warn_always", "use_deterministic_algorithms", "compiled_with_cxx11_abi")],
         _GLOBAL + " (tests/test_settings.py)"),
+    "torch:vmap": "a function transform, swept over this surface in tests/func/test_vmap.py",
     **dict.fromkeys([f"torch:sym_{n}" for n in ("float", "int", "ite", "max", "min", "not")],
                     "arithmetic on Python numbers and sizes, no tensor in or out "
                     "(tests/test_settings.py)"),

@@ -1,0 +1,781 @@
+"""``vmap``: a function of one example run over a batch, as batched kernel calls.
+
+While a vmapped function runs, a ``dispatch.mode`` (one ``_Level`` per nested vmap) takes every
+op call. A batched value is a stand-in tensor with the example's geometry (a ``MetaArray``,
+as the tracer's fakes are), so each op's meta rule checks the call per example and raises
+torch's errors with the example's shapes; the level keeps the physical tensor behind it, with
+the batch as its leading dim. An op over batched values runs once on the physical tensors by
+its family's rule: pointwise ops align their operands (batch first, the example's dims
+right-aligned) and broadcast; reductions, scans, softmax, sorts and views shift their dims
+past the batch dim; matrix products become batched matmuls; convolutions fold the batch into
+the images. Any other op runs once per example and the results are stacked (a slow but
+correct path). Ops over no batched value run as they are, under the enclosing mode (an outer
+vmap, a tracer), so nesting composes.
+
+Gradients compose both ways: the physical computation records autograd as any eager code
+does (gradients of a vmapped function's results reach its inputs), and an op over batched
+values that require grad records its node on the stand-ins, so ``autograd.grad`` inside the
+function (``func.grad``) differentiates per example, its gradient rules batched in turn.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+
+from .. import dispatch
+from .. import meta as _meta_mod
+from ..kernels.plan import Inplace
+from ..meta import MetaArray
+from ..tensor import Tensor
+
+_TENSOR = Tensor
+
+_ITEM_MSG = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+             "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+             "other operations. If error is occurring somewhere inside PyTorch internals, "
+             "please file a bug report.")
+_FLOW_MSG = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+             "control flow. We don't support that yet, please file an issue at "
+             "https://github.com/pytorch/pytorch/issues .")
+_RANDOM_MSG = ("vmap: called random operation while in randomness error mode. Please either "
+               "use the 'same' or 'different' randomness flags on vmap or perform the "
+               "randomness operation out of vmap")
+
+
+class _Level:
+    """One running vmap: its batch size, randomness, the enclosing mode, and the physical
+    tensor (batch dim first) behind each of its stand-ins."""
+
+    def __init__(self, size: int, randomness: str) -> None:
+        self.size = size
+        self.randomness = randomness
+        self.outer = dispatch.mode
+        self.outer_read = _meta_mod.read_hook
+        self.outer_detach = _meta_mod.detach_hook
+        self.vals: dict = {}  # id(stand-in's array) -> (stand-in, physical)
+        # tensors made inside the function by unbatched ops (``empty_like`` of a batched
+        # value makes its result from the size alone): written from a batched value, such a
+        # tensor becomes batched (``promote``) where an argument or a captured tensor raises
+        self.fresh = weakref.WeakValueDictionary()
+
+    # -- stand-ins -------------------------------------------------------------------------
+    def wrap(self, phys: Tensor) -> Tensor:
+        """The stand-in of physical ``phys`` (batch dim first)."""
+        a = phys._a
+        fake = MetaArray(tuple(a.shape[1:]), a.dtype, tuple(a.strides[1:]), 0, phys.device)
+        t = Tensor._make(fake, None, phys.dtype)
+        t._a.fake = phys.device
+        self.vals[id(t._a)] = (t, phys)
+        return t
+
+    def phys(self, x):
+        """The physical tensor behind stand-in ``x`` of this level, else None."""
+        if x.__class__ is _TENSOR and x._a.__class__ is MetaArray:
+            e = self.vals.get(id(x._a))  # aliases (x.detach()) share the stand-in's array
+            if e is not None:
+                return e[1]
+        return None
+
+    # -- the mode --------------------------------------------------------------------------
+    def __call__(self, op, args: tuple, plan, params: dict):
+        if op.family == "random":
+            return self._random(op, args, plan, params)
+        if not any(self._batched(a) for a in args):
+            return self.run(op, args, params)
+        rule = _RULES.get(op.name) or _FAMILY_RULES.get(op.family)
+        res = None
+        if rule is not None:
+            res = rule(self, op, args, plan, params)
+        if res is None:
+            res = self._per_example(op, args, plan, params)
+        self._record(op, args, res, plan, params)
+        return res
+
+    def _batched(self, a) -> bool:
+        if isinstance(a, (tuple, list)):
+            return any(self._batched(x) for x in a)
+        return self.phys(a) is not None
+
+    def run(self, op, args: tuple, params: dict):
+        """``op`` on ``args`` under the enclosing mode (physical values or unbatched ones)."""
+        with _outer(self):
+            res = op(*args, **params)
+        for r in res if isinstance(res, tuple) else (res,):
+            if r.__class__ is _TENSOR and r._base is None and not any(r is a for a in args):
+                self.fresh[id(r)] = r
+        return res
+
+    def promote(self, t, value=None) -> bool:
+        """Make ``t``, an unbatched tensor this function made, batched in place: its physical
+        tensor holds ``value`` (default: t's values) for every example. False for any
+        other tensor (an argument, a captured one, a view)."""
+        if t.__class__ is not _TENSOR or self.fresh.get(id(t)) is not t:
+            return False
+        with _outer(self):
+            src = t if value is None else value
+            p = src.unsqueeze(0).expand((self.size,) + tuple(t.shape)).clone()
+        w = self.wrap(p)
+        del self.vals[id(w._a)]
+        t._a, t._st = w._a, w._st
+        self.vals[id(t._a)] = (t, p)
+        del self.fresh[id(t)]
+        return True
+
+    def _record(self, op, args: tuple, res, plan, params: dict) -> None:
+        """Autograd over the stand-ins: gradients per example (``func.grad`` inside vmap)."""
+        if dispatch.grad_hook is None or not dispatch.grad_state.enabled:
+            return
+        if not any(isinstance(a, _TENSOR) and a._requires_grad for a in args):
+            return
+        if plan is None:  # pointwise
+            dispatch.grad_hook(op, args, res, None)
+        elif not op.differentiable:
+            return
+        else:
+            dispatch.grad_hook(op, args, res, plan.kw)
+
+    # -- operands ----------------------------------------------------------------------------
+    def batch_first(self, x, nd: int | None = None):
+        """Physical ``x`` with its example dims right-aligned to ``nd`` (batch dim first,
+        size-1 dims between), or x itself when it is not batched."""
+        p = self.phys(x)
+        if p is None:
+            return x
+        if nd is not None and p._a.ndim - 1 < nd:
+            with _outer(self):
+                p = p.reshape((p.shape[0],) + (1,) * (nd - p._a.ndim + 1) + tuple(p.shape[1:]))
+        return p
+
+    def expanded(self, x):
+        """Physical ``x``, or unbatched ``x`` expanded along a new batch dim."""
+        p = self.phys(x)
+        if p is not None:
+            return p
+        with _outer(self):
+            return x.unsqueeze(0).expand((self.size,) + tuple(x.shape))
+
+    def _per_example(self, op, args: tuple, plan, params: dict):
+        """The slow path: ``op`` once per example, the results stacked."""
+        if op.data_dependent:
+            raise RuntimeError("vmap: We do not support batching operators that can output "
+                               f"dynamic shape. Attempted to vmap over aten::{op.name}. Please "
+                               "file an issue at https://github.com/pytorch/pytorch/issues if "
+                               "you need this feature.")
+        inplace = plan is None and (params.get("inplace") or params.get("out") is not None) or \
+            plan is not None and isinstance(plan.out, Inplace)
+        target = None
+        if inplace:
+            target = args[0] if plan is None else args[plan.out.src]
+            if self.phys(target) is None and not self.promote(target):
+                raise RuntimeError(_inplace_msg(op))
+        outs = []
+        with _outer(self):
+            for b in range(self.size):
+                ex = tuple(_example(self, a, b) for a in args)
+                outs.append(op(*ex, **params))
+            if inplace:
+                target._vc[0] += 1
+                return target
+            from ..ops.views import stack
+
+            first = outs[0]
+            if isinstance(first, tuple):
+                vals = [self.wrap(stack([o[k] for o in outs])) for k in range(len(first))]
+                return type(first)(*vals) if hasattr(first, "_fields") else tuple(vals)
+            return self.wrap(stack(outs))
+
+    # -- random ops ------------------------------------------------------------------------
+    def _random(self, op, args: tuple, plan, params: dict):
+        if self.randomness == "error":
+            raise RuntimeError(_RANDOM_MSG)
+        inplace = plan is not None and isinstance(plan.out, Inplace)
+        if self.randomness == "same":
+            if not inplace:
+                if any(self._batched(a) for a in args):
+                    return self._per_example_same(op, args, params)
+                return self.run(op, args, params)
+            t = args[plan.out.src]
+            p = self.phys(t)
+            if p is None:
+                return self.run(op, args, params)
+            with _outer(self):
+                one = op(*[p[0].clone() if a is t else a for a in args], **params)
+                p.copy_(one.unsqueeze(0).expand(tuple(p.shape)))
+            t._vc[0] += 1
+            return t
+        # "different": one draw over the whole batch
+        if inplace:
+            t = args[plan.out.src]
+            if self.phys(t) is None and not self.promote(t):
+                raise RuntimeError(_inplace_msg(op))
+            with _outer(self):
+                op(*[self.phys(a) if a is t else self.expanded(a) if isinstance(a, _TENSOR)
+                     else a for a in args], **params)
+            t._vc[0] += 1
+            return t
+        if not args:  # a factory: a batch of draws
+            kw = dict(params)
+            key = "size" if "size" in kw else "shape"
+            if key in kw:
+                kw[key] = (self.size,) + tuple(kw[key])
+                with _outer(self):
+                    return self.wrap(op(**kw))
+        return self._per_example(op, args, plan, params)
+
+    def _per_example_same(self, op, args, params):
+        raise RuntimeError(f"vmap: randomness='same' does not support {op.name} over a batched "
+                           "input")
+
+
+class _outer:
+    """Runs a block under the enclosing mode (and its hooks)."""
+
+    __slots__ = ("lvl", "prev")
+
+    def __init__(self, lvl: _Level) -> None:
+        self.lvl = lvl
+
+    def __enter__(self):
+        self.prev = dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook
+        lvl = self.lvl
+        dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = \
+            lvl.outer, lvl.outer_read, lvl.outer_detach
+
+    def __exit__(self, *exc):
+        dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = self.prev
+        return False
+
+
+def _example(lvl: _Level, a, b: int):
+    if isinstance(a, (tuple, list)):
+        return type(a)(_example(lvl, x, b) for x in a)
+    p = lvl.phys(a)
+    return a if p is None else p[b]
+
+
+def _inplace_msg(op) -> str:
+    return (f"vmap: {op.name}_(self, *extra_args) is not possible because there exists a "
+            "Tensor `other` in extra_args that has more elements than `self`. This happened "
+            "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
+            "Please try to use out-of-place operators instead of inplace arithmetic. If said "
+            "operator is being called inside the PyTorch framework, please file a bug report "
+            "instead.")
+
+
+# -- batching rules ------------------------------------------------------------------------------
+
+def _pointwise(lvl: _Level, op, args: tuple, plan, params: dict):
+    nd = 0
+    for a in args:
+        if isinstance(a, _TENSOR):
+            nd = max(nd, a._a.ndim)
+    out = params.get("out")
+    inplace = params.get("inplace", False) or (out is not None and args and out is args[0])
+    if inplace or out is not None:
+        target = args[0] if inplace else out
+        if lvl.phys(target) is None and not lvl.promote(target):
+            # an unbatched result written from batched operands: the shapes cannot agree
+            shape = (lvl.size,) + tuple(target.shape)
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        nd = max(nd, target._a.ndim)
+    phys = tuple(lvl.batch_first(a, nd) if isinstance(a, _TENSOR) else a for a in args)
+    with _outer(lvl):
+        if inplace:
+            dispatch.pointwise(op, phys, inplace=True)
+            args[0]._vc[0] += 1
+            return args[0]
+        if out is not None:
+            dispatch.pointwise(op, phys, out=lvl.batch_first(out, nd))
+            return out
+        return lvl.wrap(dispatch.pointwise(op, phys))
+
+
+def _dims(d, nd: int):
+    """Logical dim(s) ``d`` of an ``nd``-dim example as physical ones (past the batch dim)."""
+    from ..shape import wrap_dim
+
+    if isinstance(d, (tuple, list)):
+        return tuple(wrap_dim(x, max(nd, 1)) + 1 for x in d)
+    return wrap_dim(d, max(nd, 1)) + 1
+
+
+def _reduce(lvl: _Level, op, args: tuple, plan, params: dict):
+    if len([a for a in args if isinstance(a, _TENSOR)]) != 1 or op.name.startswith("norm"):
+        return None
+    x = args[0]
+    nd = x._a.ndim
+    p = lvl.phys(x)
+    kw = dict(params)
+    with _outer(lvl):
+        if kw.get("dim") is None or (isinstance(kw.get("dim"), (tuple, list)) and not kw["dim"]):
+            if "dim" not in kw and op.name in ("max", "min"):
+                pass
+            keep = kw.get("keepdim", False)
+            flat = p.reshape(p.shape[0], -1)
+            kw["dim"], kw["keepdim"] = 1, False
+            res = op(flat, *args[1:], **kw)
+            if keep:
+                res = _map(res, lambda r: r.reshape((r.shape[0],) + (1,) * nd))
+            return _map(res, lvl.wrap)
+        kw["dim"] = _dims(kw["dim"], nd)
+        return _map(op(p, *args[1:], **kw), lvl.wrap)
+
+
+def _map(res, fn):
+    if isinstance(res, tuple):
+        vals = [fn(r) for r in res]
+        return type(res)(*vals) if hasattr(res, "_fields") else tuple(vals)
+    return fn(res)
+
+
+def _dim_op(*names):
+    """Ops over one batched tensor whose ``names`` params are dims (shifted past the batch)."""
+    def rule(lvl, op, args, plan, params):
+        if len([a for a in args if isinstance(a, _TENSOR)]) != 1 or lvl.phys(args[0]) is None:
+            return None
+        x = args[0]
+        kw = dict(params)
+        for n in names:
+            if kw.get(n) is not None:
+                kw[n] = _dims(kw[n], x._a.ndim)
+        with _outer(lvl):
+            return _map(op(lvl.phys(x), *args[1:], **kw), lvl.wrap)
+    return rule
+
+
+def _same_rank(*names):
+    """Ops over several tensors of the example's rank (gathers, scatters, softmax's
+    backward): every one gets the batch dim (unbatched ones expanded), dims shift."""
+    def rule(lvl, op, args, plan, params):
+        if plan is not None and isinstance(plan.out, Inplace) and \
+                lvl.phys(args[plan.out.src]) is None:
+            return None
+        kw = dict(params)
+        nd = args[0]._a.ndim
+        for n in names:
+            if kw.get(n) is not None:
+                kw[n] = _dims(kw[n], nd)
+        phys = tuple(lvl.expanded(a) if isinstance(a, _TENSOR) else a for a in args)
+        with _outer(lvl):
+            res = op(*phys, **kw)
+        if plan is not None and isinstance(plan.out, Inplace):
+            args[plan.out.src]._vc[0] += 1
+            return args[plan.out.src]
+        return _map(res, lvl.wrap)
+    return rule
+
+
+def _view(lvl, op, args, plan, params):
+    x = args[0]
+    p = lvl.phys(x)
+    kw = dict(params)
+    with _outer(lvl):
+        return lvl.wrap(op(p, **{**kw, "shape": (p.shape[0],) + tuple(kw["shape"])}))
+
+
+def _expand(lvl, op, args, plan, params):
+    x = args[0]
+    size = tuple(params["size"])
+    nd = len(size)
+    p = lvl.batch_first(x, nd)
+    with _outer(lvl):
+        return lvl.wrap(op(p, size=(p.shape[0],) + size))
+
+
+def _permute(lvl, op, args, plan, params):
+    x = args[0]
+    dims = _dims(tuple(params["dims"]), x._a.ndim) if x._a.ndim else ()
+    with _outer(lvl):
+        return lvl.wrap(op(lvl.phys(x), dims=(0,) + tuple(dims)))
+
+
+def _t(lvl, op, args, plan, params):
+    x = args[0]
+    p = lvl.phys(x)
+    with _outer(lvl):
+        return lvl.wrap(p.transpose(1, 2) if x._a.ndim == 2 else p)
+
+
+def _unsqueeze(lvl, op, args, plan, params):
+    x = args[0]
+    from ..shape import wrap_dim
+
+    d = wrap_dim(params["dim"], x._a.ndim + 1) + 1
+    with _outer(lvl):
+        return lvl.wrap(op(lvl.phys(x), dim=d))
+
+
+def _squeeze(lvl, op, args, plan, params):
+    x = args[0]
+    kw = dict(params)
+    if kw.get("dim") is None:
+        kw["dim"] = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    if x._a.ndim == 0:
+        return lvl.wrap(lvl.phys(x))
+    kw["dim"] = _dims(kw["dim"], x._a.ndim)
+    with _outer(lvl):
+        return _map(op(lvl.phys(x), **kw), lvl.wrap)
+
+
+def _basic_index(lvl, op, args, plan, params):
+    """Basic indexing (ints, slices, None, Ellipsis): a view, the batch dim kept first."""
+    if len(args) != 1 or params.get("items") is not None:
+        return None  # advanced indexing: per example
+    key = params["index"]
+    key = key if isinstance(key, tuple) else (key,)
+    with _outer(lvl):
+        return lvl.wrap(op(lvl.phys(args[0]), index=(slice(None),) + key))
+
+
+def _roll(lvl, op, args, plan, params):
+    x = args[0]
+    if params.get("dims") is not None:
+        return _dim_op("dims")(lvl, op, args, plan, params)
+    p = lvl.phys(x)  # dims=None: the example flattened, rolled, reshaped
+    with _outer(lvl):
+        flat = p.reshape(p.shape[0], -1)
+        res = op(flat, shifts=params["shifts"], dims=(1,))
+        return lvl.wrap(res.reshape(tuple(p.shape)))
+
+
+def _repeat(lvl, op, args, plan, params):
+    x = args[0]
+    reps = tuple(params["repeats"])
+    p = lvl.batch_first(x, len(reps))
+    with _outer(lvl):
+        return lvl.wrap(op(p, repeats=(1,) + reps))
+
+
+def _join(lvl, op, args, plan, params):
+    """cat/stack: every member batched (unbatched ones expanded), the dim shifted."""
+    nd = max(a._a.ndim for a in args) + (1 if op.name == "stack" else 0)
+    kw = dict(params)
+    kw["dim"] = _dims(kw.get("dim", 0), nd)
+    phys = []
+    for a in args:
+        if op.name == "cat" and a._a.ndim == 1 and a._a.shape[0] == 0 and nd > 1:
+            continue  # torch's legacy: an empty 1-D member is skipped
+        phys.append(lvl.expanded(a))
+    with _outer(lvl):
+        return lvl.wrap(op(*phys, **kw))
+
+
+def _matmul(lvl, op, args, plan, params):
+    """mm/bmm/addmm as matmuls, which broadcast the batch dim."""
+    from ..ops.linalg import matmul
+
+    with _outer(lvl):
+        if op.name == "addmm":
+            c, a, b = args
+            prod = matmul(lvl.batch_first(a, 2), lvl.batch_first(b, 2))
+            beta, alpha = params.get("beta", 1), params.get("alpha", 1)
+            cc = lvl.batch_first(c, 2) if lvl.phys(c) is not None else c
+            res = prod * alpha if alpha != 1 else prod
+            if beta != 0:
+                res = res + (cc * beta if beta != 1 else cc)
+            return lvl.wrap(res)
+        a, b = args
+        return lvl.wrap(matmul(lvl.batch_first(a), lvl.batch_first(b)))
+
+
+def _clone_like(lvl, op, args, plan, params):
+    if len([a for a in args if isinstance(a, _TENSOR)]) != 1:
+        return None
+    with _outer(lvl):
+        return lvl.wrap(op(lvl.phys(args[0]), **params))
+
+
+def _copy_(lvl, op, args, plan, params):
+    x, src = args
+    if lvl.phys(x) is None:
+        lvl.promote(x)
+    p = lvl.phys(x)
+    if p is None:
+        return None  # an unbatched target of a batched source: the per-example path raises
+    with _outer(lvl):
+        p.copy_(lvl.batch_first(src, x._a.ndim) if lvl.phys(src) is not None else src)
+    x._vc[0] += 1
+    return x
+
+
+def _fill_(lvl, op, args, plan, params):
+    x = args[0]
+    p = lvl.phys(x)
+    if p is None or (len(args) > 1 and lvl.phys(args[1]) is not None):
+        return None
+    with _outer(lvl):
+        op(p, *args[1:], **params)
+    x._vc[0] += 1
+    return x
+
+
+def _embedding(lvl, op, args, plan, params):
+    w, idx = args
+    if lvl.phys(w) is not None:
+        return None
+    with _outer(lvl):
+        return lvl.wrap(op(w, lvl.phys(idx), **params))
+
+
+def _convolution(lvl, op, args, plan, params):
+    """A batch of inputs (weights and bias unbatched): the batch folded into the images."""
+    x, w, b = args
+    if lvl.phys(w) is not None or (b is not None and lvl.phys(b) is not None):
+        return None
+    p = lvl.phys(x)
+    nsp = w._a.ndim - 2
+    with _outer(lvl):
+        if x._a.ndim == nsp + 1:  # one image per example: the batch is the images
+            res = op(p, w, b, **params)
+            return lvl.wrap(res)
+        B, n = p.shape[0], p.shape[1]
+        res = op(p.reshape((B * n,) + tuple(p.shape[2:])), w, b, **params)
+        return lvl.wrap(res.reshape((B, n) + tuple(res.shape[1:])))
+
+
+def _constant_pad(lvl, op, args, plan, params):
+    x = args[0]
+    pad = params["pad"]
+    if len(pad) // 2 > x._a.ndim:
+        return None
+    with _outer(lvl):
+        return lvl.wrap(op(lvl.phys(x), **params))
+
+
+_FAMILY_RULES = {
+    "unary": _pointwise, "binary": _pointwise, "ternary": _pointwise,
+    "reduction": _reduce,
+    "scan": _dim_op("dim"),
+    "softmax": _same_rank("dim"),
+}
+
+_RULES = {
+    "view": _view, "expand": _expand, "permute": _permute, "t": _t, "t_": None,
+    "transpose": _dim_op("dim0", "dim1"), "unsqueeze": _unsqueeze, "squeeze": _squeeze,
+    "select": _dim_op("dim"), "slice": _dim_op("dim"), "narrow": _dim_op("dim"),
+    "flip": _dim_op("dims"), "roll": _roll, "repeat": _repeat, "index": _basic_index,
+    "diagonal": _dim_op("dim1", "dim2"), "unbind": _dim_op("dim"), "split": _dim_op("dim"),
+    "split_with_sizes": _dim_op("dim"), "chunk": _dim_op("dim"), "unfold": _dim_op("dimension"),
+    "tril": _clone_like, "triu": _clone_like, "cat": _join, "stack": _join,
+    "sort": _dim_op("dim"), "argsort": _dim_op("dim"), "topk": _dim_op("dim"),
+    "kthvalue": _dim_op("dim"), "cummax": _dim_op("dim"), "cummin": _dim_op("dim"),
+    "gather": _same_rank("dim"), "scatter": _same_rank("dim"), "scatter_add": _same_rank("dim"),
+    "mm": _matmul, "bmm": _matmul, "addmm": _matmul,
+    "clone": _clone_like, "_to_copy": _clone_like, "copy_": _copy_, "fill_": _fill_,
+    "embedding": _embedding, "convolution": _convolution, "constant_pad_nd": _constant_pad,
+}
+_RULES = {k: v for k, v in _RULES.items() if v is not None}
+
+
+# -- the transform ------------------------------------------------------------------------------
+
+def _flatten(tree, out: list):
+    """Leaves of a tuple/list/dict tree, in order."""
+    if isinstance(tree, (tuple, list)):
+        for x in tree:
+            _flatten(x, out)
+    elif isinstance(tree, dict):
+        for x in tree.values():
+            _flatten(x, out)
+    else:
+        out.append(tree)
+    return out
+
+
+def _unflatten(tree, leaves):
+    if isinstance(tree, (tuple, list)):
+        vals = [_unflatten(x, leaves) for x in tree]
+        return type(tree)(*vals) if hasattr(tree, "_fields") else type(tree)(vals)
+    if isinstance(tree, dict):
+        return {k: _unflatten(v, leaves) for k, v in tree.items()}
+    return next(leaves)
+
+
+def _spec(tree) -> str:
+    if isinstance(tree, (tuple, list)):
+        return f"TreeSpec({type(tree).__name__}, None, [{', '.join(_spec(x) for x in tree)}])"
+    if isinstance(tree, dict):
+        return f"TreeSpec(dict, {list(tree)}, [{', '.join(_spec(x) for x in tree.values())}])"
+    return "*"
+
+
+def _broadcast_dims(dims, tree, where: str):
+    """``dims`` (an int, None or a tree matching ``tree``'s prefix) as one dim per leaf."""
+    if dims is None or isinstance(dims, int):
+        return [dims] * len(_flatten(tree, []))
+    if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)) and \
+            len(dims) == len(tree):
+        return [d for s, t in zip(dims, tree) for d in _broadcast_dims(s, t, where)]
+    if isinstance(dims, dict) and isinstance(tree, dict) and set(dims) == set(tree):
+        return [d for k in tree for d in _broadcast_dims(dims[k], tree[k], where)]
+    raise ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`. "
+                     f"in_dims has structure {_spec(dims)} but inputs has structure "
+                     f"{_spec(tree)}.")
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """torch.vmap: ``func`` over a dim of its inputs (``in_dims``: an int, None, or a tree
+    like the arguments), its results stacked along ``out_dims``; ``randomness`` is "error",
+    "different" or "same"; ``chunk_size`` runs the batch in chunks of that many examples."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    if not isinstance(in_dims, (int, tuple, list, dict)) and in_dims is not None:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected "
+                         f"`in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+
+    return wrapped
+
+
+def _name(func) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
+    where = f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>)"
+    if not args:
+        raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to "
+                         "add inputs, or you are trying to vmap over a function with no inputs. "
+                         "The latter is unsupported.")
+    dims = _broadcast_dims(in_dims, args, where)
+    leaves = _flatten(args, [])
+    sizes = []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            continue
+        if not isinstance(x, _TENSOR):
+            raise ValueError(  # noqa: TRY004  (torch's type)
+                f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                f"in_dim={d} for an input but the input is of type {type(x)}. We "
+                "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
+        nd = x.dim()
+        if not isinstance(d, int) or not -nd <= d < nd:
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for some input, but that input is a Tensor of "
+                             f"dimensionality {nd} so expected in_dim to satisfy "
+                             f"-{nd} <= in_dim < {nd}.")
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least one "
+                         "input must be a Tensor mapped over a dim (in_dims not None)")
+    if len(set(sizes)) != 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    size = sizes[0]
+    if chunk_size is not None and chunk_size < size:
+        parts = []
+        for lo in range(0, size, chunk_size):
+            sub = [x.narrow(d % x.dim(), lo, min(chunk_size, size - lo)) if d is not None else x
+                   for x, d in zip(leaves, dims)]
+            parts.append(_run_level(func, _unflatten(args, iter(sub)), dims, kwargs,
+                                    min(chunk_size, size - lo), randomness, out_dims))
+        return _concat(parts, out_dims)
+    return _run_level(func, args, dims, kwargs, size, randomness, out_dims)
+
+
+def _run_level(func, args, dims, kwargs, size: int, randomness: str, out_dims):
+    lvl = _Level(size, randomness)
+    leaves = _flatten(args, [])
+    ins = []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            ins.append(x)
+        else:
+            with _outer(lvl):
+                ins.append(lvl.wrap(x.movedim(d, 0) if d % x.dim() else x))
+    prev = dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook
+    dispatch.mode = lvl
+    _meta_mod.read_hook = functools.partial(_read, lvl)
+    _meta_mod.detach_hook = functools.partial(_detach, lvl)
+    try:
+        out = func(*_unflatten(args, iter(ins)), **kwargs)
+    finally:
+        dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = prev
+    return _unwrap(lvl, out, out_dims, func)
+
+
+def _read(lvl: _Level, t, what: str) -> None:
+    """A read of values (``item``, ``bool``, printing): refused for a stand-in; autograd
+    state (``requires_grad_``) is no read here."""
+    if "requires_grad" in what:
+        return
+    if lvl.phys(t) is not None:
+        raise RuntimeError(_ITEM_MSG if "item" in what else _FLOW_MSG)
+    if lvl.outer_read is not None:
+        lvl.outer_read(t, what)
+
+
+def _detach(lvl: _Level, t):
+    """A stand-in's detach: the stand-in of its physical tensor detached (an alias)."""
+    p = lvl.phys(t)
+    with _outer(lvl):
+        if p is not None:
+            return lvl.wrap(p.detach())
+        return t.detach()
+
+
+def _unwrap(lvl: _Level, out, out_dims, func):
+    leaves = _flatten(out, [])
+    dims = _broadcast_out(out_dims, out, func)
+    res = []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            if lvl.phys(x) is not None:
+                raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "
+                                 "BatchedTensor when out_dim is None")
+            res.append(x)
+            continue
+        if not isinstance(x, _TENSOR):
+            raise ValueError(  # noqa: TRY004  (torch's type)
+                f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
+                f"{type(x)}. Did you mean to set out_dims= to None for output?")
+        p = lvl.phys(x)
+        if p is None:  # a result that does not depend on the batch: broadcast
+            p = x.unsqueeze(0).expand((lvl.size,) + tuple(x.shape))
+        nd = p.dim()
+        if not -nd <= d < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-nd}, {nd - 1}], but got {d})")
+        res.append(p.movedim(0, d) if d % nd else p)
+    return _unflatten(out, iter(res))
+
+
+def _broadcast_out(out_dims, out, func):
+    if out_dims is None or isinstance(out_dims, int):
+        return [out_dims] * len(_flatten(out, []))
+    if isinstance(out_dims, (tuple, list)) and isinstance(out, (tuple, list)) and \
+            len(out_dims) == len(out):
+        return [d for s, t in zip(out_dims, out) for d in _broadcast_out(s, t, func)]
+    if isinstance(out_dims, (tuple, list)) and len(out_dims) == 1 and \
+            not isinstance(out, (tuple, list)):
+        return _broadcast_out(out_dims[0], out, func)
+    raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                     f"compatible with the structure of `outputs`. out_dims has structure "
+                     f"{_spec(out_dims)} but outputs has structure {_spec(out)}.")
+
+
+def _concat(parts: list, out_dims):
+    from ..ops.views import cat
+
+    first = parts[0]
+    dims = _broadcast_out(out_dims, first, None)
+    leaves = [_flatten(p, []) for p in parts]
+    res = []
+    for k, d in enumerate(dims):
+        if d is None:
+            res.append(leaves[0][k])
+        else:
+            res.append(cat([ls[k] for ls in leaves], dim=d))
+    return _unflatten(first, iter(res))
+
+
+__all__ = ["vmap"]
