@@ -544,6 +544,62 @@ def _constant_pad(lvl, op, args, plan, params):
         return lvl.wrap(op(lvl.phys(x), **params))
 
 
+def _nll_rows(lvl, args):
+    """nll_loss's operands as rows: (input (B*N, C), targets (B*N,), weight, B, N)."""
+    inp, tgt, w = args
+    x, t = lvl.expanded(inp), lvl.expanded(tgt)
+    return x.reshape(-1, x.shape[-1]), t.reshape(-1), w, x.shape[0], t.reshape(
+        x.shape[0], -1).shape[1]
+
+
+def _nll_weights(t, w, ignore: int, c: int, b: int):
+    """Per example, the summed weight of its counted targets (the mean's denominator)."""
+    valid = t != ignore
+    wt = valid.to(w.dtype if w is not None else _float()) if w is None else \
+        w[t.clamp(0, c - 1)] * valid
+    return wt.reshape(b, -1).sum(1)
+
+
+def _float():
+    from .. import dtypes
+
+    return dtypes.get_default_dtype()
+
+
+def _nll_loss(lvl, op, args, plan, params):
+    """nll_loss over a batch: one unreduced call, reduced per example."""
+    if args[2] is not None and lvl.phys(args[2]) is not None:
+        return None
+    red, ign = params["reduction"], params["ignore_index"]
+    with _outer(lvl):
+        x, t, w, b, n = _nll_rows(lvl, args)
+        rows = op(x, t, w, reduction="none", ignore_index=ign)
+        if red == "none":
+            return lvl.wrap(rows.reshape((b,) + tuple(args[1].shape)))
+        per = rows.reshape(b, n).sum(1)
+        if red == "mean":
+            per = per / _nll_weights(t, w, ign, x.shape[-1], b).to(per.dtype)
+        return lvl.wrap(per)
+
+
+def _nll_loss_backward(lvl, op, args, plan, params):
+    g, inp, tgt, w = args
+    if w is not None and lvl.phys(w) is not None:
+        return None
+    red, ign = params["reduction"], params["ignore_index"]
+    with _outer(lvl):
+        x, t, w, b, n = _nll_rows(lvl, (inp, tgt, w))
+        gg = lvl.expanded(g)
+        if red == "none":
+            rows = gg.reshape(-1)
+        else:
+            if red == "mean":
+                gg = gg / _nll_weights(t, w, ign, x.shape[-1], b).to(gg.dtype)
+            rows = gg.reshape(b, 1).expand(b, n).reshape(-1)
+        gx = op(rows, x, t, w, reduction="none", ignore_index=ign)
+        return lvl.wrap(gx.reshape((b,) + tuple(inp.shape)))
+
+
 _FAMILY_RULES = {
     "unary": _pointwise, "binary": _pointwise, "ternary": _pointwise,
     "reduction": _reduce,
@@ -565,6 +621,7 @@ _RULES = {
     "mm": _matmul, "bmm": _matmul, "addmm": _matmul,
     "clone": _clone_like, "_to_copy": _clone_like, "copy_": _copy_, "fill_": _fill_,
     "embedding": _embedding, "convolution": _convolution, "constant_pad_nd": _constant_pad,
+    "nll_loss": _nll_loss, "nll_loss_backward": _nll_loss_backward,
 }
 _RULES = {k: v for k, v in _RULES.items() if v is not None}
 

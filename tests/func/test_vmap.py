@@ -287,3 +287,50 @@ def test_a_batch_runs_as_batched_kernel_calls():
             dispatch.mode = None
         counts.append(spy.ops)
     assert counts[0] == counts[1] and len(counts[0]) < 30, counts
+
+
+def test_per_example_gradients_of_a_small_model():
+    """The acceptance example: vmap(grad(loss)) over functional_call, equal to torch.func."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 20)), rng.integers(0, 5, 16)
+    res, first = [], None
+    for lib in (jtorch, torch):
+        lib.manual_seed(0)
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 32), nn.ReLU(),
+                              nn.Linear(32, 5)).double()
+        if first is None:
+            first = {k: v.detach().numpy().copy() for k, v in model.named_parameters()}
+        params = {k: lib.from_numpy(first[k].copy()) for k in first}
+
+        def loss(p, xi, yi, lib=lib, model=model):
+            out = lib.func.functional_call(model, p, (xi.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, yi.unsqueeze(0))
+
+        g = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            params, lib.from_numpy(x.copy()), lib.from_numpy(y.copy()))
+        res.append({k: v.detach().numpy() for k, v in g.items()})
+    for k in res[1]:
+        np.testing.assert_allclose(res[0][k], res[1][k], rtol=1e-10, atol=1e-14)
+    assert res[0]["0.weight"].shape == (16, 32, 20)
+
+
+def test_nll_loss_over_a_batch_reduces_per_example():
+    rng = np.random.default_rng(1)
+    x = jtorch.from_numpy(rng.standard_normal((4, 6, 5)))
+    t = jtorch.from_numpy(rng.integers(0, 5, (4, 6)))
+    t[0, :] = -100  # every target of one example ignored: its mean is nan, as per example
+    w = jtorch.from_numpy(rng.random(5))
+    for red in ("mean", "sum", "none"):
+        f = lambda a, b, red=red: F.nll_loss(a, b, weight=w, reduction=red)
+        got = jtorch.vmap(f)(x, t)
+        want = jtorch.stack([f(a, b) for a, b in zip(x, t)])
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
+    def grad_of(a, b):
+        a = a.detach().requires_grad_()
+        return jtorch.autograd.grad(F.cross_entropy(a, b), a)[0]
+
+    g = jtorch.vmap(grad_of)(x, t)
+    want = jtorch.stack([jtorch.autograd.grad(F.cross_entropy(a, b), a)[0]
+                         for a, b in zip(x.clone().requires_grad_(), t)])
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
