@@ -28,6 +28,7 @@ from ..autograd import grad as _autograd_grad_raw
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.node import AccumulateGrad
 from ..tensor import Tensor
+from . import vmap as _vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "stack_module_state", "vjp"]
@@ -204,6 +205,7 @@ def _differentiable(x, call: _Call) -> Tensor:
         return x.view_as(x)
     t = x.detach().requires_grad_()
     t.__dict__["_func_call"] = call
+    _vmap.mark_inner(t)  # a leaf of this transform: inside a vmap, no physical record
     return t
 
 

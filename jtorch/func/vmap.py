@@ -58,6 +58,10 @@ class _Level:
         # value makes its result from the size alone): written from a batched value, such a
         # tensor becomes batched (``promote``) where an argument or a captured tensor raises
         self.fresh = weakref.WeakValueDictionary()
+        # unbatched tensors that require grad for a transform inside this vmap only (the
+        # leaves ``func.grad`` makes, and what unbatched ops make of them): batched ops over
+        # them need no autograd record on the physical tensors, only on the stand-ins
+        self.inner = weakref.WeakValueDictionary()
 
     # -- stand-ins -------------------------------------------------------------------------
     def wrap(self, phys: Tensor) -> Tensor:
@@ -85,12 +89,36 @@ class _Level:
             return self.run(op, args, params)
         rule = _RULES.get(op.name) or _FAMILY_RULES.get(op.family)
         res = None
-        if rule is not None:
-            res = rule(self, op, args, plan, params)
-        if res is None:
-            res = self._per_example(op, args, plan, params)
+        gs = dispatch.grad_state
+        g0 = gs.enabled
+        if g0 and not self._outer_grad(args):
+            gs.enabled = False  # the physical values need no autograd record
+        try:
+            if rule is not None:
+                res = rule(self, op, args, plan, params)
+            if res is None:
+                res = self._per_example(op, args, plan, params)
+        finally:
+            gs.enabled = g0
         self._record(op, args, res, plan, params)
         return res
+
+    def _outer_grad(self, args) -> bool:
+        """Whether a gradient outside this vmap may flow through the call: a batched value
+        whose physical tensor requires grad, or an unbatched one that requires grad and is
+        not this vmap's own (``inner``)."""
+        for a in args:
+            if isinstance(a, (tuple, list)):
+                if self._outer_grad(a):
+                    return True
+            elif a.__class__ is _TENSOR:
+                p = self.phys(a)
+                if p is not None:
+                    if p._requires_grad:
+                        return True
+                elif a._requires_grad and self.inner.get(id(a)) is not a:
+                    return True
+        return False
 
     def _batched(self, a) -> bool:
         if isinstance(a, (tuple, list)):
@@ -101,9 +129,18 @@ class _Level:
         """``op`` on ``args`` under the enclosing mode (physical values or unbatched ones)."""
         with _outer(self):
             res = op(*args, **params)
+        inner = None
         for r in res if isinstance(res, tuple) else (res,):
-            if r.__class__ is _TENSOR and r._base is None and not any(r is a for a in args):
+            if r.__class__ is not _TENSOR:
+                continue
+            if r._base is None and not any(r is a for a in args):
                 self.fresh[id(r)] = r
+            if r._requires_grad:
+                if inner is None:
+                    inner = all(self.inner.get(id(a)) is a for a in args
+                                if a.__class__ is _TENSOR and a._requires_grad)
+                if inner:
+                    self.inner[id(r)] = r
         return res
 
     def promote(self, t, value=None) -> bool:
@@ -245,6 +282,15 @@ class _outer:
     def __exit__(self, *exc):
         dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = self.prev
         return False
+
+
+_active: list = []  # the running levels, innermost last
+
+
+def mark_inner(t: Tensor) -> None:
+    """``t`` requires grad for a transform inside the innermost running vmap only."""
+    if _active:
+        _active[-1].inner[id(t)] = t
 
 
 def _example(lvl: _Level, a, b: int):
@@ -753,9 +799,11 @@ def _run_level(func, args, dims, kwargs, size: int, randomness: str, out_dims):
     dispatch.mode = lvl
     _meta_mod.read_hook = functools.partial(_read, lvl)
     _meta_mod.detach_hook = functools.partial(_detach, lvl)
+    _active.append(lvl)
     try:
         out = func(*_unflatten(args, iter(ins)), **kwargs)
     finally:
+        _active.pop()
         dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = prev
     return _unwrap(lvl, out, out_dims, func)
 
