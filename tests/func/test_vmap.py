@@ -334,3 +334,20 @@ def test_nll_loss_over_a_batch_reduces_per_example():
     want = jtorch.stack([jtorch.autograd.grad(F.cross_entropy(a, b), a)[0]
                          for a, b in zip(x.clone().requires_grad_(), t)])
     np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_grad_of_a_vmapped_function_and_vmap_of_grad_agree_with_torch():
+    x, w = _X[:, 0], _W  # (5, 4) and (4, 6)
+    res = []
+    for lib in (jtorch, torch):
+        X, W = lib.from_numpy(x.copy()), lib.from_numpy(w.copy())
+        def total(w_, lib=lib, X=X):
+            return lib.vmap(lambda r: (r @ w_).tanh().sum())(X).sum()
+
+        outer = lib.func.grad(total)(W)
+        inner = lib.vmap(lib.func.grad(lambda w_, r: (r @ w_).tanh().sum()),
+                         in_dims=(None, 0))(W, X)
+        res.append((outer.detach().numpy(), inner.detach().numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(res[0][1].sum(0), res[0][0], rtol=1e-10, atol=1e-15)
