@@ -85,9 +85,11 @@ builtins_bool = _builtins.bool
 # never touch: ``jtorch.optim.Adam``, ``jtorch.utils.data``, ``jtorch.save`` and
 # ``from jtorch.utils.data import DataLoader`` work as before, and ``dir(jtorch)`` lists them.
 # tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
-_LAZY_SUBMODULES = frozenset({"_dynamo", "backends", "compiler", "func", "fx", "optim",
-                              "serialization", "utils"})
-_LAZY_NAMES = {"load": "serialization", "save": "serialization", "vmap": "func"}
+_LAZY_SUBMODULES = frozenset({"_dynamo", "accelerator", "amp", "backends", "compiler", "cuda",
+                              "func", "fx", "mps", "onnx", "optim", "serialization", "testing",
+                              "utils", "version", "xpu"})
+_LAZY_NAMES = {"load": "serialization", "save": "serialization", "vmap": "func",
+               "autocast": "amp"}
 
 
 def __getattr__(name: str):

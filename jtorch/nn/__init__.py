@@ -6,7 +6,8 @@
 """
 
 from . import functional, init  # noqa: F401
-from . import utils  # noqa: F401
+from . import parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedParameter  # noqa: F401
