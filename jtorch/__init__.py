@@ -22,6 +22,7 @@ from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, channels_last, chan
                      layout, long, memory_format, preserve_format, promote_types, result_type, short,
                      set_default_dtype, sparse_coo, strided, uint8)
 from .shape import Size, broadcast_shapes
+from ._tensor_types import *  # noqa: F401,F403  (FloatTensor, LongTensor, ...)
 from .tensor import Tensor
 from .kernels import defs as _defs  # noqa: F401  (fills the registry)
 from .ops import conversion as _conversion

@@ -127,6 +127,24 @@ class Tensor:
     def is_meta(self) -> bool:
         return self.device is META
 
+    # other backends and layouts torch has: never here
+    is_xpu = is_mps = is_mkldnn = is_quantized = is_sparse = is_sparse_csr = is_nested = \
+        is_ipu = is_hpu = is_mtia = is_maia = is_vulkan = is_xla = property(lambda self: False)
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def is_shared(self) -> bool:
+        return False
+
+    def share_memory_(self) -> Tensor:
+        """Moves the storage to shared memory for worker processes (a no-op: jtorch's
+        DataLoader workers receive copies)."""
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
     @property
     def layout(self) -> _dt.layout:
         return _dt.strided

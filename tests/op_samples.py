@@ -1828,6 +1828,10 @@ NOT_SWEPT: dict = {
         "set_warn_always", "use_deterministic_algorithms", "compiled_with_cxx11_abi")],
         _GLOBAL + " (tests/test_settings.py)"),
     "torch:vmap": "a function transform, swept over this surface in tests/func/test_vmap.py",
+    "torch:set_default_tensor_type": _GLOBAL + " (tests/test_module_surface.py)",
+    **dict.fromkeys(["method:cuda", "method:is_pinned", "method:is_shared",
+                     "method:share_memory_"],
+                    "device and memory queries with no data op (tests/test_module_surface.py)"),
     **dict.fromkeys([f"torch:sym_{n}" for n in ("float", "int", "ite", "max", "min", "not")],
                     "arithmetic on Python numbers and sizes, no tensor in or out "
                     "(tests/test_settings.py)"),

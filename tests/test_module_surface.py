@@ -157,3 +157,43 @@ def test_grad_scaler_on_the_cpu_follows_torch():
     mine, theirs = _scaler_run(jtorch), _scaler_run(torch)
     assert mine[0] == theirs[0]
     np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+
+
+# -- legacy typed constructors, device flags ------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda t: isinstance(t.ones(2), t.FloatTensor), lambda t: isinstance(t.ones(2), t.DoubleTensor),
+    lambda t: isinstance(t.ones(2, dtype=t.int64), t.LongTensor),
+    lambda t: isinstance(3, t.FloatTensor),
+    lambda t: tuple(t.FloatTensor(2, 3).shape), lambda t: t.LongTensor([1, 2]).tolist(),
+    lambda t: str(t.FloatTensor([1, 2]).dtype), lambda t: tuple(t.DoubleTensor().shape),
+    lambda t: str(t.BoolTensor([1, 0]).dtype), lambda t: str(t.IntTensor(t.ones(2, dtype=t.int32)).dtype),
+    lambda t: t.FloatTensor(t.ones(2, dtype=t.float64)),
+    lambda t: t.ones(2).cuda(),
+    lambda t: [getattr(t.ones(2), n) for n in ("is_xpu", "is_mps", "is_mkldnn", "is_quantized",
+                                                 "is_sparse", "is_nested", "is_ipu", "is_cuda")],
+    lambda t: (t.ones(2).is_pinned(), t.ones(2).is_shared()),
+])
+def test_legacy_constructors_and_device_flags_follow_torch(call):
+    mine, theirs = _both(call)
+    if isinstance(theirs[0], str) and theirs[0] == "TypeError":
+        assert mine[0] == "TypeError"  # torch words it in TensorOptions
+        return
+    assert mine == theirs
+
+
+def test_set_default_tensor_type_sets_the_default_dtype():
+    for lib in (jtorch, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.set_default_tensor_type("torch.DoubleTensor")
+        try:
+            assert lib.get_default_dtype() is lib.float64 and len(w) == 1
+            assert lib.tensor([1.0]).dtype is lib.float64
+        finally:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lib.set_default_tensor_type(lib.FloatTensor)
+        assert lib.get_default_dtype() is lib.float32
+    x = jtorch.ones(2)
+    assert x.share_memory_() is x
