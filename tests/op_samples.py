@@ -1393,6 +1393,11 @@ SAMPLES["F:pixel_shuffle"] = [
     lambda o: (F.pixel_shuffle, (_cl(2, 8, 2, 3), 2), {}),
     lambda o: (F.pixel_shuffle, (_lead(o["x"], 1), 2), {}),  # channels 1: not divisible
 ]
+SAMPLES["F:channel_shuffle"] = [
+    lambda o: (F.channel_shuffle, (_cl(2, 6, 2, 3), 3), {}),
+    lambda o: (F.channel_shuffle, (_lead(o["x"], 1), 1), {}),
+    lambda o: (F.channel_shuffle, (_cl(2, 6, 2, 3), 4), {}),  # 6 channels: not divisible
+]
 SAMPLES["F:pixel_unshuffle"] = [
     lambda o: (F.pixel_unshuffle, (_lead(o["x"], 2), 1), {}),
     lambda o: (F.pixel_unshuffle, (_cl(2, 1, 4, 6), 2), {}),

@@ -23,8 +23,8 @@ from .. import dispatch
 from ..kernels.defs import resample as R
 from ..tensor import Tensor
 
-__all__ = ["affine_grid", "grid_sample", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
-           "upsample", "upsample_bilinear", "upsample_nearest"]
+__all__ = ["affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pad", "pixel_shuffle",
+           "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 _NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
@@ -185,6 +185,24 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     x = x.permute(*range(nl), nl, nl + 3, nl + 1, nl + 4, nl + 2)
     return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """(N, C, *) with C = g k -> the channels read as (k, g): channel i of group j moves to
+    position i g + j (ShuffleNet); a copy."""
+    g = int(groups)
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    n, c, *rest = input._a.shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and "
+                           f"{g} groups.")
+    x = input.reshape(n, g, c // g, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest).contiguous()
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:

@@ -2,14 +2,18 @@
 
 from .activation import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
+from .channelshuffle import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403

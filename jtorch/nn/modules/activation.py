@@ -249,3 +249,12 @@ class RReLU(Module):
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
                                                             else "")
+
+
+def __getattr__(name: str):
+    """``MultiheadAttention`` lives in ``transformer.py``; torch's path names this module."""
+    if name == "MultiheadAttention":
+        from .transformer import MultiheadAttention
+
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
