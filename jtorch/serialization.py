@@ -38,7 +38,7 @@ from .meta import MetaArray
 from .shape import Size
 from .tensor import Tensor
 
-__all__ = ["load", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
 
 _MAGIC = "jtorch"
 _VERSION = "1"
@@ -240,10 +240,74 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
     except (SafetensorError, ValueError, KeyError) as e:
         raise RuntimeError(f"jtorch.load: corrupt checkpoint ({e})") from None
     pickles = None
-    if "pickles" in meta and not weights_only:
-        pickles = pickle_module.loads(base64.b64decode(meta["pickles"]), **pickle_load_args)
+    if "pickles" in meta:
+        raw = base64.b64decode(meta["pickles"])
+        if not weights_only:
+            pickles = pickle_module.loads(raw, **pickle_load_args)
+        elif _safe:  # only the allowlisted globals may be rebuilt
+            import io
+
+            pickles = _SafeUnpickler(io.BytesIO(raw)).load()
     to_meta = isinstance(map_location, (str, _device)) and \
         to_device(map_location).type == "meta"
     return _Reader(arrays, pickles, to_meta).dec(tree)
 
 
+# -- the allowlist of weights_only loads ---------------------------------------------------------
+# Objects only pickle can store come back under weights_only=True when every global their pickle
+# names is allowlisted (``add_safe_globals``, or ``safe_globals`` for a block), as in torch.
+
+_safe: dict = {}  # "module.qualname" -> the object
+
+
+def _safe_name(entry) -> tuple:
+    if isinstance(entry, tuple):
+        obj, name = entry
+        return name, obj
+    return f"{entry.__module__}.{entry.__qualname__}", entry
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allows these classes and functions in ``weights_only`` loads (an entry may be
+    ``(obj, "module.name")`` for an object pickled under another name)."""
+    for entry in safe_globals:
+        name, obj = _safe_name(entry)
+        _safe[name] = obj
+
+
+def get_safe_globals() -> list:
+    return list(_safe.values())
+
+
+def clear_safe_globals() -> None:
+    _safe.clear()
+
+
+class safe_globals:
+    """``with safe_globals([...]):`` allows them for the block only."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self.entries = [_safe_name(e) for e in safe_globals]
+
+    def __enter__(self):
+        self.saved = dict(_safe)
+        _safe.update(dict(self.entries))
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _safe.clear()
+        _safe.update(self.saved)
+        return False
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        obj = _safe.get(f"{module}.{name}")
+        if obj is None:
+            raise pickle.UnpicklingError(
+                f"Weights only load failed. Unsupported global: GLOBAL {module}.{name} was not "
+                f"an allowed global by default. Please use "
+                f"`torch.serialization.add_safe_globals([{name}])` or the "
+                f"`torch.serialization.safe_globals([{name}])` context manager to allowlist "
+                f"this global if you trust this class/function.")
+        return obj

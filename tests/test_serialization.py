@@ -135,3 +135,42 @@ def test_corrupt_and_truncated_files():
     bad[10] = ord("#")
     with pytest.raises(RuntimeError):
         jtorch.load(io.BytesIO(bytes(bad)))
+
+
+class _Config:
+    """A user object saved beside the weights (only pickle can store it)."""
+
+    def __init__(self, a) -> None:
+        self.a = a
+
+
+def test_safe_globals_allow_listed_objects_in_weights_only_loads():
+    import io
+
+    from jtorch import serialization as S
+
+    buf = io.BytesIO()
+    jtorch.save({"w": jtorch.ones(2), "cfg": _Config(3)}, buf)
+    data = buf.getvalue()
+    with pytest.raises(RuntimeError, match="Weights only load failed"):
+        jtorch.load(io.BytesIO(data))
+    with S.safe_globals([_Config]):
+        assert jtorch.load(io.BytesIO(data))["cfg"].a == 3
+    assert S.get_safe_globals() == []
+    with pytest.raises(RuntimeError, match="Weights only load failed"):
+        jtorch.load(io.BytesIO(data))
+    S.add_safe_globals([_Config])
+    try:
+        assert S.get_safe_globals() == [_Config]
+        assert jtorch.load(io.BytesIO(data))["cfg"].a == 3
+        with S.safe_globals([(dict, "builtins.dict")]):
+            assert len(S.get_safe_globals()) == 2
+    finally:
+        S.clear_safe_globals()
+    assert S.get_safe_globals() == []
+    S.add_safe_globals([jtorch.Size])  # another global than the file's: still refused
+    try:
+        with pytest.raises(Exception, match="Unsupported global"):
+            jtorch.load(io.BytesIO(data))
+    finally:
+        S.clear_safe_globals()
