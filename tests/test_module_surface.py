@@ -197,3 +197,31 @@ def test_set_default_tensor_type_sets_the_default_dtype():
         assert lib.get_default_dtype() is lib.float32
     x = jtorch.ones(2)
     assert x.share_memory_() is x
+
+
+def test_checkpoint_gives_the_segment_s_results_and_gradients():
+    from jtorch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+    jtorch.manual_seed(0)
+    net = jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.Tanh(),
+                               jtorch.nn.Linear(4, 2)).double()
+    res = []
+    for ckpt in (True, False):
+        x = jtorch.from_numpy(np.linspace(-1, 1, 6).reshape(2, 3)).requires_grad_()
+        if ckpt:
+            y = checkpoint(lambda a: net(a).exp(), x, use_reentrant=False)
+            z = checkpoint_sequential(net, 2, x, use_reentrant=False)
+        else:
+            y, z = net(x).exp(), net(x)
+        (y.sum() + z.sum()).backward()
+        res.append([y.detach().numpy(), z.detach().numpy(), x.grad.numpy()] +
+                   [p.grad.numpy().copy() for p in net.parameters()])
+        net.zero_grad()
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(a, b)
+    mine, theirs = _both(lambda t: __import__(f"{t.__name__}.utils.checkpoint", fromlist=["x"])
+                         .checkpoint(lambda a: a * 2, t.ones(2)).tolist())
+    assert mine == theirs  # the same result and the same warning without use_reentrant
+    mine, theirs = _both(lambda t: __import__(f"{t.__name__}.utils.checkpoint", fromlist=["x"])
+                         .checkpoint(lambda a: a, t.ones(2), use_reentrant=True, debug=True))
+    assert mine == theirs

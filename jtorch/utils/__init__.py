@@ -1,3 +1,3 @@
-"""torch.utils: data loading (``jtorch.utils.data``)."""
+"""torch.utils: data loading (``jtorch.utils.data``), activation checkpointing."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401
