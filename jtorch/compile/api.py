@@ -72,8 +72,10 @@ class CompiledFunction:
 
     # -- the call -------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if _state["disabled"] or tracer.active:
-            return self.fn(*args, **kwargs)  # inside a trace: inlined into the caller's graph
+        if _state["disabled"] or tracer.active or dispatch.mode is not None:
+            # inside a trace: inlined into the caller's graph; under another mode (vmap): run
+            # by it, op by op
+            return self.fn(*args, **kwargs)
         if not self.scope_ready:
             self._build_scope()
         key = call_key(args, kwargs, self.scope)

@@ -351,3 +351,12 @@ def test_grad_of_a_vmapped_function_and_vmap_of_grad_agree_with_torch():
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-15)
     np.testing.assert_allclose(res[0][1].sum(0), res[0][0], rtol=1e-10, atol=1e-15)
+
+
+def test_vmap_of_a_compiled_function_and_a_compiled_vmap():
+    x = jtorch.randn(4, 3)
+    f = jtorch.compile(lambda r: (r.sin() * 2).sum())
+    want = jtorch.stack([f(r) for r in x])
+    np.testing.assert_array_equal(jtorch.vmap(f)(x).numpy(), want.numpy())  # run op by op
+    g = jtorch.compile(lambda b: jtorch.vmap(lambda r: (r.sin() * 2).sum())(b))
+    np.testing.assert_allclose(g(x).numpy(), want.numpy(), rtol=1e-6)  # traced physically
