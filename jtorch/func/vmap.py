@@ -26,7 +26,7 @@ import weakref
 from .. import dispatch
 from .. import meta as _meta_mod
 from ..kernels.plan import Inplace
-from ..meta import MetaArray
+from ..meta import MetaArray, storage_for
 from ..tensor import Tensor
 
 _TENSOR = Tensor
@@ -65,12 +65,22 @@ class _Level:
 
     # -- stand-ins -------------------------------------------------------------------------
     def wrap(self, phys: Tensor) -> Tensor:
-        """The stand-in of physical ``phys`` (batch dim first)."""
+        """The stand-in of physical ``phys`` (batch dim first): ``Tensor._make`` spelled out,
+        a row-major example with a storage of its own size (the commonest case, cheaply)."""
         a = phys._a
-        fake = MetaArray(tuple(a.shape[1:]), a.dtype, tuple(a.strides[1:]), 0, phys.device)
-        t = Tensor._make(fake, None, phys.dtype)
-        t._a.fake = phys.device
-        self.vals[id(t._a)] = (t, phys)
+        dev = phys.device
+        shape = a.shape[1:]
+        if a.flags.c_contiguous:
+            fake = MetaArray(shape, a.dtype, None, 0, dev)
+            st = MetaArray((fake.size,), a.dtype, None, 0, dev)
+        else:
+            fake = MetaArray(shape, a.dtype, a.strides[1:], 0, dev)
+            st = storage_for(fake)
+        t = object.__new__(Tensor)
+        t._a, t._st, t.dtype = fake, st, phys.dtype
+        t._requires_grad, t._grad, t.grad_fn, t._base = False, None, None, None
+        t._vc, t._retains_grad, t._hooks, t._output_nr = [0], False, None, 0
+        self.vals[id(fake)] = (t, phys)
         return t
 
     def phys(self, x):
