@@ -20,6 +20,7 @@ function (``func.grad``) differentiates per example, its gradient rules batched 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
 
@@ -70,9 +71,14 @@ class _Level:
         a = phys._a
         dev = phys.device
         shape = a.shape[1:]
-        if a.flags.c_contiguous:
-            fake = MetaArray(shape, a.dtype, None, 0, dev)
-            st = MetaArray((fake.size,), a.dtype, None, 0, dev)
+        if a.flags.c_contiguous:  # the example's strides are the batch's last ones
+            fake = MetaArray(shape, a.dtype, a.strides[1:], 0, dev)
+            fake._dense = True
+            n = 1
+            for d in shape:
+                n *= d
+            st = MetaArray((n,), a.dtype, (a.dtype.itemsize,), 0, dev)
+            st._dense = True
         else:
             fake = MetaArray(shape, a.dtype, a.strides[1:], 0, dev)
             st = storage_for(fake)
@@ -104,10 +110,11 @@ class _Level:
         if g0 and not self._outer_grad(args):
             gs.enabled = False  # the physical values need no autograd record
         try:
-            if rule is not None:
-                res = rule(self, op, args, plan, params)
-            if res is None:
-                res = self._per_example(op, args, plan, params)
+            with _Outer(self):  # the rule's calls run under the enclosing mode
+                if rule is not None:
+                    res = rule(self, op, args, plan, params)
+                if res is None:
+                    res = self._per_example(op, args, plan, params)
         finally:
             gs.enabled = g0
         self._record(op, args, res, plan, params)
@@ -275,7 +282,7 @@ class _Level:
                            "input")
 
 
-class _outer:
+class _Outer:
     """Runs a block under the enclosing mode (and its hooks)."""
 
     __slots__ = ("lvl", "prev")
@@ -292,6 +299,15 @@ class _outer:
     def __exit__(self, *exc):
         dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = self.prev
         return False
+
+
+_NULL = contextlib.nullcontext()
+
+
+def _outer(lvl: _Level):
+    """The enclosing mode for a block: a switch where ``lvl`` is the running mode, nothing
+    where the block already runs outside it (a batching rule: ``_Level.__call__`` switched)."""
+    return _Outer(lvl) if dispatch.mode is lvl else _NULL
 
 
 _active: list = []  # the running levels, innermost last
