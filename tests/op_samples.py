@@ -1664,14 +1664,17 @@ SAMPLES["linalg:svdvals"] = [
 
 def _step(cls, **options):
     """Two steps of ``cls`` on parameter ``p`` with gradient ``g``; returns ``p`` and its state
-    buffers (not ``step``: torch keeps that count on the CPU whatever the parameter's device)."""
+    buffers (not ``step``: torch keeps that count on the CPU whatever the parameter's device;
+    nor NAdam's ``mu_product`` and ASGD's ``eta``/``mu``, 0-d scalars each step reads as
+    numbers, kept on the CPU here where torch puts them on the parameter's device)."""
     def f(p, g):
         opt = cls([p], **options)
         for _ in range(2):
             p.grad = g
             opt.step()
         state = opt.state[p]
-        return (p, *[state[k] for k in sorted(state) if k != "step"])
+        return (p, *[state[k] for k in sorted(state)
+                     if k not in ("step", "mu_product", "eta", "mu")])
     return f
 
 
@@ -1687,6 +1690,14 @@ SAMPLES["optim:Adam"] = _steps(_OPT.Adam, {}, {"amsgrad": True, "weight_decay": 
 SAMPLES["optim:AdamW"] = _steps(_OPT.AdamW, {"lr": 0.01})
 SAMPLES["optim:Adagrad"] = _steps(_OPT.Adagrad, {}, {"lr_decay": 0.1, "weight_decay": 0.1})
 SAMPLES["optim:RMSprop"] = _steps(_OPT.RMSprop, {}, {"momentum": 0.9, "centered": True})
+SAMPLES["optim:Adadelta"] = _steps(_OPT.Adadelta, {}, {"weight_decay": 0.1, "maximize": True})
+SAMPLES["optim:Adamax"] = _steps(_OPT.Adamax, {}, {"weight_decay": 0.1})
+SAMPLES["optim:NAdam"] = _steps(_OPT.NAdam, {}, {"decoupled_weight_decay": True,
+                                                 "weight_decay": 0.1})
+SAMPLES["optim:RAdam"] = _steps(_OPT.RAdam, {}, {"decoupled_weight_decay": True,
+                                                 "weight_decay": 0.1})
+SAMPLES["optim:ASGD"] = _steps(_OPT.ASGD, {}, {"t0": 0, "weight_decay": 0.1})
+SAMPLES["optim:Rprop"] = _steps(_OPT.Rprop, {}, {"maximize": True})
 
 # -- FACTORIES ----------------------------------------------------------------------------------
 # name -> list of functions ``sample(device)`` calling a factory on ``device`` ("cpu" or "meta").

@@ -1,13 +1,27 @@
 """``jtorch.optim``: optimizers whose per-parameter update is one compiled kernel, and
 learning-rate schedulers, with torch's API and semantics."""
 
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
-from .optimizer import Optimizer, register_optimizer_step_post_hook, \
-    register_optimizer_step_pre_hook
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .optimizer import (
+    Optimizer,
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler",
-           "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW",
+           "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam",
+           "lr_scheduler", "register_optimizer_step_post_hook",
+           "register_optimizer_step_pre_hook"]

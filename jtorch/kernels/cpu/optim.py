@@ -89,10 +89,95 @@ def _adagrad_body(p, g, ssum, i, neg_clr, eps, wd, maximize):
     p[i] = p[i] + neg_clr * gi / (math.sqrt(s) + eps)
 
 
+def _adadelta_body(p, g, sq, acc, i, neg_lr, rho, omr, eps, wd, maximize):
+    gi = -g[i] if maximize else g[i]
+    gi = gi + wd * p[i] if wd != 0 else gi
+    s = sq[i] * rho + omr * gi * gi
+    sq[i] = s
+    delta = math.sqrt(acc[i] + eps) / math.sqrt(s + eps) * gi
+    acc[i] = acc[i] * rho + omr * delta * delta
+    p[i] = p[i] + neg_lr * delta
+
+
+def _adamax_body(p, g, m, u, i, neg_clr, w1, one, beta2, eps, wd, maximize):
+    gi = -g[i] if maximize else g[i]
+    gi = gi + wd * p[i] if wd != 0 else gi
+    mi = _lerp_jit(m[i], gi, w1, one)
+    m[i] = mi
+    ui = u[i] * beta2
+    ai = abs(gi) + eps
+    ui = ui if (ui > ai or math.isnan(ui)) else ai  # torch.maximum: NaN wins
+    u[i] = ui
+    p[i] = p[i] + neg_clr * mi / ui
+
+
+def _nadam_body(p, g, m, v, i, w1, one, beta2, omb2, bc2, eps, c_grad, c_avg, l2, wd,
+                decay, maximize):
+    gi = -g[i] if maximize else g[i]
+    pi = p[i] * decay
+    gi = gi + wd * pi if l2 else gi
+    mi = _lerp_jit(m[i], gi, w1, one)
+    m[i] = mi
+    vi = v[i] * beta2 + omb2 * gi * gi
+    v[i] = vi
+    denom = math.sqrt(vi / bc2) + eps
+    pi = pi + c_grad * gi / denom
+    p[i] = pi + c_avg * mi / denom
+
+
+def _radam_body(p, g, m, v, i, w1, one, beta2, omb2, bc1, lr, bc2_sqrt, eps, rect, l2, wd,
+                decay, maximize, rectify):
+    gi = -g[i] if maximize else g[i]
+    pi = p[i] * decay
+    gi = gi + wd * pi if l2 else gi
+    mi = _lerp_jit(m[i], gi, w1, one)
+    m[i] = mi
+    vi = v[i] * beta2 + omb2 * gi * gi
+    v[i] = vi
+    b = mi / bc1
+    if rectify:  # ``scalar / tensor`` is torch's ``reciprocal() * scalar``
+        p[i] = pi - b * lr * (one / (math.sqrt(vi) + eps) * bc2_sqrt) * rect
+    else:
+        p[i] = pi - b * lr
+
+
+def _asgd_body(p, g, ax, i, decay, neg_eta, mu, wd, maximize, average):
+    gi = -g[i] if maximize else g[i]
+    gi = gi + wd * p[i] if wd != 0 else gi
+    pi = p[i] * decay
+    pi = pi + neg_eta * gi
+    p[i] = pi
+    ax[i] = ax[i] + (pi - ax[i]) * mu if average else pi
+
+
+def _rprop_body(p, g, prev, ss, i, etaminus, etaplus, ss_min, ss_max, one, maximize):
+    gi = -g[i] if maximize else g[i]
+    s = gi * prev[i]
+    f = etaplus if s > 0 else (etaminus if s < 0 else one)  # torch.sign(nan) is 0
+    si = ss[i] * f
+    # torch's clamp (max wins over min; NaN passes through, which min/max do not promise)
+    if si < ss_min:  # noqa: PLR1730
+        si = ss_min
+    if si > ss_max:  # noqa: PLR1730
+        si = ss_max
+    ss[i] = si
+    zero = one - one
+    gi = zero if f == etaminus else gi
+    sg = one if gi > 0 else (-one if gi < 0 else zero)
+    p[i] = p[i] + (-sg) * si
+    prev[i] = gi
+
+
 _sgd_i = numba.njit(inline="always", **_opts)(_sgd_body)
 _adam_i = numba.njit(inline="always", **_opts)(_adam_body)
 _rmsprop_i = numba.njit(inline="always", **_opts)(_rmsprop_body)
 _adagrad_i = numba.njit(inline="always", **_opts)(_adagrad_body)
+_adadelta_i = numba.njit(inline="always", **_opts)(_adadelta_body)
+_adamax_i = numba.njit(inline="always", **_opts)(_adamax_body)
+_nadam_i = numba.njit(inline="always", **_opts)(_nadam_body)
+_radam_i = numba.njit(inline="always", **_opts)(_radam_body)
+_asgd_i = numba.njit(inline="always", **_opts)(_asgd_body)
+_rprop_i = numba.njit(inline="always", **_opts)(_rprop_body)
 
 
 def _sgd(p, g, buf, lr, wd, momentum, damp1, nesterov, maximize, first):
@@ -147,6 +232,51 @@ def _adagrad(p, g, ssum, neg_clr, eps, wd, maximize):
         _adagrad_i(p, g, ssum, i, neg_clr, eps, wd, maximize)
 
 
+def _adadelta(p, g, sq, acc, neg_lr, rho, omr, eps, wd, maximize):
+    for i in prange(p.shape[0]):
+        _adadelta_i(p, g, sq, acc, i, neg_lr, rho, omr, eps, wd, maximize)
+
+
+def _adamax(p, g, m, u, neg_clr, w1, one, beta2, eps, wd, maximize):
+    for i in prange(p.shape[0]):
+        _adamax_i(p, g, m, u, i, neg_clr, w1, one, beta2, eps, wd, maximize)
+
+
+def _nadam(p, g, m, v, w1, one, beta2, omb2, bc2, eps, c_grad, c_avg, l2, wd, decay,
+           maximize):
+    for i in prange(p.shape[0]):
+        _nadam_i(p, g, m, v, i, w1, one, beta2, omb2, bc2, eps, c_grad, c_avg, l2, wd, decay,
+                 maximize)
+
+
+def _radam(p, g, m, v, w1, one, beta2, omb2, bc1, lr, bc2_sqrt, eps, rect, l2, wd, decay,
+           maximize, rectify):
+    n = p.shape[0]
+    if rectify:
+        for i in prange(n):
+            _radam_i(p, g, m, v, i, w1, one, beta2, omb2, bc1, lr, bc2_sqrt, eps, rect, l2,
+                     wd, decay, maximize, True)
+    else:
+        for i in prange(n):
+            _radam_i(p, g, m, v, i, w1, one, beta2, omb2, bc1, lr, bc2_sqrt, eps, rect, l2,
+                     wd, decay, maximize, False)
+
+
+def _asgd(p, g, ax, decay, neg_eta, mu, wd, maximize, average):
+    n = p.shape[0]
+    if average:
+        for i in prange(n):
+            _asgd_i(p, g, ax, i, decay, neg_eta, mu, wd, maximize, True)
+    else:
+        for i in prange(n):
+            _asgd_i(p, g, ax, i, decay, neg_eta, mu, wd, maximize, False)
+
+
+def _rprop(p, g, prev, ss, etaminus, etaplus, ss_min, ss_max, one, maximize):
+    for i in prange(p.shape[0]):
+        _rprop_i(p, g, prev, ss, i, etaminus, etaplus, ss_min, ss_max, one, maximize)
+
+
 def _build(driver, parallel: bool):
     """The serial or ``prange`` build of ``driver`` (``prange`` runs as ``range`` serially).
 
@@ -163,6 +293,12 @@ sgd_step, sgd_step_par = _build(_sgd, False), _build(_sgd, True)
 adam_step, adam_step_par = _build(_adam, False), _build(_adam, True)
 rmsprop_step, rmsprop_step_par = _build(_rmsprop, False), _build(_rmsprop, True)
 adagrad_step, adagrad_step_par = _build(_adagrad, False), _build(_adagrad, True)
+adadelta_step, adadelta_step_par = _build(_adadelta, False), _build(_adadelta, True)
+adamax_step, adamax_step_par = _build(_adamax, False), _build(_adamax, True)
+nadam_step, nadam_step_par = _build(_nadam, False), _build(_nadam, True)
+radam_step, radam_step_par = _build(_radam, False), _build(_radam, True)
+asgd_step, asgd_step_par = _build(_asgd, False), _build(_asgd, True)
+rprop_step, rprop_step_par = _build(_rprop, False), _build(_rprop, True)
 
 
 KERNELS = {
@@ -170,6 +306,12 @@ KERNELS = {
     "adam": (adam_step, adam_step_par),
     "rmsprop": (rmsprop_step, rmsprop_step_par),
     "adagrad": (adagrad_step, adagrad_step_par),
+    "adadelta": (adadelta_step, adadelta_step_par),
+    "adamax": (adamax_step, adamax_step_par),
+    "nadam": (nadam_step, nadam_step_par),
+    "radam": (radam_step, radam_step_par),
+    "asgd": (asgd_step, asgd_step_par),
+    "rprop": (rprop_step, rprop_step_par),
 }
 
 

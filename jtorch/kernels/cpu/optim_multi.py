@@ -28,7 +28,18 @@ import numpy as np
 from numba import prange
 
 from ... import _threads
-from .optim import _adagrad_i, _adam_i, _rmsprop_i, _sgd_i
+from .optim import (
+    _adadelta_i,
+    _adagrad_i,
+    _adam_i,
+    _adamax_i,
+    _asgd_i,
+    _nadam_i,
+    _radam_i,
+    _rmsprop_i,
+    _rprop_i,
+    _sgd_i,
+)
 
 _opts = {"cache": True, "nogil": True, "error_model": "numpy"}
 _inline = numba.njit(inline="always", **_opts)
@@ -116,6 +127,67 @@ def _adagrad_range(p, g, ssum, lo, hi, r):
         _adagrad_i(p, g, ssum, i, neg_clr, eps, wd, maximize)
 
 
+@_inline
+def _adadelta_range(p, g, sq, acc, lo, hi, r):
+    p, g, sq, acc, n = p[lo:hi], g[lo:hi], sq[lo:hi], acc[lo:hi], hi - lo
+    neg_lr, rho, omr, eps, wd, maximize = r[0], r[1], r[2], r[3], r[4], r[5] != 0
+    for i in range(n):
+        _adadelta_i(p, g, sq, acc, i, neg_lr, rho, omr, eps, wd, maximize)
+
+
+@_inline
+def _adamax_range(p, g, m, u, lo, hi, r):
+    p, g, m, u, n = p[lo:hi], g[lo:hi], m[lo:hi], u[lo:hi], hi - lo
+    neg_clr, w1, one, beta2, eps, wd, maximize = r[0], r[1], r[2], r[3], r[4], r[5], r[6] != 0
+    for i in range(n):
+        _adamax_i(p, g, m, u, i, neg_clr, w1, one, beta2, eps, wd, maximize)
+
+
+@_inline
+def _nadam_range(p, g, m, v, lo, hi, r):
+    p, g, m, v, n = p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], hi - lo
+    w1, one, beta2, omb2, bc2, eps, c_grad, c_avg = r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]
+    l2, wd, decay, maximize = r[8] != 0, r[9], r[10], r[11] != 0
+    for i in range(n):
+        _nadam_i(p, g, m, v, i, w1, one, beta2, omb2, bc2, eps, c_grad, c_avg, l2, wd, decay,
+                 maximize)
+
+
+@_inline
+def _radam_range(p, g, m, v, lo, hi, r):
+    p, g, m, v, n = p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], hi - lo
+    w1, one, beta2, omb2, bc1, lr, bc2_sqrt = r[0], r[1], r[2], r[3], r[4], r[5], r[6]
+    eps, rect, l2, wd, decay, maximize = r[7], r[8], r[9] != 0, r[10], r[11], r[12] != 0
+    if r[13] != 0:
+        for i in range(n):
+            _radam_i(p, g, m, v, i, w1, one, beta2, omb2, bc1, lr, bc2_sqrt, eps, rect, l2,
+                     wd, decay, maximize, True)
+    else:
+        for i in range(n):
+            _radam_i(p, g, m, v, i, w1, one, beta2, omb2, bc1, lr, bc2_sqrt, eps, rect, l2,
+                     wd, decay, maximize, False)
+
+
+@_inline
+def _asgd_range(p, g, ax, lo, hi, r):
+    p, g, ax, n = p[lo:hi], g[lo:hi], ax[lo:hi], hi - lo
+    decay, neg_eta, mu, wd, maximize = r[0], r[1], r[2], r[3], r[4] != 0
+    if r[5] != 0:
+        for i in range(n):
+            _asgd_i(p, g, ax, i, decay, neg_eta, mu, wd, maximize, True)
+    else:
+        for i in range(n):
+            _asgd_i(p, g, ax, i, decay, neg_eta, mu, wd, maximize, False)
+
+
+@_inline
+def _rprop_range(p, g, prev, ss, lo, hi, r):
+    p, g, prev, ss, n = p[lo:hi], g[lo:hi], prev[lo:hi], ss[lo:hi], hi - lo
+    etaminus, etaplus, ss_min, ss_max, one, maximize = r[0], r[1], r[2], r[3], r[4], r[5] != 0
+    for i in range(n):
+        _rprop_i(p, g, prev, ss, i, etaminus, etaplus, ss_min, ss_max, one, maximize)
+
+
 # -- the drivers: one call over every tensor of a group -------------------------------------
 # ``sc`` holds the distinct scalar rows and ``rix`` each tensor's row. A buffer no parameter
 # uses arrives as another operand's tuple (the grads), which its options never touch: one
@@ -150,6 +222,48 @@ def _adagrad(ps, gs, sums, sc, rix, chunk):
         _adagrad_range(ps[j], gs[j], sums[j], tab[c, 1], tab[c, 2], sc[rix[j]])
 
 
+def _adadelta(ps, gs, sqs, accs, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _adadelta_range(ps[j], gs[j], sqs[j], accs[j], tab[c, 1], tab[c, 2], sc[rix[j]])
+
+
+def _adamax(ps, gs, ms, us, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _adamax_range(ps[j], gs[j], ms[j], us[j], tab[c, 1], tab[c, 2], sc[rix[j]])
+
+
+def _nadam(ps, gs, ms, vs, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _nadam_range(ps[j], gs[j], ms[j], vs[j], tab[c, 1], tab[c, 2], sc[rix[j]])
+
+
+def _radam(ps, gs, ms, vs, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _radam_range(ps[j], gs[j], ms[j], vs[j], tab[c, 1], tab[c, 2], sc[rix[j]])
+
+
+def _asgd(ps, gs, axs, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _asgd_range(ps[j], gs[j], axs[j], tab[c, 1], tab[c, 2], sc[rix[j]])
+
+
+def _rprop(ps, gs, prevs, sss, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _rprop_range(ps[j], gs[j], prevs[j], sss[j], tab[c, 1], tab[c, 2], sc[rix[j]])
+
+
 def _build(driver, parallel: bool):
     """The serial or ``prange`` build of ``driver`` under its own name (Numba's on-disk cache is
     keyed by the function's name and code, not by the ``parallel`` flag)."""
@@ -161,7 +275,9 @@ def _build(driver, parallel: bool):
 
 KERNELS = {name: (_build(d, False), _build(d, True))
            for name, d in (("sgd", _sgd), ("adam", _adam), ("rmsprop", _rmsprop),
-                           ("adagrad", _adagrad))}
+                           ("adagrad", _adagrad), ("adadelta", _adadelta),
+                           ("adamax", _adamax), ("nadam", _nadam), ("radam", _radam),
+                           ("asgd", _asgd), ("rprop", _rprop))}
 
 CHUNK = 1 << 15  # elements per parallel task
 _SERIAL_CHUNK = 1 << 62

@@ -1,6 +1,7 @@
 """Optimizer updates: one op per optimizer that updates one parameter and its state buffers in
-place (torch's ``_fused_sgd_``, ``_fused_adam_``, ``_fused_adagrad_``; RMSprop, which torch has
-no fused kernel for, as ``_fused_rmsprop_``).
+place (torch's ``_fused_sgd_``, ``_fused_adam_``, ``_fused_adagrad_``; the optimizers torch has
+no fused kernel for, RMSprop, Adadelta, Adamax, NAdam, RAdam, ASGD and Rprop, as
+``_fused_<name>_``).
 
 Operands are ``(param, grad, *state)`` with None for the buffers the options do not use; the
 hyperparameters arrive as ``scalars`` in the order the kernel reads them
@@ -64,4 +65,22 @@ rmsprop_op = _fused("rmsprop")
 # (param, grad, sum) {scalars: -clr, eps, wd, maximize}
 adagrad_op = _fused("adagrad")
 
-OPS = {"sgd": sgd_op, "adam": adam_op, "rmsprop": rmsprop_op, "adagrad": adagrad_op}
+# (param, grad, square_avg, acc_delta) {scalars: -lr, rho, 1 - rho, eps, wd, maximize}
+adadelta_op = _fused("adadelta")
+# (param, grad, exp_avg, exp_inf) {scalars: -clr, 1 - beta1, 1, beta2, eps, wd, maximize}
+adamax_op = _fused("adamax")
+# (param, grad, exp_avg, exp_avg_sq) {scalars: 1 - beta1, 1, beta2, 1 - beta2,
+# bias_correction2, eps, grad coefficient, exp_avg coefficient, l2, wd, decay, maximize}
+nadam_op = _fused("nadam")
+# (param, grad, exp_avg, exp_avg_sq) {scalars: 1 - beta1, 1, beta2, 1 - beta2,
+# bias_correction1, lr, sqrt(bias_correction2), eps, rect, l2, wd, decay, maximize, rectify}
+radam_op = _fused("radam")
+# (param, grad, ax) {scalars: 1 - lambd * eta, -eta, mu, wd, maximize, mu != 1}
+asgd_op = _fused("asgd")
+# (param, grad, prev, step_size) {scalars: etaminus, etaplus, step_size_min, step_size_max, 1,
+# maximize}
+rprop_op = _fused("rprop")
+
+OPS = {"sgd": sgd_op, "adam": adam_op, "rmsprop": rmsprop_op, "adagrad": adagrad_op,
+       "adadelta": adadelta_op, "adamax": adamax_op, "nadam": nadam_op, "radam": radam_op,
+       "asgd": asgd_op, "rprop": rprop_op}
