@@ -9,6 +9,9 @@ the kernel entry runs the generated loops; ``out=`` tensors are written by
 >>> import jtorch as torch
 >>> torch.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=1)
 tensor([3., 7.])
+
+``axis=`` and ``keepdims=`` are accepted for ``dim`` and ``keepdim``, as torch's argument parser
+accepts NumPy's names.
 """
 
 from __future__ import annotations
@@ -116,8 +119,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """torch.nansum: sum treating nan as zero."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.nansum_op, input, dim=dim, keepdim=keepdim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
@@ -133,8 +140,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """torch.prod over all elements or one dim; ints and bool multiply in int64."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of:\n * (Tensor input, *, "
@@ -144,51 +155,81 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def amax(input, dim=(), keepdim=False, *, out=None):
+def amax(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.amax: the largest value over dims (nan if any is nan)."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.amax_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def amin(input, dim=(), keepdim=False, *, out=None):
+def amin(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.amin: the smallest value over dims (nan if any is nan)."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.amin_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def aminmax(input, *, dim=None, keepdim=False, out=None):
+def aminmax(input, *, dim=None, keepdim=False, out=None, axis=None, keepdims=None):
     """torch.aminmax: (min, max) over all elements or one dim."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return pair_out(return_types.aminmax, dispatch.call(D.aminmax_op, input, dim=dim, keepdim=keepdim),
                     out)
 
 
-def all(input, dim=None, keepdim=False, *, out=None):
+def all(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.all: True where every element is nonzero (uint8 input gives uint8)."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.all_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def any(input, dim=None, keepdim=False, *, out=None):
+def any(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.any: True where some element is nonzero (uint8 input gives uint8)."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.any_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input, dim=None, *, axis=None):
     """torch.count_nonzero: int64 counts over all elements or the given dims."""
+    if axis is not None:
+        dim = axis
     return dispatch.call(D.count_nonzero_op, input, dim=dim)
 
 
 # -- value-and-index reductions ------------------------------------------------------------
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """torch.argmax: index of the first maximum (of the first nan if any) along ``dim``, or
     into the flattened input when ``dim`` is None."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return dispatch.call(D.argmax_op, input, dim=dim, keepdim=keepdim)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """torch.argmin: index of the first minimum (of the first nan if any)."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return dispatch.call(D.argmin_op, input, dim=dim, keepdim=keepdim)
 
 
@@ -205,50 +246,78 @@ def _max_min(name: str, full_op, dim_op, binary_op, rt, input, dim, keepdim, out
     return pair_out(rt, dispatch.call(dim_op, input, dim=dim, keepdim=keepdim), out)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
+def max(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.max: the maximum value; with ``dim`` a (values, indices) named tuple (first index
     of ties); with a tensor second argument, torch.maximum."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _max_min("max", D.amax_op, D.max_op, B.maximum_op, return_types.max, input, dim,
                     keepdim, out)
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.min: the minimum value; with ``dim`` a (values, indices) named tuple."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _max_min("min", D.amin_op, D.min_op, B.minimum_op, return_types.min, input, dim,
                     keepdim, out)
 
 
 # -- statistics ----------------------------------------------------------------------------
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None):
     """torch.var: sum of squared deviations / max(0, N - correction); correction=1 default
     (``unbiased=False`` means 0)."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.var_op, input, dim=dim, unbiased=unbiased, keepdim=keepdim,
                 correction=correction)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None):
     """torch.std: sqrt of var."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.std_op, input, dim=dim, unbiased=unbiased, keepdim=keepdim,
                 correction=correction)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """torch.var_mean: (var, mean) as a tuple."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return tuple(dispatch.call(D.var_mean_op, input, dim=dim, unbiased=unbiased, keepdim=keepdim,
                        correction=correction))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """torch.std_mean: (std, mean) as a tuple."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return tuple(dispatch.call(D.std_mean_op, input, dim=dim, unbiased=unbiased, keepdim=keepdim,
                        correction=correction))
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """torch.nanmean: mean over the non-nan elements."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.nanmean_op, input, dim=dim, keepdim=keepdim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
@@ -269,41 +338,55 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
 
 
-def logsumexp(input, dim=None, keepdim=False, *, out=None):
+def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.logsumexp: max + log(sum(exp(x - max))) (an infinite max counts as 0); integer
     inputs give the default float dtype."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     res = dispatch.call(D.logsumexp_op, input, dim=dim, keepdim=keepdim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
 # -- scans ---------------------------------------------------------------------------------
 
-def cumsum(input, dim=None, *, dtype=None, out=None):
+def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):
     """torch.cumsum: running sums along ``dim`` (float32 accumulates in float64, like torch)."""
+    if axis is not None:
+        dim = axis
     res = dispatch.call(S.cumsum_op, input, dim=dim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def cumprod(input, dim=None, *, dtype=None, out=None):
+def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
     """torch.cumprod: running products along ``dim``."""
+    if axis is not None:
+        dim = axis
     res = dispatch.call(S.cumprod_op, input, dim=dim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def logcumsumexp(input, dim=None, *, out=None):
+def logcumsumexp(input, dim=None, *, out=None, axis=None):
     """torch.logcumsumexp: running log(sum(exp)) along ``dim`` (floating point only)."""
+    if axis is not None:
+        dim = axis
     res = dispatch.call(S.logcumsumexp_op, input, dim=dim)
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def cummax(input, dim=None, *, out=None):
+def cummax(input, dim=None, *, out=None, axis=None):
     """torch.cummax: running maximum and the index where it was taken (ties and nan take the
     later index)."""
+    if axis is not None:
+        dim = axis
     return pair_out(return_types.cummax, dispatch.call(S.cummax_op, input, dim=dim), out)
 
 
-def cummin(input, dim=None, *, out=None):
+def cummin(input, dim=None, *, out=None, axis=None):
     """torch.cummin: running minimum and its index."""
+    if axis is not None:
+        dim = axis
     return pair_out(return_types.cummin, dispatch.call(S.cummin_op, input, dim=dim), out)
 
 

@@ -6,6 +6,9 @@ Each is a call of its OpDef (``kernels/defs/softmax.py``) through ``dispatch.cal
 >>> import jtorch as torch
 >>> torch.softmax(torch.tensor([0.0, 0.0]), dim=0)
 tensor([0.5000, 0.5000])
+
+``axis=`` and ``keepdims=`` are accepted for ``dim`` and ``keepdim``, as torch's argument parser
+accepts NumPy's names.
 """
 
 from __future__ import annotations
@@ -17,18 +20,22 @@ from ..tensor import Tensor
 __all__ = ["log_softmax", "softmax"]
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, dtype=None, *, axis=None):
     """torch.softmax: exp(x - max) / sum, one fused pass per row (vectorised fastmath exp).
 
     >>> import jtorch as torch
     >>> torch.softmax(torch.tensor([0.0, 0.0]), dim=0)
     tensor([0.5000, 0.5000])
     """
+    if axis is not None:
+        dim = axis
     return dispatch.call(D.softmax_op, input, dim=dim, dtype=dtype)
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, dtype=None, *, axis=None):
     """torch.log_softmax: x - max - log(sum(exp(x - max))), fused per row."""
+    if axis is not None:
+        dim = axis
     return dispatch.call(D.log_softmax_op, input, dim=dim, dtype=dtype)
 
 

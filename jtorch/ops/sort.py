@@ -8,6 +8,9 @@ data-dependent (their result sizes depend on the values).
 >>> import jtorch as torch
 >>> torch.tensor([3, 1, 2]).sort().values
 tensor([1, 2, 3])
+
+``axis=`` and ``keepdims=`` are accepted for ``dim`` and ``keepdim``, as torch's argument parser
+accepts NumPy's names.
 """
 
 from __future__ import annotations
@@ -30,15 +33,19 @@ __all__ = [
 ]
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def sort(input, dim=-1, descending=False, stable=False, *, out=None, axis=None):
     """torch.sort: (values, indices); stable for every call, nan sorts as the largest value;
     laid out like the input."""
+    if axis is not None:
+        dim = axis
     return pair_out(return_types.sort, dispatch.call(D.sort_op, input, dim=dim,
                                                      descending=descending, stable=stable), out)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
     """torch.argsort: the indices of torch.sort."""
+    if axis is not None:
+        dim = axis
     return dispatch.call(D.argsort_op, input, dim=dim, descending=descending, stable=stable)
 
 
@@ -47,15 +54,21 @@ def msort(input):
     return sort(input, 0).values
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
     """torch.topk: the k largest (or smallest) along ``dim``, in sorted order; nan counts as
     the largest value."""
+    if axis is not None:
+        dim = axis
     return pair_out(return_types.topk, dispatch.call(D.topk_op, input, k=k, dim=dim,
                                                      largest=largest, sorted=sorted), out)
 
 
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.kthvalue: the k-th smallest value along ``dim`` and its index."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return pair_out(return_types.kthvalue, dispatch.call(D.kthvalue_op, input, k=k, dim=dim,
                                                          keepdim=keepdim), out)
 
@@ -67,20 +80,32 @@ def _median(op, rt, input, dim, keepdim, out):
     return pair_out(rt, res, out)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.median: the lower median (nan if the row has a nan); with ``dim`` a (values,
     indices) named tuple."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _median(D.median_op, return_types.median, input, dim, keepdim, out)
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
+def nanmedian(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.nanmedian: the lower median of the non-nan values."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _median(D.nanmedian_op, return_types.nanmedian, input, dim, keepdim, out)
 
 
-def mode(input, dim=-1, keepdim=False, *, out=None):
+def mode(input, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """torch.mode: the most frequent value along ``dim`` (the smallest on ties) and the index
     of its last occurrence."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return pair_out(return_types.mode, dispatch.call(D.mode_op, input, dim=dim, keepdim=keepdim),
                     out)
 
