@@ -102,7 +102,8 @@ def pair_out(rt, res: tuple, out):
 
 # -- simple reductions ---------------------------------------------------------------------
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
+           keepdims=None):
     """torch.sum: ints and bool sum to int64; float32 accumulates in float32 blocks whose
     sums are added in float64 (torch's cascade-sum accuracy).
 
@@ -112,6 +113,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
     """
     if axis is not None and dim is None:
         dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dim is None and not keepdim and dtype is None:  # the commonest call: no keywords to pass
         res = dispatch.call(D.sum_op, input)
     else:
@@ -129,10 +132,13 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, k
     return res if out is None else dispatch.copy_into(out, res)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
+            keepdims=None):
     """torch.mean: floating point and complex only (or with a floating ``dtype``)."""
     if axis is not None and dim is None:
         dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dim is None and not keepdim and dtype is None:
         res = dispatch.call(D.mean_op, input)
     else:
