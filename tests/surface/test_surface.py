@@ -16,7 +16,8 @@ import jtorch
 from .exclusions import EXCLUDED, MISSING
 from .snapshot import NAMESPACES, resolve
 
-_SNAPSHOT = json.load(open(os.path.join(os.path.dirname(__file__), "torch_names.json")))
+with open(os.path.join(os.path.dirname(__file__), "torch_names.json")) as _f:
+    _SNAPSHOT = json.load(_f)
 
 
 def _gaps(ns: str) -> list:
