@@ -22,6 +22,7 @@ PATTERNS = {
     "F:adaptive_max_pool1d": "x 1",
     "F:adaptive_max_pool1d_with_indices": "x 1",
     "F:alpha_dropout": "x",
+    "F:feature_alpha_dropout": "x",
     "F:avg_pool1d": "x 1",
     "F:binary_cross_entropy_with_logits": "x y",
     "F:celu": "x",
@@ -1393,6 +1394,15 @@ SAMPLES["F:pixel_shuffle"] = [
     lambda o: (F.pixel_shuffle, (_cl(2, 8, 2, 3), 2), {}),
     lambda o: (F.pixel_shuffle, (_lead(o["x"], 1), 2), {}),  # channels 1: not divisible
 ]
+SAMPLES["F:pdist"] = [
+    lambda o: (F.pdist, (_cl(4, 3),), {}),
+    lambda o: (F.pdist, (_cl(4, 3), 1.0), {}),
+    lambda o: (F.pdist, (_cl(2, 3, 4),), {}),  # 3-D: torch's error
+]
+SAMPLES["F:multilabel_margin_loss"] = [
+    lambda o: (F.multilabel_margin_loss, (o["x"], o["i"]), {}),
+    lambda o: (F.multilabel_margin_loss, (o["x"], o["i"]), {"reduction": "none"}),
+]
 SAMPLES["F:channel_shuffle"] = [
     lambda o: (F.channel_shuffle, (_cl(2, 6, 2, 3), 3), {}),
     lambda o: (F.channel_shuffle, (_lead(o["x"], 1), 1), {}),
@@ -1844,6 +1854,7 @@ NOT_SWEPT: dict = {
         "set_warn_always", "use_deterministic_algorithms", "compiled_with_cxx11_abi")],
         _GLOBAL + " (tests/test_settings.py)"),
     "torch:vmap": "a function transform, swept over this surface in tests/func/test_vmap.py",
+    "F:gumbel_softmax": "random draws (exponential_) then softmax: tests/nn/test_more_layers.py",
     "torch:set_default_tensor_type": _GLOBAL + " (tests/test_module_surface.py)",
     **dict.fromkeys(["method:cuda", "method:is_pinned", "method:is_shared",
                      "method:share_memory_"],

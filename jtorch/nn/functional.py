@@ -32,7 +32,7 @@ from ..tensor import Tensor
 # Defined here; __all__ (at the end) adds the names each re-exported module lists.
 _OWN = [
     "alpha_dropout", "celu", "celu_", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
-    "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+    "elu_", "feature_alpha_dropout", "gelu", "glu", "gumbel_softmax", "pdist", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
     "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "mish", "normalize", "prelu", "relu",
     "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid", "silu", "softmax", "softmin",
     "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
@@ -373,6 +373,51 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     keep = _creation.empty_like(input).bernoulli_(1 - p)
     b = (keep - 1) * (alpha * a) + alpha * a * p
     return input * (keep * a) + b
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels: one draw per (sample, channel), as torch's."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0
+    alpha = 1.7580993408473766
+    a = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    keep = _creation.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return input * (keep * a) + b
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); ``hard``: the one-hot argmax in the
+    forward, the soft sample's gradient in the backward (straight-through)."""
+    gumbels = -_creation.empty_like(logits).exponential_().log()
+    y = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = y.max(dim, keepdim=True)[1]
+    y_hard = _creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y.detach() + y
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of an (N, M) input, pairs i < j in row order."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = _creation.triu_indices(n, n, 1, device=input.device)
+    from ..linalg import vector_norm
+
+    diff = input[i] - input[j]
+    if p == 0:  # a count: torch's gradient is zero (not absent)
+        return vector_norm(diff, 0, dim=1) + diff.sum(1) * 0
+    return vector_norm(diff, p, dim=1)
+
+
 from .losses import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 

@@ -241,3 +241,17 @@ xavier_normal = xavier_normal_
 kaiming_uniform = kaiming_uniform_
 kaiming_normal = kaiming_normal_
 orthogonal = orthogonal_
+
+
+def _deprecated(new):
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{new.__name__[:-1]}` is now deprecated in favor of "
+                      f"`nn.init.{new.__name__}`.", FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    old.__name__ = old.__qualname__ = new.__name__[:-1]
+    old.__doc__ = f"Deprecated: ``{new.__name__}``."
+    return old
+
+
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)

@@ -20,6 +20,7 @@ import math
 import warnings
 
 from .. import dispatch
+from .. import dtypes as _dt
 from ..kernels.defs import loss as L
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
@@ -30,7 +31,7 @@ from ..tensor import Tensor
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
     "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
-    "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
+    "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
     "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
     "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
@@ -448,6 +449,31 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     loss = loss.sum(class_dim) / input.shape[class_dim]
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])), over the
+    number of classes; a row's targets are its indices up to the first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.dtype is not _dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    if input.dim() not in (1, 2) or target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    one = input.dim() == 1
+    x, t = (input.unsqueeze(0), target.unsqueeze(0)) if one else (input, target)
+    c = x.shape[1]
+    listed = (t != -1).to(_dt.int64).cumprod(1).bool()  # up to the first -1
+    hits = (t.unsqueeze(-1) == arange(c, device=x.device)) & listed.unsqueeze(-1)  # (N, K, C)
+    count = hits.to(x.dtype).sum(1)  # how often each class is a target
+    is_target = count > 0
+    margins = (1 - x.unsqueeze(-1) + x.unsqueeze(1)).clamp_min(0)  # [n, j, i]: j target, i not
+    pairs = count.unsqueeze(-1) * (~is_target).to(x.dtype).unsqueeze(1)
+    loss = (margins * pairs).sum((1, 2)) / c
+    if one:
+        loss = loss.squeeze(0)
     return _reduce(loss, reduction)
 
 
