@@ -382,8 +382,6 @@ def _reduce(lvl: _Level, op, args: tuple, plan, params: dict):
     kw = dict(params)
     with _outer(lvl):
         if kw.get("dim") is None or (isinstance(kw.get("dim"), (tuple, list)) and not kw["dim"]):
-            if "dim" not in kw and op.name in ("max", "min"):
-                pass
             keep = kw.get("keepdim", False)
             flat = p.reshape(p.shape[0], -1)
             kw["dim"], kw["keepdim"] = 1, False
@@ -680,7 +678,7 @@ _FAMILY_RULES = {
 }
 
 _RULES = {
-    "view": _view, "expand": _expand, "permute": _permute, "t": _t, "t_": None,
+    "view": _view, "expand": _expand, "permute": _permute, "t": _t,
     "transpose": _dim_op("dim0", "dim1"), "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "select": _dim_op("dim"), "slice": _dim_op("dim"), "narrow": _dim_op("dim"),
     "flip": _dim_op("dims"), "roll": _roll, "repeat": _repeat, "index": _basic_index,
@@ -695,7 +693,6 @@ _RULES = {
     "embedding": _embedding, "convolution": _convolution, "constant_pad_nd": _constant_pad,
     "nll_loss": _nll_loss, "nll_loss_backward": _nll_loss_backward,
 }
-_RULES = {k: v for k, v in _RULES.items() if v is not None}
 
 
 # -- the transform ------------------------------------------------------------------------------
