@@ -33,6 +33,7 @@ DTYPES = ("float32", "float64", "int64", "bool")
 PUBLIC = {
     "div_trunc": lambda T, F: lambda x, y: T.div(x, y, rounding_mode="trunc"),
     "gelu_tanh": lambda T, F: lambda x: F.gelu(x, approximate="tanh"),
+    "cube": lambda T, F: lambda x: T.pow(x, 3),
     "logit_eps": lambda T, F: T.logit,
     "where": lambda T, F: lambda x, y, c: T.where(c, x, y),
     "addcmul": lambda T, F: lambda x, a, b, v: T.addcmul(x, a, b, value=v),

@@ -327,7 +327,7 @@ def pow(input, exponent, *, out=None):
     """torch.pow; integer bases with negative integer scalar exponents raise as in torch.
 
     A scalar exponent of 0 or 1 fills ones or copies (as torch does, whatever the dtype), and
-    2 and 0.5 use the square and sqrt kernels when they keep the input's dtype.
+    2, 3 and 0.5 use the square, cube and sqrt kernels when they keep the input's dtype.
     """
     if isinstance(input, Tensor) and isinstance(exponent, numbers.Number):
         if isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool) \
@@ -342,6 +342,8 @@ def pow(input, exponent, *, out=None):
             return res if out is None else copy_into(out, res)
         if d is input.dtype and exponent == 2:
             return _pw(U.square_op, (input,), out)
+        if d is input.dtype and exponent == 3 and d.category >= 2:
+            return _pw(U.cube_op, (input,), out)
         if d is input.dtype and d.is_floating_point and exponent in (0.5, -0.5):
             # torch's sqrt/rsqrt specialisation (so pow(-0.0, -0.5) is -inf, pow(-inf, 0.5) nan)
             return _pw(U.sqrt_op if exponent > 0 else U.rsqrt_op, (input,), out)
