@@ -13,6 +13,10 @@ large grain. If another library (torch) already loaded GNU OpenMP, Numba's OpenM
 bind to that runtime (spinning), so the workqueue layer is used; it takes launches from one
 thread at a time, so with it kernels called off the main thread run serially.
 
+``set_num_threads`` also sets every OpenBLAS pool in the process (torch's governs its OpenMP
+pool, which runs its BLAS), and OpenBLAS's workers are told to sleep right after a GEMM
+(``OPENBLAS_THREAD_TIMEOUT``, below) rather than spin for a tenth of a second.
+
 ``set_num_threads(1)`` is more than a tuning knob: a forked child (a DataLoader worker) must
 not start a GNU OpenMP region after its parent ran one (the child is aborted), so workers call
 it before touching a kernel, as torch's do.
@@ -27,6 +31,12 @@ import numba
 import numpy as np
 
 from . import _flags
+
+# OpenBLAS's workers spin for 2^28 cycles (~0.1 s) after each GEMM before they sleep, taking a
+# core from the caller's Python and elementwise kernels in between: with a competing process
+# a GPT training step ran 4x slower. 2^4 cycles (OpenBLAS's least) puts them to sleep at once.
+# Read when scipy's OpenBLAS (the one Numba's ``np.dot`` calls) loads, after this import.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 _MAIN_THREAD = threading.main_thread().ident
 _start_lock = threading.Lock()
@@ -78,6 +88,7 @@ class _Blas:
 
     fns = None
     looked = False
+    setters = None  # every OpenBLAS's set_num_threads (``_blas_setters``)
     lock = threading.RLock()
 
 
@@ -158,7 +169,7 @@ def _check(name: str, n) -> int:
 def set_num_threads(n: int) -> None:
     """Sets the number of threads used for intra-op parallelism on CPU. With one thread every
     kernel runs its serial build; with more, Numba's pool runs ``min(n, NUMBA_NUM_THREADS)``
-    threads (Numba's count is per calling thread).
+    threads (Numba's count is per calling thread). BLAS's pool is set to ``n`` too.
 
     >>> import jtorch
     >>> n = jtorch.get_num_threads()
@@ -172,6 +183,41 @@ def set_num_threads(n: int) -> None:
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     _State.num_threads = n
     _State.serial = n == 1
+    _set_blas_threads(n)
+
+
+def _set_blas_threads(n: int) -> None:
+    """BLAS's pool follows ``set_num_threads`` (as torch's OpenMP pool runs its BLAS): with one
+    thread no BLAS worker exists to spin between GEMMs and take a core from the caller."""
+    with _Blas.lock:
+        for set_n in _blas_setters():
+            set_n(n)
+
+
+def _blas_setters() -> list:
+    """``set_num_threads`` of every OpenBLAS in the process: scipy's, which Numba's ``np.dot``
+    calls, and NumPy's own copy (``@`` on arrays outside kernels)."""
+    if _Blas.setters is None:
+        setters = []
+        fns = _blas_fns()
+        if fns is not None:
+            setters.append(fns[0])
+        try:
+            import ctypes
+
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f
+                                if "openblas" in line.rsplit("/", 1)[-1].lower()})
+            for path in paths:
+                lib = ctypes.CDLL(path)
+                for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_"):
+                    if hasattr(lib, name):
+                        setters.append(getattr(lib, name))
+                        break
+        except OSError:
+            pass
+        _Blas.setters = setters
+    return _Blas.setters
 
 
 def get_num_threads() -> int:

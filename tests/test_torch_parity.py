@@ -3,6 +3,8 @@ format), construction from NumPy scalars, argument errors, dtype views and small
 
 from __future__ import annotations
 
+import os
+
 import numba
 import numpy as np
 import pytest
@@ -21,9 +23,28 @@ from helpers import raises_like, same
 @pytest.fixture
 def restore_threads():
     saved = (_threads._State.num_threads, _threads._State.serial, numba.get_num_threads())
+    blas = _threads._blas_fns()
+    saved_blas = blas[1]() if blas else None
     yield
     _threads._State.num_threads, _threads._State.serial = saved[:2]
     numba.set_num_threads(saved[2])
+    if blas:
+        _threads._set_blas_threads(saved_blas)
+
+
+def test_set_num_threads_governs_blas(restore_threads):
+    """BLAS's pool follows set_num_threads (torch's OpenMP pool runs its BLAS), and its
+    workers sleep right after a GEMM instead of spinning for ~0.1 s."""
+    assert "OPENBLAS_THREAD_TIMEOUT" in os.environ  # (ours, or one the user set)
+    blas = _threads._blas_fns()
+    if blas is None:
+        pytest.skip("BLAS's thread count cannot be set here")
+    jtorch.set_num_threads(1)
+    assert blas[1]() == 1
+    jtorch.set_num_threads(2)
+    assert blas[1]() == 2
+    y = jtorch.ones(64, 64) @ jtorch.ones(64, 64)  # still right after the switches
+    assert (y == 64).all()
 
 
 def test_set_num_threads_semantics(restore_threads):
