@@ -105,3 +105,88 @@ def layer_norm_cpu(plan, input, weight, bias) -> tuple:
     d = out.dtype
     return (Tensor._make(y.reshape(shape), None, d), Tensor._make(mean.reshape(stat.shape), None, d),
             Tensor._make(rstd.reshape(stat.shape), None, d))
+
+
+# -- backward ---------------------------------------------------------------------------------
+# gx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd with gh = g * w, row by row (two passes
+# over a row in cache, sums in float64); gw = sum over rows of g * xhat, gb = sum of g,
+# accumulated in float64 per chunk of rows, the chunks' partials added at the end.
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_grad_sums(g, x, w, m, r, i, affine_w):
+    s1 = 0.0
+    s2 = 0.0
+    for j in range(x.shape[1]):
+        gh = g[i, j] * w[j] if affine_w else g[i, j]
+        s1 += gh
+        s2 += gh * ((x[i, j] - m) * r)
+    return s1, s2
+
+
+def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_b):
+    """Rows [lo, hi): their input gradient into ``gx``, their weight and bias sums added into
+    the float64 rows ``gw`` and ``gb``."""
+    n = x.shape[1]
+    for i in range(lo, hi):
+        m = mean[i]
+        r = rstd[i]
+        if do_x:
+            s1, s2 = _row_grad_sums(g, x, w, m, r, i, affine_w)
+            a = fm.like(m, s1 / n)
+            b = fm.like(m, s2 / n)
+            for j in range(n):
+                gh = g[i, j] * w[j] if affine_w else g[i, j]
+                gx[i, j] = (gh - a - ((x[i, j] - m) * r) * b) * r
+        if do_w:
+            for j in range(n):
+                gw[j] += g[i, j] * ((x[i, j] - m) * r)
+        if do_b:
+            for j in range(n):
+                gb[j] += g[i, j]
+
+
+_bwd_rows_jit = numba.njit(cache=True, nogil=True, inline="always")(_bwd_rows)
+
+
+@numba.njit(cache=True, nogil=True)
+def layer_norm_bwd(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
+    _bwd_rows_jit(g, x, mean, rstd, w, gx, gw[0], gb[0], 0, x.shape[0], affine_w, do_x, do_w, do_b)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def layer_norm_bwd_par(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
+    m = x.shape[0]
+    chunks = gw.shape[0]
+    for c in prange(chunks):
+        _bwd_rows_jit(g, x, mean, rstd, w, gx, gw[c], gb[c], c * m // chunks, (c + 1) * m // chunks,
+                      affine_w, do_x, do_w, do_b)
+
+
+def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
+    """The kernel entry of ``native_layer_norm_backward``: (grad_input, grad_weight,
+    grad_bias), each computed where ``plan.kw["mask"]`` asks for it (else an empty tensor)."""
+    gx_out, gw_out, gb_out = plan.out
+    do_x, do_w, do_b = plan.kw["mask"]
+    shape = gx_out.shape
+    k = len(plan.kw["dims"])
+    n = m = 1
+    for s in shape[len(shape) - k:]:
+        n *= s
+    for s in shape[:len(shape) - k]:
+        m *= s
+    d = gx_out.dtype
+    x = np.ascontiguousarray(input._a).reshape(m, n)
+    g = np.ascontiguousarray(grad._a).reshape(m, n)
+    mu = np.ascontiguousarray(mean._a).reshape(m)
+    rs = np.ascontiguousarray(rstd._a).reshape(m)
+    w = np.empty(0, x.dtype) if weight is None else np.ascontiguousarray(weight._a).reshape(n)
+    gx = np.empty((m, n) if do_x else (0, n), x.dtype)
+    par = _threads.use_parallel(x.size) and m > 1
+    chunks = min(m, numba.get_num_threads()) if par else 1
+    gw = np.zeros((chunks, n if do_w else 0))
+    gb = np.zeros((chunks, n if do_b else 0))
+    (layer_norm_bwd_par if par else layer_norm_bwd)(g, x, mu, rs, w, gx, gw, gb, weight is not None,
+                                                     do_x, do_w, do_b)
+    return (Tensor._make(gx.reshape(gx_out.shape), None, d),
+            Tensor._make(gw.sum(0).astype(x.dtype).reshape(gw_out.shape), None, d),
+            Tensor._make(gb.sum(0).astype(x.dtype).reshape(gb_out.shape), None, d))

@@ -10,11 +10,13 @@ reductions and pointwise ops (``nn/normalization.py``).
 from __future__ import annotations
 
 from ... import dispatch
+from ... import dtypes as _dt
 from ..plan import Out, Plan, common_device
 from ..registry import defvjp, op
 from ._lazy import lazy
 
 _NK = "jtorch.kernels.cpu.normalization"  # imported at the first call (_lazy.py)
+_FUSED = (_dt.float32, _dt.float64)
 
 
 def _check_affine(what: str, t, shape: list) -> None:
@@ -57,6 +59,12 @@ def _layer_norm_vjp(c, g):
         rstd = (x.var(dims, correction=0, keepdim=True) + c.kw["eps"]).rsqrt()
     else:
         _, mean, rstd = c.out
+        if x.dtype in _FUSED and x.device.type == "cpu":  # one kernel for the three
+            gx, gw, gb = native_layer_norm_backward_op(
+                g, x, mean, rstd, w, dims=dims,
+                mask=(c.needs[0], w is not None and c.needs[1], b is not None and c.needs[2]))
+            return gx if c.needs[0] else None, gw if w is not None and c.needs[1] else None, \
+                gb if b is not None and c.needs[2] else None
     xhat = (x - mean) * rstd
     lead = tuple(range(x.dim() - len(dims)))
     gx = gw = gb = None
@@ -74,3 +82,18 @@ def _layer_norm_vjp(c, g):
 # kernel for float32/float64 (``nn.functional.layer_norm`` composes the other dtypes)
 native_layer_norm_op = op("native_layer_norm", "extern", _layer_norm_meta, lazy(_NK, "layer_norm_cpu"))
 defvjp(native_layer_norm_op, _layer_norm_vjp, "012o", name="NativeLayerNormBackward0")
+
+
+def _layer_norm_backward_meta(grad, input, mean, rstd, weight, *, dims: tuple, mask: tuple) -> Plan:
+    dev = common_device(grad, input, mean, rstd, weight)
+    d = input.dtype
+    n = input._a.shape[len(input._a.shape) - len(dims):]
+    return Plan((Out(input._a.shape if mask[0] else (0,), d), Out(n if mask[1] else (0,), d),
+                 Out(n if mask[2] else (0,), d)), {"dims": dims, "mask": mask}, dev)
+
+
+# (grad, input, mean, rstd, weight | None) -> (grad_input, grad_weight, grad_bias) {dims,
+# mask}: the first-order gradient in one pass (``mask`` says which to compute; the others
+# are empty); double backward goes through the rule above, written in jtorch ops
+native_layer_norm_backward_op = op("native_layer_norm_backward", "extern", _layer_norm_backward_meta,
+                                   lazy(_NK, "layer_norm_backward_cpu"), differentiable=False)
