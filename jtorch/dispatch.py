@@ -24,7 +24,7 @@ from .kernels import registry
 from .kernels.cpu import pointwise as _pw
 from .kernels.plan import Inplace, Out, Plan, View, common_device, device_of  # noqa: F401
 from .meta import MetaArray
-from .shape import bcast_elem_strides, broadcast_shapes, elem_strides, iter_order, span
+from .shape import bcast_elem_strides, broadcast_shapes, data_ptr, elem_strides, iter_order, span
 from .tensor import Tensor
 
 
@@ -343,7 +343,7 @@ def partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     if a.__class__ is _META:  # meta twins of one storage: element offsets stand for addresses
         a0, b0 = a.offset * a.itemsize, b.offset * b.itemsize
     else:
-        a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+        a0, b0 = data_ptr(a), data_ptr(b)
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if a0 == b0 and a1 == b1:
         return a.strides != b.strides
@@ -615,10 +615,17 @@ def view(op: registry.OpDef, x: Tensor, **params):
     """A view op's call: ``call``, with the op's ``cpu_view`` making the commonest CPU views
     directly where no mode takes the call and nothing is recorded (no plan is needed)."""
     a = x._a
-    if mode is None and a.__class__ is _NDARRAY and not (x._requires_grad and grad_state.enabled):
-        r = op.cpu_view(a, **params)
-        if r is not None:
-            return x._view(r)
+    if mode is None and a.__class__ is _NDARRAY:
+        if not (x._requires_grad and grad_state.enabled):
+            r = op.cpu_view(a, **params)
+            if r is not None:
+                return x._view(r)
+        elif op.cpu_view_kw is not None and grad_hook is not None:
+            r = op.cpu_view(a, **params)
+            if r is not None:  # made and recorded as ``call`` would, without the plan
+                res = x._view(r)
+                grad_hook(op, (x,), res, op.cpu_view_kw(a, **params))
+                return res
     return call(op, x, **params)
 
 

@@ -214,6 +214,36 @@ def bcast_elem_strides(a, target: Sequence[int]) -> list:
     return st
 
 
+def _make_data_ptr():
+    """``data_ptr(a)``: the address of a NumPy array's first element. ``__array_interface__``
+    builds a dict (~3 us, on every non-contiguous view); the pointer is the field after the
+    object header in NumPy's array struct (``PyArrayObject_fields.data``), read directly
+    (~0.4 us) where a probe confirms that layout."""
+    import ctypes
+
+    probe = np.arange(4.0)[1:]
+    read = ctypes.c_void_p.from_address
+    at = object.__basicsize__
+    try:
+        ok = read(id(probe) + at).value == probe.__array_interface__["data"][0]
+    except (ValueError, OSError):
+        ok = False
+    if ok:
+        nd = np.ndarray
+
+        def data_ptr(a) -> int:
+            if a.__class__ is nd:
+                return read(id(a) + at).value or 0
+            return a.__array_interface__["data"][0]
+    else:
+        def data_ptr(a) -> int:
+            return a.__array_interface__["data"][0]
+    return data_ptr
+
+
+data_ptr = _make_data_ptr()
+
+
 def elem_offset(a, storage) -> int:
     """Where array ``a`` starts in its 1-D ``storage``, in elements, also for empty views (for
     which ``Tensor.storage_offset()`` reports 0). A MetaArray carries it; a dense array as large
@@ -226,7 +256,7 @@ def elem_offset(a, storage) -> int:
         f = a.flags
         if f.c_contiguous or f.f_contiguous:
             return 0
-    return (a.__array_interface__["data"][0] - storage.__array_interface__["data"][0]) // a.itemsize
+    return (data_ptr(a) - data_ptr(storage)) // a.itemsize
 
 
 def span(a: np.ndarray) -> np.ndarray:

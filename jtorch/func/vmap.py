@@ -688,7 +688,7 @@ _RULES = {
     "sort": _dim_op("dim"), "argsort": _dim_op("dim"), "topk": _dim_op("dim"),
     "kthvalue": _dim_op("dim"), "cummax": _dim_op("dim"), "cummin": _dim_op("dim"),
     "gather": _same_rank("dim"), "scatter": _same_rank("dim"), "scatter_add": _same_rank("dim"),
-    "mm": _matmul, "bmm": _matmul, "addmm": _matmul,
+    "mm": _matmul, "bmm": _matmul, "batched_matmul": _matmul, "addmm": _matmul,
     "clone": _clone_like, "_to_copy": _clone_like, "copy_": _copy_, "fill_": _fill_,
     "embedding": _embedding, "convolution": _convolution, "constant_pad_nd": _constant_pad,
     "nll_loss": _nll_loss, "nll_loss_backward": _nll_loss_backward,

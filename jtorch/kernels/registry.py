@@ -67,6 +67,10 @@ class OpDef:
     # plan path then runs). ``dispatch.view`` uses it only where nothing needs the plan: no
     # mode hook and nothing to record (the inlined pointwise path's counterpart).
     cpu_view: Callable | None = None
+    # ``cpu_view_kw(array, **params)``: the kwargs the gradient rule reads (the plan's ``kw``)
+    # for a call ``cpu_view`` makes, so that a view of a tensor that requires grad is made and
+    # recorded without its plan too; None: such calls take the plan path.
+    cpu_view_kw: Callable | None = None
     # The output's shape depends on the input's values (nonzero, masked_select, unique): the
     # tracer breaks the graph here.
     data_dependent: bool = False

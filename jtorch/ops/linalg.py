@@ -163,9 +163,10 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{nb}, {k}] but got: [{nb}, {k2}].")
     _same_dtype(a, b)
-    a3 = a2.expand(*batch, m, k).reshape(nb, m, k)
-    b3 = b2.expand(*batch, k, n).reshape(nb, k, n)
-    res = bmm(a3, b3).reshape(*batch, m, n)
+    batch = tuple(batch)
+    a3 = a2 if a2._a.shape[:-2] == batch else a2.expand(*batch, m, k)
+    b3 = b2 if b2._a.shape[:-2] == batch else b2.expand(*batch, k, n)
+    res = dispatch.call(L.batched_matmul_op, a3, b3)
     if a.dim() == 1:
         res = res.squeeze(-2)
     if b.dim() == 1:

@@ -366,3 +366,46 @@ def test_chain_matmul_of_one_matrix_is_a_copy():
     r = jtorch.chain_matmul(a)
     assert r is not a and r.data_ptr() != a.data_ptr()
     same(r, torch.chain_matmul(torch.arange(6.0).reshape(2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("grad", [False, True])
+def test_matmul_of_strided_heads_reads_operands_in_place(dtype, grad):
+    """Attention's products: heads split off one projection and transposed (batch dims that
+    do not merge) are multiplied in their own strides; values and gradients against torch
+    in float64, the grad_fn as torch's."""
+    x = RNG.standard_normal((4, 5, 3 * 12)).astype(dtype)
+    res = []
+    for lib in (torch, jtorch):
+        t = lib.tensor(x.astype(np.float64) if lib is torch else x, requires_grad=grad)
+        q, k, v = t.split(12, dim=2)
+        q, k, v = (u.view(4, 5, 3, 4).transpose(1, 2) for u in (q, k, v))
+        att = q @ k.transpose(-2, -1)
+        y = att.softmax(-1) @ v
+        assert not grad or type(att.grad_fn).__name__ == "UnsafeViewBackward0"
+        out = [att.detach().numpy(), y.detach().numpy()]
+        if grad:
+            (y * y).sum().backward()
+            out.append(t.grad.numpy())
+        res.append(out)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 4, 5), (2, 3, 5, 6)), ((2, 1, 4, 5), (1, 3, 5, 6)),
+                                    ((2, 2, 3, 4, 5), (2, 2, 3, 5, 6)), ((0, 3, 4, 5), (0, 3, 5, 6)),
+                                    ((2, 3, 4, 0), (2, 3, 0, 6))])
+def test_batched_matmul_layouts_and_edges(shapes):
+    """Each operand contiguous, transposed (an mT of a contiguous batch), or with its first two
+    dims swapped (batch strides that do not merge: read in place for 4-D, copied beyond)."""
+    (ja, jb), (ta, tb) = _pair(shapes)
+    for fa in (lambda x: x, lambda x: x.mT.contiguous().mT, lambda x: x.transpose(0, 1).contiguous().transpose(0, 1)):
+        a, b = fa(ja), fa(jb)
+        _same(a @ b, fa(ta) @ fa(tb), rtol=1e-12, atol=1e-12)
+    if 0 not in shapes[0] + shapes[1]:
+        compare_grads(lambda m, x, y: m.matmul(x, y), ja.requires_grad_(), jb.requires_grad_())
+    ij = jtorch.arange(24).reshape(2, 1, 3, 4)  # integer products: the compiled loop
+    same(ij @ ij.mT, torch.arange(24).reshape(2, 1, 3, 4) @ torch.arange(24).reshape(2, 1, 3, 4).mT)
+    h = jtorch.ones(2, 2, 3, 4, dtype=jtorch.float16)
+    same(h @ h.mT, torch.ones(2, 2, 3, 4, dtype=torch.float16) @ torch.ones(2, 2, 3, 4, dtype=torch.float16).mT)

@@ -443,3 +443,17 @@ def test_tuple_of_ints_arguments_refuse_what_torch_refuses(call):
 ])
 def test_tuple_of_ints_argument_forms_torch_accepts(call):
     same(call(jtorch), call(torch), strides=True)
+
+
+def test_data_ptr_reads_numpy_arrays_address():
+    """shape.data_ptr (the view rules' storage offsets) against NumPy's own report."""
+    from jtorch.shape import data_ptr, elem_offset
+
+    base = np.arange(60.0)
+    for a in (base, base[7:], base.reshape(3, 4, 5)[:, 1:, ::2], base.reshape(6, 10).T[2:, 3:],
+              np.empty(0), base[60:]):
+        assert data_ptr(a) == a.__array_interface__["data"][0]
+    x = jtorch.arange(60.0).reshape(3, 4, 5)
+    for v, t in ((x[1:, 2], torch.arange(60.0).reshape(3, 4, 5)[1:, 2]),
+                 (x.transpose(0, 2)[3:], torch.arange(60.0).reshape(3, 4, 5).transpose(0, 2)[3:])):
+        assert v.storage_offset() == t.storage_offset() == elem_offset(v._a, v._st)

@@ -10,11 +10,18 @@ Integer dtypes use a compiled triple loop, parallel over output rows when it pay
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numba
 import numpy as np
 from numba import prange
 
 from ... import _threads
+
+# gemm_strided4 hands np.dot strided matrices on purpose (it copies each small one)
+warnings.filterwarnings("ignore", message=r".*is faster on contiguous arrays",
+                        category=numba.NumbaPerformanceWarning)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -134,6 +141,45 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
             _GEMM[ta, tb](a, b, out)
         return
     (gemm_loop_par if _threads.use_parallel(work // 8) else gemm_loop)(a, b, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def gemm_strided4(a, b, out):
+    """Products over two batch dims of operands in any strides (each matrix made contiguous
+    by ``np.dot`` where BLAS cannot read it as it is, a copy of one small matrix)."""
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            np.dot(a[i, j], b[i, j], out[i, j])
+
+
+def _collapsed(x: np.ndarray):
+    """``x`` (..., m, k) as a (batch, m, k) view, or None where its batch dims do not merge."""
+    shape = (math.prod(x.shape[:-2]),) + x.shape[-2:]
+    if x.ndim == 3:
+        return x
+    if x.flags.c_contiguous:
+        return x.reshape(shape)
+    r = x.reshape(shape)
+    base = x.base
+    return r if r.base is (x if base is None else base) else None
+
+
+def batched_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out[...] = a[...] @ b[...] over equal batch dims; ``out`` C-contiguous. Batches that
+    merge into one dim go to ``bmm_into``; two batch dims that do not (heads split off a
+    projection, then transposed) are read in place, matrix by matrix."""
+    if out.size == 0:
+        return
+    a3, b3 = _collapsed(a), _collapsed(b)
+    o3 = out.reshape((math.prod(out.shape[:-2]),) + out.shape[-2:])
+    if a3 is not None and b3 is not None:
+        bmm_into(a3, b3, o3)
+        return
+    if a.ndim == 4 and a.dtype in _BLAS and a.shape[3] and not _threads.use_parallel(a.size + b.size):
+        gemm_strided4(a, b, out)
+        return
+    bmm_into(np.ascontiguousarray(a).reshape(o3.shape[:1] + a.shape[-2:]) if a3 is None else a3,
+             np.ascontiguousarray(b).reshape(o3.shape[:1] + b.shape[-2:]) if b3 is None else b3, o3)
 
 
 # -- addmm's epilogue: out = beta * c + alpha * out on the product already in ``out`` ----------

@@ -40,6 +40,21 @@ def mm_cpu(plan, a: Tensor, b: Tensor) -> Tensor:
     return Tensor._make(r, None, d)
 
 
+def batched_matmul_cpu(plan, a: Tensor, b: Tensor) -> Tensor:
+    """matmul's batched products (``batched_into``) into a fresh C-contiguous result."""
+    d = a.dtype
+    shape = plan.out.shape
+    if d is _float16:
+        res = np.empty(shape, np.float32)
+        _mk.batched_into(a._a.astype(np.float32), b._a.astype(np.float32), res)
+        r = _allocator.empty(shape, np.dtype(np.float16))
+        r[...] = res
+    else:
+        r = _allocator.empty(shape, d.np)
+        _mk.batched_into(a._a, b._a, r)
+    return Tensor._make(r, None, d)
+
+
 def addmm_cpu(plan, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     """beta * c + alpha * (a @ b): the BLAS product, then the scaled sum as its epilogue."""
     beta, alpha = plan.kw["beta"], plan.kw["alpha"]

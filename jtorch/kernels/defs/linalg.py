@@ -76,6 +76,24 @@ def _bmm_plan(a, b) -> Plan:
     return Plan(Out((bs, m, n), a.dtype), _NO_KW, common_device(a, b))
 
 
+def _batched_matmul_plan(a, b) -> Plan:
+    """``matmul``'s batched case after broadcasting: equal batch dims (any strides)."""
+    sa, sb = a._a.shape, b._a.shape
+    if len(sa) < 3 or sa[:-2] != sb[:-2] or sa[-1] != sb[-2]:
+        raise RuntimeError(f"batched_matmul: shapes {list(sa)} and {list(sb)} are not a batch of "
+                           "products with equal batch dims")
+    same_dtype(a, b)
+    _kernel_dtype(a.dtype, "bmm")
+    return Plan(Out(sa[:-1] + sb[-1:], a.dtype), _NO_KW, common_device(a, b))
+
+
+def _batched_matmul_meta(a, b) -> Plan:
+    key = ("batched_matmul", a._a.shape, a.dtype, b._a.shape, b.dtype, a._a.__class__,
+           b._a.__class__)
+    plan = _plans.get(key)
+    return plan if plan is not None else _memo(key, _batched_matmul_plan(a, b))
+
+
 def _addmm_plan(c, a, b, beta, alpha) -> Plan:
     """beta * c + alpha * (a @ b), c broadcast to the product's shape."""
     check_tensor(c, "addmm")
@@ -201,6 +219,11 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
 
 mm_op = op("mm", "extern", _mm_meta, _mk.mm_cpu)        # (mat1, mat2)
 bmm_op = op("bmm", "extern", _bmm_meta, _mk.mm_cpu)     # (batch1, batch2)
+# matmul's batched products (a (..., m, k), b (..., k, n), equal batch dims after broadcast):
+# operands are read in their own strides (attention's heads are strided views of one
+# projection), never first copied into a flat (batch, m, k) layout
+batched_matmul_op = op("batched_matmul", "extern", _batched_matmul_meta, _mk.batched_matmul_cpu,
+                       grad_name="UnsafeViewBackward0")
 # (input, mat1, mat2) {beta, alpha}: beta * input + alpha * mat1 @ mat2 in one kernel call
 # (the product, then the scaled sum as its epilogue), one autograd node (linear's bias add)
 addmm_op = op("addmm", "extern", _addmm_meta, _mk.addmm_cpu)
@@ -238,6 +261,14 @@ def _mm_vjp(c, g):
 
 def _bmm_vjp(c, g):
     return _mm_grads(bmm_op, *c.args, *c.needs, g)
+
+
+def _batched_matmul_vjp(c, g):
+    a, b = c.args
+    n = c.needs
+    call = dispatch.call
+    return (call(batched_matmul_op, g, b.mT) if n[0] else None,
+            call(batched_matmul_op, a.mT, g) if n[1] else None)
 
 
 def _addmm_vjp(c, g):
@@ -289,6 +320,7 @@ def _cdist_vjp(c, g):
 
 defvjp(mm_op, _mm_vjp, "01")
 defvjp(bmm_op, _bmm_vjp, "01")
+defvjp(batched_matmul_op, _batched_matmul_vjp, "01")
 defvjp(addmm_op, _addmm_vjp, "12", name="AddmmBackward0")
 defvjp(svdvals_op, _svdvals_vjp, "o", name="LinalgSvdBackward0")
 defvjp(cdist_op, _cdist_vjp, "01o")

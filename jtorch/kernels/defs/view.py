@@ -13,6 +13,8 @@ the rules run alike on CPU and meta tensors.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import dtypes as _dt
 from ...device import CPU, META
 from ...meta import MetaArray
@@ -156,12 +158,22 @@ def _view_meta(x, *, shape: tuple, reshape: bool = False) -> Plan:
 
 
 def _view_cpu(a, *, shape: tuple, reshape: bool = False):
-    """A row-major array reshaped to a shape the plan path has checked before."""
+    """A row-major array reshaped to a shape the plan path has checked before; or a strided
+    one (attention's heads split off a slice of the fused projection) where NumPy reshapes
+    it without a copy, to a shape with no size-1 dim (whose stride torch picks its own way)."""
     n = a.size
     if n and a.flags.c_contiguous:
         g = _contiguous_views.get((shape, n))
         if g is not None:
             return a.reshape(g[0])
+    elif n and a.__class__ is np.ndarray:
+        try:
+            r = a.reshape(shape)
+        except (ValueError, TypeError):
+            return None
+        base = a.base
+        if r.base is (a if base is None else base) and 1 not in r.shape:
+            return r
     return None
 
 
@@ -655,14 +667,15 @@ def _view(name: str, meta, grad_name=None, cpu=None, **kw):
 
 # ``view`` also serves reshape/flatten/unflatten/view_as (a copy where no view fits)
 view_op = _view("view", _view_meta, _hinted("ViewBackward0"), _mk.view_copy_cpu,
-                cpu_view=_view_cpu)
+                cpu_view=_view_cpu, cpu_view_kw=lambda a, shape, reshape=False: {"shape": a.shape})
 view_dtype_op = _view("view_dtype", _view_dtype_meta, None, _mk.view_dtype_cpu,
                       differentiable=False)
 permute_op = _view("permute", _permute_meta, "PermuteBackward0",   # also movedim, T
-                   cpu_view=_permute_cpu)
+                   cpu_view=_permute_cpu, cpu_view_kw=lambda a, dims: {"dims": _perms[(a.ndim, dims)]})
 transpose_op = _view("transpose", _transpose_meta, "TransposeBackward0",  # swapaxes, mT
-                     cpu_view=_transpose_cpu)
-t_op = _view("t", _t_meta, "TBackward0", cpu_view=_t_cpu)
+                     cpu_view=_transpose_cpu,
+                     cpu_view_kw=lambda a, dim0, dim1: {"dims": _perms[(a.ndim, dim0, dim1, None)]})
+t_op = _view("t", _t_meta, "TBackward0", cpu_view=_t_cpu, cpu_view_kw=lambda a: {"dims": _T})
 squeeze_op = _view("squeeze", _squeeze_meta, _hinted("SqueezeBackward0"))
 unsqueeze_op = _view("unsqueeze", _unsqueeze_meta, "UnsqueezeBackward0")
 expand_op = _view("expand", _expand_meta, "ExpandBackward0")      # broadcast_to, expand_as
