@@ -1,4 +1,4 @@
 """Benchmark definitions, one file per area; importing this package registers them all."""
 
-from . import (autograd, compile, conv, dispatch, func, matmul, optim, pointwise,  # noqa: F401
-               pooling, reduction, resample, startup, train)
+from . import (autograd, compile, conv, dispatch, func, gpt, matmul, optim,  # noqa: F401
+               pointwise, pooling, reduction, resample, startup, train)

@@ -132,10 +132,10 @@ import json, sys, time
 sys.path.insert(0, {repo!r})
 import numpy as np
 import {lib} as lib
-from perf.benchmarks import train
-step = train.{builder}(lib, {batch}, {compile})
+from perf.benchmarks import train, {module} as builders
+step = builders.{builder}(lib, {batch}, {compile})
 if {compile}:
-    train.check_against_eager(step, train.{builder}(lib, {batch}, False))
+    train.check_against_eager(step, builders.{builder}(lib, {batch}, False))
 for _ in range({warm}):
     step()
 times = []
@@ -147,18 +147,20 @@ print(json.dumps({{"value": float(np.median(times))}}))
 """
 
 
-def _isolated(builder: str, batch: int, **kw) -> Case:
-    """A training-step case timed in fresh processes (the median of ``steps`` steps each)."""
+def _isolated(builder: str, batch: int, module: str = "train", compile: bool = True,
+              **kw) -> Case:
+    """A training-step case timed in fresh processes (the median of ``steps`` steps each);
+    ``builder(lib, batch, compile)`` is a function of ``perf.benchmarks.<module>``."""
 
     def make(rt):
         if rt.name == "numpy":
             raise Skip("no NumPy version")
         code = _STEPS.format(repo=_REPO, lib=rt.name, builder=builder, batch=batch,
-                             compile=bool(rt.compile), warm=5, steps=30)
+                             compile=bool(rt.compile), warm=5, steps=30, module=module)
         return lambda: run_python(code)["value"]
 
     # no untimed process first: each process warms up before it times its steps
-    return Case(make, self_timed=True, warm=False, rounds=1, compile=True, **kw)
+    return Case(make, self_timed=True, warm=False, rounds=1, compile=compile, **kw)
 
 
 @register("train/demo_cnn_step", full=(64,), quick=(64,), label="b{}")
