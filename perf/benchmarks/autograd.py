@@ -7,7 +7,7 @@ import importlib
 
 import numpy as np
 
-from ..harness import Case, register, require_torch
+from ..harness import Case, Skip, register, require_torch
 from ._util import functional, rand
 
 

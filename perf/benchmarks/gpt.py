@@ -50,9 +50,9 @@ def gpt_model(lib, vocab: int = 3, block: int = 6, n_layer: int = 3, n_head: int
             self.ln_1 = nn.LayerNorm(n_embd)
             self.attn = CausalSelfAttention()
             self.ln_2 = nn.LayerNorm(n_embd)
-            self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd),
-                                          c_proj=nn.Linear(4 * n_embd, n_embd),
-                                          act=NewGELU(), dropout=nn.Dropout(dropout)))
+            self.mlp = nn.ModuleDict({"c_fc": nn.Linear(n_embd, 4 * n_embd),
+                                      "c_proj": nn.Linear(4 * n_embd, n_embd),
+                                      "act": NewGELU(), "dropout": nn.Dropout(dropout)})
 
         def forward(self, x):
             m = self.mlp
@@ -62,10 +62,10 @@ def gpt_model(lib, vocab: int = 3, block: int = 6, n_layer: int = 3, n_head: int
     class GPT(nn.Module):
         def __init__(self):
             super().__init__()
-            self.transformer = nn.ModuleDict(dict(
-                wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block, n_embd),
-                drop=nn.Dropout(dropout), h=nn.ModuleList([Block() for _ in range(n_layer)]),
-                ln_f=nn.LayerNorm(n_embd)))
+            self.transformer = nn.ModuleDict({
+                "wte": nn.Embedding(vocab, n_embd), "wpe": nn.Embedding(block, n_embd),
+                "drop": nn.Dropout(dropout), "h": nn.ModuleList([Block() for _ in range(n_layer)]),
+                "ln_f": nn.LayerNorm(n_embd)})
             self.lm_head = nn.Linear(n_embd, vocab, bias=False)
 
         def forward(self, idx, targets):
