@@ -14,7 +14,7 @@ bind to that runtime (spinning), so the workqueue layer is used; it takes launch
 thread at a time, so with it kernels called off the main thread run serially.
 
 ``set_num_threads`` also sets every OpenBLAS pool in the process (torch's governs its OpenMP
-pool, which runs its BLAS), and OpenBLAS's workers are told to sleep right after a GEMM
+pool, which runs its BLAS), and OpenBLAS's workers are told to sleep soon after a GEMM
 (``OPENBLAS_THREAD_TIMEOUT``, below) rather than spin for a tenth of a second.
 
 ``set_num_threads(1)`` is more than a tuning knob: a forked child (a DataLoader worker) must
@@ -34,9 +34,11 @@ from . import _flags
 
 # OpenBLAS's workers spin for 2^28 cycles (~0.1 s) after each GEMM before they sleep, taking a
 # core from the caller's Python and elementwise kernels in between: with a competing process
-# a GPT training step ran 4x slower. 2^4 cycles (OpenBLAS's least) puts them to sleep at once.
+# a GPT training step ran 3.4x slower. 2^18 cycles (~0.1 ms) keeps them for back-to-back GEMMs
+# (a layer's two gradient products) and puts them to sleep in longer Python stretches; 2^4
+# (sleep at once) made every two-thread GEMM pay a wake-up (a 384x48x144 product 57 -> 86 us).
 # Read when scipy's OpenBLAS (the one Numba's ``np.dot`` calls) loads, after this import.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "18")
 
 _MAIN_THREAD = threading.main_thread().ident
 _start_lock = threading.Lock()

@@ -34,7 +34,7 @@ def restore_threads():
 
 def test_set_num_threads_governs_blas(restore_threads):
     """BLAS's pool follows set_num_threads (torch's OpenMP pool runs its BLAS), and its
-    workers sleep right after a GEMM instead of spinning for ~0.1 s."""
+    workers sleep soon after a GEMM instead of spinning for ~0.1 s."""
     assert "OPENBLAS_THREAD_TIMEOUT" in os.environ  # (ours, or one the user set)
     blas = _threads._blas_fns()
     if blas is None:

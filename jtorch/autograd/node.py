@@ -14,6 +14,7 @@ import traceback
 import weakref
 
 from .. import dispatch
+from .. import meta as _meta
 from ..tensor import Tensor
 from . import graph as _graph
 
@@ -82,12 +83,19 @@ class SavedTensor:
             self.data = None
             return
         self.packed = self.unpack = None
-        self.data = t.detach() if nr >= 0 else t
+        if nr < 0:
+            self.data = t
+        elif _meta.detach_hook is None:  # the output's parts: the tensor is made if it is read
+            self.data = (t._a, t._st, t.dtype, t._vc)
+        else:
+            self.data = t.detach()
 
     def get(self, node: Node) -> Tensor:
         if self.unpack is not None:
             return self.unpack(self.packed)
         t = self.data
+        if t.__class__ is tuple:
+            t = Tensor._make(t[0], t[1], t[2], vc=t[3])
         if t._vc[0] != self.version:
             self._raise_modified(node, t)
         if self.nr >= 0 and dispatch.grad_state.enabled:

@@ -132,6 +132,9 @@ SAMPLES = {
     "take": (lambda x: x.take(jtorch.tensor([5, 0, 5])), [_r(2, 3)]),
     "mm": (lambda a, b: a @ b, [_r(2, 3), _r(3, 2)]),
     "bmm": (lambda a, b: jtorch.bmm(a, b), [_r(2, 2, 3), _r(2, 3, 2)]),
+    # batch dims that do not merge (the strided-heads path)
+    "batched_matmul": (lambda a, b: (a * 1).transpose(0, 1) @ (b * 1).transpose(0, 1),
+                       [_r(2, 3, 2, 4), _r(2, 3, 4, 2)]),
     "addmm": (lambda c, a, b: jtorch.addmm(c, a, b.t(), beta=0.5, alpha=-1.5),
               [_r(3), _r(2, 4), _r(3, 4)]),
     "linalg_svdvals": (lambda a: jtorch.linalg.svdvals(a), [_r(3, 2)]),
