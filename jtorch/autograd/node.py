@@ -321,6 +321,9 @@ def edge_of(t: Tensor):
     return None
 
 
+_NO_EDGE = (None, False)
+
+
 def _is_diff(x) -> bool:
     return isinstance(x, _TENSOR) and x.dtype.category >= 2
 
@@ -330,18 +333,19 @@ def record(op, inputs: tuple, out, kw: dict | None) -> None:
     grad mode is on and some input requires grad)."""
     if not op.differentiable:
         return
-    if isinstance(out, (tuple, list)):
-        outs = tuple(out)
-        if not any(_is_diff(o) for o in outs):
-            return
-    else:
+    if isinstance(out, _TENSOR):
         if out.dtype.category < 2:
             return
         if inputs and out is inputs[0] and out._base is not None:
             from .inplace import record_view_inplace
 
             return record_view_inplace(op, inputs, out, kw)
-        outs = (out,)
+        node = make_node(op, inputs, (out,), kw)
+        out.grad_fn, out._output_nr, out._requires_grad = node, 0, True
+        return
+    outs = tuple(out)
+    if not any(_is_diff(o) for o in outs):
+        return
     node = make_node(op, inputs, outs, kw)
     for i, o in enumerate(outs):
         if _is_diff(o):
@@ -358,45 +362,61 @@ def _node_factory(op, inputs: tuple, kw) -> type:
     return cls
 
 
+# an OpDef's ``saves`` string -> (input positions it saves, whether it saves the output)
+_saves_parsed: dict = {}
+
+
+def _parse_saves(saves: str) -> tuple:
+    r = _saves_parsed.get(saves)
+    if r is None:
+        r = _saves_parsed[saves] = (frozenset(int(c) for c in saves if c.isdigit()), "o" in saves)
+    return r
+
+
 def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
-    node = _node_factory(op, inputs, kw)()
+    cls = op._node_cls
+    node = (cls if cls is not None else _node_factory(op, inputs, kw))()
     node.op, node.kw, node._freed = op, kw, False
     saves = op.saves
+    if saves is None:
+        pos, save_out = None, False
+    else:
+        pos, save_out = _parse_saves(saves)
     self_old = kw.get("_self") if kw else None
     edges, needs, metas, args = [], [], [], []
-    i = 0
-    for x in inputs:
+    for i, x in enumerate(inputs):
         if isinstance(x, _TENSOR):
             fn = x.grad_fn
-            e = (fn, x._output_nr) if fn is not None else (accumulator(x), 0) \
-                if x._requires_grad else None
+            if fn is not None:
+                e = (fn, x._output_nr)
+            elif x._requires_grad:
+                e = (accumulator(x), 0)
+            else:
+                e = None
             edges.append((e, True))
             needs.append(e is not None)
             metas.append((x._a.shape, x.dtype))
-            if saves is None or str(i) in saves:
-                if i == 0 and self_old is not None:
-                    x = self_old
-                args.append(SavedTensor(x))
+            if pos is None or i in pos:
+                args.append(SavedTensor(self_old if i == 0 and self_old is not None else x))
             else:
                 args.append(None)
         else:
-            edges.append((None, False))
+            edges.append(_NO_EDGE)
             needs.append(False)
             metas.append(None)
             args.append(x)
-        i += 1
     node._edges, node.needs, node._meta, node._args = tuple(edges), tuple(needs), metas, tuple(args)
     if len(outs) == 1:
         o = outs[0]
         node._out_meta = ((o._a.shape, o.dtype),)
-        node._out = SavedTensor(o, 0) if saves and "o" in saves else None
+        node._out = SavedTensor(o, 0) if save_out else None
     else:
         node._out_meta = tuple((o._a.shape, o.dtype) if _is_diff(o) else None for o in outs)
         # integer outputs (indices) are saved like inputs: version-checked, released after
         # backward, and never given this node as grad_fn
         node._out = tuple(SavedTensor(o, i) if _is_diff(o) else SavedTensor(o)
                           if isinstance(o, _TENSOR) else None
-                          for i, o in enumerate(outs)) if saves and "o" in saves else None
+                          for i, o in enumerate(outs)) if save_out else None
     if anomaly.enabled:
         node._trace = traceback.format_stack()[:-3]
     return node
