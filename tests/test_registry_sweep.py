@@ -52,6 +52,8 @@ TORCH_ONLY = {
     "copy": lambda x: x.clone(),
     "elu": lambda x, alpha, scale, iscale: torch.ops.aten.elu(x, alpha, scale, iscale),
     "threshold_backward": lambda g, y, t: torch.ops.aten.threshold_backward(*_tensors(g, y), t),
+    "tanh_backward": lambda g, y: torch.ops.aten.tanh_backward(*_tensors(g, y)),
+    "sigmoid_backward": lambda g, y: torch.ops.aten.sigmoid_backward(*_tensors(g, y)),
 }
 # Trailing scalar arguments of the public call (one tuple per variant).
 PARAMS = {
@@ -213,6 +215,9 @@ def _params(name: str):
 RTOL = {"float32": RTOL32, "float64": 1e-10}
 ATOL = {"float32": ATOL32, "float64": 1e-12}
 FLOAT32_DEFINED = {
+    "tanh_backward": "torch's float32 formula: y * y overflows to inf for |y| > 1.8e19, and a "
+                     "zero gradient times it is nan (float64 gives -0.0)",
+    "sigmoid_backward": "torch's float32 formula: (1 - y) * y overflows for huge |y|, as above",
     "div_trunc": "trunc of the float32 quotient: 2.5 / float32(1e-3) rounds to 2500 (exactly "
                  "2499.9998), and truncating keeps that rounding",
     "logit_eps": "torch clamps to [eps, 1 - eps] with 1 - eps rounded to float32; logit's slope "

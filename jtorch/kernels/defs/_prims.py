@@ -26,8 +26,9 @@ from ..registry import REGISTRY as _OPS
 from .creation import arange_op, full_op, like_strides, zeros_op
 
 __all__ = ["arange", "cat", "cos", "cosh", "div_trunc", "erf", "exp", "exp2", "floor_divide",
-           "isfinite", "isnan", "log", "ones_like", "rsqrt", "sigmoid", "sign", "sin", "sinh",
-           "softplus", "stack", "tanh", "threshold_backward", "where", "xlogy", "zeros", "zeros_like"]
+           "isfinite", "isnan", "log", "ones_like", "rsqrt", "sigmoid", "sigmoid_backward", "sign",
+           "sin", "sinh", "softplus", "stack", "tanh", "tanh_backward", "threshold_backward", "where",
+           "xlogy", "zeros", "zeros_like"]
 
 
 def _unary(name: str):
@@ -76,6 +77,16 @@ def floor_divide(x, y) -> Tensor:
 def div_trunc(x, y) -> Tensor:
     """torch.div(x, y, rounding_mode="trunc")."""
     return dispatch.pointwise(_OPS["div_trunc"], (x, y))
+
+
+def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
+    """tanh's gradient from its output ``y``: g * (1 - y^2) in one pass."""
+    return dispatch.pointwise(_OPS["tanh_backward"], (g, y))
+
+
+def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
+    """sigmoid's gradient from its output ``y``: g * y * (1 - y) in one pass."""
+    return dispatch.pointwise(_OPS["sigmoid_backward"], (g, y))
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold) -> Tensor:

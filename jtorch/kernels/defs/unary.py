@@ -103,6 +103,11 @@ relu_op = unary("relu", lambda x: fm.like(x, 0) if x < 0 else x, cats=_REAL_NOBO
 # relu's gradient in one pass (torch's threshold_backward): g where y > threshold, else 0
 threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 0) if y <= t else g,
                                cats=_REAL_NOBOOL, nparams=1, kernel_name="threshold_cpu")
+# tanh's and sigmoid's gradients from their outputs in one pass (torch's tanh_backward and
+# sigmoid_backward): g * (1 - y^2), g * y * (1 - y), real floating dtypes
+tanh_backward_op = binary("tanh_backward", lambda g, y: g * fm._fma(-y, y, fm.like(y, 1)), cats=_FLOAT)
+sigmoid_backward_op = binary("sigmoid_backward", lambda g, y: g * (fm.like(y, 1) - y) * y,
+                             cats=_FLOAT)
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
 mish_op = unary("mish", lambda x: fm.mish(x), cats=FLOAT_CATS)
 gelu_op = unary("gelu", lambda x: fm.gelu(x), cats=FLOAT_CATS, kernel_name="GeluKernelImpl")
@@ -182,6 +187,30 @@ def _x(c):
     return c.args[0]
 
 
+def _tanh_vjp(c, g):
+    y = c.out
+    return (P.tanh_backward(g, y) if y.dtype.category == 2 else g * (1 - y * y),)
+
+
+def _sigmoid_vjp(c, g):
+    y = c.out
+    return (P.sigmoid_backward(g, y) if y.dtype.category == 2 else g * y * (1 - y),)
+
+
+def _tanh_backward_vjp(c, gg):
+    """d/dg = 1 - y^2 (tanh_backward again), d/dy = -2 g y."""
+    g, y = c.args
+    return (P.tanh_backward(gg, y) if c.needs[0] else None,
+            gg * g * y * -2 if c.needs[1] else None)
+
+
+def _sigmoid_backward_vjp(c, gg):
+    """d/dg = y (1 - y) (sigmoid_backward again), d/dy = g (1 - 2 y)."""
+    g, y = c.args
+    return (P.sigmoid_backward(gg, y) if c.needs[0] else None,
+            gg * g * (1 - 2 * y) if c.needs[1] else None)
+
+
 def _threshold_backward_vjp(c, gg):
     """As torch: the same mask applied to gg for g, zeros for y."""
     _, y, t = c.args
@@ -254,11 +283,13 @@ for _op, _rule, _saves in [
     (atan_op, lambda c, g: (g / (1 + _x(c) * _x(c)),), "0"),
     (sinh_op, lambda c, g: (g * P.cosh(_x(c)),), "0"),
     (cosh_op, lambda c, g: (g * P.sinh(_x(c)),), "0"),
-    (tanh_op, lambda c, g: (g * (1 - c.out * c.out),), "o"),
+    (tanh_op, _tanh_vjp, "o"),
+    (tanh_backward_op, _tanh_backward_vjp, "01"),
     (asinh_op, lambda c, g: (g * P.rsqrt(_x(c) * _x(c) + 1),), "0"),
     (acosh_op, lambda c, g: (g * P.rsqrt(_x(c) * _x(c) - 1),), "0"),
     (atanh_op, lambda c, g: (g / (1 - _x(c) * _x(c)),), "0"),
-    (sigmoid_op, lambda c, g: (g * c.out * (1 - c.out),), "o"),
+    (sigmoid_op, _sigmoid_vjp, "o"),
+    (sigmoid_backward_op, _sigmoid_backward_vjp, "01"),
     (erf_op, lambda c, g: (g * _2_SQRTPI * P.exp(-_x(c) * _x(c)),), "0"),
     (erfc_op, lambda c, g: (-g * _2_SQRTPI * P.exp(-_x(c) * _x(c)),), "0"),
     (erfinv_op, lambda c, g: (g * (0.5 * math.sqrt(math.pi)) * P.exp(c.out * c.out),), "o"),
