@@ -520,8 +520,36 @@ def cols(x, p, R, I, sR, sI, dst, mx, sm, log):
 
 
 @njit({opts})
+def rows_short(x, O, R, sO, out, log):
+    # rows of fewer than 8 elements (attention over a short sequence, a 3-class loss): one
+    # loop, no call or slice per row (which cost more than the row's arithmetic); the
+    # parallel build runs chunks of rows through it, so both give the same bits
+    for o in range(O):
+        b = o * sO
+        ob = o * R
+        m = -_INF
+        for j in range(R):
+            m = maximum(m, x[b + j])
+        tot = _T(0)
+        for j in range(R):
+            e = fm.exp(x[b + j] - m)
+            out[ob + j] = e
+            tot += e
+        if log:
+            c = fm.log(tot)
+            for j in range(R):
+                out[ob + j] = (x[b + j] - m) - c
+        else:
+            inv = _T(1) / tot
+            for j in range(R):
+                out[ob + j] = out[ob + j] * inv
+
+
+@njit({opts})
 def softmax_s(x, O, R, I, sO, sR, sI, out, log):
-    if I == 1 and sR == 1:
+    if I == 1 and sR == 1 and R < 8:
+        rows_short(x, O, R, sO, out, log)
+    elif I == 1 and sR == 1:
         for o in range(O):
             row(x[o * sO:o * sO + R], out[o * R:(o + 1) * R], log)
     else:
@@ -533,7 +561,13 @@ def softmax_s(x, O, R, I, sO, sR, sI, out, log):
 
 @njit({opts}, parallel=True)
 def softmax_p(x, O, R, I, sO, sR, sI, out, log):
-    if I == 1 and sR == 1:
+    if I == 1 and sR == 1 and R < 8:  # chunks of short rows, as softmax_s runs them
+        nch = (O + 1023) // 1024
+        for k in prange(nch):
+            lo = k * 1024
+            hi = min(O, lo + 1024)
+            rows_short(x[lo * sO:], hi - lo, R, sO, out[lo * R:hi * R], log)
+    elif I == 1 and sR == 1:
         for o in prange(O):
             row(x[o * sO:o * sO + R], out[o * R:(o + 1) * R], log)
     else:
@@ -592,13 +626,41 @@ def bwd_row(g, y, dst, log):
 
 
 @njit({opts})
+def bwd_rows_short(g, y, O, R, out, log):
+    # bwd_row over rows of fewer than 8 elements, without a call or slice per row
+    for o in range(O):
+        b = o * R
+        acc = _T(0)
+        if log:
+            for j in range(R):
+                acc += g[b + j]
+            for j in range(R):
+                out[b + j] = g[b + j] - fm.exp(y[b + j]) * acc
+        else:
+            for j in range(R):
+                acc += g[b + j] * y[b + j]
+            for j in range(R):
+                out[b + j] = y[b + j] * (g[b + j] - acc)
+
+
+@njit({opts})
 def softmax_bwd_s(g, y, O, R, out, log):
+    if R < 8:
+        bwd_rows_short(g, y, O, R, out, log)
+        return
     for o in range(O):
         bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
 
 
 @njit({opts}, parallel=True)
 def softmax_bwd_p(g, y, O, R, out, log):
+    if R < 8:  # chunks of short rows, as softmax_bwd_s runs them
+        nch = (O + 1023) // 1024
+        for k in prange(nch):
+            lo = k * 1024
+            hi = min(O, lo + 1024)
+            bwd_rows_short(g[lo * R:hi * R], y[lo * R:hi * R], hi - lo, R, out[lo * R:hi * R], log)
+        return
     for o in prange(O):
         bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
 
