@@ -11,6 +11,7 @@ raises NotImplementedError while ``x[idx]`` gives its shape.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -162,10 +163,77 @@ def _has_mask(tensors: tuple) -> bool:
     return any(t.dtype in _MASKS and t._a.ndim for t in tensors)
 
 
+# -- the CPU fast paths of basic indexing ----------------------------------------------------
+# ``x[i]``, ``x[a:b]``, ``x[..., 0]``, ``y[:3] = -1``, ``x[1:5, 2] = t`` on CPU tensors, where no
+# mode takes the call and autograd records nothing, are NumPy's basic indexing of the array: a
+# view with torch's geometry (no None, no stepped slice, whose strides NumPy lays out otherwise
+# when the result is empty), or NumPy's in-place assignment (the copy or fill kernel). The op
+# path costs 10-20 us of Python per call (meta rule, plan, kernel launch) against ~1 us here;
+# anything else (errors included: NumPy's exceptions send the call down the op path, which raises
+# torch's) takes the op path.
+
+_NDARRAY = np.ndarray
+_BOUNDS = (int, _NONE)
+
+
+def _fast_key(index, write: bool):
+    """The NumPy key of a basic index the fast paths take (None: the op path). Reads accept
+    ints, unstepped slices with int bounds and one Ellipsis; writes also None and positive
+    steps (the geometry of the written view is invisible)."""
+    c = index.__class__
+    if c is int:
+        return index
+    if c is slice:
+        return index if _fast_slice(index, write) else None
+    if c is not tuple:
+        return None
+    ellipsis = False
+    for it in index:
+        c = it.__class__
+        if c is int:
+            continue
+        if c is slice:
+            if not _fast_slice(it, write):
+                return None
+        elif it is Ellipsis and not ellipsis:
+            ellipsis = True
+        elif it is None and write:
+            continue
+        else:
+            return None
+    return index if ellipsis else index + (Ellipsis,)  # a 0-d view, not a NumPy scalar
+
+
+def _fast_slice(s: slice, write: bool) -> bool:
+    step = s.step
+    if step is not None and not (write and step.__class__ is int and step > 0):
+        return False
+    return s.start.__class__ in _BOUNDS and s.stop.__class__ in _BOUNDS
+
+
+def _records(t: Tensor) -> bool:
+    """Whether an op on ``t`` must go through dispatch: a mode, or autograd recording."""
+    return dispatch.mode is not None or (t._requires_grad and dispatch.grad_state.enabled)
+
+
 def getitem(self: Tensor, index) -> Tensor:
     """``self[index]``: a view for basic indices, a gathered copy for advanced ones."""
     c = index.__class__
-    if c is int or c is slice:
+    if c is slice:  # the op's own CPU shortcut (``dispatch.view``)
+        return _view(D.index_op, self, index=index)
+    a = self._a
+    if a.__class__ is _NDARRAY and not _records(self):
+        if c is int:
+            if a.ndim and -a.shape[0] <= index < a.shape[0]:
+                return self._view(a[index, ...])
+        elif c is tuple:
+            key = _fast_key(index, False)
+            if key is not None:
+                try:
+                    return self._view(a[key])
+                except (IndexError, TypeError):
+                    pass  # the op path raises torch's error
+    if c is int:
         return _view(D.index_op, self, index=index)
     if c is tuple and all(i.__class__ in _BASIC for i in index):
         return _call(D.index_op, self, index=index)
@@ -193,8 +261,62 @@ def _is_scalar(value) -> bool:
     return isinstance(value, (bool, int, float, complex, np.generic))
 
 
+# The Python scalars a fast fill writes into each dtype: the range whose NumPy conversion is
+# torch's (out-of-range values, floats into integers, float16 rounding: the op path).
+_FLT_MAX = float(np.finfo(np.float32).max)
+_INT53 = 1 << 53
+_INT_RANGE = {_dt.uint8: (0, 255), _dt.int8: (-128, 127), _dt.int16: (-(1 << 15), (1 << 15) - 1),
+              _dt.int32: (-(1 << 31), (1 << 31) - 1), _dt.int64: (-(1 << 63), (1 << 63) - 1)}
+_FLOAT_MAX = {_dt.float32: _FLT_MAX, _dt.complex64: _FLT_MAX, _dt.float64: math.inf,
+              _dt.complex128: math.inf}
+
+
+def _fast_scalar(d: _dt.dtype, v) -> bool:
+    c = v.__class__
+    if c is bool:
+        return d is not _dt.float16
+    if d is _dt.bool:
+        return c is float or (c is int and -_INT53 <= v <= _INT53)
+    r = _INT_RANGE.get(d)
+    if r is not None:
+        return c is int and r[0] <= v <= r[1]
+    m = _FLOAT_MAX.get(d)
+    if m is None:
+        return False
+    if c is int:
+        return -_INT53 <= v <= _INT53
+    return c is float and (-m <= v <= m or not math.isfinite(v))  # nan and inf pass
+
+
+def _fast_setitem(self: Tensor, a: np.ndarray, index, value) -> bool:
+    """``self[index] = value`` as NumPy's assignment (see above); False: take the op path."""
+    key = _fast_key(index, True)
+    if key is None or _records(self):
+        return False
+    if isinstance(value, Tensor):
+        v = value._a
+        if v.__class__ is not _NDARRAY or value.dtype is not self.dtype or value._st is self._st \
+                or (value._requires_grad and dispatch.grad_state.enabled):
+            return False  # casts, overlaps (torch's checks), autograd: the op path
+    elif _fast_scalar(self.dtype, value):
+        v = value
+    else:
+        return False
+    if self._base is not None:
+        dispatch.check_inplace(self)
+    try:
+        a[key] = v
+    except (IndexError, ValueError, TypeError, OverflowError):
+        return False  # raised before anything was written: the op path raises torch's error
+    self._vc[0] += 1
+    return True
+
+
 def setitem(self: Tensor, index, value) -> None:
     """``self[index] = value``: copy/fill into the view, or index_put for advanced indices."""
+    a = self._a
+    if a.__class__ is _NDARRAY and _fast_setitem(self, a, index, value):
+        return
     c = index.__class__
     if c is int or c is slice or c is tuple and all(i.__class__ in _BASIC for i in index):
         items, tensors = (index if c is tuple else (index,)), ()

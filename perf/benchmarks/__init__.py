@@ -2,3 +2,4 @@
 
 from . import (autograd, compile, conv, dispatch, func, gpt, matmul, optim,  # noqa: F401
                pointwise, pooling, reduction, resample, startup, train)
+from . import data  # noqa: F401  (the data pipeline: collate, loader, indexing)

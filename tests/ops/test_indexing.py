@@ -1,6 +1,7 @@
 """Indexing against torch: __getitem__ (basic views with torch's strides, advanced gathers),
 __setitem__/index_put_, gather/scatter family, masked ops, take, nonzero, and errors."""
 
+import math
 import warnings
 
 import numpy as np
@@ -583,3 +584,120 @@ OUT_OF_PLACE_LAYOUT = [
 def test_out_of_place_results_have_torchs_layout(case):
     same_call(lambda m, x: OUT_OF_PLACE_LAYOUT[case](m, x.transpose(0, 2)),
               _data((2, 3, 4), "float32"), strides=True)
+
+
+# -- the CPU fast paths of basic indexing (no op call: NumPy's basic indexing) -------------------
+
+ALL_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+              "complex64", "complex128"]
+
+
+def _no_op_calls(monkeypatch):
+    from jtorch.kernels.defs import indexing as D
+
+    for op in (D.index_op, D.index_put_op):
+        monkeypatch.setattr(op, "meta", lambda *a, **k: pytest.fail("took the op path"))
+
+
+def test_fast_paths_take_the_common_basic_keys(monkeypatch):
+    x, y, t = jtorch.zeros(4, 5, 3), jtorch.zeros(10), jtorch.ones(4)
+    _no_op_calls(monkeypatch)
+    views = x[..., 0], x[1, 2], x[0], x[1:3, ..., 2], x[()], x[-1, 1:4]
+    assert all(v._base is x for v in views)
+    y[:3] = -1
+    x[1:5, 2] = t[:3].reshape(3, 1)
+    x[2] = 1.5
+    x[..., 0] = t[:1]
+    x[None, 0, ::2] = 7
+    y[-1] = True
+    assert y.tolist()[:4] == [-1.0, -1.0, -1.0, 0.0] and y[9].item() == 1.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x[None],  # NumPy's strides for a new dim are not torch's
+    lambda x: x[:, ::2],  # nor for an empty stepped slice: the op path reads these
+    lambda x: x[True],
+    lambda x: x[[0, 1]],
+    lambda x: x.requires_grad_()[0, 1],
+])
+def test_other_keys_take_the_op_path(make, monkeypatch):
+    _no_op_calls(monkeypatch)
+    with pytest.raises(pytest.fail.Exception):
+        make(jtorch.zeros(4, 5, 3))
+
+
+SCALARS = [0, 1, -1, 7, 255, 256, -128, -129, 2**31, 2**53, 2**53 + 1, 2**63, True, False, 2.5,
+           -2.5, -0.0, float("nan"), float("inf"), -float("inf"), 1e30, 3.4028234663852886e38,
+           3.5e38, 1e-40, 65504.0, 70000.0]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_setitem_scalars_match_torch(dtype):
+    """Every scalar torch writes, jtorch writes alike (fast fill or op path); torch's overflow
+    errors are out of scope here (the op path's own behaviour)."""
+    for v in SCALARS:
+        t = torch.zeros(3, 2, dtype=getattr(torch, dtype))
+        try:
+            t[1:, 0] = v
+        except (RuntimeError, ValueError, OverflowError):
+            continue
+        j = jtorch.zeros(3, 2, dtype=getattr(jtorch, dtype))
+        j[1:, 0] = v
+        same(j, t)
+        bits = j.numpy().view(np.uint8), t.numpy().view(np.uint8)
+        if dtype != "float16" or not math.isnan(v):  # float16 nan payloads: torch's rounding
+            np.testing.assert_array_equal(*bits, err_msg=f"{dtype} {v!r}")
+        assert j._version == 1
+
+
+@pytest.mark.parametrize("value", [
+    lambda m: m.ones(4), lambda m: m.arange(4.0).reshape(1, 1, 4), lambda m: m.tensor(3.0),
+    lambda m: m.arange(8.0).reshape(4, 2)[:, 1], lambda m: m.ones(1).expand(4),
+    lambda m: m.arange(4.0).reshape(4, 1), lambda m: m.ones(5), lambda m: m.ones(2, 4),
+    lambda m: m.ones(4, dtype=m.float64), lambda m: m.ones(4, dtype=m.int64),
+])
+@pytest.mark.parametrize("key", [(slice(1, 5), 2), (Ellipsis, 0), (2, slice(None, 4)),
+                                 (slice(None), slice(1, None, 3))], ids=repr)
+def test_setitem_tensor_values_match_torch(key, value):
+    """Broadcast, leading size-1 dims, 0-d, strided and expanded values; shape errors are
+    torch's; other dtypes are cast (the op path)."""
+    def run(m, x):
+        x[key] = value(m)
+        return x
+
+    same_call(run, _data((6, 4), "float32"))
+
+
+def test_setitem_fast_path_keeps_autograd_and_inplace_rules():
+    leaf = jtorch.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf[0] = 1.0
+    with jtorch.no_grad():  # optimizers write leaves this way
+        leaf[0] = 2.0
+        view = leaf[1:]
+    assert leaf.tolist() == [2.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        view[0] = 1.0
+    # a value that requires grad is recorded: the gradient reaches it
+    for m in (jtorch, torch):
+        w = m.ones(2, requires_grad=True)
+        x = m.zeros(3, 2)
+        x[1] = w * 3
+        x.sum().backward()
+        assert w.grad.tolist() == [3.0, 3.0]
+    # a write through the fast path is seen by views and bumps the shared version
+    x = jtorch.zeros(4, 4)
+    v = x[1]
+    x[1, 1:3] = 5
+    assert v.tolist() == [0.0, 5.0, 5.0, 0.0] and v._version == x._version == 1
+
+
+def test_fast_getitem_views_share_storage_and_version():
+    x = jtorch.arange(24.0).reshape(2, 3, 4)
+    for key in [(Ellipsis, 0), (1, 2), (0, slice(1, None), Ellipsis), (-1, -1, -1), ()]:
+        v = x[key]
+        assert v._base is x._base and v._st is x._st and v._vc is x._vc
+    j, t = pair(_data((2, 3, 4), "float32"))
+    for key in [(Ellipsis, 0), (1, 2), (0, slice(1, None), Ellipsis), (-1, -1, -1), (),
+                (slice(5, 2), 1), (1, slice(-9, 9)), (Ellipsis, slice(2, 2))]:
+        same(j[key], t[key], strides=True)

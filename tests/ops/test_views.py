@@ -457,3 +457,125 @@ def test_data_ptr_reads_numpy_arrays_address():
     for v, t in ((x[1:, 2], torch.arange(60.0).reshape(3, 4, 5)[1:, 2]),
                  (x.transpose(0, 2)[3:], torch.arange(60.0).reshape(3, 4, 5).transpose(0, 2)[3:])):
         assert v.storage_offset() == t.storage_offset() == elem_offset(v._a, v._st)
+
+
+# -- cat / stack: one kernel call over all inputs ------------------------------------------------
+
+MANY_DTYPES = ["float32", "float64", "float16", "int64", "int8", "uint8", "bool", "complex64"]
+
+
+def _samples(lib, n, shape, dtype, layout):
+    """``n`` tensors of ``shape`` laid out as ``layout``: row-major, views of one storage (the
+    rows a DataLoader indexes), transposed, stepped, or broadcast (expanded)."""
+    base = lib.from_numpy(_data((n,) + shape, dtype))
+    if layout == "contiguous":
+        return [base[i].clone() for i in range(n)]
+    if layout == "rows":
+        return [base[i] for i in range(n)]
+    if layout == "transposed":
+        return [base[i].t() if len(shape) >= 2 else base[i] for i in range(n)]
+    if layout == "stepped":
+        wide = lib.from_numpy(_data((n,) + shape[:-1] + (2 * shape[-1],), dtype)) if shape else base
+        return [wide[i][..., ::2] if shape else wide[i] for i in range(n)]
+    return [base[i][..., :1].expand(shape) if shape else base[i] for i in range(n)]
+
+
+@pytest.mark.parametrize("dtype", MANY_DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "rows", "transposed", "stepped", "broadcast"])
+@pytest.mark.parametrize("shape", [(6,), (2, 3), (), (0, 3)])
+def test_stack_and_cat_of_many_inputs_match_torch(shape, layout, dtype):
+    js, ts = _samples(jtorch, 64, shape, dtype, layout), _samples(torch, 64, shape, dtype, layout)
+    for d in range(-len(shape) - 1, len(shape) + 1):
+        same(jtorch.stack(js, d), torch.stack(ts, d), strides=True)
+    for d in range(-len(shape), len(shape)):
+        same(jtorch.cat(js, d), torch.cat(ts, d), strides=True)
+
+
+@pytest.mark.parametrize("da,db", [("int64", "float32"), ("float16", "int64"), ("uint8", "int8"),
+                                   ("bool", "uint8"), ("float32", "complex64"),
+                                   ("float16", "float64"), ("int32", "bool"),
+                                   ("complex64", "float64")])
+def test_stack_and_cat_promote_mixed_dtypes_as_torch(da, db):
+    a, b = _data((3, 4), da), _data((3, 4), db, seed=1)
+    for fn in (lambda m, x, y: m.cat([x, y, x]), lambda m, x, y: m.cat([x.t(), y.t()], 1),
+               lambda m, x, y: m.stack([x, y, x], 1), lambda m, x, y: m.stack([y, x.t().t()], 2),
+               lambda m, x, y: m.cat([x[:0], y]), lambda m, x, y: m.stack([x[0, 0], y[1, 1]])):
+        same_call(fn, a, b, strides=True)
+
+
+def test_stack_and_cat_keep_negative_zero_and_nan_bits():
+    vals = np.array([-0.0, np.nan, -np.nan, np.inf, 1.5], np.float32)
+    vals.view(np.uint32)[2] = 0x7FC12345  # a payload
+    for dtype in (np.float32, np.float16, np.float64):
+        a = vals.astype(dtype)
+        if dtype is np.float32:
+            a = vals
+        x = jtorch.from_numpy(a)
+        for r, parts in [(jtorch.cat([x, x[1:]]), [a, a[1:]]), (jtorch.stack([x, x]), [a, a])]:
+            want = np.concatenate([p.reshape(-1) for p in parts])
+            np.testing.assert_array_equal(r.numpy().reshape(-1).view(np.uint8), want.view(np.uint8))
+    # a widening cast keeps the sign of zero and makes nan a nan
+    r = jtorch.cat([jtorch.from_numpy(vals), jtorch.zeros(1, dtype=jtorch.float64)])
+    assert np.signbit(r.numpy()[0]) and np.isnan(r.numpy()[1]) and r.dtype is jtorch.float64
+
+
+def test_stack_and_cat_errors_match_torch():
+    for make in (lambda m: m.stack([m.zeros(2), m.zeros(3)]),
+                 lambda m: m.stack([m.zeros(2)] * 40 + [m.zeros(2, 1)]),
+                 lambda m: m.cat([m.zeros(2, 3), m.zeros(2, 4), m.tensor(1.0)]),
+                 lambda m: m.cat([m.zeros(2, 3)] * 5 + [m.zeros(3, 3)], 1),
+                 lambda m: m.cat([m.zeros(2, 3), m.zeros(2, 3, 1)]),
+                 lambda m: m.cat([m.zeros(0), m.tensor(1.0)]),
+                 lambda m: m.cat([m.zeros(2), 3]),
+                 lambda m: m.stack((m.zeros(2), [1, 2])),
+                 lambda m: m.stack(m.zeros(2, 2)),
+                 lambda m: m.stack([m.zeros(2)], 2)):
+        raises_like(lambda make=make: make(jtorch), lambda make=make: make(torch))
+
+
+def test_stack_and_cat_accept_tuples_and_parameters():
+    with jtorch.no_grad():
+        p = jtorch.nn.Parameter(jtorch.ones(2))
+        assert jtorch.stack((p, jtorch.zeros(2))).tolist() == [[1.0, 1.0], [0.0, 0.0]]
+        assert jtorch.cat((jtorch.zeros(1), p)).tolist() == [0.0, 1.0, 1.0]
+    raises_like(lambda: jtorch.cat(x for x in [jtorch.ones(1)]),
+                lambda: torch.cat(x for x in [torch.ones(1)]))
+
+
+def test_stack_and_cat_gradients_match_torch():
+    """Inputs that do not require grad get none; a mixed-dtype input gets its own dtype back;
+    1-D empty inputs (skipped by cat) get an empty gradient."""
+    rng = np.random.default_rng(0)
+    arrs = [rng.standard_normal((2, 3)) for _ in range(5)]
+    for fn in (lambda m, xs: m.stack(xs, 1), lambda m, xs: m.stack(xs, -1),
+               lambda m, xs: m.cat(xs, 1), lambda m, xs: m.cat([xs[0], xs[4][0, :0], xs[2]], 0),
+               lambda m, xs: m.cat([x.t() for x in xs], 0),
+               lambda m, xs: m.stack([xs[0].float(), xs[2]], 0)):
+        grads = []
+        for m in (jtorch, torch):
+            xs = [m.tensor(a, requires_grad=i % 2 == 0) for i, a in enumerate(arrs)]
+            out = fn(m, xs)
+            w = m.from_numpy(np.random.default_rng(1).standard_normal(tuple(out.shape)))
+            (out * w.to(out.dtype)).sum().backward()
+            grads.append([x.grad for x in xs])
+        same(grads[0], grads[1], rtol=1e-6)
+
+
+def test_stack_and_cat_backward_is_one_view_op(monkeypatch):
+    """The vjp of a stack of 64 is one ``unbind`` (and of a cat one ``split_with_sizes``): views
+    of the gradient, not one select or narrow per input."""
+    from jtorch.kernels.defs import view as V
+
+    calls = []
+
+    def spy(meta, name):
+        return lambda *a, **k: calls.append(name) or meta(*a, **k)
+
+    for name in ("unbind_op", "split_with_sizes_op", "select_op", "narrow_op"):
+        op = getattr(V, name)
+        monkeypatch.setattr(op, "meta", spy(op.meta, name))
+    xs = [jtorch.ones(3, requires_grad=True) for _ in range(64)]
+    jtorch.stack(xs).sum().backward()
+    jtorch.cat(xs).sum().backward()
+    assert sorted(calls) == ["split_with_sizes_op", "unbind_op"]
+    assert all(x.grad.tolist() == [2.0, 2.0, 2.0] for x in xs)

@@ -510,3 +510,67 @@ def test_workers_run_large_kernels_after_parent_used_parallel_ones():
                            collate_fn=lambda b: (JD.default_collate(b)[0] * 3,))  # 100k-element kernels
     total = sum(b.sum().item() for (b,) in loader)
     assert total == 4 * 50_000 * 3
+
+
+# -- collation in one stack kernel -------------------------------------------------------------
+def _many(m, kind):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 20)).astype(np.float32)
+    if kind == "rows and labels":  # a TensorDataset's samples
+        tx, ty = m.from_numpy(x), m.from_numpy(np.arange(64) % 10)
+        return [(tx[i], ty[i]) for i in range(64)]
+    if kind == "transposed tensors":
+        return [m.from_numpy(rng.standard_normal((3, 4))).t() for _ in range(64)]
+    if kind == "mixed dtype tensors":
+        return [m.ones(2, dtype=m.float32), m.ones(2, dtype=m.float64), m.ones(2, dtype=m.int64)]
+    if kind == "numpy arrays":
+        return [(x[i], i, 0.5 * i) for i in range(64)]
+    if kind == "numpy images":
+        return [rng.standard_normal((3, 8, 8)).astype(np.float32) for _ in range(64)]
+    if kind == "numpy strided":
+        return [x[i, ::2] for i in range(64)] + [x[0, 1::2]]
+    if kind == "numpy 0-d":
+        return [np.array(i, np.int16) for i in range(64)]
+    if kind == "numpy mixed dtypes":
+        return [np.ones(2, np.float32), np.ones(2, np.float64), np.ones(2, np.int32)]
+    if kind == "numpy float16 and bool":
+        return [{"h": np.full(3, i, np.float16), "b": np.arange(3) > i} for i in range(5)]
+    if kind == "numpy empty":
+        return [np.zeros((2, 0), np.float32)] * 3
+    return [[i, 2 * i, 0.5] for i in range(64)]  # python sequences
+
+
+@pytest.mark.parametrize("kind", ["rows and labels", "transposed tensors", "mixed dtype tensors",
+                                  "numpy arrays", "numpy images", "numpy strided", "numpy 0-d",
+                                  "numpy mixed dtypes", "numpy float16 and bool", "numpy empty",
+                                  "sequences"])
+def test_default_collate_of_many_samples_matches_torch(kind):
+    got, want = JD.default_collate(_many(jtorch, kind)), TD.default_collate(_many(torch, kind))
+    same(got, want, strides=True)
+
+
+def test_default_collate_numpy_errors_and_copies():
+    raises_like(lambda: JD.default_collate([np.zeros(2), np.zeros(3)]),
+                lambda: TD.default_collate([np.zeros(2), np.zeros(3)]))
+    a = np.zeros(3, np.float32)
+    batch = JD.default_collate([a, a])
+    batch[0, 0] = 1.0  # a fresh tensor: the samples are untouched
+    assert a[0] == 0.0
+
+
+def test_tensor_dataset_loader_epoch_matches_torch():
+    """A shuffled epoch over a TensorDataset gives torch's batches for the same order."""
+    x = np.random.default_rng(0).standard_normal((1000, 20)).astype(np.float32)
+    y = np.arange(1000) % 7
+    order = list(np.random.default_rng(1).permutation(1000))
+    jl = JD.DataLoader(JD.TensorDataset(jtorch.from_numpy(x), jtorch.from_numpy(y)),
+                       batch_size=64, sampler=order)
+    tl = TD.DataLoader(TD.TensorDataset(torch.from_numpy(x), torch.from_numpy(y)),
+                       batch_size=64, sampler=order)
+    jb, tb = list(jl), list(tl)
+    assert len(jb) == len(tb) == 16
+    for j, t in zip(jb, tb):
+        same(j, t, strides=True)
+    shuffled = JD.DataLoader(JD.TensorDataset(jtorch.from_numpy(x)), batch_size=64, shuffle=True)
+    seen = jtorch.cat([b for (b,) in shuffled])
+    assert sorted(seen[:, 0].tolist()) == sorted(x[:, 0].tolist())

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ... import dtypes as _dt
-from ...device import META
+from ...device import CPU, META
 from ...shape import wrap_dim
 from ...tensor import Tensor
 from ..cpu import movement as _mk
@@ -29,6 +31,9 @@ from .view import (  # noqa: F401  (the view records live with their geometry)
 
 # -- copying movement ops: meta rules -------------------------------------------------------
 
+_NDARRAY = np.ndarray
+
+
 def _promoted(tensors) -> _dt.dtype:
     d = tensors[0].dtype
     for x in tensors[1:]:
@@ -43,48 +48,85 @@ def _check_out_dtype(d: _dt.dtype, out_dtype) -> None:
                         f"{out_dtype.scalar_name}")
 
 
+def _device(tensors, cpu: bool):
+    """CPU when every input is a plain CPU array (checked by the caller), else torch's rule."""
+    return CPU if cpu else common_device(*tensors)
+
+
+_EMPTY_1D = (0,)
+
+
 def _cat_meta(*tensors, dim: int = 0, out_dtype=None) -> Plan:
     """Concatenate along ``dim`` in the promoted dtype; 1-D empty tensors are skipped (legacy);
-    ``out_dtype``: the dtype of an ``out=`` tensor, checked for the cast."""
+    ``out_dtype``: the dtype of an ``out=`` tensor, checked for the cast. Each input costs a
+    few attribute reads (a cat of 64 samples is a hot call)."""
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    d = _promoted(tensors)
+    d = tensors[0].dtype
+    mixed = False
+    cpu = True
+    for x in tensors:
+        if x.dtype is not d:
+            mixed = True
+        if x._a.__class__ is not _NDARRAY:
+            cpu = False
+    if mixed:
+        d = _promoted(tensors)
     _check_out_dtype(d, out_dtype)
-    for i, x in enumerate(tensors):
-        if x._a.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    dev = common_device(*tensors)
-    parts = [(i, x._a.shape) for i, x in enumerate(tensors) if not _mk._legacy_skipped(x._a)]
-    if not parts:
-        return Plan(Out((0,), d), {"dim": 0}, dev)
-    ref = parts[0][1]
+    shapes = [x._a.shape for x in tensors]
+    if () in shapes:
+        raise RuntimeError(f"zero-dimensional tensor (at position {shapes.index(())}) cannot be "
+                           "concatenated")
+    ref = next((s for s in shapes if s != _EMPTY_1D), None)
+    if ref is None:
+        return Plan(Out((0,), d), {"dim": 0}, _device(tensors, cpu))
     nd = len(ref)
     axis = wrap_dim(dim, nd)
+    pre, post = ref[:axis], ref[axis + 1:]
     total = 0
-    for i, s in parts:
-        if len(s) != nd:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
-        for k in range(nd):
-            if k != axis and s[k] != ref[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
-                                   f"Expected size {ref[k]} but got size {s[k]} for tensor number "
-                                   f"{i} in the list.")
+    for i, s in enumerate(shapes):
+        if len(s) != nd or (post and s[axis + 1:] != post) or (axis and s[:axis] != pre):
+            if s == _EMPTY_1D:  # legacy: skipped
+                continue
+            _cat_mismatch(i, s, ref, axis)
         total += s[axis]
-    return Plan(Out(ref[:axis] + (total,) + ref[axis + 1:], d), {"dim": axis}, dev)
+    return Plan(Out(pre + (total,) + post, d), {"dim": axis}, _device(tensors, cpu))
+
+
+def _cat_mismatch(i: int, s: tuple, ref: tuple, axis: int) -> None:
+    nd = len(ref)
+    if len(s) != nd:
+        raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
+    for k in range(nd):
+        if k != axis and s[k] != ref[k]:
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
+                               f"Expected size {ref[k]} but got size {s[k]} for tensor number "
+                               f"{i} in the list.")
 
 
 def _stack_meta(*tensors, dim: int = 0, out_dtype=None) -> Plan:
+    """Stack along a new ``dim``: equal shapes, promoted dtype (one pass over the inputs)."""
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     s0 = tensors[0]._a.shape
-    for i, x in enumerate(tensors[1:], 1):
-        if x._a.shape != s0:
+    d = tensors[0].dtype
+    mixed = False
+    cpu = True
+    for x in tensors:
+        a = x._a
+        if a.shape != s0:
+            i = next(i for i, x in enumerate(tensors) if x._a.shape != s0)
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
-                               f"entry 0 and {list(x._a.shape)} at entry {i}")
-    d = wrap_dim(dim, len(s0) + 1)
-    dt = _promoted(tensors)
-    _check_out_dtype(dt, out_dtype)
-    return Plan(Out(s0[:d] + (len(tensors),) + s0[d:], dt), {"dim": d}, common_device(*tensors))
+                               f"entry 0 and {list(tensors[i]._a.shape)} at entry {i}")
+        if a.__class__ is not _NDARRAY:
+            cpu = False
+        if x.dtype is not d:
+            mixed = True
+    k = wrap_dim(dim, len(s0) + 1)
+    if mixed:
+        d = _promoted(tensors)
+    _check_out_dtype(d, out_dtype)
+    return Plan(Out(s0[:k] + (len(tensors),) + s0[k:], d), {"dim": k}, _device(tensors, cpu))
 
 
 def dense_strides(a) -> tuple | None:
@@ -279,21 +321,27 @@ def _as_strided_vjp(c, g):
 
 
 def _cat_vjp(c, g):
+    """The gradient split back into the inputs' pieces: one ``split_with_sizes`` (views)."""
     d = c.kw["dim"]
-    res, start = [], 0
-    for need, (shape, _) in zip(c.needs, c._meta):
-        if shape == (0,):  # legacy: 1-D empty tensors are skipped by cat
-            res.append(g.new_zeros((0,)) if need else None)
-            continue
-        n = shape[d]
-        res.append(g.narrow(d, start, n) if need else None)
-        start += n
+    kept, sizes = [], []
+    for i, (shape, _) in enumerate(c._meta):
+        if shape != (0,):  # legacy: 1-D empty tensors are skipped by cat
+            kept.append(i)
+            sizes.append(shape[d])
+    res = [None] * len(c.needs)
+    if kept:
+        for i, piece in zip(kept, g.split_with_sizes(sizes, d)):
+            if c.needs[i]:
+                res[i] = piece
+    for i, (shape, _) in enumerate(c._meta):
+        if shape == (0,) and c.needs[i]:
+            res[i] = g.new_zeros((0,))
     return tuple(res)
 
 
 def _stack_vjp(c, g):
-    d = c.kw["dim"]
-    return tuple(g.select(d, i) if need else None for i, need in enumerate(c.needs))
+    """The gradient's slices along the new dim: one ``unbind`` (views)."""
+    return tuple(p if need else None for p, need in zip(g.unbind(c.kw["dim"]), c.needs))
 
 
 def _pieces_vjp(c, g):

@@ -65,7 +65,7 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
         self.tensors = tensors
 
     def __getitem__(self, index):
-        return tuple(tensor[index] for tensor in self.tensors)
+        return tuple([tensor[index] for tensor in self.tensors])  # (a list: no generator frame)
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)

@@ -21,11 +21,13 @@ from collections.abc import Callable
 import numpy as np
 
 from .... import dtypes as _dt
+from ....kernels.cpu import movement as _movement
 from ....ops import creation as _creation
 from ....ops.views import stack
 from ....tensor import Tensor
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
+_NDARRAY = np.ndarray
 
 default_collate_err_msg_format = (
     "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
@@ -117,16 +119,25 @@ def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | 
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None) -> Tensor:
-    for i, x in enumerate(batch):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(x).__name__}")
+    """One ``stack`` of the samples (its kernel copies them all in one call)."""
     return stack(batch, 0)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+    """NumPy arrays of one dtype and shape go into the batch by the stack kernel directly
+    (torch converts each to a tensor first: the same result); mixed dtypes or shapes take that
+    path, which promotes as ``stack`` does and raises its errors."""
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    d = _dt._FROM_NP.get(elem.dtype)
+    if d is not None:
+        shape, nd_dtype = elem.shape, elem.dtype
+        for b in batch:
+            if b.__class__ is not _NDARRAY or b.dtype != nd_dtype or b.shape != shape:
+                break
+        else:
+            return _movement.stack_arrays(batch, 0, d)
     return collate([_creation.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
