@@ -318,8 +318,15 @@ def to_copy_cpu(plan, x: Tensor) -> Tensor:
 
 
 def clone_cpu(plan, x: Tensor) -> Tensor:
+    """A copy in the plan's layout: the movement copy (NumPy's for small arrays, a blocked
+    transpose or threads for large ones) where the dtype is kept, as ``contiguous`` does."""
     out = alloc(plan.out)
-    dispatch.run_pointwise(_copy_kernel(), (x,), out._a, x.dtype)
+    if x._a.__class__ is np.ndarray and out._a.dtype == x._a.dtype:
+        from .movement import copy_array as move  # (movement imports this module)
+
+        move(out._a, x._a)
+    else:
+        dispatch.run_pointwise(_copy_kernel(), (x,), out._a, x.dtype)
     return out
 
 

@@ -167,8 +167,8 @@ def _view_cpu(a, *, shape: tuple, reshape: bool = False):
         if g is not None:
             return a.reshape(g[0])
     elif n and a.__class__ is np.ndarray:
-        try:
-            r = a.reshape(shape)
+        try:  # a view or nothing (NumPy would copy where no view fits)
+            r = a.reshape(shape, copy=False)
         except (ValueError, TypeError):
             return None
         base = a.base
