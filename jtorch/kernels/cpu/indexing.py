@@ -31,6 +31,8 @@ from .fill import alloc as _alloc
 from .movement import row_copy, tasks, use_parallel
 
 _i64 = np.int64
+# weight dtypes embedding copies rows of in one compiled pass (others: the generic gather)
+_EMBED_FAST = {np.dtype(np.float32), np.dtype(np.float64)}
 
 
 def _arr(x) -> np.ndarray:
@@ -928,9 +930,30 @@ def nonzero_cpu(plan, x: Tensor) -> Tensor:
 
 # -- embedding ------------------------------------------------------------------------------
 
+@numba.njit(cache=True, nogil=True)
+def _embedding_rows(weight, idx, out):
+    """out[i] = weight[idx[i]] (negative indices from the end); returns the position of the
+    first index out of range, or -1 (then nothing is trusted: the caller raises)."""
+    n = weight.shape[0]
+    for i in range(idx.size):
+        r = idx[i]
+        if r < -n or r >= n:
+            return i
+        if r < 0:
+            r += n
+        out[i, :] = weight[r, :]
+    return -1
+
+
 def embedding_cpu(plan, weight: Tensor, indices: Tensor) -> Tensor:
     n = weight._a.shape[0]
     flat = indices._a.reshape(-1) if indices._a.flags.c_contiguous else indices._a.ravel()
+    w = weight._a
+    if w.flags.c_contiguous and w.dtype in _EMBED_FAST:  # one pass: check and copy the rows
+        res = _alloc(plan.out)
+        if flat.size and _embedding_rows(w, flat, res._a.reshape(flat.size, w.shape[1])) >= 0:
+            raise IndexError("index out of range in self")
+        return res
     if flat.size and (int(flat.max()) >= n or int(flat.min()) < -n):
         raise IndexError("index out of range in self")
     res = _alloc(plan.out)
