@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ... import _threads
+from ... import _settings, _threads
 
 # gemm_strided4 hands np.dot strided matrices on purpose (it copies each small one)
 warnings.filterwarnings("ignore", message=r".*is faster on contiguous arrays",
@@ -137,6 +137,11 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
                 _threads.serial_blas.available():
             with _threads.serial_blas():
                 _GEMM_PAR[ta, tb](a, b, out)
+        elif _settings._State.deterministic and _threads.serial_blas.available():
+            # OpenBLAS's threaded products round differently from its serial ones: in
+            # deterministic mode every product runs serially, whatever set_num_threads says
+            with _threads.serial_blas():
+                _GEMM[ta, tb](a, b, out)
         else:
             _GEMM[ta, tb](a, b, out)
         return
@@ -176,7 +181,11 @@ def batched_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         bmm_into(a3, b3, o3)
         return
     if a.ndim == 4 and a.dtype in _BLAS and a.shape[3] and not _threads.use_parallel(a.size + b.size):
-        gemm_strided4(a, b, out)
+        if _settings._State.deterministic and _threads.serial_blas.available():
+            with _threads.serial_blas():
+                gemm_strided4(a, b, out)
+        else:
+            gemm_strided4(a, b, out)
         return
     bmm_into(np.ascontiguousarray(a).reshape(o3.shape[:1] + a.shape[-2:]) if a3 is None else a3,
              np.ascontiguousarray(b).reshape(o3.shape[:1] + b.shape[-2:]) if b3 is None else b3, o3)
