@@ -1204,6 +1204,15 @@ def _retained(x, y):
     return h.grad, x.grad
 
 
+def _lstm_out(x, *weights):
+    """The output of an LSTM(3, 2) run on ``weights`` (operands: CPU or meta), through its fused
+    layer op (``lstm_layer``) and that op's backward. The module is made on meta: its own
+    parameters are replaced, and making it draws nothing from the generator."""
+    lstm = jtorch.nn.LSTM(3, 2, device="meta")
+    names = [n for n, _ in lstm.named_parameters()]
+    return jtorch.func.functional_call(lstm, dict(zip(names, weights)), (x,))[0]
+
+
 SAMPLES["method:backward"] = [
     lambda o: (_grads(lambda x, y: x * y), (_rg(o["x"]), o["y"]), {}),
     lambda o: (_bw_gradient, (_rg(o["x"]), o["y"]), {}),
@@ -1230,6 +1239,8 @@ SAMPLES["method:backward"] = [
     lambda o: (_grads(lambda x, t: F.nll_loss(x, t)), (_rg(o["x"]), _targets(o, 4)), {}),
     lambda o: (_grads(lambda x, t: F.nll_loss(x, t, reduction="none")),
                (_rg(_r(2, 4, 3, 5)), _long(np.arange(30).reshape(2, 3, 5) % 4)), {}),
+    lambda o: (_grads(_lstm_out), (_rg(_r(4, 2, 3)), _rg(_r(8, 3, seed=1)), _rg(_r(8, 2, seed=2)),
+                                   _r(8, seed=3), _rg(_r(8, seed=4))), {}),
 ]
 SAMPLES["method:register_hook"] = [
     lambda o: (_hooked, (_rg(o["x"]),), {}),

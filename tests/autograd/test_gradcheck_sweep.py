@@ -20,6 +20,9 @@ from jtorch.kernels.registry import REGISTRY
 POINTWISE = ("unary", "binary", "ternary")
 
 
+_LSTM = jtorch.nn.LSTM(3, 2).double()
+
+
 def _r(*shape, seed=0, positive=False):
     a = np.random.default_rng(seed + sum(shape)).standard_normal(shape)
     if positive:
@@ -132,6 +135,11 @@ SAMPLES = {
     "take": (lambda x: x.take(jtorch.tensor([5, 0, 5])), [_r(2, 3)]),
     "mm": (lambda a, b: a @ b, [_r(2, 3), _r(3, 2)]),
     "bmm": (lambda a, b: jtorch.bmm(a, b), [_r(2, 2, 3), _r(2, 3, 2)]),
+    # the fused LSTM layer (nn.LSTM on float64), its weights as inputs
+    "lstm_layer": (lambda x, w_ih, w_hh, b_ih, b_hh: jtorch.func.functional_call(
+        _LSTM, {"weight_ih_l0": w_ih, "weight_hh_l0": w_hh, "bias_ih_l0": b_ih,
+                "bias_hh_l0": b_hh}, (x,))[0],
+                   [_r(3, 2, 3), _r(8, 3, seed=1), _r(8, 2, seed=2), _r(8, seed=3), _r(8, seed=4)]),
     # batch dims that do not merge (the strided-heads path)
     "batched_matmul": (lambda a, b: (a * 1).transpose(0, 1) @ (b * 1).transpose(0, 1),
                        [_r(2, 3, 2, 4), _r(2, 3, 4, 2)]),
@@ -179,6 +187,7 @@ SAMPLES = {
 }
 # backward kernels: checked by gradgradcheck of their forward op
 VIA_DOUBLE_BACKWARD = {
+    "lstm_layer_backward": "lstm_layer",
     "nll_loss_backward": "nll_loss", "nll_loss2d_backward": "nll_loss2d",
     "convolution_backward_weight": "convolution", "avg_pool2d_backward": "avg_pool2d",
     "avg_pool3d_backward": "avg_pool3d", "adaptive_avg_pool2d_backward": "adaptive_avg_pool2d",

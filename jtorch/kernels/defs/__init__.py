@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     random,
     reduction,
     resample,
+    rnn,
     scan,
     softmax,
     sort,

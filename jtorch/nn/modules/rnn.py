@@ -5,18 +5,23 @@ steps through time with one (batch, hidden) product per step; gates follow torch
 (LSTM: i, f, g, o; GRU: r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))).
 Every input runs as packed steps (``nn.utils.rnn.PackedSequence``; a padded (T, B) input is
 T steps of B), so a step's batch shrinks as sequences end, and h_n is each one's last state.
+An LSTM layer on CPU (or meta) float32/float64 tensors is one fused op (``lstm_layer``, one
+autograd node and one compiled loop over the steps); other layers and devices run the steps
+as jtorch ops (``rnn_layer_steps``, kernels/defs/rnn.py).
 """
 
 from __future__ import annotations
 
 import math
 
+from ... import dtypes as _dt
+from ...kernels.defs.rnn import lstm_layer_op, rnn_layer_steps
 from ...ops import creation as _c
 from .. import init
 from ..parameter import Parameter
 from .module import Module, factory_kwargs
 
-__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell"]
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -101,61 +106,18 @@ class RNNBase(Module):
     # -- one layer, one direction ----------------------------------------------------------
     def _weights(self, layer: int, direction: int) -> tuple:
         sfx = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        g = lambda n: getattr(self, n + sfx, None)  # noqa: E731
+        g = lambda n: getattr(self, n + sfx, None)
         return g("weight_ih"), g("weight_hh"), g("bias_ih"), g("bias_hh"), g("weight_hr")
 
-    def _step(self, xt, h, c, w_hh, b_hh, w_hr) -> tuple:
-        """One time step: xt is the input projection of the running rows, h/c their state."""
-        J = _J()
-        hp = J.matmul(h, w_hh.t())
-        if b_hh is not None:
-            hp = hp + b_hh
-        if self.mode == "LSTM":
-            i, f, g, o = (xt + hp).chunk(4, 1)
-            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            h = o.sigmoid() * c.tanh()
-            return (J.matmul(h, w_hr.t()) if w_hr is not None else h), c
-        if self.mode == "GRU":
-            H = self.hidden_size
-            r = (xt[:, :H] + hp[:, :H]).sigmoid()
-            z = (xt[:, H:2 * H] + hp[:, H:2 * H]).sigmoid()
-            n = (xt[:, 2 * H:] + r * hp[:, 2 * H:]).tanh()
-            return (1 - z) * n + z * h, c
-        pre = xt + hp
-        return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), c
-
     def _run_direction(self, x, h, c, layer: int, direction: int, batch_sizes: list):
-        """x: packed steps (N, in), ``batch_sizes[t]`` rows at step t (a padded (T, B) input
-        is T steps of B); h, c: (B, H) at the start. Returns the outputs (N, H) and each
-        sequence's final h, c: as in torch's packed layers, the forward pass drops the rows
-        of sequences that ended (keeping their state) and the reverse pass takes them in."""
-        J = _J()
-        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-        xp = J.matmul(x, w_ih.t())
-        if b_ih is not None:
-            xp = xp + b_ih
-        starts = [0]
-        for n in batch_sizes[:-1]:
-            starts.append(starts[-1] + n)
-        outs = [None] * len(batch_sizes)
-        ended_h, ended_c, h0, c0 = [], [], h, c
-        if direction == 1:
-            h, c = h0[:batch_sizes[-1]], c0[:batch_sizes[-1]] if c0 is not None else None
-        for t in (range(len(batch_sizes) - 1, -1, -1) if direction == 1 else range(len(outs))):
-            n, rows = batch_sizes[t], h.shape[0]
-            if n < rows:  # forward: sequences [n, rows) ended at the previous step
-                ended_h.append(h[n:])
-                ended_c.append(c[n:] if c is not None else None)
-                h, c = h[:n], c[:n] if c is not None else None
-            elif n > rows:  # reverse: sequences [rows, n) start at this step
-                h = J.cat([h, h0[rows:n]])
-                c = J.cat([c, c0[rows:n]]) if c is not None else None
-            h, c = self._step(xp[starts[t]:starts[t] + n], h, c, w_hh, b_hh, w_hr)
-            outs[t] = h
-        if ended_h:
-            h = J.cat([h, *ended_h[::-1]])
-            c = J.cat([c, *ended_c[::-1]]) if c is not None else None
-        return J.cat(outs), h, c
+        """x: packed steps (N, in), ``batch_sizes[t]`` rows at step t; h, c: (B, H) at the
+        start. Returns the outputs (N, H) and each sequence's final h, c."""
+        weights = self._weights(layer, direction)
+        if self.mode == "LSTM" and _fusable(x, h, c, weights):
+            y, h, c, _ = lstm_layer_op(x, h, c, *weights, batch_sizes=tuple(batch_sizes),
+                                       reverse=direction == 1)
+            return y, h, c
+        return rnn_layer_steps(self.mode, x, h, c, *weights, batch_sizes, direction == 1)
 
     def _check_hidden(self, hx, batch: int, batched: bool, sorted_indices, dtype, device=None):
         """(h0, c0) as (layers * directions, batch, hidden) in packed order (or zeros)."""
@@ -176,6 +138,9 @@ class RNNBase(Module):
         if tuple(h0.shape) != expected:
             raise RuntimeError(f"Expected hidden{'[0]' if is_lstm else ''} size "
                                f"{expected}, got {list(h0.shape)}")
+        if is_lstm and tuple(c0.shape) != expected[:2] + (self.hidden_size,):
+            raise RuntimeError(f"Expected hidden[1] size {expected[:2] + (self.hidden_size,)}, "
+                               f"got {list(c0.shape)}")
         if sorted_indices is not None:
             h0 = h0.index_select(1, sorted_indices)
             c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
@@ -205,6 +170,11 @@ class RNNBase(Module):
             steps, batch = input.shape[0], input.shape[1]
             batch_sizes = [batch] * steps
             x = input.reshape(steps * batch, input.shape[-1])
+        w0 = getattr(self, self._flat_weights_names[0])
+        if input.dtype is not w0.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({w0.dtype}). Convert input: input.to({w0.dtype}), or convert "
+                             f"model: model.to({input.dtype})")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
@@ -242,6 +212,21 @@ class RNNBase(Module):
             elif self.batch_first:
                 out = out.transpose(0, 1)
         return (out, (h_n, c_n)) if c0 is not None else (out, h_n)
+
+
+def _fusable(x, h, c, weights) -> bool:
+    """Whether ``lstm_layer`` runs this LSTM layer: CPU (or meta) float32/float64 tensors of
+    one dtype; anything else runs step by step, with the errors the steps raise."""
+    d = x.dtype
+    if x.device.type not in ("cpu", "meta") or d not in _FUSED_DTYPES:
+        return False
+    for t in (h, c, *weights):
+        if t is not None and (t.dtype is not d or t.device != x.device):
+            return False
+    return True
+
+
+_FUSED_DTYPES = (_dt.float32, _dt.float64)
 
 
 class RNN(RNNBase):
