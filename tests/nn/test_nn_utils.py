@@ -72,6 +72,46 @@ def test_clip_grad_norm_variants():
         jtorch.nn.utils.clip_grad_norm(jp, 1.0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clip_grad_norm_multi_tensor_kernels(dtype):
+    """The 2-norm over many same-dtype gradients and their scaling are one compiled call each
+    (torch's foreach path): results as torch's (and as the per-tensor path's), every
+    gradient's version bumped as mul_ would; other layouts take the per-tensor path."""
+    from jtorch.kernels.cpu import optim_multi
+
+    shapes = [(7, 5), (5,), (3, 4, 2), (1,), (0,), (40,)]
+    for scale, max_norm in ((10.0, 1.0), (1e-3, 1.0), (1.0, 0.0)):
+        jp, tp = _pair(shapes=shapes, dtype=dtype, scale=scale)
+        versions = [p.grad._version for p in jp]
+        before = optim_multi.calls[0]
+        jt = jtorch.nn.utils.clip_grad_norm_(jp, max_norm)
+        tt = torch.nn.utils.clip_grad_norm_(tp, max_norm)
+        assert optim_multi.calls[0] == before + 2
+        rtol = 1e-6 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(jt.numpy(), tt.numpy(), rtol=rtol)
+        assert str(jt.dtype) == str(tt.dtype) and jt.grad_fn is None
+        _same_grads(jp, tp, rtol=rtol)
+        assert [p.grad._version for p in jp] == [v + 1 for v in versions]
+        jq, tq = _pair(shapes=shapes, dtype=dtype, scale=scale)
+        before = optim_multi.calls[0]
+        jtorch.nn.utils.clip_grad_norm_(jq, max_norm, foreach=False)  # the per-tensor path
+        torch.nn.utils.clip_grad_norm_(tq, max_norm, foreach=False)
+        assert optim_multi.calls[0] == before
+        _same_grads(jq, tq, rtol=rtol)
+    jp, tp = _pair(shapes=((4, 3), (3,)), dtype=dtype)
+    for p in jp:  # transposed gradients: the per-tensor path
+        p.grad = p.grad.mT.contiguous().mT if p.grad.dim() == 2 else p.grad
+    before = optim_multi.calls[0]
+    np.testing.assert_allclose(jtorch.nn.utils.clip_grad_norm_(jp, 0.5).numpy(),
+                               torch.nn.utils.clip_grad_norm_(tp, 0.5).numpy(), rtol=1e-6)
+    assert optim_multi.calls[0] == before
+    _same_grads(jp, tp, rtol=1e-6)
+    jp, _ = _pair(shapes=((3,), (2,)), dtype=dtype)
+    jp[0].grad[0] = math.inf
+    with pytest.raises(RuntimeError, match="total norm of order 2.0 for gradients"):
+        jtorch.nn.utils.clip_grad_norm_(jp, 1.0, error_if_nonfinite=True)
+
+
 def test_clip_grad_norm_mixed_dtypes_and_model():
     a = jtorch.nn.Parameter(jtorch.ones(3))
     b = jtorch.nn.Parameter(jtorch.ones(3, dtype=jtorch.float64))

@@ -349,3 +349,46 @@ def run(name: str, rows: list, scalars: list, dt: np.dtype, absent: list | None 
         kernel_par(*args, sc, rix, CHUNK)
     else:
         kernel(*args, sc, rix, _SERIAL_CHUNK)
+
+
+# -- gradient clipping (nn.utils.clip_grad_norm_): the squared norm of many tensors, and their
+# scaling in place, each one call over a padded tuple
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
+def _sumsq(ts):
+    """Sum of the squares of every element, accumulated in float64."""
+    acc = 0.0
+    for j in range(len(ts)):
+        a = ts[j]
+        s = 0.0
+        for i in range(a.shape[0]):
+            v = np.float64(a[i])
+            s += v * v
+        acc += s
+    return acc
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _scale(ts, c):
+    for j in range(len(ts)):
+        a = ts[j]
+        for i in range(a.shape[0]):
+            a[i] *= c
+
+
+def _padded(arrays: list, dt: np.dtype) -> tuple:
+    size = next(s for s in _SIZES if s >= len(arrays))
+    return tuple(arrays) + (_empty[dt],) * (size - len(arrays))
+
+
+def sum_of_squares(arrays: list, dt: np.dtype) -> float:
+    """sum(a**2) over the 1-D arrays of dtype ``dt`` (``flat`` views), in float64."""
+    calls[0] += 1
+    return _sumsq(_padded(arrays, dt))
+
+
+def scale_(arrays: list, c: float, dt: np.dtype) -> None:
+    """a *= c for each 1-D array of dtype ``dt``, ``c`` rounded to ``dt`` first (as a 0-d
+    tensor of that dtype multiplies)."""
+    calls[0] += 1
+    _scale(_padded(arrays, dt), dt.type(c))

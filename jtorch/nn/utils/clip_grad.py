@@ -9,9 +9,11 @@ per-gradient loop here is already one reduction or one pointwise kernel per grad
 from __future__ import annotations
 
 import functools
+import math
 import types
 import warnings
 
+from ... import dispatch
 from ... import dtypes as _dt
 from ...autograd.grad_mode import no_grad
 from ...ops import creation as _c
@@ -43,15 +45,48 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norm_type = float(norm_type)
     if not tensors:
         return _c.tensor(0.0)
+    flats = _flats(tensors) if norm_type == 2.0 and foreach is not False else None
+    if flats is not None:  # one compiled pass over every tensor
+        d = tensors[0].dtype
+        total = _c.tensor(math.sqrt(_om().sum_of_squares(flats, d.np)), dtype=d)
+        if error_if_nonfinite and not math.isfinite(total.item()):
+            raise RuntimeError(_NONFINITE.format(norm_type))
+        return total
     norms = [_red.vector_norm(t, norm_type) for t in tensors]
     dtype = functools.reduce(_dt.promote_types, [n.dtype for n in norms])
     total = _red.vector_norm(stack([n.to(dtype) for n in norms]), norm_type)
     if error_if_nonfinite and (total.isnan() | total.isinf()).item():
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
-                           f"is non-finite, so it cannot be clipped. To disable this error and "
-                           f"scale the gradients by the non-finite norm anyway, set "
-                           f"`error_if_nonfinite=False`")
+        raise RuntimeError(_NONFINITE.format(norm_type))
     return total
+
+
+_NONFINITE = ("The total norm of order {} for gradients from `parameters` is non-finite, so it "
+              "cannot be clipped. To disable this error and scale the gradients by the non-finite "
+              "norm anyway, set `error_if_nonfinite=False`")
+
+
+def _om():
+    from ...kernels.cpu import optim_multi
+
+    return optim_multi
+
+
+def _flats(tensors: list):
+    """The tensors as flat arrays of one float dtype for the multi-tensor kernels (torch's
+    foreach path), or None: another dtype or layout, a mode (tracing, vmap), or too few."""
+    if dispatch.mode is not None or len(tensors) < 2:
+        return None
+    d = tensors[0].dtype
+    if d not in (_dt.float32, _dt.float64):
+        return None
+    om = _om()
+    out = []
+    for t in tensors:
+        a = om.flat(t._a, t._a.shape, d.np) if t.dtype is d else None
+        if a is None:
+            return None
+        out.append(a)
+    return out
 
 
 @_no_grad
@@ -63,6 +98,12 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
     if not grads:
         return
     coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+    flats = _flats(grads) if foreach is not False and coef.dtype is grads[0].dtype else None
+    if flats is not None:  # one compiled pass; each gradient's version moves as mul_'s would
+        _om().scale_(flats, coef.item(), grads[0].dtype.np)
+        for g in grads:
+            g._vc[0] += 1
+        return
     for g in grads:
         g.mul_(coef)
 
