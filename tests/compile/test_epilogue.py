@@ -371,7 +371,10 @@ def test_the_fused_convolution_is_within_float_tolerance_of_float64():
     f = lambda x, w, b: F.gelu(F.conv2d(x, w, b, padding=1))
     cf = _compile(f)
     got, eager = cf(x, w, b).numpy(), f(x, w, b).numpy()
-    np.testing.assert_array_equal(got, eager)  # the same per-image GEMMs as eager's
+    # eager float32 convolutions run the direct kernel (kernels/cpu/conv_direct.py), the fused
+    # path its per-image GEMMs: on these inputs the two round differently (the dyadic inputs
+    # of the test above keep every order exact, and them bitwise equal)
+    np.testing.assert_allclose(got, eager, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, ref.numpy(), rtol=1e-4, atol=1e-4)
     assert _conv_kernels(cf)[0]._mods
 

@@ -1,17 +1,28 @@
-"""Convolution kernels: im2col, col2im and GEMMs, one image at a time or batched.
+"""Convolution kernels: the choice of a kernel family per geometry, and the im2col family.
 
 Every convolution is run in 3-D form: inputs are (N, C, D, H, W) arrays (conv1d/2d views add
-size-1 spatial dims) and weights (O, C/groups, kD, kH, kW). Two strategies, by size:
+size-1 spatial dims) and weights (O, C/groups, kD, kH, kW). Each pass of a convolution (the
+forward, the input gradient, the weight gradient) picks one of three families, memoised per
+geometry by ``_strategy`` (which says what each wins, as measured):
 
-- Per image (float/complex, output planes of >= 128 positions or >= 1M multiply-adds per
-  image): one kernel splits the images over Numba's threads; each thread runs im2col of its
-  image into a (C*K, L) buffer that stays in cache and the group GEMMs (``np.dot``, BLAS held
-  serial in each thread by ``_threads.serial_blas``) straight into the output: no column
-  matrix for the whole batch, no layout swaps, and only Numba's pool runs.
-- Batched (small planes, where 64 tiny GEMMs would pay BLAS's per-call cost; integers): the
-  column matrix is laid out (C*K, N, oD, oH, oW), so group g's rows are one contiguous block
-  and ``cols.reshape(G, C/G*K, N*L)`` feeds one batched GEMM (``matmul.bmm_into``) with the
-  whole batch in its columns; one swap (with the bias) makes its (O, N, L) result (N, O, L).
+- direct (``conv_direct``, float32): a register-blocked micro-kernel over a zero-padded
+  copy of each image, no column matrix; the forward of almost every layer, the weight
+  gradient of most, and the input gradient of stride-1 convolutions (the convolution of the
+  output gradient with the flipped, transposed weight);
+- winograd (``conv_winograd``, 3x3 stride 1): the weight gradient of large planes, and the
+  float64 passes where it fits;
+- im2col + BLAS (here): everything else (complex, integers, strided input gradients and
+  transposed convolutions, float64 outside Winograd's reach). By size:
+
+  - per image (output planes of >= 128 positions or >= 1M multiply-adds per image): one
+    kernel splits the images over Numba's threads; each thread runs im2col of its image into
+    a (C*K, L) buffer that stays in cache and the group GEMMs (``np.dot``, BLAS held serial in
+    each thread by ``_threads.serial_blas``) straight into the output;
+  - batched (small planes, where 64 tiny GEMMs would pay BLAS's per-call cost; integers): the
+    column matrix is laid out (C*K, N, oD, oH, oW), so group g's rows are one contiguous block
+    and ``cols.reshape(G, C/G*K, N*L)`` feeds one batched GEMM (``matmul.bmm_into``, BLAS
+    serial below 32M multiply-adds) with the whole batch in its columns; one swap (with the
+    bias) makes its (O, N, L) result (N, O, L).
 
     forward                  cols = im2col(x);  out(O, L) = W @ cols;  y = out + b
     transposed / grad input  cols = W^T @ x;  y = col2im(cols)
@@ -24,14 +35,18 @@ twin below ``GRAIN_SIZE`` elements of work. im2col copies long rows with the pad
 inside one masked loop and short rows (small planes) through per-kernel-offset gather tables,
 which col2im uses as scatter tables.
 """
-
 from __future__ import annotations
+
+import functools
+import math
 
 import numba
 import numpy as np
 from numba import prange
 
 from ... import _allocator, _settings, _threads
+from . import conv_direct as _dc
+from . import conv_winograd as _wg
 from . import matmul as _mm
 
 
@@ -44,10 +59,8 @@ def _span(o_len, stride, offset, size):
     hi = 0
     if size - offset > 0:
         hi = (size - offset + stride - 1) // stride
-    if hi > o_len:
-        hi = o_len
-    if lo > hi:
-        lo = hi
+    hi = min(hi, o_len)
+    lo = min(lo, hi)
     return lo, hi
 
 
@@ -120,7 +133,7 @@ def _gather_tables(x, cols, geo):
 def _im2col_gather(xc, cols, tab, r):
     """Column row r of im2col for every image through the gather table of its kernel offset;
     ``xc`` is the input as C-contiguous (N, C, plane)."""
-    n_img, n_ch = xc.shape[0], xc.shape[1]
+    n_img = xc.shape[0]
     kk = tab.shape[0]
     c = r // kk
     tk = tab[r - c * kk]
@@ -442,6 +455,22 @@ def run_swap(src: np.ndarray, dst: np.ndarray, bias: np.ndarray | None = None) -
     fn(src, src[:, 0, 0] if bias is None else bias, dst, bias is not None)
 
 
+def _bmm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``matmul.bmm_into`` with BLAS held serial below ``_SERIAL_GEMM`` multiply-adds: waking
+    BLAS's pool right after Numba's (im2col) for a GEMM of a few hundred microseconds gains
+    little and, with another process on a core, measured 8.5 ms instead of 0.4 (LeNet's
+    6->16 input gradient, 2 threads)."""
+    if a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2] < _SERIAL_GEMM and \
+            _threads.serial_blas.available():
+        with _threads.serial_blas():
+            _mm.bmm_into(a, b, out)
+    else:
+        _mm.bmm_into(a, b, out)
+
+
+_SERIAL_GEMM = 1 << 25
+
+
 def _geom(k_sp: tuple, stride, padding, dilation) -> tuple:
     return tuple(map(int, (*k_sp, *stride, *padding, *dilation)))
 
@@ -457,6 +486,14 @@ def conv_forward(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilation, 
     if y.size == 0:
         return y
     geo = _geom(w.shape[2:], stride, padding, dilation)
+    strategy = _strategy("forward", x.dtype, c, o, groups, w.shape[2:], stride, dilation,
+                         x.shape[2:], out_sp)
+    if strategy == "winograd":
+        _winograd_forward(x, w, bias, y, padding, groups)
+        return y
+    if strategy == "direct":
+        _direct_forward(x, w, bias, y, geo, groups)
+        return y
     if x.dtype in _mm._BLAS and c * kk and _per_image(ll, o // groups * (c // groups) * kk * ll):
         _conv_per_image(x, w, bias, y, geo, groups)
         return y
@@ -464,7 +501,7 @@ def conv_forward(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilation, 
     if cols.size:
         run_im2col(x, cols, geo)
     res = _allocator.empty((groups, o // groups, n * ll), x.dtype)
-    _mm.bmm_into(w.reshape(groups, o // groups, -1), cols.reshape(groups, -1, n * ll), res)
+    _bmm(w.reshape(groups, o // groups, -1), cols.reshape(groups, -1, n * ll), res)
     res = res.reshape(o, n, ll)
     y3 = y.reshape(n, o, ll)
     run_swap(res, y3, bias)
@@ -533,6 +570,21 @@ def conv_transposed(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilatio
     if y.size == 0:
         return y
     geo = _geom(w.shape[2:], stride, padding, dilation)
+    if all(st == 1 for st in stride) and c and o and all(
+            p <= (k - 1) * dl for p, k, dl in zip(padding, w.shape[2:], dilation)):
+        # stride 1: the adjoint is the convolution with the flipped, transposed weight
+        strategy = _strategy("input", x.dtype, o, c, groups, w.shape[2:], stride, dilation,
+                             in_sp, out_sp)
+        if strategy != "im2col":
+            g_n, og, cg = groups, o // groups, c // groups
+            wf = w[:, :, ::-1, ::-1, ::-1].reshape(g_n, og, cg, *w.shape[2:])
+            wf = wf.transpose(0, 2, 1, 3, 4, 5).reshape(c, og, *w.shape[2:])
+            pads = tuple((k - 1) * dl - p for p, k, dl in zip(padding, w.shape[2:], dilation))
+            if strategy == "winograd":
+                _winograd_forward(x, wf, bias, y, pads, groups)
+            else:
+                _direct_forward(x, wf, bias, y, _geom(w.shape[2:], stride, pads, dilation), groups)
+            return y
     if x.dtype in _mm._BLAS and kk and _per_image(ll, (o // groups) * (c // groups) * kk * ll):
         buf, tab = _image_buffer(y, c * kk, in_sp, geo)
         x3 = np.ascontiguousarray(x).reshape(n, o, ll)
@@ -546,7 +598,7 @@ def conv_transposed(x: np.ndarray, w: np.ndarray, bias, stride, padding, dilatio
     cols = _allocator.empty((c * kk, n, *in_sp), x.dtype)
     og = o // groups
     w3 = w.reshape(groups, og, -1).transpose(0, 2, 1)
-    _mm.bmm_into(w3, xt.reshape(groups, og, n * ll), cols.reshape(groups, -1, n * ll))
+    _bmm(w3, xt.reshape(groups, og, n * ll), cols.reshape(groups, -1, n * ll))
     run_col2im(cols, y, geo)
     if bias is not None:
         y += bias.reshape(1, c, 1, 1, 1)
@@ -566,6 +618,14 @@ def conv_weight(x: np.ndarray, g: np.ndarray, k_sp: tuple, stride, padding, dila
         return gw
     geo = _geom(k_sp, stride, padding, dilation)
     cg = c // groups
+    strategy = _strategy("weight", x.dtype, c, o, groups, k_sp, stride, dilation, x.shape[2:],
+                         out_sp) if n * ll and c else "im2col"
+    if strategy == "winograd":
+        _winograd_weight(x, g, gw, padding, groups)
+        return gw
+    if strategy == "direct":
+        _direct_weight(x, g, gw, geo, groups)
+        return gw
     if x.dtype in _mm._BLAS and n * ll and _per_image(ll, (o // groups) * cg * kk * ll):
         x = np.ascontiguousarray(x)
         buf, tab = _image_buffer(x, c * kk, out_sp, geo)
@@ -582,10 +642,256 @@ def conv_weight(x: np.ndarray, g: np.ndarray, k_sp: tuple, stride, padding, dila
     # gW^T = cols @ g^T: BLAS splits the long (C/G*K) side better than the short O/G side
     # (N=64, 32->64, 32x32: 20 -> 17.6 ms); the small transpose back is free
     gwt = _allocator.empty((groups, cg * kk, o // groups), x.dtype)
-    _mm.bmm_into(cols.reshape(groups, cg * kk, n * ll),
+    _bmm(cols.reshape(groups, cg * kk, n * ll),
                  gt.reshape(groups, o // groups, n * ll).transpose(0, 2, 1), gwt)
     gw.reshape(groups, o // groups, cg * kk)[...] = gwt.transpose(0, 2, 1)
     return gw
+
+
+# -- strategy choice --------------------------------------------------------------------------
+
+_WINOGRAD_DTYPES = {np.dtype(np.float32), np.dtype(np.float64)}
+
+
+def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, stride, dilation,
+              in_sp: tuple, out_sp: tuple) -> str:
+    """The kernel family of one pass of a convolution, memoised per geometry (a network asks
+    the same few every step). ``direction`` is "forward" (y = conv(x)), "input" (the
+    stride-1 adjoint, computed as the convolution with the flipped weight: ``c`` and ``o``
+    are its own input and output channels, ``in_sp`` the given gradient's and ``out_sp`` the
+    input gradient's size) or "weight" (the weight gradient of y = conv(x)):
+
+    - "direct" (``conv_direct``, float32, up to 4608 taps = C/G * kernel): the
+      register-blocked micro-kernel, 60-85% of a core's FMA peak with no im2col. Forward:
+      1.3-4x faster than im2col + BLAS, and as fast as Winograd or faster on every layer
+      measured. Input gradient: the same, unless the adjoint's output is much larger than the
+      gradient (5x5 on LeNet's 8x8 planes: most taps on the padding) or its channel block
+      mostly empty (see ``_direct_waste``). Weight gradient: 1.1-2.2x faster than im2col
+      but on 1x1 kernels over large planes (its operands then stream from L2);
+    - "winograd" (``conv_winograd``, 3x3, stride 1, dilation 1, float32/64, at least 16
+      channels per group both sides and 36 tiles = 12x12 outputs per image): the weight
+      gradient (1.1-1.3x faster than the direct one from 14x14 planes on), and the float64
+      forward and input passes;
+    - "im2col": the rest (complex, integers, strided adjoints): im2col and BLAS, per image
+      or batched.
+
+    Measured on the 2-core Zen 3 box, one thread (perf/benchmarks/conv.py has the layers)."""
+    return _strategy_of(direction, dtype, c, o, groups, tuple(k_sp), tuple(stride),
+                        tuple(dilation), tuple(in_sp), tuple(out_sp), _FORCE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, out_sp,
+                 force) -> str:
+    cg, og = c // groups, o // groups
+    wino = _winograd_geometry(dtype, k_sp, stride, dilation, out_sp)
+    direct = dtype == _F32
+    if force:  # tests: the forced family wherever it can run
+        return force if force == "winograd" and wino or force == "direct" and direct else \
+            "im2col"
+    kk = k_sp[0] * k_sp[1] * k_sp[2]
+    tiles = ((out_sp[1] + 1) // 2) * ((out_sp[2] + 1) // 2)
+    wino = wino and min(cg, og) >= _WINO_MIN_CHANNELS and tiles >= _WINO_MIN_TILES
+    direct = direct and cg * kk <= _DIRECT_MAX_TAPS
+    if direction == "weight":
+        return "winograd" if wino else "direct" if direct and kk > 1 else "im2col"
+    if direct and (direction == "forward" or _direct_waste(og, in_sp, out_sp) <= _MAX_WASTE):
+        return "direct"
+    return "winograd" if wino else "im2col"
+
+
+_FORCE = ""  # tests: "im2col", "direct" or "winograd" for every geometry it can run
+_F32 = np.dtype(np.float32)
+_DIRECT_MAX_TAPS = 4608  # 512 channels x 3x3: the weight block (taps x 16 x 4 bytes) in L2
+_WINO_MIN_CHANNELS = 16  # per group: fewer make each of the 16 GEMMs too thin
+_WINO_MIN_TILES = 36  # per image (12x12 outputs): below, the direct weight gradient is faster
+
+
+def _winograd_geometry(dtype, k_sp, stride, dilation, out_sp) -> bool:
+    """Whether ``conv_winograd`` can run the geometry (2-D 3x3, stride 1, dilation 1)."""
+    return dtype in _WINOGRAD_DTYPES and k_sp == (1, 3, 3) and out_sp[0] == 1 and \
+        stride[1:] == (1, 1) and dilation[1:] == (1, 1) and _threads.serial_blas.available()
+
+
+def _direct_waste(og: int, in_sp: tuple, out_sp: tuple) -> float:
+    """Multiply-adds a direct input gradient (or stride-1 transposed convolution, ``og``
+    output channels per group) computes per useful one: every output position of the adjoint
+    runs every tap, most of them on the padding where its output is larger than its input
+    (LeNet's 5x5 on 8x8 planes: 2.25x), and the micro-kernel's channel block may be part
+    empty (6 of 8)."""
+    ob = _dc.block_shape(og)[0]
+    return (math.prod(out_sp) / max(1, math.prod(in_sp))) * (-(-og // ob) * ob / og)
+
+
+_MAX_WASTE = 1.5  # above: GEMM + col2im (LeNet 6->16 5x5's input gradient: 1.54 -> 0.8 ms)
+
+
+_WINO_BLOCK_BYTES = 1 << 19  # transformed input + output tiles of one block of tile rows
+
+
+def _wino_rows(c: int, o: int, tw: int, itemsize: int) -> int:
+    """Tile rows per block: the block's transformed tiles (16 x (C + O) x tiles) stay in L2."""
+    return max(1, _WINO_BLOCK_BYTES // (16 * (c + o) * tw * itemsize))
+
+
+def _winograd_forward(x, w, bias, y, padding, groups: int) -> None:
+    """y (N, O, 1, OH, OW) = conv3x3(x (N, C, 1, H, W), w (O, C/G, 1, 3, 3)) + bias, stride 1,
+    through ``conv_winograd`` (leading pads ``padding[1:]``)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    x4 = np.ascontiguousarray(x).reshape(n, c, x.shape[3], x.shape[4])
+    y4 = y.reshape(n, o, y.shape[3], y.shape[4])
+    wh = np.empty((16, groups, o // groups, c // groups), x.dtype)
+    _wg.weight_tiles(np.ascontiguousarray(w.reshape(o, c // groups, 3, 3)), wh)
+    b = np.empty(0, x.dtype) if bias is None else np.ascontiguousarray(bias)
+    rows = _wino_rows(c, o, (y4.shape[3] + 1) // 2, x.dtype.itemsize)
+    args = (x4, wh, b, bias is not None, y4, int(padding[1]), int(padding[2]), rows)
+    _run_split(_wg.forward, _wg.forward_par, args, n, y.size)
+
+
+def _winograd_weight(x, g, gw, padding, groups: int) -> None:
+    """gw (O, C/G, 1, 3, 3) = the weight gradient of a 3x3 stride-1 convolution through
+    ``conv_winograd``: per-part transformed sums, added and transformed back."""
+    n, c = x.shape[:2]
+    o = g.shape[1]
+    x4 = np.ascontiguousarray(x).reshape(n, c, x.shape[3], x.shape[4])
+    g4 = np.ascontiguousarray(g).reshape(n, o, g.shape[3], g.shape[4])
+    rows = _wino_rows(c, o, (g4.shape[3] + 1) // 2, x.dtype.itemsize)
+    parts = _parts(n, x.size + g.size)
+    acc = np.empty((parts, 16, groups, o // groups, c // groups), x.dtype)
+    args = (x4, g4, acc, int(padding[1]), int(padding[2]), rows)
+    _run_split(_wg.weight, _wg.weight_par, args, n, x.size + g.size, parts)
+    _wg.weight_untiles(acc, gw.reshape(o, c // groups, 3, 3))
+
+
+def _direct_forward(x, w, bias, y, geo: tuple, groups: int) -> None:
+    """y (N, O, *out_sp) = conv(x, w) + bias through ``conv_direct``'s micro-kernel (float32)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    cg, og = c // groups, o // groups
+    kk = w.shape[2] * w.shape[3] * w.shape[4]
+    n_pos = y.shape[2] * y.shape[3] * y.shape[4]
+    ob, pb = _dc.block_shape(og, n_pos)
+    n_ob = (og + ob - 1) // ob
+    padded, pos, off, _ = _direct_tables(cg, geo, x.shape[2:], y.shape[2:], pb)
+    wt = np.empty((groups, n_ob, cg * kk, ob), np.float32)
+    bt = np.empty((groups, n_ob, ob), np.float32)
+    _dc.weight_blocks(np.ascontiguousarray(w).reshape(o, cg, kk),
+                      np.empty(0, np.float32) if bias is None else np.ascontiguousarray(bias),
+                      bias is not None, wt, bt)
+    xp = np.empty((c, *padded), _F32)
+    chunk = _DIRECT_CHUNK if n_ob > 1 else n_pos
+    chunk = -(-min(chunk, n_pos) // pb) * pb
+    items = _dc.forward_items(n, groups, n_pos, chunk)
+    args = (np.ascontiguousarray(x), xp, pos, off[:cg * kk], wt, bt.reshape(-1), y, chunk,
+            items, geo[6:9], pb)
+    if items > 1 and _threads.use_parallel(y.size * cg * kk // _MACS_PER_ELEMENT):
+        _dc.forward_par(*args, min(items, numba.get_num_threads()))
+    else:
+        _dc.forward(*args)
+
+
+_DIRECT_CHUNK = 256  # output positions whose input rows serve every block of output channels
+# The micro-kernel's multiply-adds that count as one element of ``use_parallel``'s grain: a
+# direct pass splits over the threads from 1M (about 30 us on one core): the demo CNN's and
+# LeNet's layers (0.1-0.5 ms) take 1.3-1.5x longer than torch's on one thread of two.
+_MACS_PER_ELEMENT = 8
+
+
+def _direct_pad(x, geo: tuple, padded: tuple) -> np.ndarray:
+    """The zero-padded input (N, C, *padded) of a direct weight gradient (NumPy's strided
+    copies: 2-3x faster than a compiled loop over rows here)."""
+    xp = _allocator.empty((*x.shape[:2], *padded), _F32)
+    pd, ph, pw = geo[6:9]
+    d, h, w = x.shape[2:]
+    xp[:, :, :pd] = 0
+    xp[:, :, pd + d:] = 0
+    mid = xp[:, :, pd:pd + d]
+    mid[:, :, :, :ph] = 0
+    mid[:, :, :, ph + h:] = 0
+    rows = mid[:, :, :, ph:ph + h]
+    rows[..., :pw] = 0
+    rows[..., pw + w:] = 0
+    rows[..., pw:pw + w] = x
+    return xp
+
+
+def _direct_weight(x, g, gw, geo: tuple, groups: int) -> None:
+    """gw (O, C/G, *k_sp) = the weight gradient through ``conv_direct``'s micro-kernel: blocks
+    of taps x output channels summed over all the images' positions (float32)."""
+    n, c = x.shape[:2]
+    o = g.shape[1]
+    cg, og = c // groups, o // groups
+    kk = gw.shape[2] * gw.shape[3] * gw.shape[4]
+    ob, pb = _dc.block_shape(og)
+    padded, _, off, rows = _direct_tables(cg, geo, x.shape[2:], g.shape[2:], pb, n, c)
+    xp = _direct_pad(x, geo, padded)
+    n_pos = g.shape[2] * g.shape[3] * g.shape[4]
+    gt = _allocator.empty((n * n_pos, o + ob), _F32)  # the gradient channels-last, padded
+    gt3 = gt.reshape(n, n_pos, o + ob)
+    gt3[:, :, :o] = g.reshape(n, o, n_pos).transpose(0, 2, 1)  # (NumPy's strided copy: 3x
+    gt3[:, :, o:] = 0  # faster than a compiled loop here)
+    gwt = np.empty((off.shape[0], o + ob), np.float32)
+    items = _dc.weight_items(groups, og, ob, off.shape[0])
+    nt = numba.get_num_threads()
+    par = items >= _WEIGHT_ITEMS_PER_THREAD * nt and \
+        _threads.use_parallel(n * n_pos * cg * kk * o // _WEIGHT_MACS_PER_ELEMENT)
+    chunk = max(256, _DIRECT_ROWS_BYTES // (4 * (c + o)))
+    args = (xp.reshape(-1), rows, off, gt, np.zeros(ob, np.float32), gwt, groups, ob,
+            cg * padded[0] * padded[1] * padded[2], chunk, items)
+    if par:
+        _dc.weight_par(*args, min(items, nt))
+    else:
+        _dc.weight(*args)
+    gw.reshape(o, cg * kk)[...] = gwt[:cg * kk, :o].T
+
+
+_DIRECT_ROWS_BYTES = 1 << 18  # a weight gradient's block of rows: input and gradient in L2
+# The direct weight gradient splits its items (blocks of taps x output channels) over the
+# threads, each streaming every row: with few items per thread or little work that is slower
+# than one thread (LeNet's 1->6: 1.0 ms against 0.67, the demo's 16->32: 0.30 against 0.21)
+_WEIGHT_ITEMS_PER_THREAD = 8
+_WEIGHT_MACS_PER_ELEMENT = 128
+
+
+@functools.lru_cache(maxsize=128)  # with a weight gradient's row table: N*L entries
+def _direct_tables(cg: int, geo: tuple, in_sp: tuple, out_sp: tuple, pb: int, n: int = 0,
+                   c: int = 0) -> tuple:
+    """(padded plane sizes, position table, tap table, row table) of a direct geometry: the
+    padded image holds the leading pads, the input, and every tap's reach; the row table
+    (the weight gradient's, for ``n`` images of ``c`` channels) each image's positions."""
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
+    padded = (max(in_sp[0] + pd, (out_sp[0] - 1) * sd + (kd - 1) * dd + 1),
+              max(in_sp[1] + ph, (out_sp[1] - 1) * sh + (kh - 1) * dh + 1),
+              max(in_sp[2] + pw, (out_sp[2] - 1) * sw + (kw - 1) * dw + 1))
+    pos = _dc.positions(geo, padded, out_sp, pb)
+    off = _dc.tap_offsets(cg, geo, padded, pb)
+    n_pos = out_sp[0] * out_sp[1] * out_sp[2]
+    rows = _dc.row_offsets(pos, n, n_pos, c * padded[0] * padded[1] * padded[2]) if n else pos
+    for a in (pos, off, rows):
+        a.flags.writeable = False
+    return padded, pos, off, rows
+
+
+def _parts(n: int, work: int) -> int:
+    """How many image parts a per-image kernel pair runs over (see ``_run_split``)."""
+    if _settings.are_deterministic_algorithms_enabled():
+        return min(n, _DET_PARTS)
+    if n > 1 and _threads.use_parallel(work):
+        return min(n, numba.get_num_threads())
+    return 1
+
+
+def _run_split(serial, parallel, args: tuple, n: int, work: int, parts: int = 0) -> None:
+    """A per-image kernel pair: the parallel one over ``parts`` image parts (BLAS serial in
+    each thread) where the work pays or deterministic mode asks for a fixed split (as
+    ``_run_images``), else the serial one."""
+    parts = parts or _parts(n, work)
+    if parts > 1 or _settings.are_deterministic_algorithms_enabled():
+        with _threads.serial_blas():
+            parallel(*args, parts)
+    else:
+        serial(*args)
 
 
 def unfold(x: np.ndarray, k_sp: tuple, stride, padding, dilation, blocks: tuple) -> np.ndarray:
