@@ -88,16 +88,16 @@ def layer_norm(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, eps: f
     return y, mean, rstd
 
 
+def _rows(shape: tuple, k: int) -> tuple:
+    """(rows, row length) of ``shape`` normalised over its last ``k`` dims."""
+    return math.prod(shape[:len(shape) - k]), math.prod(shape[len(shape) - k:])
+
+
 def layer_norm_cpu(plan, input, weight, bias) -> tuple:
     """The kernel entry of ``native_layer_norm`` (``defs/normalization.py``): (y, mean, rstd)."""
     out, stat, _ = plan.out
     shape = out.shape
-    k = len(plan.kw["dims"])
-    n = m = 1
-    for s in shape[len(shape) - k:]:
-        n *= s
-    for s in shape[:len(shape) - k]:
-        m *= s
+    m, n = _rows(shape, len(plan.kw["dims"]))
     x = np.ascontiguousarray(input._a).reshape(m, n)
     w = None if weight is None else np.ascontiguousarray(weight._a).reshape(n)
     b = None if bias is None else np.ascontiguousarray(bias._a).reshape(n)
@@ -167,13 +167,7 @@ def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
     grad_bias), each computed where ``plan.kw["mask"]`` asks for it (else an empty tensor)."""
     gx_out, gw_out, gb_out = plan.out
     do_x, do_w, do_b = plan.kw["mask"]
-    shape = gx_out.shape
-    k = len(plan.kw["dims"])
-    n = m = 1
-    for s in shape[len(shape) - k:]:
-        n *= s
-    for s in shape[:len(shape) - k]:
-        m *= s
+    m, n = _rows(gx_out.shape, len(plan.kw["dims"]))
     d = gx_out.dtype
     x = np.ascontiguousarray(input._a).reshape(m, n)
     g = np.ascontiguousarray(grad._a).reshape(m, n)
