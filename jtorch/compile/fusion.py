@@ -26,6 +26,7 @@ from .._threads import use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
+from ..kernels.cpu.reduce import literal
 from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..shape import bcast_elem_strides, bcast_strides, iter_order
@@ -87,6 +88,41 @@ def _pointwise(n: Node) -> bool:
     return all(isinstance(a, (Node, bool, int, float)) for a in n.args)
 
 
+def _full_reduction(n: Node) -> bool:
+    """Whether ``n`` reduces a value over all its dims (``x.sum()``, ``x.mean(dim=(0, 1))``)
+    with the operand's dtype (float32 summed in float64 blocks, as eager's ``wide`` sums)."""
+    t = n.target
+    if n.op != "call_function" or getattr(t, "name", None) not in row_fusion._REDUCTIONS or \
+            getattr(t, "meta", 1) is None or len(n.args) != 1 or not isinstance(n.args[0], Node):
+        return False
+    kw = n.kwargs
+    if kw.get("dtype") is not None or set(kw) - {"dim", "keepdim", "dtype"} or \
+            n.meta.get("grad_enabled") is not None:
+        return False
+    S = row_fusion._shape(n.args[0])
+    val = n.meta.get("val")
+    if not S or not isinstance(val, Tensor) or \
+            val.dtype.name not in ("int64", "float32", "float64") or \
+            n.args[0].meta["val"].dtype is not val.dtype:
+        return False
+    dim = kw.get("dim")
+    if dim is None or dim == () or dim == []:  # torch's "all dims"
+        return True
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    nd = len(S)
+    return all(isinstance(d, int) and -nd <= d < nd for d in dims) and \
+        sorted({d % nd for d in dims}) == list(range(nd))
+
+
+def _one_row_tail(group: list) -> bool:
+    """A row group over a 1-D value whose reductions no member reads (``(x * x).sum(-1)`` of
+    a vector): it is one row, which a row kernel runs on one thread; as a pointwise group with
+    reductions over all dims its loop runs in parallel chunks."""
+    reds = {n for n in group if not _pointwise(n)}
+    return all(len(row_fusion._shape(r.args[0]) or ()) == 1 and _full_reduction(r)
+               for r in reds) and not any(a in reds for n in group for a in n.args)
+
+
 def fuse(graph: Graph, rows: bool = True) -> Graph:
     """A copy of ``graph`` where each group is one call of its kernel (its outputs taken with
     getitem): row groups (``RowKernel``), column groups (``ColumnKernel``), then groups of two
@@ -95,10 +131,12 @@ def fuse(graph: Graph, rows: bool = True) -> Graph:
     A pointwise group grows along a chain and across siblings (horizontal fusion: ``x.sin()``
     and ``x.cos()`` read x once). Its call stands before the first node outside it that reads
     it (or after its last member): a node after that reader joins only if every value it reads
-    exists by then. ``rows=False``: no row groups."""
+    exists by then. A reduction of a member over all dims joins too (its loop accumulates
+    it). ``rows=False``: no row groups, no reductions in pointwise groups."""
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
     row_groups = row_fusion.find_groups(nodes, _pointwise) if rows else []
+    row_groups = [g for g in row_groups if not _one_row_tail(g)]
     in_rows = {n for g in row_groups for n in g}
     col_groups = col_fusion.find_groups(nodes, _pointwise, in_rows)
     in_rows |= {n for g in col_groups for n in g}
@@ -126,15 +164,27 @@ def fuse(graph: Graph, rows: bool = True) -> Graph:
             if st is not None and n not in st[0] and st[1] is None:
                 st[1] = pos[n]
 
+    reduced: set = set()  # full reductions in a pointwise group: their value exists after it
+
     def can_join(st, n) -> bool:
         members, reader = st
+        if any(a in reduced for a in n.all_input_nodes):
+            return False
         if reader is None:
             return True
         return all(a in members or (a not in member and avail.get(a, pos[a]) < reader)
                    for a in n.all_input_nodes)
 
     for n in nodes:
-        if _pointwise(n) and n not in in_rows:
+        if rows and n not in in_rows and _full_reduction(n) and n.args[0] in member and \
+                open_.get(row_fusion._shape(n.args[0])) is member[n.args[0]] and \
+                can_join(member[n.args[0]], n):
+            # a sum/mean/amax... of all of a group value: the prologue's loop accumulates it
+            st = member[n.args[0]]
+            st[0].append(n)
+            member[n] = st
+            reduced.add(n)
+        elif _pointwise(n) and n not in in_rows:
             s = row_fusion._shape(n)
             st = open_.get(s)
             if st is not None and can_join(st, n):
@@ -194,6 +244,8 @@ def _build(group: list, nodes: list):
     """(FusedKernel, its operands: nodes and scalars, the group's output nodes)."""
     gs = set(group)
     later = nodes[nodes.index(group[-1]) + 1:]
+    reds = [n for n in group if not _pointwise(n)]  # reductions over all dims (``fuse``)
+    group = [n for n in group if n not in reds]
     outs = [n for n in group if any(u not in gs for u in n.users) or
             any(n in u.all_input_nodes for u in later if u.op == "output")]
     ins: list = []
@@ -239,7 +291,7 @@ def _build(group: list, nodes: list):
             segments[-1][1] |= heavy
     seg_of = {step[1]: si for si, (steps, _) in enumerate(segments) for step in steps}
     rows_needed = {a for n in group for a in n.args if isinstance(a, Node) and a in gs and
-                   seg_of[a] != seg_of[n]} | set(outs)
+                   seg_of[a] != seg_of[n]} | set(outs) | {r.args[0] for r in reds}
 
     def operand(a, si: int) -> str:
         if isinstance(a, Node) and a in gs:
@@ -269,14 +321,28 @@ def _build(group: list, nodes: list):
             return out
         guard = ssa[0][2].guard  # the segment's first op, when guarded, opens it
         loops.append((body(False), body(True) if guard else None, guard))
+    # each reduction: a loop over its operand's row in the block, in the operand's dtype and
+    # reassociated (it vectorises: eager's ``span``), gives the block's value, combined into
+    # the chunk's in the accumulate dtype (float64 for float32 sums, as eager combines its
+    # blocks); the chunks' values are combined in chunk order after the parallel loop
+    red_info = []
+    for r in reds:
+        op, res = r.target, r.meta["val"].dtype.name
+        acc = "float64" if res == "float32" and op.wide else res
+        consts[f"_c_{op.name}"] = f"scalar_of({op.name!r}, 'combine')"
+        if op.post is not None:
+            consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
+        red_info.append((buf(r.args[0]), op.name, _NP_CTOR[acc], literal(op.identity, acc),
+                         _NP_CTOR[res], op.post is not None, literal(op.identity, res)))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
-    desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
+    desc = ", ".join(f"{n.name}={n.target.name}" for n in group + reds)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,
                                       n.target.fast_ok) if f is not None]
+    fns += [f for r in reds for f in (r.target.combine, r.target.post) if f is not None]
     head = codegen.header(f"fused pointwise group: {desc}", fns, consts)
     tensors = [j for j, a in enumerate(ins) if isinstance(a, Node) and _is_tensor(a)]
-    template = (head, names, scratch, loops, len(outs), tensors)
-    return FusedKernel(template, group, ins, outs), ins, outs
+    template = (head, names, scratch, loops, len(outs), tensors, red_info)
+    return FusedKernel(template, group, ins, outs, reds), ins, outs + reds
 
 
 def _arg_key(a):
@@ -295,7 +361,7 @@ def kernel_source(template, kinds: str) -> str:
     ``c`` one value per row (an (N, 1) operand), ``s`` one value, ``g`` any strides (a 2-D
     view, rows x inner, each block of a row copied to a scratch row). Each segment is a loop
     function over one block (``codegen.loop_function``), called per block of each row."""
-    head, names, scratch, loops, nout, tensors = template
+    head, names, scratch, loops, nout, tensors, reds = template
     kind = dict(zip(tensors, kinds))
 
     def sub(lines):
@@ -313,6 +379,11 @@ def kernel_source(template, kinds: str) -> str:
         params = codegen.names_in(([guard] if guard else []) + body + (fast or []))
         funcs += codegen.loop_function(f"seg{si}", params, body, guard=guard, fast=fast)
         calls_.append(f"_seg{si}(m, {', '.join(params)})")
+    for k, (row, op, actor, _, ctor, _, ident) in enumerate(reds):
+        funcs += codegen.loop_function(f"red{k}", [row], [f"acc = _c_{op}(acc, {ctor}({row}[i]))"],
+                                       ret="acc", init=[f"acc = {ctor}({ident})"],
+                                       decorator=codegen.NJIT_REASSOC)
+        calls_.append(f"acc{k} = _c_{op}(acc{k}, {actor}(_red{k}(m, {row})))")
     rows = [f"o{j} = out{j}[base + b:base + b + m]" for j in range(nout)]
     rows += [f"x{j} = in{j}[base + b:base + b + m]" if kind[j] == "f" else f"x{j} = in{j}[b:b + m]"
              for j in tensors if kind[j] in "fr"]
@@ -322,20 +393,29 @@ def kernel_source(template, kinds: str) -> str:
         if kind[j] == "g":
             rows += [f"g{j}[:m] = in{j}[r, b:b + m]", f"x{j} = g{j}[:m]"]
     sig = ", ".join(names)
+
+    def serial(params: str, init: list = (), tail: list = ()) -> list:
+        """The chunk function: rows r_lo..r_hi, columns j_lo..j_hi, block by block."""
+        return [codegen.NJIT,
+                f"def serial({params}, r_lo, r_hi, j_lo, j_hi, inner):",
+                *[f"    {x}" for x in scratch],
+                *[f"    g{j} = np.empty({_BLOCK}, in{j}.dtype)" for j in tensors if kind[j] == "g"],
+                *[f"    c{j} = in{j}[0]" for j in tensors if kind[j] == "s"],
+                *init,
+                "    for r in range(r_lo, r_hi):",
+                "        base = r * inner",
+                *[f"        c{j} = in{j}[r]" for j in tensors if kind[j] == "c"],
+                f"        for b in range(j_lo, j_hi, {_BLOCK}):",
+                f"            m = min({_BLOCK}, j_hi - b)",
+                *[f"            {x}" for x in rows + calls_],
+                *tail]
+
+    if reds:
+        return _reducing_source(head, sig, kinds, funcs, serial, reds)
     lines = [*head, "",
              f"# operand layouts: {kinds}",
              *funcs,
-             codegen.NJIT,
-             f"def serial({sig}, r_lo, r_hi, j_lo, j_hi, inner):",
-             *[f"    {x}" for x in scratch],
-             *[f"    g{j} = np.empty({_BLOCK}, in{j}.dtype)" for j in tensors if kind[j] == "g"],
-             *[f"    c{j} = in{j}[0]" for j in tensors if kind[j] == "s"],
-             "    for r in range(r_lo, r_hi):",
-             "        base = r * inner",
-             *[f"        c{j} = in{j}[r]" for j in tensors if kind[j] == "c"],
-             f"        for b in range(j_lo, j_hi, {_BLOCK}):",
-             f"            m = min({_BLOCK}, j_hi - b)",
-             *[f"            {x}" for x in rows + calls_],
+             *serial(sig),
              "",
              "_call = outlined(serial)",
              "",
@@ -355,6 +435,63 @@ def kernel_source(template, kinds: str) -> str:
     return "\n".join(lines)
 
 
+def _reducing_source(head, sig: str, kinds: str, funcs: list, serial, reds: list) -> str:
+    """``kernel_source`` for a group with reductions over all dims: each chunk's ``serial``
+    leaves its values in ``p<k>[c]``; ``finish`` combines them in chunk order into the
+    one-element results ``q<k>``. ``whole`` is the serial entry (one chunk)."""
+    parts = ", ".join(f"p{k}" for k in range(len(reds)))
+    qs = ", ".join(f"q{k}" for k in range(len(reds)))
+    fin = []
+    for k, (_, op, actor, ident, res, post, _) in enumerate(reds):
+        fin += [f"    acc{k} = {actor}({ident})", "    for c in range(nc):",
+                f"        acc{k} = _c_{op}(acc{k}, p{k}[c])",
+                f"    q{k}[0] = {res}(_p_{op}(acc{k}, n))" if post else
+                f"    q{k}[0] = {res}(acc{k})"]
+
+    def alloc(size: str) -> list:
+        return [f"    p{k} = np.empty({size}, {r[2]})" for k, r in enumerate(reds)]
+    rows_call = f"_call({sig}, {parts}, c, c * rows // nc, (c + 1) * rows // nc, 0, inner, inner)"
+    lines = [*head, "",
+             f"# operand layouts: {kinds}",
+             *funcs,
+             *serial(f"{sig}, {parts}, c", [f"    acc{k} = {r[2]}({r[3]})" for k, r in
+                                             enumerate(reds)],
+                     [f"    p{k}[c] = acc{k}" for k in range(len(reds))]),
+             "",
+             "_call = outlined(serial)",
+             "",
+             codegen.NJIT,
+             f"def finish({parts}, {qs}, nc, n):",
+             *fin,
+             "",
+             "_finish = outlined(finish)",
+             "",
+             codegen.NJIT,
+             f"def whole({sig}, {qs}, rows, inner):",
+             *alloc("1"),
+             f"    _call({sig}, {parts}, 0, 0, rows, 0, inner, inner)",
+             f"    _finish({parts}, {qs}, 1, rows * inner)",
+             "",
+             codegen.NJIT_PARALLEL,
+             f"def parallel({sig}, {qs}, rows, inner):",
+             "    if rows == 1:  # one long row: chunks of it",
+             "        nc = min(64, max(2, inner // 8192))",
+             "    else:  # runs of rows",
+             "        nc = min(rows, 64, max(2, rows * inner // 8192))",
+             *alloc("nc"),
+             "    if rows == 1:",
+             "        for c in prange(nc):",
+             "            lo = (c * inner // nc) // 16 * 16",
+             "            hi = inner if c == nc - 1 else ((c + 1) * inner // nc) // 16 * 16",
+             f"            _call({sig}, {parts}, c, 0, 1, lo, hi, inner)",
+             "    else:",
+             "        for c in prange(nc):",
+             f"            {rows_call}",
+             f"    _finish({parts}, {qs}, nc, rows * inner)",
+             ""]
+    return "\n".join(lines)
+
+
 def _is_tensor(n: Node) -> bool:
     return isinstance(n.meta.get("val"), Tensor)
 
@@ -363,16 +500,18 @@ class FusedKernel:
     """One fused group: call it with the group's operands; it returns the group's outputs.
     ``source(kinds)`` is its generated kernel for an operand layout (``kernel_source``)."""
 
-    def __init__(self, template, group: list, ins: list, outs: list) -> None:
+    def __init__(self, template, group: list, ins: list, outs: list, reds: list = ()) -> None:
         self.template = template
-        self.names = [n.name for n in group]
+        self.names = [n.name for n in group + list(reds)]
         self.out_dtypes = [o.meta["val"].dtype for o in outs]
+        # reductions over all dims: one-element results, after the pointwise outputs
+        self.red_outs = [(r.meta["val"].dtype, tuple(r.meta["val"].shape)) for r in reds]
         self.tensor_pos = [k for k, a in enumerate(ins) if isinstance(a, Node) and _is_tensor(a)]
         self.__name__ = "fused_" + "_".join(self.names)[:60]
         self._mods: dict = {}  # operand layouts -> the loaded kernel module
         self._layouts: dict = {}  # operand shapes -> (result shape, rows, inner, layouts)
         # the group's nodes, run one by one when an operand does not fit the fused loop
-        self._eager = subgraph_module(group, ins, outs)
+        self._eager = subgraph_module(group + list(reds), ins, outs + list(reds))
         # per node, its tensor operands: ("g", group index) or ("i", tensor operand number);
         # strided operands replay eager's layout rule over them (``_eager_order``)
         at = {k: t for t, k in enumerate(self.tensor_pos)}
@@ -381,7 +520,8 @@ class FusedKernel:
         self._operands = [tuple([("g", gi[a]) if a in gi else ("i", pos[a]) for a in n.args
                                  if isinstance(a, Node) and (a in gi or a in pos)])
                           for n in group]
-        self._out_idx = [gi[o] for o in outs]
+        # the values whose memory order the loop follows: the outputs and the reduced ones
+        self._out_idx = [gi[o] for o in outs] + [gi[r.args[0]] for r in reds]
         self._orders: dict = {}  # operand geometries -> the loop's order (or None: eager)
         # float16 is computed through float32 arrays by eager: its groups run eagerly (the
         # operands' dtypes are the traced ones: the graph's guards hold them)
@@ -443,6 +583,8 @@ class FusedKernel:
         shape, rows, inner, kinds = lay
         n = rows * inner
         if not n:  # empty: row-major strides, as eager gives them
+            if self.red_outs:
+                return self._eager(*args)  # empty reductions: eager's values and errors
             return tuple([Tensor._make(_allocator.empty(shape, d.np), None, d)
                           for d in self.out_dtypes])
         mod = self._mods.get(kinds) or self._module(kinds)
@@ -457,10 +599,26 @@ class FusedKernel:
                 f = o.reshape(-1)
             flats.append(f)
             res.append(Tensor._make(o, f, d))
+        if self.red_outs:
+            return self._reduce(mod, res, flats, flat, rows, inner)
         if n >= _flags.GRAIN_SIZE and use_parallel(n):
             mod.parallel(*flats, *flat, rows, inner)
         else:
             mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
+        return tuple(res)
+
+    def _reduce(self, mod, res: list, flats: list, flat: list, rows: int, inner: int) -> tuple:
+        """Run a group with reductions: their results are one-element arrays after ``res``."""
+        qs = []
+        for d, shape in self.red_outs:
+            q = np.empty(1, d.np)
+            qs.append(q)
+            res.append(Tensor._make(q.reshape(shape), q, d))
+        n = rows * inner
+        if n >= _flags.GRAIN_SIZE and use_parallel(n):
+            mod.parallel(*flats, *flat, *qs, rows, inner)
+        else:
+            mod.whole(*flats, *flat, *qs, rows, inner)
         return tuple(res)
 
     def _run(self, kinds: str, flats: list, flat: list, rows: int, inner: int) -> None:
@@ -511,10 +669,14 @@ class FusedKernel:
                     flat[k], kind = v.reshape(rows, inner), "g"
             kinds.append(kind)
         bufs = [_allocator.empty(pshape, d.np) for d in self.out_dtypes]
-        self._run("".join(kinds), [b.reshape(-1) for b in bufs], flat, rows, inner)
         inv = [phys.index(d) for d in range(nd)]
-        return tuple([Tensor._make(b.transpose(inv), b.reshape(-1), d)
-                      for b, d in zip(bufs, self.out_dtypes)])
+        res = [Tensor._make(b.transpose(inv), b.reshape(-1), d)
+               for b, d in zip(bufs, self.out_dtypes)]
+        if self.red_outs:
+            mod = self._mods.get("".join(kinds)) or self._module("".join(kinds))
+            return self._reduce(mod, res, [b.reshape(-1) for b in bufs], flat, rows, inner)
+        self._run("".join(kinds), [b.reshape(-1) for b in bufs], flat, rows, inner)
+        return tuple(res)
 
     def _eager_order(self, arrs: list) -> list | None:
         """The memory order (slowest dim first) eager gives the group's outputs for operands

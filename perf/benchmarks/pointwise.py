@@ -93,3 +93,20 @@ def chain(p: int) -> Case:
     n = 1 << p
     return Case(functional(_chain, [rand(n)], numpy=_np_chain), kind="memory", bytes=8 * n,
                 compile=True)
+
+
+def _sincos_chain(t, x):
+    return t.sin(x) + t.cos(x) * x - t.exp(-x * x)
+
+
+def _np_sincos_chain(x):
+    return np.sin(x) + np.cos(x) * x - np.exp(-x * x)
+
+
+@register("pointwise/sincos_chain", full=(22, 24), quick=(16,), label="n=2^{}")
+def sincos_chain(p: int) -> Case:
+    """sin(x) + cos(x)*x - exp(-x*x), x standard normal: the fusion backend's headline chain (six
+    eager kernels, or one fused kernel reading x and writing y: the bytes counted)."""
+    n = 1 << p
+    return Case(functional(_sincos_chain, [rand(n)], numpy=_np_sincos_chain), kind="memory",
+                bytes=8 * n, compile=True)

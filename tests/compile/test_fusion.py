@@ -459,3 +459,85 @@ def test_an_expanded_value_is_read_as_one_value():
     assert kern._mods  # fused, not eager
     h = lambda g: (g * 2 + 1).exp()
     _bitwise(jtorch.compile(h)(g), h(g))
+
+
+def _reducing(cf) -> list:
+    return [k for k in _fused(cf) if k.red_outs]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (200_003,), (300, 700)])
+def test_reductions_over_all_dims_join_the_pointwise_group(dtype, shape):
+    """A loss's ``.sum()``/``.mean()``, a global max: accumulated by the group's own loop
+    (serial and parallel chunks), within rounding of the eager pointwise value reduced in
+    float64, pointwise outputs bitwise eager's, dtypes and shapes eager's."""
+    d = getattr(jtorch, dtype)
+    x = (jtorch.randn(*shape) * 4).to(d)
+    every = tuple(range(x.ndim))
+    # (the pointwise part, the reductions of its value, whether the value is an output too)
+    cases = [(lambda x: x * 2 + 1, [lambda v: v.sum()], False),
+             (lambda x: x - 1, [lambda v: v.amax()], False),
+             (lambda x: x + 1, [lambda v: v.amin(dim=every, keepdim=True)], False),
+             (lambda x: (x * 3 - 2).abs(), [lambda v: v.sum(), lambda v: v.amax()], True)]
+    if dtype != "int64":
+        cases += [(lambda x: x * x, [lambda v: v.mean()], False),
+                  (lambda x: x.sin() * x, [lambda v: v.sum(dim=None)], False),
+                  (lambda x: x * 1e-5 + 1, [lambda v: v.prod()], False)]
+    # float32 products accumulate in float32 (eager's too): each order rounds differently
+    for pre, reds, keep in cases:
+        def f(x, pre=pre, reds=reds, keep=keep):
+            v = pre(x)
+            return ((v,) if keep else ()) + tuple(r(v) for r in reds)
+
+        cf = jtorch.compile(f)
+        got, want = cf(x), f(x)
+        v = pre(x)
+        wide = v.double() if dtype == "float32" else v
+        ref = ((v,) if keep else ()) + tuple(r(wide) for r in reds)
+        for a, e, r in zip(got, want, ref):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            if a.numel() > 1:
+                _bitwise(a, e)  # the pointwise output
+            elif dtype == "int64":
+                _bitwise(a, e)
+            elif pre is cases[-1][0] and dtype == "float32":
+                np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-4)
+            else:
+                np.testing.assert_allclose(a.double().numpy(), r.double().numpy(), rtol=1e-6)
+        assert len(_reducing(cf)) == 1
+
+
+def test_reductions_over_all_dims_nan_strided_empty_and_readers():
+    x = jtorch.randn(300, 700)
+    x[5, 9] = float("nan")
+    for f in (lambda x: (x * 2).sum(), lambda x: (x + 1).amax(), lambda x: (x - 1).amin()):
+        assert jtorch.compile(f)(x).isnan().item()
+    y = jtorch.randn(700, 300).t()  # strided: the loop in the operand's memory order
+    f = lambda x: ((x * 2).exp() * x, (x * 2).exp().sum())
+    cf = jtorch.compile(f)
+    for a, e in zip(cf(y), f(y)):
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=2e-6)
+    assert _reducing(cf)
+    with pytest.raises(RuntimeError, match="numel\\(\\) == 0"):  # empty: eager's error
+        jtorch.compile(lambda x: (x + 1).amax())(jtorch.randn(0, 3))
+    e = jtorch.randn(0, 3)
+    _bitwise(jtorch.compile(lambda x: (x + 1).sum())(e), (e + 1).sum())
+    # a value read after the reduction is computed by another kernel (the sum exists after)
+    def g(x):
+        y = x * 2
+        return y - y.sum()
+
+    z = jtorch.randn(64, 64)
+    np.testing.assert_allclose(jtorch.compile(g)(z).numpy(), g(z).numpy(), rtol=1e-5, atol=1e-4)
+
+
+def test_deterministic_mode_leaves_reductions_over_all_dims_to_eager():
+    f = lambda x: (x * 2 + 1).sum()
+    x = jtorch.randn(100_000)
+    jtorch.use_deterministic_algorithms(True)
+    try:
+        cf = jtorch.compile(f)
+        _bitwise(cf(x), f(x))
+        assert not _reducing(cf)
+    finally:
+        jtorch.use_deterministic_algorithms(False)
