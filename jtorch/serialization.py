@@ -1,5 +1,8 @@
-"""``jtorch.save`` / ``jtorch.load``: tensors, state_dicts and nested containers in one
-safetensors file.
+"""``jtorch.save`` / ``jtorch.load``: tensors, state_dicts and nested containers.
+
+``save`` writes torch's zip format (``_torch_zip``), which torch and jtorch both read;
+``load`` reads that format (files from torch included), plain safetensors files, and jtorch's
+own format, which ``save(..., _use_new_zipfile_serialization=False)`` still writes:
 
 Format (version 1): a safetensors file whose tensors are the saved tensors' data (keys "0",
 "1", ...) and whose metadata holds ``{"format": "jtorch", "version": "1", "tree": JSON}``. The
@@ -106,11 +109,19 @@ class _Writer:
 def save(obj, f, pickle_module=pickle, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True) -> None:
     """Write ``obj`` (a tensor, a state_dict, nested containers of them) to ``f`` (a path or a
-    writable binary file). Objects outside the format (a whole Module, say) are pickled into
-    the file and can be read back only with ``load(..., weights_only=False)``.
+    writable binary file) in torch's zip format: ``torch.load(f, weights_only=True)`` reads
+    it. Objects outside what weights-only loads rebuild (a whole Module, say) are pickled as
+    they are and come back only with ``load(..., weights_only=False)``.
+    ``_use_new_zipfile_serialization=False`` writes jtorch's own safetensors-based format
+    (described above) instead.
 
     >>> jtorch.save({"w": jtorch.ones(2)}, "ckpt.pt")
     """
+    if _use_new_zipfile_serialization:
+        from ._torch_zip import write
+
+        write(obj, f, pickle_protocol)
+        return
     from safetensors.numpy import save as st_save
 
     w = _Writer(True)
@@ -197,11 +208,16 @@ class _Reader:
         return t
 
 
-def _header(data: bytes) -> dict:
+def _header(data: bytes) -> dict | None:
+    """The jtorch metadata of a safetensors file (None: a safetensors file of another
+    library); RuntimeError for anything that is not a safetensors file."""
     if len(data) < 8:
         raise RuntimeError(f"jtorch.load: the file is truncated ({len(data)} bytes): not a "
-                           "jtorch checkpoint")
+                           "checkpoint")
     (n,) = struct.unpack("<Q", data[:8])
+    if len(data) > 8 and data[8:9] != b"{":
+        raise RuntimeError("jtorch.load: not a checkpoint jtorch can read (neither torch's zip "
+                           "format nor a safetensors file)")
     if n > len(data) - 8:
         raise RuntimeError(f"jtorch.load: the file is truncated or corrupt (its header claims "
                            f"{n} bytes, {len(data) - 8} follow)")
@@ -211,8 +227,7 @@ def _header(data: bytes) -> dict:
         raise RuntimeError(f"jtorch.load: corrupt file header ({e})") from None
     meta = header.get("__metadata__") or {}
     if meta.get("format") != _MAGIC:
-        raise RuntimeError("jtorch.load: not a jtorch checkpoint (no jtorch metadata in the "
-                           "safetensors header)")
+        return None  # another library's safetensors file
     if meta.get("version") != _VERSION:
         raise RuntimeError(f"jtorch.load: unsupported checkpoint version {meta.get('version')!r}")
     return meta
@@ -220,11 +235,16 @@ def _header(data: bytes) -> dict:
 
 def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = True,
          mmap=None, **pickle_load_args):
-    """Read what ``save`` wrote. ``weights_only=True`` (the default) refuses to unpickle.
-    ``map_location="meta"`` gives every tensor on meta (shapes and dtypes, no data); saved
-    meta tensors come back on meta wherever ``map_location`` points, as in torch."""
+    """Read a checkpoint: torch's zip format (what ``torch.save`` and ``save`` write), a
+    safetensors file (its tensors as a dict) or jtorch's own format. ``weights_only=True``
+    (the default) rebuilds tensors, containers and allowlisted globals only: nothing in the
+    file runs. ``map_location="meta"`` gives every tensor on meta (shapes and dtypes, no
+    data); saved meta tensors come back on meta wherever ``map_location`` points, as in
+    torch."""
     from safetensors import SafetensorError
     from safetensors.numpy import load as st_load
+
+    from . import _torch_zip
 
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
@@ -233,7 +253,22 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
         data = bytes(f)
     else:
         data = f.read()
+    if _torch_zip.is_zip(data):
+        return _torch_zip.read(data, map_location, weights_only, _safe, **pickle_load_args)
+    if _torch_zip.is_legacy_torch(data):
+        raise RuntimeError("jtorch.load: this is torch's legacy checkpoint format (torch < 1.6, "
+                           "or _use_new_zipfile_serialization=False), which jtorch cannot "
+                           "read; load it with torch and save it again with torch.save")
     meta = _header(data)
+    if meta is None:  # a plain safetensors file: its tensors by name
+        try:
+            arrays = st_load(data)
+        except (SafetensorError, ValueError) as e:
+            raise RuntimeError(f"jtorch.load: corrupt safetensors file ({e})") from None
+        to_meta = _is_meta(map_location)
+        return {k: _Reader({k: v}, None, to_meta)._tensor(
+            {"$t": k, "s": list(v.shape), "dt": _dt._FROM_NP[v.dtype].name})
+            for k, v in arrays.items()}
     try:
         arrays = st_load(data)
         tree = json.loads(meta["tree"])
@@ -248,9 +283,11 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
             import io
 
             pickles = _SafeUnpickler(io.BytesIO(raw)).load()
-    to_meta = isinstance(map_location, (str, _device)) and \
-        to_device(map_location).type == "meta"
-    return _Reader(arrays, pickles, to_meta).dec(tree)
+    return _Reader(arrays, pickles, _is_meta(map_location)).dec(tree)
+
+
+def _is_meta(map_location) -> bool:
+    return isinstance(map_location, (str, _device)) and to_device(map_location).type == "meta"
 
 
 # -- the allowlist of weights_only loads ---------------------------------------------------------
@@ -304,10 +341,7 @@ class _SafeUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         obj = _safe.get(f"{module}.{name}")
         if obj is None:
-            raise pickle.UnpicklingError(
-                f"Weights only load failed. Unsupported global: GLOBAL {module}.{name} was not "
-                f"an allowed global by default. Please use "
-                f"`torch.serialization.add_safe_globals([{name}])` or the "
-                f"`torch.serialization.safe_globals([{name}])` context manager to allowlist "
-                f"this global if you trust this class/function.")
+            from ._torch_zip import unsupported_global
+
+            raise pickle.UnpicklingError(unsupported_global(module, name))
         return obj

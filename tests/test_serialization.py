@@ -76,7 +76,7 @@ def test_whole_module_needs_weights_only_false():
     net = jtorch.nn.Linear(2, 2)
     buf = io.BytesIO()
     jtorch.save(net, buf)
-    with pytest.raises(RuntimeError, match="Weights only load failed"):
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):  # torch's
         jtorch.load(io.BytesIO(buf.getvalue()))
     back = jtorch.load(io.BytesIO(buf.getvalue()), weights_only=False)
     assert isinstance(back, jtorch.nn.Linear)
@@ -101,6 +101,12 @@ def test_malicious_files_never_execute():
     buf = io.BytesIO()
     jtorch.save({"x": _Boom()}, buf)
     _CALLS.clear()
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        jtorch.load(io.BytesIO(buf.getvalue()))
+    assert _CALLS == []
+    # the same in jtorch's own format
+    buf = io.BytesIO()
+    jtorch.save({"x": _Boom()}, buf, _use_new_zipfile_serialization=False)
     with pytest.raises(RuntimeError, match="Weights only load failed"):
         jtorch.load(io.BytesIO(buf.getvalue()))
     assert _CALLS == []
@@ -129,8 +135,18 @@ def test_corrupt_and_truncated_files():
         jtorch.load(io.BytesIO(data[:40]))
     with pytest.raises(RuntimeError, match="corrupt"):
         jtorch.load(io.BytesIO(data[:-8]))
-    with pytest.raises(RuntimeError, match="not a jtorch checkpoint"):
-        jtorch.load(io.BytesIO(b"\x02\x00\x00\x00\x00\x00\x00\x00{}"))
+    with pytest.raises(RuntimeError, match="not a checkpoint jtorch can read"):
+        jtorch.load(io.BytesIO(b"\x02\x00\x00\x00\x00\x00\x00\x00[]"))
+    assert jtorch.load(io.BytesIO(b"\x02\x00\x00\x00\x00\x00\x00\x00{}")) == {}  # safetensors
+    bad = bytearray(data)
+    bad[data.index(np.float32(1).tobytes())] ^= 1  # a weight's byte: its record's CRC fails
+    with pytest.raises(RuntimeError, match="corrupt"):
+        jtorch.load(io.BytesIO(bytes(bad)))
+    old = io.BytesIO()  # jtorch's own format
+    jtorch.save({"w": jtorch.ones(100)}, old, _use_new_zipfile_serialization=False)
+    data = old.getvalue()
+    with pytest.raises(RuntimeError, match="truncated or corrupt"):
+        jtorch.load(io.BytesIO(data[:40]))
     bad = bytearray(data)
     bad[10] = ord("#")
     with pytest.raises(RuntimeError):
@@ -152,12 +168,12 @@ def test_safe_globals_allow_listed_objects_in_weights_only_loads():
     buf = io.BytesIO()
     jtorch.save({"w": jtorch.ones(2), "cfg": _Config(3)}, buf)
     data = buf.getvalue()
-    with pytest.raises(RuntimeError, match="Weights only load failed"):
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         jtorch.load(io.BytesIO(data))
     with S.safe_globals([_Config]):
         assert jtorch.load(io.BytesIO(data))["cfg"].a == 3
     assert S.get_safe_globals() == []
-    with pytest.raises(RuntimeError, match="Weights only load failed"):
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         jtorch.load(io.BytesIO(data))
     S.add_safe_globals([_Config])
     try:
@@ -174,3 +190,140 @@ def test_safe_globals_allow_listed_objects_in_weights_only_loads():
             jtorch.load(io.BytesIO(data))
     finally:
         S.clear_safe_globals()
+
+
+# -- torch's zip format, both ways ------------------------------------------------------------
+
+_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+           "complex64", "complex128"]
+
+
+def _values(lib, dtype: str):
+    a = (np.arange(12).reshape(3, 4) % 5 - 2).astype(np.dtype(dtype))
+    return lib.from_numpy(a.copy())
+
+
+def _checkpoint(lib):
+    """The same object built by torch or by jtorch: a module's state_dict, views of one
+    storage (a slice, a transpose), a parameter, every dtype, 0-d and empty tensors, sizes,
+    dtypes, devices and plain containers."""
+    lib.manual_seed(0)
+    net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4))
+    base = lib.arange(12.0).view(3, 4)
+    return {"sd": net.state_dict(), "base": base, "rows": base[1:], "t": base.t(),
+            "same": [base, base], "p": lib.nn.Parameter(lib.ones(2) * 3),
+            "dtypes": {d: _values(lib, d) for d in _DTYPES}, "zero_d": lib.tensor(2.5),
+            "empty": lib.zeros(0, 3), "size": lib.Size([2, 3]), "dt": lib.float16,
+            "dev": lib.device("cpu"), "misc": (1, 2.5, "s", None, True, b"by", {1, 2})}
+
+
+def _same_values(a, b) -> None:
+    """A torch object and a jtorch one hold the same values (recursively)."""
+    import torch
+
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b)
+        assert getattr(a, "_metadata", None) == getattr(b, "_metadata", None)
+        for k in a:
+            _same_values(a[k], b[k])
+    elif isinstance(a, (list, tuple)) and not isinstance(a, torch.Size):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same_values(x, y)
+    elif isinstance(a, torch.Tensor):
+        assert isinstance(b, jtorch.Tensor) and str(a.dtype) == str(b.dtype)
+        assert tuple(a.shape) == tuple(b.shape) and tuple(a.stride()) == tuple(b.stride())
+        assert isinstance(a, torch.nn.Parameter) == isinstance(b, jtorch.nn.Parameter)
+        assert a.requires_grad == b.requires_grad
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    elif isinstance(a, (torch.dtype, torch.device, torch.Size)):
+        assert str(a) == str(b)
+    else:
+        assert a == b and type(a) is type(b)
+
+
+def test_torch_reads_what_jtorch_saves(tmp_path):
+    import torch
+
+    path = tmp_path / "ckpt.pt"
+    jtorch.save(_checkpoint(jtorch), path)
+    got = torch.load(path, weights_only=True)  # torch's restricted unpickler accepts it
+    _same_values(got, _checkpoint(jtorch))
+    assert got["rows"].untyped_storage().data_ptr() == got["base"].untyped_storage().data_ptr()
+    assert got["rows"].storage_offset() == 4 and got["same"][0] is got["same"][1]
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    net.load_state_dict(got["sd"])
+    # the archive is torch's: records aligned for mmap loads
+    assert torch.load(path, weights_only=True, mmap=True)["t"].stride() == (1, 4)
+
+
+def test_jtorch_reads_what_torch_saves(tmp_path):
+    import torch
+
+    path = tmp_path / "ckpt.pt"
+    torch.save(_checkpoint(torch), path)
+    got = jtorch.load(path)
+    _same_values(_checkpoint(torch), got)
+    got["rows"][0, 0] = 100.0  # views of one storage share memory again
+    assert got["base"][1, 0].item() == 100.0 and got["t"][0, 1].item() == 100.0
+    assert got["same"][0] is got["same"][1]
+    net = jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.BatchNorm1d(4))
+    net.load_state_dict(got["sd"])
+    meta = jtorch.load(path, map_location="meta")
+    assert meta["base"].device.type == "meta" and meta["base"].shape == (3, 4)
+    assert jtorch.load(path, map_location={"cpu": "cpu"})["p"].requires_grad
+    assert jtorch.load(path, map_location=lambda storage, loc: storage)["zero_d"].item() == 2.5
+
+
+def test_torch_pickled_modules_need_weights_only_false(tmp_path):
+    import torch
+
+    path = tmp_path / "net.pt"
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+    torch.save(net, path)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed.*Sequential"):
+        jtorch.load(path)
+    back = jtorch.load(path, weights_only=False)  # torch's classes resolve to jtorch's
+    assert isinstance(back, jtorch.nn.Sequential) and isinstance(back[0], jtorch.nn.Linear)
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(back(jtorch.from_numpy(x)).detach().numpy(),
+                               net(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
+
+
+def test_torch_files_jtorch_cannot_read_say_so(tmp_path, monkeypatch):
+    import torch
+
+    from jtorch import _torch_zip
+
+    legacy = tmp_path / "legacy.pt"
+    torch.save({"w": torch.ones(2)}, legacy, _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match="legacy checkpoint format"):
+        jtorch.load(legacy)
+    script = tmp_path / "script.pt"
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), script)
+    with pytest.raises(RuntimeError, match="TorchScript"):
+        jtorch.load(script)
+    # a tensor saved from a CUDA device: torch's error on a machine without one, unless mapped
+    real = _torch_zip._Storages._ref
+    monkeypatch.setattr(_torch_zip._Storages, "_ref",
+                        lambda self, root, d: real(self, root, d)[:3] + ("cuda:0",) +
+                        real(self, root, d)[4:])
+    cuda = tmp_path / "cuda.pt"
+    jtorch.save({"w": jtorch.ones(2)}, cuda)
+    with pytest.raises(RuntimeError, match="on a CUDA device but torch.cuda.is_available"):
+        jtorch.load(cuda)
+    assert jtorch.load(cuda, map_location="cpu")["w"].tolist() == [1.0, 1.0]
+    assert jtorch.load(cuda, map_location={"cuda:0": "cpu"})["w"].sum().item() == 2.0
+
+
+def test_plain_safetensors_files_load_as_dicts(tmp_path):
+    from safetensors.numpy import save_file
+
+    path = tmp_path / "model.safetensors"
+    save_file({"w": np.arange(6, dtype=np.float32).reshape(2, 3),
+               "i": np.array([1, 2], np.int64)}, str(path))
+    got = jtorch.load(path)
+    assert set(got) == {"w", "i"} and got["w"].shape == (2, 3) and got["i"].dtype == jtorch.int64
+    np.testing.assert_array_equal(got["w"].numpy(), np.arange(6).reshape(2, 3))
+    assert jtorch.load(path, map_location="meta")["w"].device.type == "meta"
