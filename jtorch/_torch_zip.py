@@ -240,8 +240,16 @@ def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, hooks=No
     if isinstance(arr, MetaArray) or arr is None:
         strides = [s * d.itemsize for s in stride]
         return Tensor._make(MetaArray(tuple(size), d.np, strides), None, d)
+    if any(not isinstance(v, int) or v < 0 for v in (offset, *size, *stride)) or \
+            len(size) != len(stride):
+        raise RuntimeError(f"jtorch.load: a tensor of size {tuple(size)}, stride {tuple(stride)} "
+                           f"and offset {offset}: not a valid view (corrupt checkpoint)")
     if any(s == 0 for s in size):
         a = np.empty(tuple(size), d.np)
+    elif offset + sum((n - 1) * s for n, s in zip(size, stride)) >= arr.size:
+        raise RuntimeError(f"jtorch.load: a tensor of size {tuple(size)}, stride {tuple(stride)} "
+                           f"and offset {offset} reaches past its storage of {arr.size} "
+                           "elements (corrupt checkpoint)")
     else:
         a = np.lib.stride_tricks.as_strided(arr[offset:], tuple(size),
                                             tuple(s * d.itemsize for s in stride), writeable=True)

@@ -327,3 +327,16 @@ def test_plain_safetensors_files_load_as_dicts(tmp_path):
     assert set(got) == {"w", "i"} and got["w"].shape == (2, 3) and got["i"].dtype == jtorch.int64
     np.testing.assert_array_equal(got["w"].numpy(), np.arange(6).reshape(2, 3))
     assert jtorch.load(path, map_location="meta")["w"].device.type == "meta"
+
+
+def test_views_past_their_storage_are_refused(tmp_path, monkeypatch):
+    from jtorch import _torch_zip
+
+    path = tmp_path / "bad.pt"
+    jtorch.save({"w": jtorch.ones(4)}, path)
+    real = _torch_zip._Storages._storage
+    monkeypatch.setattr(_torch_zip._Storages, "_storage",
+                        lambda self, a, d: (real(self, a, d)[0], 2, (1,)))  # offset 2 of 4
+    jtorch.save({"w": jtorch.ones(4)}, path)
+    with pytest.raises(RuntimeError, match="reaches past its storage"):
+        jtorch.load(path)
