@@ -1,9 +1,13 @@
 """Random number generators: ``Generator``, the default generator and torch.random's API.
 
-A generator is a counter-based Philox4x32-10 stream (``kernels/cpu/random.py``): its whole
-state is ``(seed, offset)``. Every sampling call takes a fresh range of counters by
-advancing the offset, so the same seed gives the same numbers in every run, process and
-thread count. ``get_state`` is 16 bytes: the seed and the offset as little-endian uint64.
+A generator is torch's CPU engine, MT19937 (``kernels/cpu/mt19937.py``), and the sampling
+ops draw from it as torch's CPU kernels do: after ``manual_seed(s)``, ``rand``, ``randn``,
+``randint``, ``randperm``, ``uniform_``, ``normal_``, ``random_``, ``bernoulli`` and dropout
+give torch's values bit for bit (float32 ``randn`` as torch's AVX2 build computes it).
+Samplers without that guarantee (multinomial, exponential, cauchy, geometric, log-normal,
+complex dtypes) take a 64-bit key from the engine and run a counter-based Philox stream in
+parallel: reproducible from the seed, not torch's numbers. ``get_state`` is 2528 bytes: the
+seed, the engine's words and counters, and the cached normal.
 
 >>> g = jtorch.Generator().manual_seed(0)
 >>> jtorch.rand(2, generator=g).equal(jtorch.rand(2, generator=jtorch.Generator().manual_seed(0)))
@@ -33,7 +37,7 @@ __all__ = [
 ]
 
 _DEFAULT_SEED = 67280421310721  # torch's seed of a fresh CPU generator
-_STATE_BYTES = 16
+_STATE_BYTES = 8 + 624 * 4 + 16 + 8
 _U64 = 1 << 64
 
 
@@ -52,14 +56,22 @@ def _as_seed(seed) -> int:
 
 
 class Generator:
-    """A CPU random generator (torch.Generator): ``manual_seed``, ``seed``, ``initial_seed``,
-    ``get_state``/``set_state`` and ``get_offset``/``set_offset``."""
+    """A CPU random generator (torch.Generator): torch's MT19937 engine, so a seed gives
+    torch's numbers (``kernels/cpu/mt19937.py``). ``manual_seed``, ``seed``,
+    ``initial_seed``, ``get_state``/``set_state`` (the seed, the engine's 624 words and
+    counters, and the cached second normal of a Box-Muller pair)."""
 
     def __init__(self, device="cpu"):
         to_device(device)
-        self._seed = _DEFAULT_SEED
-        self._offset = 0
         self._lock = threading.Lock()
+        self._reseed(_DEFAULT_SEED)
+
+    def _reseed(self, s: int) -> None:
+        from .kernels.cpu.mt19937 import seeded
+
+        self._seed = s
+        self._mt, self._pos = seeded(s)
+        self._normal = np.full(1, np.nan)  # torch's next_double_normal_sample
 
     @property
     def device(self) -> _device:
@@ -68,7 +80,7 @@ class Generator:
     def manual_seed(self, seed) -> Generator:
         s = _as_seed(seed)
         with self._lock:
-            self._seed, self._offset = s, 0
+            self._reseed(s)
         return self
 
     def seed(self) -> int:
@@ -80,17 +92,17 @@ class Generator:
         return self._seed
 
     def get_offset(self) -> int:
-        return self._offset
+        raise RuntimeError("CPU Generator does not use offset")
 
     def set_offset(self, offset: int) -> Generator:
-        with self._lock:
-            self._offset = int(offset) % _U64
-        return self
+        raise RuntimeError("CPU Generator does not use offset")
 
     def get_state(self):
         from .tensor import Tensor
 
-        raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        with self._lock:
+            raw = (self._seed.to_bytes(8, "little") + self._mt.tobytes() + self._pos.tobytes()
+                   + self._normal.tobytes())
         return Tensor._make(np.frombuffer(raw, np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
@@ -105,29 +117,37 @@ class Generator:
                 f"RNG state size to be {new_state.numel()}"
             )
         raw = np.ascontiguousarray(new_state._a).reshape(-1).tobytes()
+        mt = np.frombuffer(raw[8:2504], np.uint32).copy()
+        pos = np.frombuffer(raw[2504:2520], np.int64).copy()
+        if not (0 < pos[0] <= 624 and 0 <= pos[1] <= 624):
+            raise RuntimeError("Invalid mt19937 state")
         with self._lock:
             self._seed = int.from_bytes(raw[:8], "little")
-            self._offset = int.from_bytes(raw[8:], "little")
+            self._mt, self._pos = mt, pos
+            self._normal = np.frombuffer(raw[2520:], np.float64).copy()
         return self
 
     def clone_state(self) -> Generator:
         g = Generator()
-        g._seed, g._offset = self._seed, self._offset
+        g.set_state(self.get_state())
         return g
 
     def _take(self, blocks: int) -> tuple[int, int]:
-        """Reserve ``blocks`` Philox counters: returns (seed, first counter)."""
+        """A fresh counter-based stream for the samplers that run in parallel (their numbers
+        are not torch's): a 64-bit draw of the engine as its key, counters from 0."""
+        from .kernels.cpu.mt19937 import key64
+
         with self._lock:
-            off = self._offset
-            self._offset = (off + blocks) % _U64
-            return self._seed, off
+            return int(key64(self._mt, self._pos)), 0
 
     def __getstate__(self) -> dict:
-        return {"seed": self._seed, "offset": self._offset}
+        return {"state": self.get_state()._a.tobytes()}
 
     def __setstate__(self, state: dict) -> None:
-        self._seed, self._offset = state["seed"], state["offset"]
+        from .tensor import Tensor
+
         self._lock = threading.Lock()
+        self.set_state(Tensor._make(np.frombuffer(state["state"], np.uint8).copy()))
 
     def __repr__(self) -> str:
         return f"<jtorch.Generator object at {id(self):#x}>"
@@ -152,7 +172,7 @@ def initial_seed() -> int:
 
 
 def get_rng_state():
-    """The default generator's state as a uint8 tensor (seed and offset, 16 bytes)."""
+    """The default generator's state as a uint8 tensor (see ``Generator.get_state``)."""
     return default_generator.get_state()
 
 

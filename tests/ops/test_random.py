@@ -1,5 +1,6 @@
-"""Random sampling: the Philox generator, reproducibility, state, distributions, torch's
-argument checks, and serial == parallel streams. Numbers differ from torch's by design."""
+"""Random sampling: the Philox streams of the parallel samplers, reproducibility, state,
+distributions, torch's argument checks, and serial == parallel streams. Bitwise parity with
+torch's numbers is ``test_random_parity.py``."""
 
 import math
 import subprocess
@@ -108,7 +109,7 @@ def test_rng_state_roundtrip():
     jtorch.manual_seed(5)
     jtorch.rand(3)
     state = jtorch.get_rng_state()
-    assert state.dtype is jtorch.uint8 and state.shape == (16,)
+    assert state.dtype is jtorch.uint8 and state.shape == (2528,)
     a = jtorch.randn(10).tolist()
     jtorch.set_rng_state(state)
     assert jtorch.randn(10).tolist() == a
@@ -126,9 +127,7 @@ def test_rng_state_roundtrip():
         c = dup(g)
         assert jtorch.rand(3, generator=c).tolist() == jtorch.rand(3, generator=h).tolist()
         jtorch.rand(3, generator=g)
-    off = g.get_offset()
-    jtorch.rand(10, generator=g)  # 10 float32 draws: 3 Philox blocks
-    assert g.get_offset() == off + 3
+    raises_like(g.get_offset, torch.Generator().get_offset)  # CPU generators have no offset
     with jtorch.random.fork_rng():
         jtorch.rand(100)
     assert jtorch.randn(10).tolist() != a  # moved on, but fork_rng restored its state
@@ -188,7 +187,7 @@ def test_parallel_stream_equals_serial(monkeypatch):
 
 @pytest.mark.parametrize("make", [
     lambda n, g: jtorch.rand(n, generator=g),
-    lambda n, g: jtorch.randn(n, dtype=jtorch.float64, generator=g),
+    lambda n, g: jtorch.rand(n, dtype=jtorch.float64, generator=g),
     lambda n, g: jtorch.randint(0, 2**50, (n,), generator=g),
 ])
 def test_short_draw_is_prefix_of_long_draw(make):

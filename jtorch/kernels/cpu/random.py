@@ -1,12 +1,15 @@
-"""Random sampling loops over a counter-based Philox4x32-10 bit generator.
+"""Random sampling: the op entries, and the counter-based Philox4x32-10 loops of the samplers
+that run in parallel.
 
-A generator's state is (seed, offset). Block ``b`` of a call is the Philox output for the
-128-bit counter ``offset + b`` under the 64-bit key ``seed``: four 32-bit words. Each kernel
-maps output element ``i`` to a fixed block and word (4 elements per block for 32-bit draws,
-2 for 64-bit draws), and the caller advances the offset by the number of blocks it used.
-So the numbers depend only on (seed, offset, element index): the parallel loops produce the
-same stream as the serial ones, whatever the thread count, and a prefix of a longer draw
-equals a shorter draw from the same state.
+Uniform, normal, integer, permutation and bernoulli samples come from the generator's MT19937
+engine as torch's CPU kernels draw them (``mt19937.py``), in torch's element order
+(``_ordered``). The other samplers (exponential, cauchy, log-normal, geometric, multinomial,
+complex dtypes) take a 64-bit key from the engine (``Generator._take``) and run Philox
+streams: block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that
+key, four 32-bit words, and each kernel maps output element ``i`` to a fixed block and word
+(4 elements per block for 32-bit draws, 2 for 64-bit draws). So their numbers depend only on
+the key and the element index: the parallel loops produce the same stream as the serial ones,
+whatever the thread count.
 
 Floats are made from the bits as torch does: the low 24 (float32), 11 (float16) or 53
 (float64) bits times 2**-bits, uniform on [0, 1). Normals use Box-Muller on pairs (in
@@ -25,6 +28,7 @@ from ... import dispatch as _dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from ..registry import REGISTRY as _OPS
+from . import mt19937 as _mt
 from .fill import alloc as _alloc
 from .fill import copy_array as _copy_array
 
@@ -171,88 +175,6 @@ def sample_float(out: np.ndarray, seed: int, offset: int, dist: int, a: float, b
         _float_par(*args, nblk, _chunk(nblk))
     else:
         _float_range(*args, 0, nblk)
-
-
-# -- integers --------------------------------------------------------------------------------
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _int_block(out, blk, seed, offset, low, rng, wide):
-    """``low + r % rng`` (wrapping; ``rng == 0`` means 2**64) from 64-bit or 32-bit words."""
-    n = out.size
-    x0, x1, x2, x3 = _block(seed, offset + np.uint64(blk))
-    if wide:
-        i = 2 * blk
-        r0, r1 = (x0 << _S32) | x1, (x2 << _S32) | x3
-        if rng != 0:
-            r0, r1 = r0 % rng, r1 % rng
-        out[i] = low + np.int64(r0)
-        if i + 1 < n:
-            out[i + 1] = low + np.int64(r1)
-        return
-    i = 4 * blk
-    out[i] = low + np.int64(x0 % rng)
-    if i + 1 < n:
-        out[i + 1] = low + np.int64(x1 % rng)
-    if i + 2 < n:
-        out[i + 2] = low + np.int64(x2 % rng)
-    if i + 3 < n:
-        out[i + 3] = low + np.int64(x3 % rng)
-
-
-@numba.njit(cache=True, nogil=True)
-def _int_range(out, seed, offset, low, rng, wide, lo, hi):
-    for blk in range(lo, hi):
-        _int_block(out, blk, seed, offset, low, rng, wide)
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _int_par(out, seed, offset, low, rng, wide, nblk, chunk):
-    for c in numba.prange((nblk + chunk - 1) // chunk):
-        _int_range(out, seed, offset, low, rng, wide, c * chunk, min(nblk, (c + 1) * chunk))
-
-
-def int_wide(rng: int) -> bool:
-    """torch draws 64 bits when the range does not fit in 32 bits."""
-    return rng == 0 or rng >= 1 << 32
-
-
-def int_blocks(n: int, rng: int) -> int:
-    return -(-n // (2 if int_wide(rng) else 4))
-
-
-def sample_int(out: np.ndarray, seed: int, offset: int, low: int, rng: int,
-               parallel: bool) -> None:
-    """Integers uniform on [low, low + rng) into the contiguous 1-D int64 ``out``
-    (``rng == 0``: all of int64); uses ``int_blocks(n, rng)`` blocks."""
-    args = (out, np.uint64(seed), np.uint64(offset), np.int64(low), np.uint64(rng), int_wide(rng))
-    nblk = int_blocks(out.size, rng)
-    if parallel:
-        _int_par(*args, nblk, _chunk(nblk))
-    else:
-        _int_range(*args, 0, nblk)
-
-
-@numba.njit(cache=True, nogil=True)
-def _randperm(out, seed, offset):
-    n = out.size
-    for i in range(n):
-        out[i] = i
-    for i in range(0, n - 1, 2):  # Fisher-Yates; one block serves two steps
-        x0, x1, x2, x3 = _block(seed, offset + np.uint64(i // 2))
-        j = i + np.int64(((x0 << _S32) | x1) % np.uint64(n - i))
-        out[i], out[j] = out[j], out[i]
-        if i + 1 < n - 1:
-            j = i + 1 + np.int64(((x2 << _S32) | x3) % np.uint64(n - i - 1))
-            out[i + 1], out[j] = out[j], out[i + 1]
-
-
-def randperm_blocks(n: int) -> int:
-    return n // 2
-
-
-def randperm(out: np.ndarray, seed: int, offset: int) -> None:
-    """A uniform random permutation of 0..n-1 into int64 ``out`` (``randperm_blocks(n)``)."""
-    _randperm(out, np.uint64(seed), np.uint64(offset))
 
 
 # -- multinomial -----------------------------------------------------------------------------
@@ -407,11 +329,71 @@ def _draw_float(flat: np.ndarray, gen, dist: int, a: float, b: float, bits: int)
     sample_float(flat, s, off, dist, a, b, bits, _threads.use_parallel(n))
 
 
+def _ordered(a: np.ndarray) -> np.ndarray:
+    """``a``'s dims reordered as torch's TensorIterator walks them (largest stride outermost,
+    ties in dim order): the element order of torch's serial sampling loops."""
+    order = sorted(range(a.ndim), key=lambda k: -a.strides[k])
+    return a.transpose(order) if order != list(range(a.ndim)) else a
+
+
+def _store(v: np.ndarray, buf: np.ndarray) -> None:
+    """Write the values ``buf`` (in ``v``'s C order) into the view ``v``, cast to its dtype."""
+    if v.flags.c_contiguous and v.dtype == buf.dtype:
+        v.reshape(-1)[:] = buf
+    else:
+        v[...] = buf.reshape(v.shape)
+
+
+def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
+    """uniform_, normal_ and bernoulli_(p) as torch's CPU kernels draw them (``mt19937``)."""
+    d = t.dtype
+    v = _ordered(t._a)
+    n = v.size
+    flat = v.reshape(-1) if v.flags.c_contiguous and v.dtype == np.float64 or \
+        v.flags.c_contiguous and v.dtype == np.float32 else None
+    mt, pos = gen._mt, gen._pos
+    if dist == BERNOULLI:
+        buf = np.empty(n, np.bool_)
+        with gen._lock:
+            _mt.bernoulli_scalar(mt, pos, buf, float(a))
+        _store(v, buf)
+        return
+    wide = d is _dt.float64
+    buf = flat if flat is not None else np.empty(n, np.float64 if wide else np.float32)
+    with gen._lock:
+        if dist == UNIFORM:
+            if wide:
+                _mt.uniform64(mt, pos, buf, float(a), float(b))
+            else:
+                _mt.uniform32(mt, pos, buf, float(a), float(b), d is _dt.float32)
+        elif t._a.flags.c_contiguous and n >= 16:  # normal_fill
+            if wide:
+                _mt.normal_fill64(mt, pos, buf, float(a), float(b))
+            elif d is _dt.float32:
+                _mt.normal_fill32(mt, pos, buf, float(a), float(b))
+            else:
+                _mt.normal_blocks32(mt, pos, buf, float(a), float(b))
+        else:  # normal_distribution<double>, element by element
+            z = np.empty(n, np.float64)
+            _mt.normal_serial(mt, pos, gen._normal, z, float(a), float(b))
+            buf = z
+    if d is _dt.float16:
+        buf = buf.astype(np.float16)
+        if dist == UNIFORM:  # torch clamps after rounding to the result's dtype
+            buf[buf == np.float16(b)] = np.float16(a)
+    if buf is not flat:
+        _store(v, buf)
+
+
 def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None:
-    """Sample ``dist`` into ``t`` in place: directly into float32/float64 memory, else through
-    a float32 (float16) or float64 (integers, bool) buffer cast into ``t``."""
+    """Sample ``dist`` into ``t`` in place: uniform, normal and bernoulli as torch does
+    (``_torch_fill``); the others directly into float32/float64 memory, else through a
+    float32 (float16) or float64 (integers, bool) buffer cast into ``t``."""
     d = t.dtype
     if t._a.size == 0:
+        return
+    if dist == BERNOULLI or (dist in (UNIFORM, NORMAL) and d in _BITS):
+        _torch_fill(t, gen, dist, a, b)
         return
     if d.is_complex:  # real and imaginary parts are independent real samples
         rd = d.to_real()
@@ -430,17 +412,23 @@ def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None
     _copy_array(t._a, d, Tensor._make(tmp))
 
 
+_WIDE_INTS = (_dt.int64, _dt.float32, _dt.float64)  # dtypes whose wide ranges take 64-bit draws
+
+
 def draw_int(t: Tensor, gen, low: int, rng: int) -> None:
-    """Integers uniform on [low, low + rng) into ``t`` (``rng == 0``: all of int64)."""
+    """Integers uniform on [low, low + rng) into ``t`` (``rng == 0``: all of int64), as
+    torch's ``random_from_to``: ``draw % rng + low``."""
     n = t._a.size
     if n == 0:
         return
-    flat = _flat(t._a) if t.dtype is _dt.int64 else None
-    buf = flat if flat is not None else np.empty(n, np.int64)
-    s, off = gen._take(int_blocks(n, rng))
-    sample_int(buf, s, off, low, rng, _threads.use_parallel(n))
-    if flat is None:
-        _copy_array(t._a, t.dtype, Tensor._make(buf.reshape(t._a.shape)))
+    v = _ordered(t._a)
+    buf = np.empty(n, np.int64)
+    wide = rng == 0 or (rng >= 1 << 32 and t.dtype in _WIDE_INTS)
+    with gen._lock:
+        _mt.from_to(gen._mt, gen._pos, buf, np.uint64(rng), np.int64(low), wide)
+    if t.dtype is _dt.bool:
+        buf = buf != 0
+    _store(v, buf)
 
 
 def _values(t: Tensor) -> np.ndarray:
@@ -489,17 +477,21 @@ def random_cpu(plan, x: Tensor) -> Tensor:
 
 
 def _bernoulli_tensor(t: Tensor, p: Tensor, gen) -> None:
-    """t[i] = u[i] < p[i] with u uniform on [0, 1) (53 bits), p broadcast to t."""
+    """t[i] = u[i] < p[i], p broadcast to t, as torch: u a float64 uniform for float64 p,
+    else a float32 one."""
     if not all_in(p, 0.0, 1.0):
         raise RuntimeError(_P_RANGE)
     if t._a.size == 0:
         return
-
-    u = np.empty(t._a.shape, np.float64)
-    _draw_float(u.reshape(-1), gen, UNIFORM, 0.0, 1.0, 53)
-    hit = np.empty(t._a.shape, np.bool_)
-    _dispatch.run_pointwise(_OPS["lt"], (Tensor._make(u), p), hit, _dt.float64, _dt.bool)
-    _copy_array(t._a, t.dtype, Tensor._make(hit))
+    order = sorted(range(t._a.ndim), key=lambda k: -t._a.strides[k])
+    v = t._a.transpose(order)
+    wide = p.dtype is _dt.float64
+    pa = p._a if p.dtype is not _dt.float16 else p._a.astype(np.float32)
+    pv = np.ascontiguousarray(np.broadcast_to(pa, t._a.shape).transpose(order)).reshape(-1)
+    hit = np.empty(v.size, np.bool_)
+    with gen._lock:
+        _mt.bernoulli_tensor(gen._mt, gen._pos, hit, pv.astype(np.float64), wide)
+    _store(v, hit)
 
 
 def bernoulli_inplace_cpu(plan, x: Tensor, p_t=None) -> Tensor:
@@ -525,8 +517,9 @@ def randperm_cpu(plan) -> Tensor:
     n = plan.out.shape[0]
     d = plan.out.dtype
     buf = np.empty(n, np.int64)
-    s, off = plan.kw["generator"]._take(randperm_blocks(n))
-    randperm(buf, s, off)
+    gen = plan.kw["generator"]
+    with gen._lock:
+        _mt.randperm(gen._mt, gen._pos, buf)
     if d is _dt.int64:
         return Tensor._make(buf)
     res = _alloc(plan.out)

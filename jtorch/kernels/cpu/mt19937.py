@@ -1,0 +1,369 @@
+"""torch's CPU generator: MT19937 and the transforms its CPU kernels apply, bit for bit.
+
+The engine is ``at::mt19937`` (``MT19937RNGEngine.h``): the standard generator seeded by
+``init_genrand`` with the seed's low 32 bits, whose state here is ``mt`` (624 uint32 words)
+and ``pos`` (int64: [left, next], torch's counters). ``random64`` is two draws, the first the
+high word. torch's CPU sampling kernels are serial loops over the elements in memory order,
+so element ``i`` of a fresh tensor takes the ``i``-th draws of the call; the samplers below
+are those loops:
+
+- uniform (``uniform_real_distribution``): float32 the low 24 bits of one draw times 2**-24,
+  in float arithmetic; float64 the low 53 bits of a ``random64`` times 2**-53; then
+  ``x * (to - from) + from`` with one rounding (torch's build contracts it to an FMA);
+- normal of 16 or more contiguous elements (``normal_fill``): uniforms into the output,
+  then Box-Muller over blocks of 16 (``u1 = 1 - d[j]``, ``u2 = d[j + 8]``), the last 16
+  redrawn and recomputed when the size is not a multiple of 16; float64 with libm's log,
+  cos and sin (the ones Numba calls), float32 with the cephes polynomials of
+  ``avx_mathfun.h`` that torch's AVX2 build uses;
+- normal of fewer or non-contiguous elements (``normal_distribution<double>``): two
+  float64 uniforms per pair, ``r = sqrt(-2 log1p(-u2))``, ``theta = 2 pi u1``, ``r cos``
+  returned and ``r sin`` cached in the generator for the next call (``z * std + mean`` an
+  FMA too);
+- integers (``random_from_to``): ``draw % range + base`` with a 32-bit draw, or a 64-bit one
+  where the range reaches 2**32 (int64, float32 and float64 results);
+- randperm: Fisher-Yates, ``random() % (n - i)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ..fastmath._intrinsics import _f32_as_i32, _fma, _i32_as_f32, _sqrt
+
+_N, _M = 624, 397
+_MATRIX_A = np.uint32(0x9908B0DF)
+_UMASK = np.uint32(0x80000000)
+_LMASK = np.uint32(0x7FFFFFFF)
+
+
+def seeded(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(mt, pos) of an engine seeded with ``seed`` (torch keeps its low 32 bits)."""
+    mt = np.empty(_N, np.uint32)
+    x = seed & 0xFFFFFFFF
+    mt[0] = x
+    for j in range(1, _N):
+        x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFFFFFF
+        mt[j] = x
+    return mt, np.array([1, 0], np.int64)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mix(u, v, w):
+    y = (u & _UMASK) | (v & _LMASK)
+    return w ^ (y >> np.uint32(1)) ^ ((np.uint32(0) - (v & np.uint32(1))) & _MATRIX_A)
+
+
+@numba.njit(cache=True, nogil=True)
+def _twist(mt):
+    for k in range(_N - _M):
+        mt[k] = _mix(mt[k], mt[k + 1], mt[k + _M])
+    for k in range(_N - _M, _N - 1):
+        mt[k] = _mix(mt[k], mt[k + 1], mt[k + _M - _N])
+    mt[_N - 1] = _mix(mt[_N - 1], mt[0], mt[_M - 1])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _temper(y):
+    y ^= y >> np.uint32(11)
+    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    return y ^ (y >> np.uint32(18))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def next32(mt, pos):
+    """One 32-bit draw (``mt19937_engine::operator()``: pos = [left, next])."""
+    pos[0] -= 1
+    if pos[0] == 0:
+        _twist(mt)
+        pos[0] = _N
+        pos[1] = 0
+    y = mt[pos[1]]
+    pos[1] += 1
+    return _temper(y)
+
+
+@numba.njit(cache=True, nogil=True)
+def draws(mt, pos, out):
+    """``out.size`` consecutive 32-bit draws, the engine's counters kept in registers: runs
+    of the words left before the next twist, tempered in a loop that vectorises."""
+    left, nxt = pos[0], pos[1]
+    i, n = 0, out.size
+    while i < n:
+        if left == 1:
+            _twist(mt)
+            left, nxt = _N + 1, 0
+        k = min(left - 1, n - i)
+        for j in range(k):
+            out[i + j] = _temper(mt[nxt + j])
+        i += k
+        nxt += k
+        left -= k
+    pos[0], pos[1] = left, nxt
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def next64(mt, pos):
+    hi = np.uint64(next32(mt, pos))
+    lo = np.uint64(next32(mt, pos))
+    return (hi << np.uint64(32)) | lo
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _f24(r):
+    return np.float32(r & np.uint32(0xFFFFFF)) * np.float32(1.0 / (1 << 24))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _f53(hi, lo):
+    w = ((np.uint64(hi) << np.uint64(32)) | np.uint64(lo)) & np.uint64((1 << 53) - 1)
+    return np.float64(w) * (1.0 / (1 << 53))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _u24(mt, pos):
+    return _f24(next32(mt, pos))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _u53(mt, pos):
+    return np.float64(next64(mt, pos) & np.uint64((1 << 53) - 1)) * (1.0 / (1 << 53))
+
+
+_CHUNK = 1 << 14  # draws per bulk call: the raw words stay in L1/L2
+
+
+@numba.njit(cache=True, nogil=True)
+def uniform32(mt, pos, out, a, b, clamp):
+    """``uniform_(a, b)`` of float32: a value that rounds up to ``b`` becomes ``a``, as torch
+    clamps (``clamp=False`` for float16, whose caller clamps after rounding)."""
+    lo, hi = np.float32(a), np.float32(b)
+    w = hi - lo
+    n = out.size
+    raw = np.empty(min(n, _CHUNK), np.uint32)
+    for s in range(0, n, _CHUNK):
+        m = min(_CHUNK, n - s)
+        draws(mt, pos, raw[:m])
+        for i in range(m):
+            v = _fma(_f24(raw[i]), w, lo)
+            out[s + i] = lo if clamp and v == hi else v
+
+
+@numba.njit(cache=True, nogil=True)
+def uniform64(mt, pos, out, a, b):
+    w = b - a
+    n = out.size
+    raw = np.empty(2 * min(n, _CHUNK), np.uint32)
+    for s in range(0, n, _CHUNK):
+        m = min(_CHUNK, n - s)
+        draws(mt, pos, raw[:2 * m])
+        for i in range(m):
+            v = _fma(_f53(raw[2 * i], raw[2 * i + 1]), w, a)
+            out[s + i] = a if v == b else v
+
+
+# -- normal ---------------------------------------------------------------------------------------
+# avx_mathfun.h's log256_ps and sincos256_ps (cephes), one lane at a time, with the FMAs the
+# compiler of torch's AVX2 build formed from its multiplies and adds (found by comparing every
+# value of a long draw with torch's: the other contractions differ in a few values per 1000)
+
+_SQRTHF = np.float32(0.707106781186547524)
+_LOG_P = tuple(np.float32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
+                                       -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+                                       2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+_LOG_Q1, _LOG_Q2 = np.float32(-2.12194440e-4), np.float32(0.693359375)
+_DP1, _DP2, _DP3 = (np.float32(-0.78515625), np.float32(-2.4187564849853515625e-4),
+                    np.float32(-3.77489497744594108e-8))
+_SIN_P = (np.float32(-1.9515295891e-4), np.float32(8.3321608736e-3), np.float32(-1.6666654611e-1))
+_COS_P = (np.float32(2.443315711809948e-005), np.float32(-1.388731625493765e-003),
+          np.float32(4.166664568298827e-002))
+_FOPI = np.float32(1.27323954473516)
+_F1, _FH = np.float32(1.0), np.float32(0.5)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_cephes(x):
+    """log256_ps for one x > 0 (the callers' x are in (0, 1])."""
+    bits = _f32_as_i32(x)
+    e = np.float32(np.int32((bits >> np.int32(23)) & np.int32(0xFF)) - np.int32(0x7F)) + _F1
+    m = _i32_as_f32((bits & np.int32(~0x7F800000)) | np.int32(0x3F000000))
+    if m < _SQRTHF:
+        e = e - _F1
+        m = (m - _F1) + m
+    else:
+        m = m - _F1
+    z = m * m
+    p0, p1, p2, p3, p4, p5, p6, p7, p8 = _LOG_P
+    y = _fma(_fma(_fma(_fma(p0, m, p1), m, p2), m, p3), m, p4)
+    y = _fma(_fma(_fma(_fma(y, m, p5), m, p6), m, p7), m, p8)
+    y = y * m
+    y = _fma(y, z, e * _LOG_Q1)
+    y = _fma(-z, _FH, y)
+    m = m + y
+    return _fma(e, _LOG_Q2, m)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sincos_cephes(x):
+    """sincos256_ps for one x >= 0: (sin x, cos x)."""
+    y = x * _FOPI
+    j = (np.int32(y) + np.int32(1)) & np.int32(~1)
+    y = np.float32(j)
+    swap_sin = (j & np.int32(4)) != 0
+    poly = (j & np.int32(2)) == 0
+    x = ((x + y * _DP1) + y * _DP2) + y * _DP3
+    swap_cos = ((j - np.int32(2)) & np.int32(4)) == 0
+    z = x * x
+    yc = _fma(_fma(_fma(_COS_P[0], z, _COS_P[1]), z, _COS_P[2]) * z, z, -(z * _FH)) + _F1
+    ys = _fma(_fma(_fma(_SIN_P[0], z, _SIN_P[1]), z, _SIN_P[2]) * z, x, x)
+    s = ys if poly else yc
+    c = yc if poly else ys
+    return (-s if swap_sin else s), (-c if swap_cos else c)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _box_muller16_32(d, o, mean, std):
+    for j in range(8):
+        u1 = _F1 - d[o + j]
+        u2 = d[o + j + 8]
+        radius = _sqrt(np.float32(-2.0) * _log_cephes(u1))
+        theta = np.float32(2.0 * math.pi) * u2
+        s, c = _sincos_cephes(theta)
+        d[o + j] = _fma(radius * c, std, mean)
+        d[o + j + 8] = _fma(radius * s, std, mean)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _box_muller16_64(d, o, mean, std):
+    for j in range(8):
+        u1 = 1.0 - d[o + j]
+        u2 = d[o + j + 8]
+        radius = math.sqrt(-2.0 * math.log(u1))
+        theta = 2.0 * math.pi * u2
+        d[o + j] = _fma(radius * math.cos(theta), std, mean)
+        d[o + j + 8] = _fma(radius * math.sin(theta), std, mean)
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_fill32(mt, pos, d, mean, std):
+    """``normal_fill`` of a contiguous float32 array of at least 16 elements: uniforms into
+    it, Box-Muller per block of 16, the last 16 redrawn and recomputed."""
+    n = d.size
+    m, s = np.float32(mean), np.float32(std)
+    for lo, hi in ((0, n), (n - 16, n if n % 16 else n - 16)):  # every value, then the tail
+        uniform32(mt, pos, d[lo:hi], 0.0, 1.0, False)
+        for i in range(lo, hi - 15, 16):
+            _box_muller16_32(d, i, m, s)
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_fill64(mt, pos, d, mean, std):
+    """The same for float64 (libm's log, cos and sin)."""
+    n = d.size
+    for lo, hi in ((0, n), (n - 16, n if n % 16 else n - 16)):
+        uniform64(mt, pos, d[lo:hi], 0.0, 1.0)
+        for i in range(lo, hi - 15, 16):
+            _box_muller16_64(d, i, mean, std)
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_serial(mt, pos, cache, out, mean, std):
+    """``normal_distribution<double>`` per element (``cache[0]``: the generator's next
+    double sample, NaN when there is none); float64 values, the caller rounds."""
+    for i in range(out.size):
+        z = cache[0]
+        if not math.isnan(z):
+            cache[0] = np.nan
+        else:
+            u1 = _u53(mt, pos)
+            u2 = _u53(mt, pos)
+            r = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            cache[0] = r * math.sin(theta)
+            z = r * math.cos(theta)
+        out[i] = _fma(z, std, mean)
+
+
+# -- integers, permutations ------------------------------------------------------------------------
+
+@numba.njit(cache=True, nogil=True)
+def from_to(mt, pos, out, rng, base, wide):
+    """``random_(from, to)``: ``draw % rng + base`` as int64 (``rng == 0``: the full int64
+    range, a 64-bit draw as it is)."""
+    r = np.uint64(rng)
+    per = 2 if wide or r == 0 else 1
+    n = out.size
+    raw = np.empty(per * min(n, _CHUNK), np.uint32)
+    for s in range(0, n, _CHUNK):
+        m = min(_CHUNK, n - s)
+        draws(mt, pos, raw[:per * m])
+        for i in range(m):
+            if per == 1:
+                out[s + i] = np.int64(np.uint64(raw[i]) % r) + base
+            else:
+                v = (np.uint64(raw[2 * i]) << np.uint64(32)) | np.uint64(raw[2 * i + 1])
+                out[s + i] = np.int64(v) if r == 0 else np.int64(v % r) + base
+
+
+@numba.njit(cache=True, nogil=True)
+def randperm(mt, pos, out):
+    n = out.size
+    for i in range(n):
+        out[i] = i
+    raw = np.empty(max(n - 1, 0), np.uint32)
+    draws(mt, pos, raw)
+    for i in range(n - 1):
+        z = np.int64(np.uint64(raw[i]) % np.uint64(n - i))
+        t = out[i]
+        out[i] = out[z + i]
+        out[z + i] = t
+
+
+@numba.njit(cache=True, nogil=True)
+def key64(mt, pos):
+    """A 64-bit draw: the key of a counter-based stream for the samplers that run in
+    parallel (dropout masks, multinomial, exponential)."""
+    return next64(mt, pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_blocks32(mt, pos, d, mean, std):
+    """``normal_fill`` of float16 (computed in float32): 16 uniforms then their Box-Muller per
+    block, the last block the 16 elements that end the array."""
+    n = d.size
+    m, s = np.float32(mean), np.float32(std)
+    buf = np.empty(16, np.float32)
+    for i in range(0, n - 15, 16):
+        for j in range(16):
+            buf[j] = _u24(mt, pos)
+        _box_muller16_32(buf, 0, m, s)
+        d[i:i + 16] = buf
+    if n % 16:
+        for j in range(16):
+            buf[j] = _u24(mt, pos)
+        _box_muller16_32(buf, 0, m, s)
+        d[n - 16:] = buf
+
+
+@numba.njit(cache=True, nogil=True)
+def bernoulli_scalar(mt, pos, out, p):
+    """``bernoulli_(p)``: a float64 uniform below p (``bernoulli_distribution<double>``)."""
+    u = np.empty(min(out.size, _CHUNK))
+    for s in range(0, out.size, _CHUNK):
+        m = min(_CHUNK, out.size - s)
+        uniform64(mt, pos, u[:m], 0.0, 1.0)
+        for i in range(m):
+            out[s + i] = u[i] < p
+
+
+@numba.njit(cache=True, nogil=True)
+def bernoulli_tensor(mt, pos, out, p, wide):
+    """``bernoulli_(p_tensor)``: a float64 uniform below a float64 p, else a float32 one."""
+    for i in range(out.size):
+        if wide:
+            out[i] = _u53(mt, pos) < p[i]
+        else:
+            out[i] = _u24(mt, pos) < np.float32(p[i])

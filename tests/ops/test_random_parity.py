@@ -1,0 +1,127 @@
+"""After the same seed, jtorch's samplers give torch's CPU numbers bit for bit: the MT19937
+engine, its 32/64-bit draws and the transforms of torch's CPU kernels (uniform, Box-Muller
+normals in their three paths, integer ranges, permutations, bernoulli), and what is built on
+them: dropout masks and the initial weights of nn modules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import jtorch
+
+# torch's float32 normal_fill is avx_mathfun's vector code only in its AVX2 build
+_AVX2 = torch.backends.cpu.get_cpu_capability() == "AVX2"
+
+
+def _intel() -> bool:
+    """torch draws bernoulli_(p) through MKL's own stream on Intel CPUs."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "GenuineIntel" in f.read(4096)
+    except OSError:
+        return False
+
+
+def _same(make, seed: int = 5, gen: bool = False) -> None:
+    """``make(lib, generator)`` gives the same values and dtypes with torch and jtorch."""
+    def run(lib):
+        if gen:
+            return make(lib, lib.Generator().manual_seed(seed))
+        lib.manual_seed(seed)
+        return make(lib, None)
+
+    want, got = run(torch), run(jtorch)
+    want = want if isinstance(want, (list, tuple)) else [want]
+    got = got if isinstance(got, (list, tuple)) else [got]
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        assert str(w.dtype) == str(g.dtype) and tuple(w.shape) == tuple(g.shape)
+        np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**40 + 3, -1])
+def test_uniform_matches_torch(seed):
+    _same(lambda t, g: [t.rand(3, 5, generator=g), t.rand(1000, dtype=t.float64, generator=g),
+                        t.rand(300, dtype=t.float16, generator=g),
+                        t.empty(40, 30).uniform_(-0.3, 0.7, generator=g),
+                        t.empty(30, 40, dtype=t.float64).t().uniform_(2, 5, generator=g),
+                        t.empty(20, 30)[:, ::3].uniform_(generator=g),
+                        t.rand_like(t.zeros(4, 0, 3))], seed, gen=True)
+
+
+@pytest.mark.parametrize("n", [1, 5, 15, 16, 17, 40, 1003])
+def test_normal_matches_torch_in_each_path(n):
+    # fewer than 16 (one Box-Muller pair per two values, the second cached in the generator),
+    # 16 or more contiguous (normal_fill, the last 16 redrawn), non-contiguous (per value)
+    _same(lambda t, g: [t.randn(n, dtype=t.float64), t.randn(n, dtype=t.float64),
+                        t.empty(n, 3, dtype=t.float64).t().normal_(1.5, 0.5),
+                        t.normal(2.0, 3.0, (n,), dtype=t.float64), t.randn(n, 2)[:, 0]])
+    if _AVX2:
+        _same(lambda t, g: [t.randn(n), t.empty(n).normal_(-1.0, 0.25),
+                            t.randn(n, dtype=t.float16), t.randn_like(t.zeros(n, 2))])
+
+
+def test_integers_and_permutations_match_torch():
+    _same(lambda t, g: [t.randint(0, 10, (40,)), t.randint(-5, 5, (3, 3), dtype=t.int32),
+                        t.randint(3, (10,), dtype=t.float32), t.randint(5, 5 + 2**40, (50,)),
+                        t.randint(0, 2**33, (20,), dtype=t.float64),
+                        t.empty(20, dtype=t.int64).random_(), t.empty(20).random_(),
+                        t.empty(20, dtype=t.float64).random_(), t.empty(9, dtype=t.bool).random_(),
+                        t.empty(9, dtype=t.uint8).random_(), t.empty(9, dtype=t.int16).random_(-3, 9),
+                        t.empty(5, dtype=t.int64).random_(-2**63, None),
+                        t.randperm(1), t.randperm(10), t.randperm(1000, dtype=t.int32),
+                        t.randint_like(t.zeros(3, 4), 7)])
+
+
+def test_bernoulli_with_probability_tensors_matches_torch():
+    p32 = np.random.default_rng(0).random((6, 7)).astype(np.float32)
+    _same(lambda t, g: [t.bernoulli(t.from_numpy(p32)),
+                        t.bernoulli(t.from_numpy(p32.astype(np.float64))),
+                        t.zeros(6, 7, dtype=t.float64).bernoulli_(t.from_numpy(p32)),
+                        t.zeros(7, 6).t().bernoulli_(t.from_numpy(p32[:, :1]))])
+
+
+@pytest.mark.skipif(_intel(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
+def test_bernoulli_and_dropout_masks_match_torch():
+    _same(lambda t, g: [t.empty(100).bernoulli_(0.3), t.empty(7, 9, dtype=t.int64).bernoulli_(0.5),
+                        t.nn.functional.dropout(t.ones(10, 10), 0.3),
+                        t.nn.Dropout(0.5)(t.ones(4, 33)),
+                        t.nn.functional.dropout2d(t.ones(2, 5, 3, 3), 0.5)])
+
+
+def test_modules_initialise_to_torch_s_weights():
+    def params(t, g):
+        ms = [t.nn.Linear(20, 30), t.nn.Conv2d(3, 8, 3), t.nn.LSTM(8, 16, 2), t.nn.GRU(4, 6),
+              t.nn.Bilinear(3, 4, 5), t.nn.ConvTranspose1d(4, 2, 3),
+              t.nn.MultiheadAttention(16, 4)]
+        if _AVX2:
+            ms += [t.nn.Embedding(100, 16)]
+        return [p for m in ms for p in m.parameters()]
+
+    _same(params, 3)
+    _same(lambda t, g: [t.nn.init.xavier_uniform_(t.empty(10, 20)),
+                        t.nn.init.kaiming_uniform_(t.empty(7, 5), a=0.1),
+                        t.nn.init.kaiming_normal_(t.empty(10, 20, dtype=t.float64)),
+                        t.nn.init.normal_(t.empty(3, 4), 0.0, 0.02),
+                        t.nn.init.uniform_(t.empty(50), -1, 1)], 11)
+
+
+def test_state_round_trips_and_generators_are_independent():
+    g = jtorch.Generator().manual_seed(9)
+    jtorch.randn(3, dtype=jtorch.float64, generator=g)  # leaves a cached normal behind
+    s = g.get_state()
+    a = jtorch.randn(5, dtype=jtorch.float64, generator=g)
+    g.set_state(s)
+    np.testing.assert_array_equal(jtorch.randn(5, dtype=jtorch.float64, generator=g).numpy(),
+                                  a.numpy())
+    tg = torch.Generator().manual_seed(9)
+    torch.randn(3, dtype=torch.float64, generator=tg)
+    np.testing.assert_array_equal(a.numpy(), torch.randn(5, dtype=torch.float64,
+                                                         generator=tg).numpy())
+    jtorch.manual_seed(1)  # the default generator does not move a private one
+    h = jtorch.Generator().manual_seed(1)
+    jtorch.rand(10)
+    np.testing.assert_array_equal(jtorch.rand(4, generator=h).numpy(),
+                                  torch.rand(4, generator=torch.Generator().manual_seed(1)).numpy())
