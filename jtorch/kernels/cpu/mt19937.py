@@ -224,16 +224,29 @@ def _sincos_cephes(x):
     return (-s if swap_sin else s), (-c if swap_cos else c)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _box_muller16_32(d, o, mean, std):
-    for j in range(8):
-        u1 = _F1 - d[o + j]
-        u2 = d[o + j + 8]
-        radius = _sqrt(np.float32(-2.0) * _log_cephes(u1))
-        theta = np.float32(2.0 * math.pi) * u2
-        s, c = _sincos_cephes(theta)
-        d[o + j] = _fma(radius * c, std, mean)
-        d[o + j + 8] = _fma(radius * s, std, mean)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _box_muller_pairs32(u1, u2, mean, std):
+    """Box-Muller over pairs held in two rows (a loop that vectorises: the 16-element
+    blocks' interleaved halves do not): the normals replace the uniforms."""
+    for i in range(u1.size):
+        radius = _sqrt(np.float32(-2.0) * _log_cephes(_F1 - u1[i]))
+        s, c = _sincos_cephes(np.float32(2.0 * math.pi) * u2[i])
+        u1[i] = _fma(radius * c, std, mean)
+        u2[i] = _fma(radius * s, std, mean)
+
+
+@numba.njit(cache=True, nogil=True)
+def _box_muller_blocks32(d, lo, hi, mean, std):
+    """Box-Muller of the 16-element blocks of d[lo:hi]: ``u1 = 1 - d[j]``, ``u2 = d[j + 8]``."""
+    nb = (hi - lo) // 16
+    if nb == 0:
+        return
+    blocks = d[lo:lo + 16 * nb].reshape(nb, 16)
+    a = np.ascontiguousarray(blocks[:, :8]).reshape(-1)
+    b = np.ascontiguousarray(blocks[:, 8:]).reshape(-1)
+    _box_muller_pairs32(a, b, mean, std)
+    blocks[:, :8] = a.reshape(nb, 8)
+    blocks[:, 8:] = b.reshape(nb, 8)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -255,8 +268,7 @@ def normal_fill32(mt, pos, d, mean, std):
     m, s = np.float32(mean), np.float32(std)
     for lo, hi in ((0, n), (n - 16, n if n % 16 else n - 16)):  # every value, then the tail
         uniform32(mt, pos, d[lo:hi], 0.0, 1.0, False)
-        for i in range(lo, hi - 15, 16):
-            _box_muller16_32(d, i, m, s)
+        _box_muller_blocks32(d, lo, hi, m, s)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -339,12 +351,12 @@ def normal_blocks32(mt, pos, d, mean, std):
     for i in range(0, n - 15, 16):
         for j in range(16):
             buf[j] = _u24(mt, pos)
-        _box_muller16_32(buf, 0, m, s)
+        _box_muller_blocks32(buf, 0, 16, m, s)
         d[i:i + 16] = buf
     if n % 16:
         for j in range(16):
             buf[j] = _u24(mt, pos)
-        _box_muller16_32(buf, 0, m, s)
+        _box_muller_blocks32(buf, 0, 16, m, s)
         d[n - 16:] = buf
 
 
