@@ -18,6 +18,35 @@ import jtorch
 
 PATTERNS = {
     "method:get_device": "x",
+    # -- top-level spellings and numeric utilities (ops/extras.py, ops/numeric.py) --
+    "torch:alias_copy": "x", "torch:detach_copy": "x", "torch:diagonal_copy": "x",
+    "torch:squeeze_copy": "x", "torch:t_copy": "x", "torch:unbind_copy": "x",
+    "torch:slice_copy": "x", "torch:split_copy": "x 1", "torch:select_copy": "x 1 1",
+    "torch:transpose_copy": "x 1 1", "torch:unsqueeze_copy": "x 1", "torch:view_copy": "x -1",
+    "torch:angle": "x", "method:angle": "x", "torch:isreal": "x", "method:isreal": "x",
+    "torch:binary_cross_entropy_with_logits": "x y", "torch:celu": "x", "torch:celu_": "x",
+    "torch:selu": "x", "torch:selu_": "x", "torch:threshold": "x 1 1", "torch:threshold_": "x 1 1",
+    "torch:hardshrink": "x", "method:hardshrink": "x", "torch:pdist": "x",
+    "torch:kl_div": "x y", "torch:hinge_embedding_loss": "x y",
+    "torch:margin_ranking_loss": "x y z", "torch:triplet_margin_loss": "x y z",
+    "torch:group_norm": "x 1", "torch:embedding": "x i",
+    "torch:channel_shuffle": "x 2", "torch:native_channel_shuffle": "x 2",
+    "torch:clamp_": "x y", "torch:clamp_max_": "x y", "torch:clamp_min_": "x y", "torch:clip_": "x y",
+    "torch:xlogy_": "x y", "torch:gcd_": "i i", "torch:lcm_": "i i", "torch:logit_": "x",
+    "torch:nan_to_num_": "x", "torch:fill": "x 1", "torch:fill_": "x 1", "torch:zero_": "x",
+    "torch:detach": "x", "torch:detach_": "x", "torch:get_device": "x",
+    "torch:is_conj": "x", "torch:is_neg": "x", "method:is_neg": "x", "torch:resolve_neg": "x",
+    "method:resolve_neg": "x", "torch:is_signed": "x", "torch:is_storage": "x",
+    "torch:is_same_size": "x y", "method:is_same_size": "x y", "torch:is_inference": "x",
+    "method:is_inference": "x", "torch:typename": "x",
+    "torch:unsafe_chunk": "x 1", "method:unsafe_chunk": "x 1", "torch:unsafe_split": "x 1",
+    "method:unsafe_split": "x 1",
+    "torch:diff": "x", "method:diff": "x", "torch:cross": "x y", "method:cross": "x y",
+    "torch:cov": "x", "method:cov": "x", "torch:corrcoef": "x", "method:corrcoef": "x",
+    "torch:trapezoid": "x", "torch:trapz": "x", "torch:cumulative_trapezoid": "x",
+    "torch:dist": "x y", "method:dist": "x y", "torch:isin": "x y", "torch:searchsorted": "x y",
+    "torch:ldexp": "x y", "method:ldexp": "x y", "torch:ldexp_": "x y", "method:ldexp_": "x y",
+    "method:fill_diagonal_": "x 1", "torch:slice_scatter": "x y", "method:slice_scatter": "x y",
     "F:adaptive_avg_pool1d": "x 1",
     "F:adaptive_max_pool1d": "x 1",
     "F:adaptive_max_pool1d_with_indices": "x 1",
@@ -841,6 +870,79 @@ def _out():
 
 
 SAMPLES: dict = {}
+
+# ---- top-level spellings and numeric utilities (ops/extras.py, ops/numeric.py) ----------------
+
+_NORM_ARGS = (None, None, None, None)
+SAMPLES.update({
+    "torch:as_strided_copy": [lambda o: (jtorch.as_strided_copy, (o["x"], (2, 2), (1, 1)), {})],
+    "torch:expand_copy": [lambda o: (jtorch.expand_copy, (o["x"], (2, *o["x"].shape)), {})],
+    "torch:permute_copy": [lambda o: (jtorch.permute_copy, (o["x"], list(range(o["x"].ndim))[::-1]), {})],
+    "torch:unfold_copy": [lambda o: (jtorch.unfold_copy, (o["x"], 0, 2, 1), {})],
+    "torch:split_with_sizes": [lambda o: (jtorch.split_with_sizes, (o["x"], [1, 2]), {})],
+    "torch:split_with_sizes_copy": [lambda o: (jtorch.split_with_sizes_copy, (o["x"], [1, 2]), {})],
+    "torch:unsafe_split_with_sizes": [
+        lambda o: (jtorch.unsafe_split_with_sizes, (o["x"], [1, 2]), {})],
+    "method:unsafe_split_with_sizes": [
+        lambda o: (_m("unsafe_split_with_sizes"), (o["x"], [2, 1]), {})],
+    "torch:row_stack": [lambda o: (jtorch.row_stack, ([o["x"], o["y"]],), {})],
+    "torch:batch_norm": [lambda o: (jtorch.batch_norm, (o["x"], *_NORM_ARGS, True, 0.1, 1e-5, False), {})],
+    "torch:instance_norm": [
+        lambda o: (jtorch.instance_norm, (_lead(o["x"], 1), *_NORM_ARGS, True, 0.1, 1e-5, False), {})],
+    "torch:layer_norm": [lambda o: (jtorch.layer_norm, (o["x"], list(o["x"].shape[-1:])), {})],
+    "torch:native_layer_norm": [
+        lambda o: (jtorch.native_layer_norm, (o["x"], list(o["x"].shape[-1:]), None, None, 1e-5), {})],
+    "torch:pixel_shuffle": [lambda o: (jtorch.pixel_shuffle, (_lead(o["x"], 2), 1), {}),
+                            lambda o: (jtorch.pixel_shuffle, (_r(1, 4, 2, 3), 2), {})],
+    "torch:pixel_unshuffle": [lambda o: (jtorch.pixel_unshuffle, (_lead(o["x"], 2), 1), {}),
+                              lambda o: (jtorch.pixel_unshuffle, (_r(1, 1, 4, 2), 2), {})],
+    "torch:poisson_nll_loss": [
+        lambda o: (jtorch.poisson_nll_loss, (o["x"], o["y"], True, False, 1e-8, 1), {})],
+    "torch:cosine_embedding_loss": [
+        lambda o: (jtorch.cosine_embedding_loss, (o["x"], o["y"], _targets(o, 2) * 2 - 1), {})],
+    "torch:prelu": [lambda o: (jtorch.prelu, (o["x"], _r(1)), {})],
+    "method:prelu": [lambda o: (_m("prelu"), (o["x"], _r(1)), {})],
+    "torch:constant_pad_nd": [lambda o: (jtorch.constant_pad_nd, (o["x"], [1, 2], 0.5), {})],
+    "torch:convolution": [
+        lambda o: (jtorch.convolution, (_lead(o["x"], 2), _r(2, 1, 2, 2), None, [1, 1], [0, 0],
+                                        [1, 1], False, [0, 0], 1), {}),
+        lambda o: (jtorch.convolution, (_lead(o["x"], 1), _r(1, 2, 2), None, [1], [1], [1],
+                                        True, [0], 1), {})],
+    "torch:index_put_": [lambda o: (jtorch.index_put_, (o["x"], (_ix(o, 0),), _r()), {})],
+    "torch:narrow_copy": [lambda o: (jtorch.narrow_copy, (o["x"], 0, 0, 1), {})],
+    "method:narrow_copy": [lambda o: (_m("narrow_copy"), (o["x"], -1, 1, 1), {})],
+    "torch:diagonal_scatter": [lambda o: (jtorch.diagonal_scatter, (
+        o["x"], o["y"].diagonal() if o["y"].ndim == 2 else o["y"]), {})],
+    "method:diagonal_scatter": [lambda o: (_m("diagonal_scatter"), (
+        o["x"], o["y"].diagonal(1) if o["y"].ndim == 2 else o["y"], 1), {})],
+    "torch:select_scatter": [lambda o: (jtorch.select_scatter, (
+        o["x"], o["y"][:1].sum(0) if o["y"].ndim else o["y"], 0, 0), {})],
+    "method:select_scatter": [lambda o: (_m("select_scatter"), (
+        o["x"], o["y"][..., :1].sum(-1) if o["y"].ndim else o["y"], -1, 0), {})],
+    "torch:as_strided_scatter": [lambda o: (jtorch.as_strided_scatter, (
+        o["x"], _vec(o["y"], 1), (1,), (1,)), {})],
+    "method:as_strided_scatter": [lambda o: (_m("as_strided_scatter"), (
+        o["x"], _vec(o["y"], 1), (1,), (1,), 0), {})],
+    "torch:index_reduce": [lambda o: (jtorch.index_reduce, (
+        o["x"], 0, _pick(_size(o["x"], 0), 2), _rows(o["y"], 2), "amax"), {})],
+    "method:index_reduce": [lambda o: (_m("index_reduce"), (
+        o["x"], 0, _pick(_size(o["x"], 0), 2), _rows(o["y"], 2), "mean"), {"include_self": False})],
+    "method:index_reduce_": [lambda o: (_m("index_reduce_"), (
+        o["x"], 0, _pick(_size(o["x"], 0), 2), _rows(o["y"], 2), "prod"), {})],
+    "torch:bucketize": [lambda o: (jtorch.bucketize, (o["x"], _r(3).sort().values), {}),
+                        lambda o: (jtorch.bucketize, (o["x"], _r(3).sort().values), {"right": True,
+                                                                                    "out_int32": True})],
+    "torch:unravel_index": [lambda o: (jtorch.unravel_index, (o["i"], (3, 4)), {})],
+    "torch:vander": [lambda o: (jtorch.vander, (_vec(o["x"], 3),), {}),
+                     lambda o: (jtorch.vander, (_vec(o["x"], 3), 2), {"increasing": True})],
+    "torch:histc": [lambda o: (jtorch.histc, (o["x"], 4, -1, 1), {})],
+    "method:histc": [lambda o: (_m("histc"), (o["x"], 3, 0, 2), {})],
+    "torch:renorm": [lambda o: (jtorch.renorm, (o["x"], 2, 0, 1.0), {})],
+    "method:renorm": [lambda o: (_m("renorm"), (o["x"], 1, -1, 0.5), {})],
+    "method:renorm_": [lambda o: (_m("renorm_"), (o["x"], 2, 0, 1.0), {})],
+    "method:float_power_": [lambda o: (_m("float_power_"), (o["x"].double(), 2), {}),
+                            lambda o: (_m("float_power_"), (o["x"], 2), {})],  # not double: error
+})
 
 # ---- views and shapes -------------------------------------------------------------------------
 
@@ -1724,6 +1826,13 @@ SAMPLES["optim:Rprop"] = _steps(_OPT.Rprop, {}, {"maximize": True})
 # name -> list of functions ``sample(device)`` calling a factory on ``device`` ("cpu" or "meta").
 
 FACTORIES: dict = {
+    "torch:range": [lambda d: jtorch.range(0, 3, device=d), lambda d: jtorch.range(1, 2, 0.5, device=d)],
+    "torch:empty_permuted": [lambda d: jtorch.empty_permuted((2, 3, 4), (0, 2, 1), device=d)],
+    "torch:hann_window": [lambda d: jtorch.hann_window(5, device=d)],
+    "torch:hamming_window": [lambda d: jtorch.hamming_window(5, False, device=d)],
+    "torch:blackman_window": [lambda d: jtorch.blackman_window(6, dtype=jtorch.float64, device=d)],
+    "torch:bartlett_window": [lambda d: jtorch.bartlett_window(1, device=d)],
+    "torch:kaiser_window": [lambda d: jtorch.kaiser_window(4, device=d)],
     "torch:arange": [
         lambda d: jtorch.arange(5, device=d),
         lambda d: jtorch.arange(1, 2.5, 0.5, device=d),
@@ -1828,6 +1937,8 @@ FACTORIES: dict = {
 _GLOBAL = "global setting, no tensor in or out"
 _RNG = "global random-generator state, no tensor operand"
 NOT_SWEPT: dict = {
+    "torch:bincount": "its output length is the largest value plus one (torch has no meta kernel)",
+    "method:bincount": "its output length is the largest value plus one (torch has no meta kernel)",
     "torch:compile": "a decorator over functions and modules (tests/compile sweeps every op "
                      "through it)",
     # read values (a Python bool/list/array or a host copy): torch raises on meta tensors too;
@@ -1913,3 +2024,37 @@ SAMPLES["F:embedding_bag"] = [  # a float weight (an integer one is torch's dtyp
     lambda o: (jtorch.nn.functional.embedding_bag, (jtorch.tensor([0, 1, 1]), _r(3, 2),
                                                     jtorch.tensor([0, 2])), {"mode": "max"}),
 ]
+
+# the less common nn.functional forms (tests/nn/test_surface_nn_extras.py checks values)
+SAMPLES["F:native_channel_shuffle"] = [
+    lambda o: (F.native_channel_shuffle, (_cl(2, 6, 2, 3), 3), {}),
+    lambda o: (F.native_channel_shuffle, (_lead(o["x"], 1), 1), {}),
+]
+SAMPLES["F:conv_tbc"] = [
+    lambda o: (F.conv_tbc, (_r(5, 2, 3), _r(2, 3, 4, seed=1), _r(4, seed=2)), {}),
+    lambda o: (F.conv_tbc, (_r(5, 2, 3), _r(2, 3, 4, seed=1), _r(4, seed=2), 1), {}),
+    lambda o: (F.conv_tbc, (_r(5, 2, 3), _r(2, 3, 4, seed=1), _r(4, seed=2), -1), {}),
+    lambda o: (F.conv_tbc, (o["x"], _r(2, 3, 4, seed=1), _r(4, seed=2)), {}),  # 2-D: an error
+]
+
+
+def _fractional_specs(nd):
+    return [
+        lambda f, o: (f, (_r(2, 3, *(7,) * nd), 2),
+                      {"output_size": 3, "_random_samples": _r(2, 3, nd, seed=1).sigmoid()}),
+        lambda f, o: (f, (_cl(2, 3, *(8,) * nd), (2,) * nd),
+                      {"output_ratio": (0.5,) * nd, "return_indices": True,
+                       "_random_samples": _r(2, 3, nd, seed=1).sigmoid()}),
+        lambda f, o: (f, (_lead(o["x"], nd - 1), 2), {"output_size": 1}),  # random draws
+    ]
+
+
+for _nd in (2, 3):
+    for _suffix in ("", "_with_indices"):
+        _name = f"fractional_max_pool{_nd}d{_suffix}"
+        SAMPLES[f"F:{_name}"] = _on(getattr(F, _name), _fractional_specs(_nd))
+NOT_SWEPT.update({
+    "F:assert_int_or_pair": "an argument check on Python values, no tensor in or out",
+    "F:handle_torch_function": "the __torch_function__ protocol's dispatcher, no op of its own "
+                               "(tests/nn/test_surface_nn_extras.py)",
+})

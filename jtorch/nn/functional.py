@@ -418,6 +418,75 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     return vector_norm(diff, p, dim=1)
 
 
+# -- less common forms -------------------------------------------------------------------------
+
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """torch's argument check: an int or a pair, else AssertionError(message.format(arg_name))."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Call the first ``__torch_function__`` override among ``relevant_args`` (subclasses
+    before their bases) that does not return NotImplemented, as torch.overrides does."""
+    overloaded: list = []
+    for a in relevant_args:
+        t = type(a)
+        if not hasattr(t, "__torch_function__") or any(type(o) is t for o in overloaded):
+            continue
+        at = next((i for i, o in enumerate(overloaded) if issubclass(t, type(o))), len(overloaded))
+        overloaded.insert(at, a)
+    types = tuple(type(a) for a in overloaded)
+    for a in overloaded:
+        result = a.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{public_api.__module__}.{public_api.__name__}"
+    raise TypeError(f"no implementation found for '{name}' on types that implement "
+                    f"__torch_function__: {[type(a) for a in overloaded]}")
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """channel_shuffle (torch's native kernel of it: same values and checks)."""
+    return channel_shuffle(input, groups)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution of a (time, batch, channels) sequence with a (kernel width,
+    in_channels, out_channels) filter: conv1d in (batch, channels, time) layout.
+
+    >>> import jtorch
+    >>> F = jtorch.nn.functional
+    >>> F.conv_tbc(jtorch.ones(5, 2, 3), jtorch.ones(2, 3, 4), jtorch.zeros(4), 1).shape
+    torch.Size([6, 2, 4])
+    """
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    t, b = input.shape[:2]
+    out_t = t + 2 * pad - weight.shape[0] + 1
+    if out_t < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {out_t}: "
+                           f"[{out_t}, {b}, {weight.shape[2]}]")
+    x = input if pad >= 0 else input[-pad:t + pad]
+    y = conv1d(x.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
+               padding=max(pad, 0))
+    return y.permute(2, 0, 1)
+
+
+from .fractional_pool import *  # noqa: E402,F401,F403
 from .losses import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 
@@ -426,9 +495,11 @@ from ..ops.embedding import __all__ as _embedding_all  # noqa: E402
 from ..ops.pooling import __all__ as _pooling_all  # noqa: E402
 from ..ops.resample import __all__ as _resample_all  # noqa: E402
 from .attention import __all__ as _attention_all  # noqa: E402
+from .fractional_pool import __all__ as _fractional_all  # noqa: E402
 from .losses import __all__ as _losses_all  # noqa: E402
 from .normalization import __all__ as _normalization_all  # noqa: E402
 
 __all__ = sorted({*_OWN, "bilinear", "linear", "cosine_similarity", "pairwise_distance",
                   *_conv_all, *_embedding_all, *_pooling_all, *_resample_all, *_attention_all,
-                  *_losses_all, *_normalization_all})
+                  *_losses_all, *_normalization_all, *_fractional_all, "assert_int_or_pair",
+                  "conv_tbc", "handle_torch_function", "native_channel_shuffle"})

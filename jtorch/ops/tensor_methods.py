@@ -22,7 +22,20 @@ from .. import autograd
 from .. import dtypes as _dt
 from ..kernels.defs import binary as B
 from ..tensor import Tensor
-from . import conversion, creation, indexing, linalg, pointwise, random, reduction, softmax, sort, views
+from . import (
+    conversion,
+    creation,
+    extras,
+    indexing,
+    linalg,
+    numeric,
+    pointwise,
+    random,
+    reduction,
+    softmax,
+    sort,
+    views,
+)
 
 _gen = pointwise.GENERATED_METHODS  # methods made by the pointwise factories, by torch name
 _op, _iop = pointwise._op2, pointwise._iop
@@ -331,6 +344,22 @@ METHODS: dict = {
     "uniform_": random.uniform_, "normal_": random.normal_, "random_": random.random_,
     "exponential_": random.exponential_, "cauchy_": random.cauchy_,
     "log_normal_": random.log_normal_, "geometric_": random.geometric_,
+
+    # -- torch's other methods (ops/extras.py, ops/numeric.py) ----------------------------------
+    "hardshrink": extras.hardshrink, "prelu": extras.prelu,
+    "is_neg": extras.is_neg, "resolve_neg": extras.resolve_neg,
+    "is_same_size": extras.is_same_size, "is_inference": extras.is_inference,
+    "unsafe_chunk": extras.unsafe_chunk, "unsafe_split": extras.unsafe_split,
+    "unsafe_split_with_sizes": extras.unsafe_split_with_sizes,
+    "narrow_copy": extras.narrow_copy,  # made by extras._copy_variant
+    "diff": numeric.diff, "cross": numeric.cross, "cov": numeric.cov, "corrcoef": numeric.corrcoef,
+    "dist": numeric.dist, "renorm": numeric.renorm, "renorm_": numeric._renorm_,
+    "isreal": numeric.isreal, "angle": numeric.angle, "bincount": numeric.bincount,
+    "histc": numeric.histc, "ldexp": numeric.ldexp, "ldexp_": numeric.ldexp_,
+    "float_power_": numeric._float_power_, "fill_diagonal_": numeric._fill_diagonal_,
+    "diagonal_scatter": numeric.diagonal_scatter, "select_scatter": numeric.select_scatter,
+    "slice_scatter": numeric.slice_scatter, "as_strided_scatter": numeric.as_strided_scatter,
+    "index_reduce": numeric.index_reduce, "index_reduce_": numeric._index_reduce_,
 
     # -- autograd (jtorch/autograd/__init__.py) ------------------------------------------------
     "backward": autograd._tensor_backward,

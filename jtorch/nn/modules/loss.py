@@ -3,13 +3,15 @@ torch does) and calls the functional form in ``nn/losses.py``."""
 
 from __future__ import annotations
 
+import warnings
+
 from .. import losses as L
 from .module import Module
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "NLLLoss2d",
     "PoissonNLLLoss", "SmoothL1Loss",
     "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
 ]
@@ -56,6 +58,22 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return L.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+_NLL2D_DEPRECATED = ("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+                     "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss "
+                     "for more details.")
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of NLLLoss (warns with FutureWarning when built)."""
+
+    __deprecated__ = _NLL2D_DEPRECATED
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn(_NLL2D_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):

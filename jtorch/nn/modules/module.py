@@ -12,7 +12,7 @@ from typing import Any
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
@@ -561,6 +561,8 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   f"torch.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(value)}")
+                continue
+            if is_lazy(param):  # still unshaped (the lazy load hook shapes it for real values)
                 continue
             if tuple(value.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
