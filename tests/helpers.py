@@ -266,3 +266,13 @@ def golden_kernel(path: str, src: str) -> None:
     edits that leave the generated code as it is."""
     assert len(_FINGERPRINT.findall(src)) == 1, src
     golden(path, _FINGERPRINT.sub(r"\1<fingerprint>", src))
+
+
+def intel_cpu() -> bool:
+    """Whether this is an Intel CPU: torch then draws ``bernoulli_(p)`` (and so dropout masks)
+    from MKL's own stream, not from its generator's transforms."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "GenuineIntel" in f.read(4096)
+    except OSError:
+        return False

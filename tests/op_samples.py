@@ -2058,3 +2058,68 @@ NOT_SWEPT.update({
     "F:handle_torch_function": "the __torch_function__ protocol's dispatcher, no op of its own "
                                "(tests/nn/test_surface_nn_extras.py)",
 })
+
+
+# ---- ATen spellings, buffer constructors and flags (ops/aten.py) ------------------------------
+
+PATTERNS.update({
+    "torch:adjoint": "x", "torch:conj_physical_": "x", "torch:norm_except_dim": "x",
+    "torch:rrelu": "x", "torch:rrelu_": "x", "torch:dropout": "x 1 1", "torch:dropout_": "x 1 1",
+    "torch:alpha_dropout": "x 1 1", "torch:alpha_dropout_": "x 1 1",
+    "torch:feature_dropout": "x 1 1", "torch:feature_dropout_": "x 1 1",
+    "torch:feature_alpha_dropout": "x 1 1", "torch:feature_alpha_dropout_": "x 1 1",
+    "torch:native_dropout": "x 1 1",
+})
+
+
+def _cell(name, gates):
+    def spec(o):
+        x = o["x"].reshape(-1, 1) if o["x"].ndim != 2 else o["x"]
+        n, h = x.shape[0], 2
+        hx = jtorch.zeros(n, h)
+        w_ih, w_hh = jtorch.ones(gates * h, x.shape[1]), jtorch.ones(gates * h, h)
+        return getattr(jtorch, name), (x, (hx, hx) if name == "lstm_cell" else hx, w_ih, w_hh), {}
+    return [spec]
+
+
+SAMPLES.update({
+    "torch:dsplit": [lambda o: (jtorch.dsplit, (o["x"].reshape(1, 1, -1), 1), {})],
+    "torch:nonzero_static": [lambda o: (jtorch.nonzero_static, (o["x"],), {"size": 3})],
+    "torch:put": [lambda o: (jtorch.put, (o["x"], jtorch.tensor([0]), jtorch.tensor([1.0])), {})],
+    "torch:rms_norm": [lambda o: (jtorch.rms_norm, (o["x"], list(o["x"].shape[-1:])), {})],
+    "torch:conv_tbc": [lambda o: (jtorch.conv_tbc, (o["x"].reshape(-1, 1, 1), jtorch.ones(1, 1, 2),
+                                                    jtorch.zeros(2)), {})],
+    "torch:grid_sampler": [lambda o: (jtorch.grid_sampler, (o["x"].reshape(1, 1, 1, -1),
+                                                            jtorch.zeros(1, 2, 2, 2), 0, 0, False),
+                                      {})],
+    "torch:grid_sampler_2d": [lambda o: (jtorch.grid_sampler_2d, (o["x"].reshape(1, 1, 1, -1),
+                                                                  jtorch.zeros(1, 1, 1, 2), 1, 1,
+                                                                  True), {})],
+    "torch:affine_grid_generator": [lambda o: (jtorch.affine_grid_generator,
+                                               (jtorch.zeros(1, 2, 3) + o["x"].sum(),
+                                                [1, 1, 2, 3], False), {})],
+    "torch:native_batch_norm": [lambda o: (jtorch.native_batch_norm,
+                                           (o["x"].reshape(-1, 1), None, None, None, None, True,
+                                            0.1, 1e-5), {})],
+    "torch:native_group_norm": [lambda o: (jtorch.native_group_norm,
+                                           (o["x"].reshape(1, 1, -1), None, None, 1, 1,
+                                            o["x"].numel(), 1, 1e-5), {})],
+    "torch:rnn_tanh_cell": _cell("rnn_tanh_cell", 1), "torch:rnn_relu_cell": _cell("rnn_relu_cell", 1),
+    "torch:lstm_cell": _cell("lstm_cell", 4), "torch:gru_cell": _cell("gru_cell", 3),
+})
+
+NOT_SWEPT.update({
+    "torch:grid_sampler_3d": "volumetric sampling: grid_sample's 5-D case is not implemented yet",
+    "torch:native_norm": "torch's kernel for sparse tensors: dense inputs raise its error",
+    "torch:is_distributed": "returns a Python bool (no distributed tensors here)",
+    "torch:from_dlpack": "wraps another library's memory (tests/ops/test_aten_names.py)",
+    "torch:frombuffer": "wraps a Python buffer's memory (tests/ops/test_aten_names.py)",
+    "torch:from_file": "reads a file (tests/ops/test_aten_names.py)",
+    **{f"torch:{n}": "a process-level switch or flag, no tensor (tests/ops/test_aten_names.py)"
+       for n in ("init_num_threads", "set_flush_denormal", "sym_sqrt", "sym_sum",
+                 "is_autocast_enabled", "set_autocast_enabled", "is_autocast_cpu_enabled",
+                 "set_autocast_cpu_enabled", "is_autocast_xla_enabled",
+                 "set_autocast_xla_enabled", "is_autocast_cache_enabled",
+                 "set_autocast_cache_enabled", "clear_autocast_cache",
+                 "autocast_increment_nesting", "autocast_decrement_nesting")},
+})

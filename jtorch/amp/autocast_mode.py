@@ -32,9 +32,16 @@ class autocast:
             self._enabled = False
 
     def __enter__(self):
+        from ..ops import aten
+
+        self._prev = aten.is_autocast_enabled(self.device)
+        aten.set_autocast_enabled(self.device, self._enabled)
         return self
 
     def __exit__(self, *exc) -> bool:
+        from ..ops import aten
+
+        aten.set_autocast_enabled(self.device, self._prev)
         return False
 
     def __call__(self, func):

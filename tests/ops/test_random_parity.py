@@ -8,20 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from helpers import intel_cpu
 
 import jtorch
 
 # torch's float32 normal_fill is avx_mathfun's vector code only in its AVX2 build
 _AVX2 = torch.backends.cpu.get_cpu_capability() == "AVX2"
-
-
-def _intel() -> bool:
-    """torch draws bernoulli_(p) through MKL's own stream on Intel CPUs."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "GenuineIntel" in f.read(4096)
-    except OSError:
-        return False
 
 
 def _same(make, seed: int = 5, gen: bool = False) -> None:
@@ -83,7 +75,7 @@ def test_bernoulli_with_probability_tensors_matches_torch():
                         t.zeros(7, 6).t().bernoulli_(t.from_numpy(p32[:, :1]))])
 
 
-@pytest.mark.skipif(_intel(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
+@pytest.mark.skipif(intel_cpu(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
 def test_bernoulli_and_dropout_masks_match_torch():
     _same(lambda t, g: [t.empty(100).bernoulli_(0.3), t.empty(7, 9, dtype=t.int64).bernoulli_(0.5),
                         t.nn.functional.dropout(t.ones(10, 10), 0.3),

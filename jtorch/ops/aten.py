@@ -1,0 +1,424 @@
+"""More of torch's top-level names: the ATen entry points of dropout, RNN cells, grid
+sampling and normalisation that torch exposes beside their nn.functional forms (``torch.dropout
+(input, p, train)`` takes ``train`` positionally), the ``native_*`` variants that return their
+saved statistics, buffer constructors (``frombuffer``, ``from_file``, ``from_dlpack``), and
+process-level switches and flags programs probe (``has_lapack``, ``init_num_threads``,
+``set_flush_denormal``, the autocast state functions).
+
+Each composes existing ops, so dispatch, meta tensors and autograd come with them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..amp.grad_scaler import GradScaler
+from ..dtypes import contiguous_format
+from ..tensor import Tensor
+from . import creation, views
+
+__all__ = [
+    "AcceleratorError", "FatalError", "GradScaler", "OutOfMemoryError", "adjoint",
+    "affine_grid_generator", "alpha_dropout", "alpha_dropout_", "autocast_decrement_nesting",
+    "autocast_increment_nesting", "clear_autocast_cache", "conj_physical_", "conv_tbc", "dropout",
+    "dropout_", "dsplit", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
+    "feature_dropout_", "from_dlpack", "from_file", "frombuffer", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d", "gru_cell", "has_lapack", "has_openmp", "has_spectral",
+    "init_num_threads", "is_autocast_cache_enabled", "is_autocast_cpu_enabled",
+    "is_autocast_enabled", "is_autocast_xla_enabled", "is_distributed",
+    "legacy_contiguous_format", "lstm_cell", "native_batch_norm", "native_dropout",
+    "native_group_norm", "native_norm", "nonzero_static", "norm_except_dim", "put",
+    "rms_norm", "rnn_relu_cell", "rnn_tanh_cell", "rrelu", "rrelu_", "set_autocast_cache_enabled",
+    "set_autocast_cpu_enabled", "set_autocast_enabled", "set_autocast_xla_enabled",
+    "set_flush_denormal", "sym_sqrt", "sym_sum",
+]
+
+
+def _F():
+    from ..nn import functional
+
+    return functional
+
+
+# -- errors torch raises (and exports at the top level) --------------------------------------
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory (torch.OutOfMemoryError, also torch.cuda's)."""
+
+
+class AcceleratorError(RuntimeError):
+    """An accelerator (CUDA, XPU...) reported an error."""
+
+
+class FatalError(Exception):
+    """torch's error for an unrecoverable internal state."""
+
+
+
+# -- dropout and rrelu: ``train`` positional, as ATen has them --------------------------------
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().dropout(input, p, train)
+
+
+def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """Whole channels (dim 1) zeroed together: dropout2d's rule for any rank >= 2."""
+    return _feature(input, p, train, False)
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _feature(input, p, train, True)
+
+
+def _feature(input: Tensor, p: float, train: bool, inplace: bool) -> Tensor:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0:
+        return input
+    shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
+    keep = creation.empty(shape, dtype=input.dtype).bernoulli_(1 - p) if p < 1 else \
+        creation.zeros(shape, dtype=input.dtype)
+    scale = keep.div_(1 - p) if p < 1 else keep
+    return input.mul_(scale) if inplace else input * scale
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def native_dropout(input: Tensor, p: float, train) -> tuple:
+    """(output, keep mask); in eval (``train`` False) the input and an all-true mask."""
+    if train is not None and not train:
+        return input.clone(), creation.ones_like(input, dtype=_dt.bool)
+    keep = creation.empty_like(input, dtype=_dt.bool).bernoulli_(1 - p)
+    return input * keep * (0.0 if p == 1 else 1.0 / (1 - p)), keep
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          generator=None) -> Tensor:
+    return _F().rrelu(input, lower, upper, training)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False, generator=None) -> Tensor:
+    return _F().rrelu(input, lower, upper, training, inplace=True)
+
+
+# -- grid sampling with integer modes -----------------------------------------------------------
+
+_INTERP = ("bilinear", "nearest", "bicubic")
+_PAD = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """``F.grid_sample`` with torch's integer codes (0 bilinear, 1 nearest, 2 bicubic; 0
+    zeros, 1 border, 2 reflection)."""
+    return _F().grid_sample(input, grid, _INTERP[interpolation_mode], _PAD[padding_mode],
+                            align_corners)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    return _F().affine_grid(theta, list(size), align_corners=align_corners)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    return _F().conv_tbc(input, weight, bias, pad)
+
+
+# -- RNN cells (ATen's: the weights as arguments) -----------------------------------------------
+
+def _gates(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih, b_hh) -> tuple:
+    gi = _F().linear(input, w_ih, b_ih)
+    gh = _F().linear(hx, w_hh, b_hh)
+    return gi, gh
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+                  b_hh=None) -> Tensor:
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).tanh()
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+                  b_hh=None) -> Tensor:
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).relu()
+
+
+def lstm_cell(input: Tensor, hx, w_ih: Tensor, w_hh: Tensor, b_ih=None, b_hh=None) -> tuple:
+    """(h', c') from ``hx = (h, c)``: gates i, f, g, o in that order, as torch stacks them."""
+    h, c = hx
+    gi, gh = _gates(input, h, w_ih, w_hh, b_ih, b_hh)
+    i, f, g, o = (gi + gh).chunk(4, 1)
+    c2 = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c2.tanh(), c2
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+             b_hh=None) -> Tensor:
+    """h' = (1 - z) * n + z * h with gates r, z, n (n = tanh(x_n + r * h_n))."""
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    ir, iz, in_ = gi.chunk(3, 1)
+    hr, hz, hn = gh.chunk(3, 1)
+    r = (ir + hr).sigmoid()
+    z = (iz + hz).sigmoid()
+    n = (in_ + r * hn).tanh()
+    return (1 - z) * n + z * hx
+
+
+# -- normalisation with its saved statistics -----------------------------------------------------
+
+def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
+                      momentum: float, eps: float) -> tuple:
+    """(output, save_mean, save_invstd): the batch statistics in training (running ones
+    updated in place), empty ones in eval, as ATen returns them."""
+    out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        empty = creation.empty(0, dtype=input.dtype)
+        return out, empty, empty.clone()
+    dims = [0, *range(2, input.ndim)]
+    x = input.detach()
+    mean = x.mean(dims)
+    invstd = (x.var(dims, unbiased=False) + eps).rsqrt()
+    return out, mean, invstd
+
+
+def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, group: int,
+                      eps: float) -> tuple:
+    """(output, mean, rstd) with the statistics per (sample, group), shape (N, group)."""
+    out = _F().group_norm(input, group, weight, bias, eps)
+    x = input.detach().reshape(N, group, -1)
+    mean = x.mean(-1)
+    rstd = (x.var(-1, unbiased=False) + eps).rsqrt()
+    return out, mean, rstd
+
+
+def native_norm(input: Tensor, p=2, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """A sparse tensors' kernel in torch: dense inputs get torch's error."""
+    raise NotImplementedError(
+        f"Could not run 'aten::native_norm' with arguments from the "
+        f"'{input.device.type.upper()}' backend. 'aten::native_norm' is only available for "
+        f"sparse tensors.")
+
+
+def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:
+    """The norm over every dim but ``dim``, kept as size-1 dims (weight_norm's); dim -1: the
+    whole tensor's norm."""
+    if dim == -1:
+        return v.norm(pow)
+    dims = [d for d in range(v.ndim) if d != dim % v.ndim]
+    return v.norm(pow, dims, keepdim=True) if dims else v.abs() if pow else v
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
+    return _F().rms_norm(input, normalized_shape, weight, eps)
+
+
+# -- small tensor functions -------------------------------------------------------------------
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (a view, as torch's)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    t = input.transpose(-2, -1)
+    return t.conj() if input.dtype.is_complex else t
+
+
+def dsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 2 (torch requires 3 or more dims and, for a section count,
+    that it divides dim 2)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but got a "
+                           f"tensor with {input.ndim} dimensions!")
+    if isinstance(indices_or_sections, int) and (indices_or_sections == 0 or
+                                                 input.shape[2] % indices_or_sections):
+        raise RuntimeError(f"torch.dsplit attempted to split along dimension 2, but the size of "
+                           f"the dimension {input.shape[2]} is not divisible by the split_size "
+                           f"{indices_or_sections}!")
+    return views.tensor_split(input, indices_or_sections, 2)
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    if input.dtype.is_complex:
+        input.copy_(input.conj_physical())
+    return input
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    return input.put(index, source, accumulate)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero`` padded with ``fill_value`` rows (or cut) to exactly ``size`` rows."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
+                           f"size: {size}")
+    nz = input.nonzero()
+    k = nz.shape[0]
+    if k >= size:
+        return nz[:size].clone()
+    pad = creation.full((size - k, nz.shape[1]), fill_value, dtype=nz.dtype)
+    return views.cat([nz, pad], 0)
+
+
+def is_distributed(input: Tensor) -> bool:
+    return False
+
+
+# -- buffers -----------------------------------------------------------------------------------
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor over the memory of a Python buffer (shared, as torch's)."""
+    d = dtype if dtype is not None else _dt.get_default_dtype()
+    size = memoryview(buffer).nbytes
+    if size == 0 or count == 0:
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({size} bytes) minus 1")
+    if count < 0 and (size - offset) % d.itemsize:
+        raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) "
+                         f"must be a multiple of element size ({d.itemsize})")
+    if count > 0 and count * d.itemsize > size - offset:
+        raise ValueError(f"requested buffer length ({count} * {d.itemsize} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({size} bytes)")
+    a = np.frombuffer(buffer, d.np, count, offset)
+    t = Tensor._make(a, None, d)
+    return t.requires_grad_() if requires_grad else t
+
+
+def from_file(filename, shared=None, size: int = 0, *, dtype=None, layout=None, device=None,
+              pin_memory: bool = False) -> Tensor:
+    """``size`` elements read from a file (``shared=True`` maps it, writes reach the file)."""
+    d = dtype if dtype is not None else _dt.get_default_dtype()
+    nbytes = os.path.getsize(filename)
+    if size * d.itemsize > nbytes:
+        raise RuntimeError(f"unexpected EOF, expected {size * d.itemsize} bytes, got "
+                           f"{nbytes}")
+    if shared:
+        a = np.memmap(filename, d.np, "r+", shape=(size,))
+    else:
+        a = np.fromfile(filename, d.np, size)
+    return Tensor._make(a, None, d)
+
+
+def from_dlpack(ext_tensor) -> Tensor:
+    """A tensor sharing the memory of any DLPack producer (NumPy arrays, torch tensors...)."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    a = np.from_dlpack(ext_tensor)
+    return Tensor._make(a, None, _dt._FROM_NP[a.dtype])
+
+
+# -- process-level flags -------------------------------------------------------------------------
+
+has_lapack = True  # scipy's LAPACK, which Numba's np.linalg calls
+has_openmp = True  # Numba's threading layer
+has_spectral = False  # no jtorch.fft yet
+
+
+def init_num_threads() -> None:
+    """Nothing to do: the thread pools start on first use."""
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Flushing denormals is not configurable here: False, as torch on a CPU without it."""
+    return False
+
+
+def sym_sqrt(a):
+    return math.sqrt(a)
+
+
+def sym_sum(args):
+    return sum(args)
+
+
+legacy_contiguous_format = contiguous_format  # torch keeps the old name as an alias
+
+
+# autocast state: regions change nothing here (``amp``), but its switches are kept and read
+_autocast = {"cpu": False, "xla": False, "cache": True, "nesting": 0}
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    return _autocast.get(device_type or "cuda", False) if device_type != "cpu" else \
+        _autocast["cpu"]
+
+
+def set_autocast_enabled(device_type, enabled=None) -> None:
+    if enabled is None:  # the legacy one-argument form sets CUDA's
+        return
+    _autocast[device_type] = bool(enabled)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    return _autocast["cpu"]
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    _autocast["cpu"] = bool(enabled)
+
+
+def is_autocast_xla_enabled() -> bool:
+    return _autocast["xla"]
+
+
+def set_autocast_xla_enabled(enabled: bool) -> None:
+    _autocast["xla"] = bool(enabled)
+
+
+def is_autocast_cache_enabled() -> bool:
+    return _autocast["cache"]
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    _autocast["cache"] = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """No cast cache to clear: autocast casts nothing here."""
+
+
+def autocast_increment_nesting() -> int:
+    _autocast["nesting"] += 1
+    return _autocast["nesting"]
+
+
+def autocast_decrement_nesting() -> int:
+    _autocast["nesting"] -= 1
+    return _autocast["nesting"]

@@ -1,0 +1,205 @@
+"""torch's ATen-level top-level names (``torch.dropout(x, p, train)``, RNN cells with explicit
+weights, ``grid_sampler`` with integer modes, ``native_*`` with saved statistics), buffer
+constructors and process flags, each against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from helpers import intel_cpu
+
+import jtorch
+
+
+def _both(make, seed=3):
+    torch.manual_seed(seed)
+    jtorch.manual_seed(seed)
+    return make(torch), make(jtorch)
+
+
+def _eq(a, b, **tol):
+    a = a if isinstance(a, (tuple, list)) else (a,)
+    b = b if isinstance(b, (tuple, list)) else (b,)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert str(x.dtype) == str(y.dtype) and tuple(x.shape) == tuple(y.shape)
+        if tol:
+            np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy(), **tol)
+        else:
+            np.testing.assert_array_equal(y.detach().numpy(), x.detach().numpy())
+
+
+def _x(lib, *shape, seed=0):
+    return lib.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+@pytest.mark.skipif(intel_cpu(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
+def test_dropout_family_matches_torch_masks():
+    for f in (lambda t: t.dropout(_x(t, 6, 7), 0.3, True), lambda t: t.dropout(_x(t, 4), 0.3, False),
+              lambda t: t.dropout_(_x(t, 5, 5), 0.5, True),
+              lambda t: t.feature_dropout(_x(t, 2, 5, 3, 3), 0.5, True),
+              lambda t: t.feature_dropout_(_x(t, 3, 4, 2), 0.4, True),
+              lambda t: t.alpha_dropout(_x(t, 6, 7), 0.3, True),
+              lambda t: t.feature_alpha_dropout(_x(t, 2, 5, 3, 3), 0.5, True),
+              lambda t: t.native_dropout(_x(t, 6, 7), 0.25, True),
+              lambda t: t.native_dropout(_x(t, 6, 7), 0.25, False),
+              lambda t: t.native_dropout(_x(t, 3, 4), 1.0, True),
+              lambda t: t.rrelu(_x(t, 5))):
+        _eq(*_both(f), rtol=1e-6, atol=1e-7)
+    # rrelu in training draws a slope per negative element: same law, not torch's numbers
+    x = _x(jtorch, 400)
+    y = jtorch.rrelu(x, 0.1, 0.3, True).numpy()
+    neg = x.numpy() <= 0
+    np.testing.assert_array_equal(y[~neg], x.numpy()[~neg])
+    slope = y[neg] / x.numpy()[neg]
+    assert slope.min() >= 0.1 - 1e-6 and slope.max() <= 0.3 + 1e-6 and slope.std() > 0.03
+    z = _x(jtorch, 30)
+    assert jtorch.rrelu_(z, training=True) is z
+
+
+def test_rnn_cells_with_explicit_weights():
+    b, i, h = 3, 5, 4
+
+    def run(t, kind, gates):
+        x, hx = _x(t, b, i, seed=1), _x(t, b, h, seed=2)
+        w = [_x(t, gates * h, i, seed=3), _x(t, gates * h, h, seed=4), _x(t, gates * h, seed=5),
+             _x(t, gates * h, seed=6)]
+        for p in [x, hx, *w]:
+            p.requires_grad_()
+        if kind == "lstm_cell":
+            out = t.lstm_cell(x, (hx, hx * 0.5), *w)
+            loss = out[0].sum() + out[1].square().sum()
+        else:
+            out = getattr(t, kind)(x, hx, *w)
+            loss = out.square().sum()
+        grads = t.autograd.grad(loss, [x, hx, *w])
+        return (out if isinstance(out, tuple) else (out,)) + tuple(grads)
+
+    for kind, gates in (("rnn_tanh_cell", 1), ("rnn_relu_cell", 1), ("lstm_cell", 4),
+                        ("gru_cell", 3)):
+        _eq(run(torch, kind, gates), run(jtorch, kind, gates), rtol=2e-5, atol=1e-5)
+    _eq(torch.gru_cell(_x(torch, 2, 3), _x(torch, 2, 2), _x(torch, 6, 3), _x(torch, 6, 2)),
+        jtorch.gru_cell(_x(jtorch, 2, 3), _x(jtorch, 2, 2), _x(jtorch, 6, 3), _x(jtorch, 6, 2)),
+        rtol=2e-5, atol=1e-6)
+
+
+def test_grid_sampler_codes_and_affine_grid_generator():
+    for mode in (0, 1):  # bicubic (2) is not implemented by grid_sample yet
+        for pad in (0, 1, 2):
+            for align in (False, True):
+                want, got = (t.grid_sampler(_x(t, 2, 3, 5, 6), _x(t, 2, 4, 4, 2, seed=1) * 0.8,
+                                            mode, pad, align) for t in (torch, jtorch))
+                _eq(want, got, rtol=1e-5, atol=1e-5)
+    _eq(torch.grid_sampler_2d(_x(torch, 1, 2, 3, 4), _x(torch, 1, 2, 3, 2, seed=1), 1, 1, True),
+        jtorch.grid_sampler_2d(_x(jtorch, 1, 2, 3, 4), _x(jtorch, 1, 2, 3, 2, seed=1), 1, 1, True),
+        rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="4-D"):  # volumetric sampling: not yet
+        jtorch.grid_sampler_3d(_x(jtorch, 1, 2, 3, 4, 5), _x(jtorch, 1, 2, 2, 3, 3), 0, 1, False)
+    for align in (False, True):
+        _eq(torch.affine_grid_generator(_x(torch, 2, 2, 3), [2, 3, 4, 5], align),
+            jtorch.affine_grid_generator(_x(jtorch, 2, 2, 3), [2, 3, 4, 5], align), rtol=1e-6,
+            atol=1e-6)
+
+
+def test_native_norms_return_their_statistics():
+    def bn(t, training):
+        rm, rv = t.zeros(4), t.ones(4)
+        out = t.native_batch_norm(_x(t, 5, 4, 3), _x(t, 4, seed=1), _x(t, 4, seed=2), rm, rv,
+                                  training, 0.1, 1e-5)
+        return (*out, rm, rv)
+
+    for training in (True, False):
+        _eq(bn(torch, training), bn(jtorch, training), rtol=1e-5, atol=1e-6)
+    _eq(torch.native_group_norm(_x(torch, 2, 6, 5), _x(torch, 6, seed=1), None, 2, 6, 5, 3, 1e-5),
+        jtorch.native_group_norm(_x(jtorch, 2, 6, 5), _x(jtorch, 6, seed=1), None, 2, 6, 5, 3,
+                                 1e-5), rtol=1e-5, atol=1e-6)
+    for dim in (-1, 0, 1, 2):
+        _eq(torch.norm_except_dim(_x(torch, 3, 4, 5), 2, dim),
+            jtorch.norm_except_dim(_x(jtorch, 3, 4, 5), 2, dim), rtol=1e-6)
+    for t in (torch, jtorch):  # a sparse tensors' kernel: dense inputs are refused
+        with pytest.raises(NotImplementedError, match="native_norm"):
+            t.native_norm(_x(t, 3, 4))
+    _eq(torch.rms_norm(_x(torch, 3, 4), [4], _x(torch, 4, seed=1)),
+        jtorch.rms_norm(_x(jtorch, 3, 4), [4], _x(jtorch, 4, seed=1)), rtol=1e-6)
+    _eq(torch.conv_tbc(_x(torch, 7, 2, 3), _x(torch, 3, 3, 4, seed=1), _x(torch, 4, seed=2), 1),
+        jtorch.conv_tbc(_x(jtorch, 7, 2, 3), _x(jtorch, 3, 3, 4, seed=1), _x(jtorch, 4, seed=2),
+                        1), rtol=1e-5, atol=1e-5)
+
+
+def test_small_functions_match_torch():
+    c = np.random.default_rng(0).standard_normal((2, 3, 3)) + 1j
+    for t in (torch, jtorch):
+        assert t.adjoint(t.from_numpy(c)).shape == (2, 3, 3)
+    _eq(torch.adjoint(torch.from_numpy(c)).resolve_conj(),
+        jtorch.adjoint(jtorch.from_numpy(c)).resolve_conj())
+    _eq(torch.adjoint(_x(torch, 2, 3)), jtorch.adjoint(_x(jtorch, 2, 3)))
+    _eq(torch.dsplit(_x(torch, 2, 2, 6), 3), jtorch.dsplit(_x(jtorch, 2, 2, 6), 3))
+    _eq(torch.dsplit(_x(torch, 2, 2, 6), [1, 4]), jtorch.dsplit(_x(jtorch, 2, 2, 6), [1, 4]))
+    for bad in (lambda t: t.dsplit(_x(t, 2, 6), 3), lambda t: t.dsplit(_x(t, 2, 2, 5), 3)):
+        with pytest.raises(RuntimeError):
+            bad(torch)
+        with pytest.raises(RuntimeError):
+            bad(jtorch)
+    m = np.array([[0, 1, 0], [2, 0, 3]], np.float32)
+    for size, fill in ((0, -1), (2, -1), (5, 7)):
+        _eq(torch.nonzero_static(torch.from_numpy(m), size=size, fill_value=fill),
+            jtorch.nonzero_static(jtorch.from_numpy(m), size=size, fill_value=fill))
+    _eq(torch.put(_x(torch, 2, 3), torch.tensor([0, 5]), torch.tensor([9.0, 8.0])),
+        jtorch.put(_x(jtorch, 2, 3), jtorch.tensor([0, 5]), jtorch.tensor([9.0, 8.0])))
+    z = torch.from_numpy(c.copy())
+    jz = jtorch.from_numpy(c.copy())
+    torch.conj_physical_(z)
+    jtorch.conj_physical_(jz)
+    _eq(z, jz)
+    assert jtorch.is_distributed(_x(jtorch, 2)) is torch.is_distributed(_x(torch, 2))
+
+
+def test_buffers_share_or_read_memory(tmp_path):
+    buf = bytearray(np.arange(10, dtype=np.float32).tobytes())
+    a, b = torch.frombuffer(buf, dtype=torch.float32, count=4, offset=8), \
+        jtorch.frombuffer(buf, dtype=jtorch.float32, count=4, offset=8)
+    _eq(a, b)
+    b[0] = 100.0  # the tensor is a view of the buffer
+    assert a[0].item() == 100.0
+    for bad in ({"count": 20}, {"offset": 40}):
+        with pytest.raises(ValueError):
+            torch.frombuffer(buf, dtype=torch.float32, **bad)
+        with pytest.raises(ValueError):
+            jtorch.frombuffer(buf, dtype=jtorch.float32, **bad)
+    path = str(tmp_path / "data.bin")
+    np.arange(12, dtype=np.float64).tofile(path)
+    _eq(torch.from_file(path, size=5, dtype=torch.float64),
+        jtorch.from_file(path, size=5, dtype=jtorch.float64))
+    shared = jtorch.from_file(path, True, 12, dtype=jtorch.float64)
+    shared[0] = -1.0
+    del shared
+    assert np.fromfile(path, np.float64)[0] == -1.0
+    with pytest.raises(RuntimeError):
+        jtorch.from_file(path, size=100, dtype=jtorch.float64)
+    t = torch.arange(5.0)
+    d = jtorch.from_dlpack(t)
+    _eq(t, d)
+    d[1] = 42.0  # shares torch's memory
+    assert t[1].item() == 42.0
+    _eq(torch.from_dlpack(np.arange(3)), jtorch.from_dlpack(np.arange(3)))
+
+
+def test_flags_and_autocast_state():
+    assert jtorch.has_lapack and isinstance(jtorch.has_openmp, bool)
+    assert jtorch.init_num_threads() is None and jtorch.set_flush_denormal(False) is False
+    assert jtorch.legacy_contiguous_format is jtorch.contiguous_format
+    assert jtorch.GradScaler is jtorch.amp.GradScaler
+    assert issubclass(jtorch.OutOfMemoryError, RuntimeError)
+    assert issubclass(jtorch.AcceleratorError, RuntimeError)
+    assert jtorch.sym_sqrt(4) == 2.0 and jtorch.sym_sum([1, 2, 3]) == 6
+    for t in (torch, jtorch):
+        assert not t.is_autocast_enabled("cpu")
+        with t.autocast("cpu"):
+            assert t.is_autocast_enabled("cpu")
+        assert not t.is_autocast_enabled("cpu") and t.is_autocast_cache_enabled()
+        t.set_autocast_cache_enabled(False)
+        assert not t.is_autocast_cache_enabled()
+        t.set_autocast_cache_enabled(True)
+        assert t.autocast_increment_nesting() == 1 and t.autocast_decrement_nesting() == 0
+        t.clear_autocast_cache()
