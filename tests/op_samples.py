@@ -2123,3 +2123,43 @@ NOT_SWEPT.update({
                  "set_autocast_cache_enabled", "clear_autocast_cache",
                  "autocast_increment_nesting", "autocast_decrement_nesting")},
 })
+
+
+# ---- Tensor methods beside the ATen spellings (ops/aten.py) ----------------------------------
+
+PATTERNS.update({
+    "method:adjoint": "x", "method:conj_physical_": "x", "method:swapaxes_": "x 1 1",
+    "method:swapdims_": "x 1 1", "method:sum_to_size": "x", "method:resize_": "x",
+})
+SAMPLES.update({
+    "method:dsplit": [lambda o: (_m("dsplit"), (o["x"].reshape(1, 1, -1), 1), {})],
+    "method:nonzero_static": [lambda o: (_m("nonzero_static"), (o["x"],), {"size": 2})],
+    "method:addmv_": [lambda o: (_m("addmv_"), (jtorch.ones(2), jtorch.ones(2, o["x"].numel()),
+                                               o["x"].reshape(-1)), {})],
+    "method:addr_": [lambda o: (_m("addr_"), (jtorch.ones(2, o["x"].numel()), jtorch.ones(2),
+                                             o["x"].reshape(-1)), {})],
+    "method:addbmm_": [lambda o: (_m("addbmm_"), (jtorch.ones(2, 3), o["x"].reshape(1, 2, -1)[:, :, :0]
+                                                 .expand(1, 2, 0).contiguous(), jtorch.ones(1, 0, 3)),
+                                  {})],
+    "method:baddbmm_": [lambda o: (_m("baddbmm_"), (jtorch.ones(1, 2, 3), jtorch.ones(1, 2, 1),
+                                                   jtorch.ones(1, 1, 3) * o["x"].sum()), {})],
+})
+NOT_SWEPT.update({
+    "method:is_distributed": "returns a Python bool (no distributed tensors here)",
+    "method:const_data_ptr": "returns a memory address",
+    "method:dim_order": "returns a tuple of ints from the strides",
+    "method:is_set_to": "returns a Python bool comparing two tensors' memory",
+    "method:is_nonzero": "returns a Python bool computed from the value",
+    "method:apply_": "calls a Python function per element (tests/ops/test_aten_names.py)",
+    "method:map_": "calls a Python function per element (tests/ops/test_aten_names.py)",
+    "method:map2_": "calls a Python function per element (tests/ops/test_aten_names.py)",
+    "method:as_subclass": "a class change, no op (tests/ops/test_aten_names.py)",
+    "method:pin_memory": "needs a CUDA driver: raises torch's error here",
+    "method:record_stream": "CUDA streams only: raises torch's error here",
+    "method:reinforce": "removed from torch: raises its error",
+    "method:resize_as_": "resize_ to another tensor's shape (swept through resize_)",
+    "method:resize": "deprecated copy-then-resize_ (swept through resize_)",
+    "method:resize_as": "deprecated copy-then-resize_ (swept through resize_)",
+    "method:module_load": "load_state_dict's hook returning its argument, no op",
+    "method:new": "the legacy constructor: an empty or a data tensor (tests/ops/test_aten_names.py)",
+})

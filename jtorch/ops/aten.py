@@ -422,3 +422,219 @@ def autocast_increment_nesting() -> int:
 def autocast_decrement_nesting() -> int:
     _autocast["nesting"] -= 1
     return _autocast["nesting"]
+
+
+# -- Tensor methods torch has beside these ----------------------------------------------------
+
+def _linalg():
+    from . import linalg
+
+    return linalg
+
+
+def addbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self.copy_(_linalg().addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def baddbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self.copy_(_linalg().baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def addmv_(self: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self.copy_(_linalg().addmv(self, mat, vec, beta=beta, alpha=alpha))
+
+
+def addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self.copy_(_linalg().addr(self, vec1, vec2, beta=beta, alpha=alpha))
+
+
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return self.transpose_(axis0, axis1)
+
+
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return self.transpose_(dim0, dim1)
+
+
+def _cpu_only(self: Tensor, what: str) -> None:
+    if self.device.type != "cpu":
+        raise TypeError(f"{what} is only implemented on CPU tensors")
+
+
+def apply_(self: Tensor, callable) -> Tensor:
+    """Each element replaced by ``callable(element)`` (a Python call per element, as torch's;
+    CPU only)."""
+    _cpu_only(self, "apply_")
+    vals = [callable(v) for v in self.detach().reshape(-1).tolist()]
+    return self.copy_(creation.tensor(vals, dtype=self.dtype).reshape(self.shape))
+
+
+def map_(self: Tensor, tensor: Tensor, callable) -> Tensor:
+    """``self[i] = callable(self[i], tensor[i])`` with ``tensor`` broadcast to self."""
+    _cpu_only(self, "map_")
+    other = tensor.expand_as(self).reshape(-1).tolist()
+    vals = [callable(a, b) for a, b in zip(self.detach().reshape(-1).tolist(), other)]
+    return self.copy_(creation.tensor(vals, dtype=self.dtype).reshape(self.shape))
+
+
+def map2_(self: Tensor, x: Tensor, y: Tensor, callable) -> Tensor:
+    _cpu_only(self, "map2_")
+    xs, ys = x.expand_as(self).reshape(-1).tolist(), y.expand_as(self).reshape(-1).tolist()
+    vals = [callable(a, b, c) for a, b, c in zip(self.detach().reshape(-1).tolist(), xs, ys)]
+    return self.copy_(creation.tensor(vals, dtype=self.dtype).reshape(self.shape))
+
+
+def as_subclass(self: Tensor, cls) -> Tensor:
+    """``self``'s data as an instance of ``cls`` (a Tensor subclass), sharing memory and
+    autograd history as torch's does."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not "
+                        f"{getattr(cls, '__name__', type(cls).__name__)}")
+    t = cls._make(self._a, self._st, self.dtype, vc=self._vc)
+    t._requires_grad, t.grad_fn, t._output_nr = self._requires_grad, self.grad_fn, \
+        self._output_nr
+    return t
+
+
+def const_data_ptr(self: Tensor) -> int:
+    return self.data_ptr()
+
+
+def dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple:
+    """The dims from outermost to innermost in memory (stable: ties keep their order)."""
+    st = self.stride()
+    return tuple(sorted(range(self.ndim), key=lambda d: -st[d]))
+
+
+def is_nonzero(self: Tensor) -> bool:
+    if self.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if self.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.item())
+
+
+def is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    """Whether both view the same memory with the same geometry."""
+    return self.data_ptr() == tensor.data_ptr() and tuple(self.shape) == tuple(tensor.shape) \
+        and self.stride() == tensor.stride() and self.dtype == tensor.dtype and \
+        self.device == tensor.device
+
+
+def output_nr(self: Tensor) -> int:
+    return self._output_nr
+
+
+def pin_memory(self: Tensor, device=None) -> Tensor:
+    raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an "
+                       "NVIDIA GPU and installed a driver from "
+                       "http://www.nvidia.com/Download/index.aspx")
+
+
+def record_stream(self: Tensor, stream) -> None:
+    raise RuntimeError("record_stream is only supported on CUDA tensors")
+
+
+def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """New contiguous memory of ``sizes`` keeping the elements that fit (torch keeps the
+    storage's prefix; a grown tensor's new elements are uninitialised)."""
+    from .. import dispatch
+
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else \
+        tuple(sizes)
+    if any(int(s) < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {list(shape)}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if tuple(self.shape) == shape:
+        return self
+    old = self.detach().reshape(-1).clone()
+    creation.resize(self, shape)
+    k = min(old.numel(), self.numel())
+    if k:
+        self.view(-1)[:k] = old[:k]
+    dispatch.bump_version(self)
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Tensor, memory_format=None) -> Tensor:
+    return resize_(self, tuple(the_template.shape))
+
+
+def resize(self: Tensor, *sizes) -> Tensor:
+    """Deprecated out-of-place resize (torch warns): a resized copy."""
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return resize_(self.detach().clone(), *sizes)
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return resize_(self.detach().clone(), tuple(tensor.shape))
+
+
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """Sum broadcast dims away until the shape is ``size`` (which must expand to self's)."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else \
+        tuple(size)
+    if len(shape) > self.ndim or any(s not in (1, d) for s, d in
+                                     zip(shape[::-1], tuple(self.shape)[::-1])):
+        raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    lead = self.ndim - len(shape)
+    res = self.sum(list(range(lead))) if lead else self
+    dims = [d for d, s in enumerate(shape) if s == 1 and res.shape[d] != 1]
+    return res.sum(dims, keepdim=True) if dims else res
+
+
+def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """What ``load_state_dict`` puts into a module for ``other`` (torch's default hook)."""
+    return other.detach() if not assign else other
+
+
+def reinforce(self: Tensor, reward) -> None:
+    raise RuntimeError("reinforce() was removed.\nUse torch.distributions instead.\nSee "
+                       "https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\n"
+                       "probs = policy_network(state)\naction = probs.multinomial()\n"
+                       "next_state, reward = env.step(action)\naction.reinforce(reward)\n"
+                       "action.backward()\n\nUse:\n\nprobs = policy_network(state)\n"
+                       "# NOTE: categorical is equivalent to what used to be called multinomial\n"
+                       "m = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+                       "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * "
+                       "reward\nloss.backward()\n")
+
+
+def new(self: Tensor, *args, **kwargs) -> Tensor:
+    """The legacy constructor of self's dtype: ``x.new()`` (empty), ``x.new(2, 3)`` or
+    ``x.new(torch.Size(...))`` (uninitialised), ``x.new([1, 2])`` (data), ``x.new(t)`` (t)."""
+    from ..shape import Size
+
+    if not args:
+        return creation.empty(0, dtype=self.dtype)
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, Tensor):
+            return a
+        if isinstance(a, Size):
+            return creation.empty(tuple(a), dtype=self.dtype)
+        if isinstance(a, (list, tuple)) or not isinstance(a, int):
+            return creation.tensor(a, dtype=self.dtype)
+    return creation.empty(tuple(args), dtype=self.dtype)
+
+
+TENSOR_METHODS = {
+    "adjoint": adjoint, "dsplit": dsplit, "nonzero_static": nonzero_static,
+    "conj_physical_": conj_physical_, "is_distributed": is_distributed,
+    "addbmm_": addbmm_, "baddbmm_": baddbmm_, "addmv_": addmv_, "addr_": addr_,
+    "swapaxes_": swapaxes_, "swapdims_": swapdims_, "apply_": apply_, "map_": map_,
+    "map2_": map2_, "as_subclass": as_subclass, "const_data_ptr": const_data_ptr,
+    "dim_order": dim_order, "is_nonzero": is_nonzero, "is_set_to": is_set_to,
+    "output_nr": property(output_nr), "pin_memory": pin_memory, "record_stream": record_stream,
+    "resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as,
+    "sum_to_size": sum_to_size, "module_load": module_load,
+    "reinforce": reinforce, "new": new,
+}

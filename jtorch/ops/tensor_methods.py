@@ -36,6 +36,7 @@ from . import (
     sort,
     views,
 )
+from .aten import TENSOR_METHODS as _ATEN_METHODS
 
 _gen = pointwise.GENERATED_METHODS  # methods made by the pointwise factories, by torch name
 _op, _iop = pointwise._op2, pointwise._iop
@@ -360,6 +361,7 @@ METHODS: dict = {
     "diagonal_scatter": numeric.diagonal_scatter, "select_scatter": numeric.select_scatter,
     "slice_scatter": numeric.slice_scatter, "as_strided_scatter": numeric.as_strided_scatter,
     "index_reduce": numeric.index_reduce, "index_reduce_": numeric._index_reduce_,
+    **_ATEN_METHODS,  # adjoint, dsplit, resize_, new, sum_to_size, apply_, ... (ops/aten.py)
 
     # -- autograd (jtorch/autograd/__init__.py) ------------------------------------------------
     "backward": autograd._tensor_backward,

@@ -203,3 +203,60 @@ def test_flags_and_autocast_state():
         t.set_autocast_cache_enabled(True)
         assert t.autocast_increment_nesting() == 1 and t.autocast_decrement_nesting() == 0
         t.clear_autocast_cache()
+
+
+def test_tensor_methods_beside_them():
+    def both(f):
+        return f(torch), f(jtorch)
+
+    a = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    for f in (lambda t: t.from_numpy(a.copy()).adjoint(),
+              lambda t: t.from_numpy(a.copy()).reshape(1, 2, 3).dsplit(3),
+              lambda t: t.from_numpy(a.copy()).nonzero_static(size=8, fill_value=-2),
+              lambda t: t.ones(2).addmv_(t.ones(2, 3), t.from_numpy(a[0].copy()), beta=2),
+              lambda t: t.ones(2, 3).addr_(t.ones(2), t.from_numpy(a[0].copy()), alpha=0.5),
+              lambda t: t.ones(3, 4).addbmm_(t.ones(2, 3, 5), t.ones(2, 5, 4)),
+              lambda t: t.ones(2, 3, 4).baddbmm_(t.ones(2, 3, 5), t.ones(2, 5, 4), beta=0.5),
+              lambda t: t.from_numpy(a.copy()).swapaxes_(0, 1),
+              lambda t: t.from_numpy(a.copy()).swapdims_(1, 0),
+              lambda t: t.from_numpy(a.copy()).sum_to_size(1, 3),
+              lambda t: t.from_numpy(a.copy()).sum_to_size((3,)),
+              lambda t: t.from_numpy(a.copy()).apply_(lambda v: v * v + 1),
+              lambda t: t.from_numpy(a.copy()).map_(t.ones(3), lambda u, v: u - v),
+              lambda t: t.from_numpy(a.copy()).map2_(t.ones(3), t.zeros(2, 1), lambda u, v, w: u * v + w),
+              lambda t: t.from_numpy(a.copy()).new(2, 3).shape,
+              lambda t: t.from_numpy(a.copy()).new([1, 2]), lambda t: t.from_numpy(a.copy()).new(),
+              lambda t: t.from_numpy(a.copy()).new(t.Size([2])).shape):
+        want, got = both(f)
+        if isinstance(want, (tuple, list)) and want and not isinstance(want[0], torch.Tensor):
+            assert tuple(want) == tuple(got)
+        else:
+            _eq(want, got, rtol=1e-6)
+    x, t = jtorch.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    assert x.dim_order() == t.dim_order() and x.t().dim_order() == t.t().dim_order()
+    assert x.output_nr == t.output_nr == 0 and x.const_data_ptr() == x.data_ptr()
+    assert x.is_set_to(x) and not x.is_set_to(x.t()) and not x.is_set_to(x.clone())
+    assert jtorch.tensor([2.0]).is_nonzero() and not jtorch.tensor(0).is_nonzero()
+    for big in (jtorch.ones(2), jtorch.ones(0)):
+        with pytest.raises(RuntimeError, match="ambiguous"):
+            big.is_nonzero()
+    for t_ in (torch, jtorch):  # resize_: the prefix kept, the shape new
+        r = t_.arange(6.0)
+        assert r.resize_(2, 2) is r and r.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+        r.resize_as_(t_.ones(3))
+        assert r.tolist() == [0.0, 1.0, 2.0]
+        with pytest.raises(RuntimeError, match="that require grad"):
+            t_.ones(2, requires_grad=True).resize_(3)
+    with pytest.raises(RuntimeError, match="not expandable"):
+        x.sum_to_size(2, 2)
+
+    class Sub(jtorch.Tensor):
+        pass
+
+    s = x.as_subclass(Sub)
+    assert type(s) is Sub and s.data_ptr() == x.data_ptr()
+    with pytest.raises(RuntimeError, match="reinforce\\(\\) was removed"):
+        x.reinforce(1.0)
+    with pytest.raises(RuntimeError):
+        x.pin_memory()
+    assert x.module_load(jtorch.ones(2)).tolist() == [1.0, 1.0]

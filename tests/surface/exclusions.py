@@ -163,18 +163,15 @@ EXCLUDED: dict = {
 
 MISSING: dict = {
     'Tensor': [
-        'addbmm_', 'addmv_', 'addr_', 'adjoint', 'apply_', 'as_subclass', 'baddbmm_',
-        'bfloat16', 'chalf', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
-        'conj_physical_', 'const_data_ptr', 'det', 'digamma', 'digamma_', 'dim_order',
-        'dsplit', 'eig', 'frexp', 'geqrf', 'grad_dtype', 'hash_tensor', 'histogram', 'i0',
+                'bfloat16', 'chalf', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
+        'det', 'digamma', 'digamma_',         'eig', 'frexp', 'geqrf', 'grad_dtype', 'hash_tensor', 'histogram', 'i0',
         'i0_', 'igamma', 'igamma_', 'igammac', 'igammac_', 'index', 'inverse',
-        'is_distributed', 'is_nonzero', 'is_set_to', 'istft', 'lgamma', 'lgamma_', 'logdet',
-        'lstsq', 'lu', 'lu_solve', 'map2_', 'map_', 'matrix_exp', 'matrix_power',
-        'module_load', 'mvlgamma', 'mvlgamma_', 'name', 'new', 'nextafter', 'nextafter_',
-        'nonzero_static', 'orgqr', 'ormqr', 'output_nr', 'pin_memory', 'pinverse',
-        'polygamma', 'polygamma_', 'qr', 'record_stream', 'reinforce', 'resize', 'resize_',
-        'resize_as', 'resize_as_', 'set_', 'slice_inverse', 'slogdet', 'solve', 'stft',
-        'storage_type', 'sum_to_size', 'svd', 'swapaxes_', 'swapdims_', 'symeig',
+        'istft', 'lgamma', 'lgamma_', 'logdet',
+        'lstsq', 'lu', 'lu_solve', 'matrix_exp', 'matrix_power',
+        'mvlgamma', 'mvlgamma_', 'name', 'nextafter', 'nextafter_',
+        'orgqr', 'ormqr', 'pinverse',
+        'polygamma', 'polygamma_', 'qr',         'set_', 'slice_inverse', 'slogdet', 'solve', 'stft',
+        'storage_type', 'svd', 'symeig',
         'to_padded_tensor', 'triangular_solve', 'volatile',
     ],
     'torch': [
