@@ -66,12 +66,15 @@ def fuse_epilogues(graph: Graph) -> Graph:
     is one call of an ``EpilogueKernel`` with them (its outputs taken with getitem); ``graph``
     itself when there is none."""
     nodes = list(graph.nodes)
+    pos = {n: i for i, n in enumerate(nodes)}
     groups, taken = [], set()
     for n in nodes:
         if n in taken:
             continue
         g = _group(n, nodes)
-        if g is not None:
+        if g is not None and not _read_early(g[0], nodes, pos) and not any(
+                a in taken for m in g[0] for a in m.all_input_nodes if a not in g[0]):
+            # (a group reading another group's value could stand before that group's call)
             groups.append(g)
             taken.update(g[0])
     if not groups:
@@ -96,6 +99,14 @@ def fuse_epilogues(graph: Graph) -> Graph:
     g2.symbols = [(s, env[p], d) for s, p, d in graph.symbols if p in env]
     g2.lint()
     return g2
+
+
+def _read_early(members: list, nodes: list, pos: dict) -> bool:
+    """Whether a node between the group's first and last member, outside it, reads a member:
+    the group's call stands where its last member stood, after that reader."""
+    ms = set(members)
+    lo, hi = pos[members[0]], pos[members[-1]]
+    return any(a in ms for n in nodes[lo + 1:hi] if n not in ms for a in n.all_input_nodes)
 
 
 # -- scheduling ----------------------------------------------------------------------------
