@@ -45,8 +45,11 @@ from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F
 from .ops.pooling import TOP_LEVEL as _pool_top; globals().update(_pool_top)  # noqa: E702
 from .ops.extras import *  # noqa: F401,F403
 from .ops.numeric import *  # noqa: F401,F403
+from .ops.special import *  # noqa: F401,F403
+from .ops.linalg_decomp import TOP_LEVEL as _linalg_top; globals().update(_linalg_top)  # noqa: E702
 from .ops.aten import *  # noqa: F401,F403
 from . import linalg  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from . import autograd  # noqa: E402
 from .ops import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's op methods)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401

@@ -18,6 +18,14 @@ import jtorch
 
 PATTERNS = {
     "method:get_device": "x",
+    # -- special functions (ops/special.py; jtorch.special's own ops in SAMPLES) --
+    "torch:lgamma": "x", "method:lgamma": "x", "method:lgamma_": "x",
+    "torch:digamma": "x", "method:digamma": "x", "method:digamma_": "x",
+    "torch:polygamma": "1 x", "method:polygamma": "x 1", "method:polygamma_": "x 1",
+    "torch:mvlgamma": "x 1", "method:mvlgamma": "x 1", "method:mvlgamma_": "x 1",
+    "torch:i0": "x", "torch:i0_": "x", "method:i0": "x", "method:i0_": "x",
+    "torch:frexp": "x", "method:frexp": "x",
+    "torch:nextafter": "x y", "method:nextafter": "x y", "method:nextafter_": "x y",
     # -- top-level spellings and numeric utilities (ops/extras.py, ops/numeric.py) --
     "torch:alias_copy": "x", "torch:detach_copy": "x", "torch:diagonal_copy": "x",
     "torch:squeeze_copy": "x", "torch:t_copy": "x", "torch:unbind_copy": "x",
@@ -1782,6 +1790,127 @@ SAMPLES["linalg:svdvals"] = [
     lambda o: (_LA.svdvals, (o["x"].t(),), {"out": _out()}),
 ]
 
+# decompositions and solvers (ops/linalg_decomp.py): well-conditioned square matrices, SPD ones
+# for Cholesky, and the sweep's (3, 4) ``x`` for the shape errors
+
+
+def _sq(*batch, seed=0):
+    return _r(*batch, 3, 3, seed=seed) + jtorch.eye(3) * 3
+
+
+def _spd(*batch):
+    a = _r(*batch, 3, 3)
+    return a @ a.mT + jtorch.eye(3)
+
+
+_J = jtorch
+SAMPLES.update({
+    "linalg:inv": [lambda o: (_LA.inv, (_sq(2),), {}), lambda o: (_LA.inv, (o["x"],), {}),
+                   lambda o: (_LA.inv, (_sq(),), {"out": _out()})],
+    "linalg:inv_ex": [lambda o: (_LA.inv_ex, (_sq(0),), {"check_errors": True})],
+    "linalg:det": [lambda o: (_LA.det, (_sq(2),), {}), lambda o: (_LA.det, (o["x"],), {})],
+    "linalg:slogdet": [lambda o: (_LA.slogdet, (_sq(2),), {})],
+    "linalg:solve": [lambda o: (_LA.solve, (_sq(2), _r(3)), {}),
+                     lambda o: (_LA.solve, (_sq(), _r(2, 3, 2)), {}),
+                     lambda o: (_LA.solve, (_sq(), _r(4, 3)), {"left": False}),
+                     lambda o: (_LA.solve, (_sq(), o["x"]), {})],
+    "linalg:solve_ex": [lambda o: (_LA.solve_ex, (_sq(2), _r(2, 3, 1)), {})],
+    "linalg:solve_triangular": [
+        lambda o: (_LA.solve_triangular, (_sq().triu(), _r(3, 2)), {"upper": True}),
+        lambda o: (_LA.solve_triangular, (_sq(2), _r(4, 3)), {"upper": False, "left": False,
+                                                              "unitriangular": True})],
+    "linalg:cholesky": [lambda o: (_LA.cholesky, (_spd(2),), {}),
+                        lambda o: (_LA.cholesky, (_spd(),), {"upper": True}),
+                        lambda o: (_LA.cholesky, (o["x"],), {})],
+    "linalg:cholesky_ex": [lambda o: (_LA.cholesky_ex, (_spd(),), {})],
+    "linalg:qr": [lambda o: (_LA.qr, (o["x"],), {}), lambda o: (_LA.qr, (_r(4, 3).mT,), {}),
+                  lambda o: (_LA.qr, (_r(2, 4, 3),), {"mode": "complete"}),
+                  lambda o: (_LA.qr, (_r(4, 3),), {"mode": "r"}),
+                  lambda o: (_LA.qr, (_r(4, 3),), {"mode": "x"})],
+    "linalg:eigh": [lambda o: (_LA.eigh, (_spd(2),), {}),
+                    lambda o: (_LA.eigh, (_spd(),), {"UPLO": "U"})],
+    "linalg:eigvalsh": [lambda o: (_LA.eigvalsh, (_spd(),), {})],
+    "linalg:eig": [lambda o: (_LA.eig, (_sq(2),), {})],
+    "linalg:eigvals": [lambda o: (_LA.eigvals, (_sq(),), {})],
+    "linalg:svd": [lambda o: (_LA.svd, (o["x"],), {}),
+                   lambda o: (_LA.svd, (_r(2, 4, 3),), {"full_matrices": False})],
+    "linalg:matrix_power": [lambda o: (_LA.matrix_power, (_sq(2), 3), {}),
+                            lambda o: (_LA.matrix_power, (_sq(), -2), {}),
+                            lambda o: (_LA.matrix_power, (_sq(), 0), {})],
+    "linalg:matrix_exp": [lambda o: (_LA.matrix_exp, (_sq(2),), {})],
+    "linalg:pinv": [lambda o: (_LA.pinv, (_r(4, 3),), {}),
+                    lambda o: (_LA.pinv, (_spd(),), {"hermitian": True})],
+    "linalg:matrix_rank": [lambda o: (_LA.matrix_rank, (_r(4, 3),), {}),
+                           lambda o: (_LA.matrix_rank, (_r(2, 3, 3),), {"atol": 0.5})],
+    "linalg:lstsq": [lambda o: (_LA.lstsq, (_r(5, 3), _r(5, 2)), {}),
+                     lambda o: (_LA.lstsq, (_r(5, 3), _r(5, 2)), {"driver": "gelsd"})],
+    "linalg:lu_factor": [lambda o: (_LA.lu_factor, (_sq(2),), {})],
+    "linalg:lu_factor_ex": [lambda o: (_LA.lu_factor_ex, (o["x"],), {})],
+    "linalg:lu": [lambda o: (_LA.lu, (_r(4, 3),), {})],
+    "linalg:lu_solve": [lambda o: (lambda a, b: _LA.lu_solve(*_LA.lu_factor(a), b),
+                                   (_sq(), _r(3, 2)), {})],
+    "linalg:householder_product": [lambda o: (_LA.householder_product, (_r(4, 3), _r(2)), {})],
+    "linalg:cond": [lambda o: (_LA.cond, (_sq(2),), {}), lambda o: (_LA.cond, (_sq(), "fro"), {})],
+    "linalg:cross": [lambda o: (_LA.cross, (_r(2, 3), _r(2, 3)), {})],
+    "linalg:diagonal": [lambda o: (_LA.diagonal, (o["x"],), {"offset": 1})],
+    "linalg:vander": [lambda o: (_LA.vander, (_r(3),), {"N": 4})],
+    "linalg:tensorinv": [lambda o: (_LA.tensorinv, (_sq().reshape(3, 3, 1),), {})],
+    "linalg:tensorsolve": [lambda o: (_LA.tensorsolve, (_sq().reshape(3, 3, 1), _r(3)), {})],
+    "torch:det": [lambda o: (_J.det, (_sq(),), {})],
+    "method:det": [lambda o: (_J.Tensor.det, (_sq(),), {})],
+    "torch:logdet": [lambda o: (_J.logdet, (_spd(),), {})],
+    "method:logdet": [lambda o: (_J.Tensor.logdet, (_sq(),), {})],
+    "torch:slogdet": [lambda o: (_J.slogdet, (_sq(),), {})],
+    "method:slogdet": [lambda o: (_J.Tensor.slogdet, (_sq(),), {})],
+    "torch:inverse": [lambda o: (_J.inverse, (_sq(),), {})],
+    "method:inverse": [lambda o: (_J.Tensor.inverse, (_sq(),), {})],
+    "torch:pinverse": [lambda o: (_J.pinverse, (o["x"],), {})],
+    "method:pinverse": [lambda o: (_J.Tensor.pinverse, (_r(4, 3),), {})],
+    "torch:matrix_power": [lambda o: (_J.matrix_power, (_sq(), 2), {})],
+    "method:matrix_power": [lambda o: (_J.Tensor.matrix_power, (_sq(), 2), {})],
+    "torch:matrix_exp": [lambda o: (_J.matrix_exp, (_sq(),), {})],
+    "method:matrix_exp": [lambda o: (_J.Tensor.matrix_exp, (_sq(),), {})],
+    "torch:cholesky": [lambda o: (_J.cholesky, (_spd(),), {})],
+    "method:cholesky": [lambda o: (_J.Tensor.cholesky, (_spd(), True), {})],
+    "torch:cholesky_solve": [lambda o: (_J.cholesky_solve, (_r(3, 2), _spd().tril()), {})],
+    "method:cholesky_solve": [lambda o: (_J.Tensor.cholesky_solve, (_r(3, 2), _spd().triu(), True),
+                                         {})],
+    "torch:cholesky_inverse": [lambda o: (_J.cholesky_inverse, (_spd().tril(),), {})],
+    "method:cholesky_inverse": [lambda o: (_J.Tensor.cholesky_inverse, (_spd().tril(),), {})],
+    "torch:qr": [lambda o: (_J.qr, (o["x"],), {}), lambda o: (_J.qr, (_r(4, 3), False), {})],
+    "method:qr": [lambda o: (_J.Tensor.qr, (_r(4, 3),), {})],
+    "torch:svd": [lambda o: (_J.svd, (o["x"],), {}),
+                  lambda o: (_J.svd, (_r(4, 3),), {"some": False, "compute_uv": False})],
+    "method:svd": [lambda o: (_J.Tensor.svd, (_r(4, 3),), {})],
+    "torch:lu": [lambda o: (_J.lu, (_sq(),), {}), lambda o: (_J.lu, (_sq(),), {"get_infos": True})],
+    "method:lu": [lambda o: (_J.Tensor.lu, (_sq(),), {})],
+    "torch:lu_solve": [lambda o: (lambda b, a: _J.lu_solve(b, *_J.lu(a)), (_r(3, 2), _sq()), {})],
+    "method:lu_solve": [lambda o: (lambda b, a: b.lu_solve(*_J.lu(a)), (_r(3, 2), _sq()), {})],
+    "torch:lu_unpack": [lambda o: (lambda a: _J.lu_unpack(*_J.lu(a)), (_r(2, 3, 4),), {})],
+    "torch:triangular_solve": [lambda o: (_J.triangular_solve, (_r(3, 2), _sq()), {}),
+                               lambda o: (_J.triangular_solve, (_r(3, 2), _sq()),
+                                          {"transpose": True, "upper": False})],
+    "method:triangular_solve": [lambda o: (_J.Tensor.triangular_solve, (_r(3, 2), _sq()), {})],
+    "torch:geqrf": [lambda o: (_J.geqrf, (o["x"],), {})],
+    "method:geqrf": [lambda o: (_J.Tensor.geqrf, (_r(4, 3),), {})],
+    "torch:orgqr": [lambda o: (_J.orgqr, (_r(4, 3), _r(2)), {})],
+    "method:orgqr": [lambda o: (_J.Tensor.orgqr, (_r(4, 3), _r(3)), {})],
+    "torch:ormqr": [lambda o: (_J.ormqr, (_r(4, 3), _r(3), _r(4, 2)), {})],
+    "method:ormqr": [lambda o: (_J.Tensor.ormqr, (_r(4, 3), _r(3), _r(2, 4), False, True), {})],
+    "torch:frobenius_norm": [lambda o: (_J.frobenius_norm, (o["x"], (0, 1)), {})],
+    "torch:nuclear_norm": [lambda o: (_J.nuclear_norm, (o["x"],), {})],
+    # removed from torch since 1.9: they raise torch's RuntimeError
+    "torch:matrix_rank": [lambda o: (_J.matrix_rank, (o["x"],), {})],
+    "torch:symeig": [lambda o: (_J.symeig, (o["x"],), {})],
+    "method:symeig": [lambda o: (_J.Tensor.symeig, (o["x"],), {})],
+    "torch:eig": [lambda o: (_J.eig, (o["x"],), {})],
+    "method:eig": [lambda o: (_J.Tensor.eig, (o["x"],), {})],
+    "torch:solve": [lambda o: (_J.solve, (o["x"], o["y"]), {})],
+    "method:solve": [lambda o: (_J.Tensor.solve, (o["x"], o["y"]), {})],
+    "torch:lstsq": [lambda o: (_J.lstsq, (o["x"], o["y"]), {})],
+    "method:lstsq": [lambda o: (_J.Tensor.lstsq, (o["x"], o["y"]), {})],
+})
+
 # ---- optimizer steps: one fused in-place update per parameter ----------------------------------
 
 
@@ -2085,7 +2214,8 @@ def _cell(name, gates):
 SAMPLES.update({
     "torch:dsplit": [lambda o: (jtorch.dsplit, (o["x"].reshape(1, 1, -1), 1), {})],
     "torch:nonzero_static": [lambda o: (jtorch.nonzero_static, (o["x"],), {"size": 3})],
-    "torch:put": [lambda o: (jtorch.put, (o["x"], jtorch.tensor([0]), jtorch.tensor([1.0])), {})],
+    "torch:put": [lambda o: (jtorch.put, (o["x"], _pick(o["x"].numel(), 2),
+                                          _vec(o["y"], len(_pick(o["x"].numel(), 2)))), {})],
     "torch:rms_norm": [lambda o: (jtorch.rms_norm, (o["x"], list(o["x"].shape[-1:])), {})],
     "torch:conv_tbc": [lambda o: (jtorch.conv_tbc, (o["x"].reshape(-1, 1, 1), jtorch.ones(1, 1, 2),
                                                     jtorch.zeros(2)), {})],
@@ -2128,19 +2258,22 @@ NOT_SWEPT.update({
 # ---- Tensor methods beside the ATen spellings (ops/aten.py) ----------------------------------
 
 PATTERNS.update({
+    "torch:resize_as_": "x y",
     "method:adjoint": "x", "method:conj_physical_": "x", "method:swapaxes_": "x 1 1",
     "method:swapdims_": "x 1 1", "method:sum_to_size": "x", "method:resize_": "x",
 })
 SAMPLES.update({
+    "torch:addmv_": [lambda o: (jtorch.addmv_, (jtorch.ones(2), jtorch.ones(2, o["x"].numel()),
+                                                o["x"].reshape(-1)), {})],
+    "torch:as_strided_": [lambda o: (jtorch.as_strided_, (o["x"].clone(), (1,), (1,)), {})],
     "method:dsplit": [lambda o: (_m("dsplit"), (o["x"].reshape(1, 1, -1), 1), {})],
     "method:nonzero_static": [lambda o: (_m("nonzero_static"), (o["x"],), {"size": 2})],
     "method:addmv_": [lambda o: (_m("addmv_"), (jtorch.ones(2), jtorch.ones(2, o["x"].numel()),
                                                o["x"].reshape(-1)), {})],
     "method:addr_": [lambda o: (_m("addr_"), (jtorch.ones(2, o["x"].numel()), jtorch.ones(2),
                                              o["x"].reshape(-1)), {})],
-    "method:addbmm_": [lambda o: (_m("addbmm_"), (jtorch.ones(2, 3), o["x"].reshape(1, 2, -1)[:, :, :0]
-                                                 .expand(1, 2, 0).contiguous(), jtorch.ones(1, 0, 3)),
-                                  {})],
+    "method:addbmm_": [lambda o: (_m("addbmm_"), (jtorch.ones(2, 3), jtorch.ones(1, 2, 1) * o["x"].sum(),
+                                                 jtorch.ones(1, 1, 3)), {})],
     "method:baddbmm_": [lambda o: (_m("baddbmm_"), (jtorch.ones(1, 2, 3), jtorch.ones(1, 2, 1),
                                                    jtorch.ones(1, 1, 3) * o["x"].sum()), {})],
 })
@@ -2163,3 +2296,62 @@ NOT_SWEPT.update({
     "method:module_load": "load_state_dict's hook returning its argument, no op",
     "method:new": "the legacy constructor: an empty or a data tensor (tests/ops/test_aten_names.py)",
 })
+
+
+# ---- nn.functional's CTC loss, linear cross entropy and grouped products ---------------------
+# (tests/nn/test_surface_nn_rest.py checks values against torch)
+
+def _ctc_lp(t=5, n=2, c=4):
+    return _r(t, n, c).log_softmax(2)
+
+
+def _i32(*v):
+    return jtorch.tensor(v, dtype=jtorch.int32)
+
+
+SAMPLES["F:ctc_loss"] = [
+    lambda o: (F.ctc_loss, (_ctc_lp(), _long([[1, 2], [3, 0]]), (5, 4), (2, 1)), {}),
+    lambda o: (F.ctc_loss, (_ctc_lp(), _long([1, 2, 3]), [5, 4], [2, 1]),
+               {"reduction": "none", "zero_infinity": True}),
+    lambda o: (F.ctc_loss, (_ctc_lp(3, 2), _long([[1, 1, 1], [2, 2, 2]]), (2, 3), (3, 3)),
+               {"reduction": "sum", "blank": 0}),  # impossible alignments: inf
+    lambda o: (F.ctc_loss, (_r(5, 4).log_softmax(1), _long([1, 2]), (5,), (2,)), {}),
+    lambda o: (F.ctc_loss, (_ctc_lp(), _long([[1, 2]]), (5, 4), (2, 1)), {}),  # a shape error
+    lambda o: (_grads(lambda x, t: F.ctc_loss(x, t, (5, 4), (2, 2))),
+               (_ctc_lp().requires_grad_(), _long([[1, 2], [3, 3]])), {}),
+]
+SAMPLES["torch:ctc_loss"] = [
+    lambda o: (jtorch.ctc_loss, (_ctc_lp(), _long([[1, 2], [3, 0]]), (5, 4), (2, 1)), {}),
+    lambda o: (jtorch.ctc_loss, (_ctc_lp(), _long([[1, 2], [3, 0]]), (5, 4), (2, 1), 0, 1), {}),
+]
+SAMPLES["F:linear_cross_entropy"] = [
+    lambda o: (F.linear_cross_entropy, (_r(4, 3), _r(5, 3, seed=1), _long([0, 4, 2, 1])), {}),
+    lambda o: (F.linear_cross_entropy, (_r(4, 3), _r(5, 3, seed=1), _long([0, 4, -100, 1])),
+               {"reduction": "sum",
+                "options": jtorch.nn.LinearCrossEntropyOptions(batch_chunk_size=3)}),
+    lambda o: (F.linear_cross_entropy, (_r(3), _r(5, 2, 3, seed=1), _long([0, 1])), {}),  # error
+]
+SAMPLES["F:grouped_mm"] = [
+    lambda o: (F.grouped_mm, (_r(2, 3, 4), _r(2, 4, 4, seed=1)), {}),
+    lambda o: (F.grouped_mm, (_r(6, 4), _r(2, 4, 4, seed=1)), {"offs": _i32(2, 5)}),
+    lambda o: (F.grouped_mm, (_r(2, 3, 4), _r(4, 8, seed=1)), {"offs": _i32(4, 8)}),
+    lambda o: (F.grouped_mm, (_r(3, 8), _r(8, 4, seed=1)), {"offs": _i32(3, 8)}),
+    lambda o: (F.grouped_mm, (_r(2, 3, 4), _r(2, 4, 5, seed=1)), {}),  # unaligned strides
+    lambda o: (_grads(lambda a, b, offs: F.grouped_mm(a, b, offs=offs)),
+               (_r(6, 4).requires_grad_(), _r(2, 4, 4, seed=1).requires_grad_(), _i32(2, 6)), {}),
+]
+SAMPLES["F:scaled_mm"] = [
+    lambda o: (F.scaled_mm, (_r(4, 8), _r(8, 4, seed=1), _r(4, 1), F.ScalingType.RowWise,
+                             _r(1, 4), F.ScalingType.RowWise), {}),
+]
+SAMPLES["F:scaled_grouped_mm"] = [
+    lambda o: (F.scaled_grouped_mm, (_r(4, 8), _r(2, 8, 4, seed=1), _r(4), F.ScalingType.RowWise,
+                                     _r(2, 4), F.ScalingType.RowWise), {"offs": _i32(2, 4)}),
+]
+SAMPLES.update({
+    f"special:{n}": [lambda o, n=n: (getattr(jtorch.special, n), (o["x"],), {})]
+    for n in ("i0e", "i1", "i1e", "ndtr", "log_ndtr", "erfcx", "entr")
+})
+SAMPLES["special:ndtri"] = [lambda o: (jtorch.special.ndtri, (o["x"].sigmoid(),), {})]
+SAMPLES["special:xlog1py"] = [lambda o: (jtorch.special.xlog1py, (o["x"], o["y"]), {})]
+SAMPLES["special:zeta"] = [lambda o: (jtorch.special.zeta, (o["x"] + 2, o["y"]), {})]

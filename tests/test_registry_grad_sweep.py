@@ -25,7 +25,13 @@ GRAD_DOMAIN = {
     "acosh": (1.2, 3.0),
     "log1p": (-0.5, 2.0),
     **dict.fromkeys(["logit", "logit_eps"], (0.05, 0.95)),
+    **dict.fromkeys(["lgamma", "digamma", "polygamma", "entr"], (0.2, 3.0)),
+    **dict.fromkeys(["mvlgamma", "zeta"], (1.2, 3.0)),
+    "ndtri": (0.05, 0.95),
+    "xlog1py": (-0.5, 2.0),
 }
+# Operands torch has no derivative for (zeta's exponent): float32, so they do not require grad.
+NO_GRAD_OPERANDS = {"zeta": 0}
 # Rules that are exact only to first order (torch's own double backward is zero or undefined
 # there, or the op is piecewise constant in its derivative).
 NO_SECOND_ORDER = {"floor", "ceil", "trunc", "round", "sign", "sgn", "div_trunc", "floor_divide",
@@ -59,6 +65,8 @@ def _operands(name: str, rng) -> list:
         vals[1] = rng.uniform(-2.0, 2.0, shapes[1])
     if name in TENSOR_PARAMS:
         vals.append(rng.uniform(size=(3, 4)) > 0.5)
+    if name in NO_GRAD_OPERANDS:
+        vals[NO_GRAD_OPERANDS[name]] = vals[NO_GRAD_OPERANDS[name]].astype(np.float32)
     return vals
 
 

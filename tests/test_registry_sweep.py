@@ -38,6 +38,7 @@ PUBLIC = {
     "where": lambda T, F: lambda x, y, c: T.where(c, x, y),
     "addcmul": lambda T, F: lambda x, a, b, v: T.addcmul(x, a, b, value=v),
     "addcdiv": lambda T, F: lambda x, a, b, v: T.addcdiv(x, a, b, value=v),
+    "polygamma": lambda T, F: lambda x, n: T.polygamma(n, x),
 }
 def _tensors(*xs):
     """Operands of an aten op that takes tensors only (a Python scalar there has no oracle)."""
@@ -54,6 +55,8 @@ TORCH_ONLY = {
     "threshold_backward": lambda g, y, t: torch.ops.aten.threshold_backward(*_tensors(g, y), t),
     "tanh_backward": lambda g, y: torch.ops.aten.tanh_backward(*_tensors(g, y)),
     "sigmoid_backward": lambda g, y: torch.ops.aten.sigmoid_backward(*_tensors(g, y)),
+    "frexp_mantissa": lambda x: torch.frexp(x).mantissa,
+    "frexp_exponent": lambda x: torch.frexp(x).exponent.to(x.dtype),
 }
 # Trailing scalar arguments of the public call (one tuple per variant).
 PARAMS = {
@@ -67,6 +70,8 @@ PARAMS = {
     "addcmul": [(1,), (-0.5,)],
     "addcdiv": [(2,)],
     "threshold_backward": [(0,), (0.5,), (-1.0,)],
+    "polygamma": [(0,), (1,), (2,), (5,)],
+    "mvlgamma": [(1,), (3,)],
 }
 # Ops whose trailing parameter is a tensor operand rather than a scalar.
 TENSOR_PARAMS = {"where"}
@@ -91,6 +96,9 @@ TORCH_QUIRKS = {
     **{(op, "int64"): (lambda x, y: (x == -2**63) | (y == -2**63), (
         "|INT_MIN| overflows: torch's own gcd/lcm kernel traps (SIGFPE) on some INT_MIN pairs"))
        for op in ("gcd", "lcm")},
+    ("polygamma", "int64"): (lambda x: x < 0, (
+        "torch's float32 trigamma at the poles (negative integers): sin(pi x) with pi rounded is "
+        "~1e-7, not 0, so it gives a finite 1e15 where float64 gives 1e32")),
 }
 
 
@@ -222,6 +230,7 @@ FLOAT32_DEFINED = {
                  "2499.9998), and truncating keeps that rounding",
     "logit_eps": "torch clamps to [eps, 1 - eps] with 1 - eps rounded to float32; logit's slope "
                  "near 1 (1 / (x (1 - x)) ~ 1000) turns that rounding into 2e-6 of the result",
+    "nextafter": "the next float32, not the float64 neighbour rounded back",
 }
 
 

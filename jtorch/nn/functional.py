@@ -487,6 +487,8 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
 
 
 from .fractional_pool import *  # noqa: E402,F401,F403
+from .grouped_mm import *  # noqa: E402,F401,F403
+from .grouped_mm import ScalingType, SwizzleType  # noqa: E402,F401
 from .losses import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 
@@ -496,10 +498,12 @@ from ..ops.pooling import __all__ as _pooling_all  # noqa: E402
 from ..ops.resample import __all__ as _resample_all  # noqa: E402
 from .attention import __all__ as _attention_all  # noqa: E402
 from .fractional_pool import __all__ as _fractional_all  # noqa: E402
+from .grouped_mm import __all__ as _grouped_mm_all  # noqa: E402
 from .losses import __all__ as _losses_all  # noqa: E402
 from .normalization import __all__ as _normalization_all  # noqa: E402
 
 __all__ = sorted({*_OWN, "bilinear", "linear", "cosine_similarity", "pairwise_distance",
                   *_conv_all, *_embedding_all, *_pooling_all, *_resample_all, *_attention_all,
-                  *_losses_all, *_normalization_all, *_fractional_all, "assert_int_or_pair",
+                  *_losses_all, *_normalization_all, *_fractional_all, *_grouped_mm_all,
+                  "assert_int_or_pair",
                   "conv_tbc", "handle_torch_function", "native_channel_shuffle"})

@@ -30,9 +30,9 @@ from ..tensor import Tensor
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
-    "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
-    "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
-    "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
+    "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss",
+    "kl_div", "l1_loss", "linear_cross_entropy", "margin_ranking_loss", "mse_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
     "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
@@ -557,3 +557,157 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     if swap:
         d_neg = _pw.minimum(d_neg, dist(positive, negative))
     return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+# -- ctc_loss ----------------------------------------------------------------------------------
+
+def _ctc_lengths(lengths, what: str, got: tuple) -> tuple:
+    """A lengths argument (a tuple or list of ints, or an integral tensor read as one)."""
+    if isinstance(lengths, Tensor):
+        if lengths.dtype.category != 1:
+            raise RuntimeError(f"{what} must be integral")
+        return tuple(lengths.reshape(-1).tolist())
+    if isinstance(lengths, (tuple, list)) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in lengths):
+        return tuple(int(v) for v in lengths)
+    names = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in got)
+    raise TypeError(f"ctc_loss() received an invalid combination of arguments - got ({names}), "
+                    f"but expected (Tensor log_probs, Tensor targets, tuple of ints input_lengths, "
+                    f"tuple of ints target_lengths, ...) or the same with Tensor lengths")
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The Connectionist Temporal Classification loss of log-probabilities (T, N, C) (or
+    (T, C) unbatched) against padded (N, S) or concatenated targets; 'mean' divides each loss
+    by its target length (at least 1), then averages over the batch, as torch does.
+
+    >>> import jtorch
+    >>> lp = jtorch.zeros(3, 1, 2).log_softmax(2)
+    >>> jtorch.nn.functional.ctc_loss(lp, jtorch.tensor([[1]]), (3,), (1,), reduction="sum")
+    tensor(1.0986)
+    """
+    reduction = _get_enum(reduction)
+    got = (log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+    il = _ctc_lengths(input_lengths, "input_lengths", got)
+    tl = _ctc_lengths(target_lengths, "target_lengths", got)
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    if lp.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
+    tg = targets if targets.dtype is _dt.int64 else targets.to(_dt.int64)
+    res, _ = dispatch.call(L.ctc_loss_op, lp, tg, input_lengths=il, target_lengths=tl,
+                           blank=blank, zero_infinity=zero_infinity)
+    if zero_infinity:
+        res = _pw.where(res == math.inf, 0.0, res)
+    if reduction == "mean":
+        from ..ops.creation import tensor
+
+        lengths = tensor(tl, dtype=res.dtype, device=res.device).clamp_min(1)
+        return (res / lengths).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if batched else res.squeeze(0)
+
+
+# -- linear_cross_entropy ----------------------------------------------------------------------
+
+def _lce_chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias, weight,
+                 reduction: str, ignore_index: int, options) -> Tensor:
+    """cross_entropy(linear(input)) over row chunks of ``options.batch_chunk_size``, so the
+    (N, C) logits are never whole; 'mean' divides by the counted targets' summed weight."""
+    from ..ops.linalg import linear
+    from ..ops.pointwise import where
+
+    acc = options.acc_dtype
+    dt = input.dtype
+    if acc is not None and acc is not dt:
+        input, linear_weight = input.to(acc), linear_weight.to(acc)
+        linear_bias = None if linear_bias is None else linear_bias.to(acc)
+        weight = None if weight is None else weight.to(acc)
+    part = "none" if reduction == "none" else "sum"
+    size = options.batch_chunk_size
+    pieces = []
+    for lo in range(0, input.shape[0], size):
+        logits = linear(input[lo:lo + size], linear_weight, linear_bias)
+        pieces.append(cross_entropy(logits, target[lo:lo + size], weight, reduction=part,
+                                    ignore_index=ignore_index))
+    if reduction == "none":
+        from ..ops.views import cat
+
+        out = cat(pieces) if len(pieces) > 1 else pieces[0]
+        return out.to(dt)
+    total = pieces[0]
+    for p in pieces[1:]:
+        total = total + p
+    if reduction == "mean":
+        valid = target != ignore_index
+        if weight is None:
+            denom = valid.sum().to(total.dtype)
+        else:
+            safe = where(valid, target, 0)
+            denom = _class_weights(weight, safe, valid, total.dtype).sum()
+        total = total / denom
+    return total.to(dt)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...): ``linear_weight``
+    is (C, in) or (C, d1, ..., in) for a K-dimensional loss. With ``options``
+    (``nn.LinearCrossEntropyOptions``) the batch runs in chunks, as torch's chunked path."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    n_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (n_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(n_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, "
+                           f"(N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batches, n_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    chunked = (not out_features and reduction in ("mean", "sum", "none")
+               and label_smoothing == 0.0 and target.dtype is _dt.int64)
+    if options is not None and not chunked:
+        warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction "
+                      f"in {{'mean','sum','none'}}, label_smoothing == 0, target.dtype == int64, "
+                      f"out_features == (). Got reduction={reduction!r}, "
+                      f"label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
+                      stacklevel=2)
+    if options is not None and chunked:
+        rows = input if batches else input.unsqueeze(0)
+        tg = target if batches else target.unsqueeze(0)
+        opts = options._adjust(num_batches=rows.shape[0], in_features=in_features,
+                               num_classes=n_classes, dtype=input.dtype, device=input.device)
+        res = _lce_chunked(rows, linear_weight, tg, linear_bias, weight, reduction,
+                           ignore_index, opts)
+        return res if batches else res.squeeze(0)
+    from ..ops.linalg import linear
+
+    if out_features:
+        flat = math.prod(out_features) * n_classes
+        linear_weight = linear_weight.reshape(flat, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(flat)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)

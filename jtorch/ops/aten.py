@@ -22,19 +22,66 @@ from ..tensor import Tensor
 from . import creation, views
 
 __all__ = [
-    "AcceleratorError", "FatalError", "GradScaler", "OutOfMemoryError", "adjoint",
-    "affine_grid_generator", "alpha_dropout", "alpha_dropout_", "autocast_decrement_nesting",
-    "autocast_increment_nesting", "clear_autocast_cache", "conj_physical_", "conv_tbc", "dropout",
-    "dropout_", "dsplit", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
-    "feature_dropout_", "from_dlpack", "from_file", "frombuffer", "grid_sampler",
-    "grid_sampler_2d", "grid_sampler_3d", "gru_cell", "has_lapack", "has_openmp", "has_spectral",
-    "init_num_threads", "is_autocast_cache_enabled", "is_autocast_cpu_enabled",
-    "is_autocast_enabled", "is_autocast_xla_enabled", "is_distributed",
-    "legacy_contiguous_format", "lstm_cell", "native_batch_norm", "native_dropout",
-    "native_group_norm", "native_norm", "nonzero_static", "norm_except_dim", "put",
-    "rms_norm", "rnn_relu_cell", "rnn_tanh_cell", "rrelu", "rrelu_", "set_autocast_cache_enabled",
-    "set_autocast_cpu_enabled", "set_autocast_enabled", "set_autocast_xla_enabled",
-    "set_flush_denormal", "sym_sqrt", "sym_sum",
+    "AcceleratorError",
+    "FatalError",
+    "GradScaler",
+    "OutOfMemoryError",
+    "addmv_",
+    "adjoint",
+    "affine_grid_generator",
+    "alpha_dropout",
+    "alpha_dropout_",
+    "as_strided_",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "clear_autocast_cache",
+    "conj_physical_",
+    "conv_tbc",
+    "dropout",
+    "dropout_",
+    "dsplit",
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+    "feature_dropout",
+    "feature_dropout_",
+    "from_dlpack",
+    "from_file",
+    "frombuffer",
+    "grid_sampler",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
+    "gru_cell",
+    "has_lapack",
+    "has_openmp",
+    "has_spectral",
+    "init_num_threads",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "is_autocast_xla_enabled",
+    "is_distributed",
+    "legacy_contiguous_format",
+    "lstm_cell",
+    "native_batch_norm",
+    "native_dropout",
+    "native_group_norm",
+    "native_norm",
+    "nonzero_static",
+    "norm_except_dim",
+    "put",
+    "resize_as_",
+    "rms_norm",
+    "rnn_relu_cell",
+    "rnn_tanh_cell",
+    "rrelu",
+    "rrelu_",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_enabled",
+    "set_autocast_enabled",
+    "set_autocast_xla_enabled",
+    "set_flush_denormal",
+    "sym_sqrt",
+    "sym_sum",
 ]
 
 
@@ -92,8 +139,8 @@ def _feature(input: Tensor, p: float, train: bool, inplace: bool) -> Tensor:
     if not train or p == 0:
         return input
     shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
-    keep = creation.empty(shape, dtype=input.dtype).bernoulli_(1 - p) if p < 1 else \
-        creation.zeros(shape, dtype=input.dtype)
+    keep = creation.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p) \
+        if p < 1 else creation.zeros(shape, dtype=input.dtype, device=input.device)
     scale = keep.div_(1 - p) if p < 1 else keep
     return input.mul_(scale) if inplace else input * scale
 
@@ -205,7 +252,7 @@ def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, tr
     updated in place), empty ones in eval, as ATen returns them."""
     out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if not training:
-        empty = creation.empty(0, dtype=input.dtype)
+        empty = creation.empty(0, dtype=input.dtype, device=input.device)
         return out, empty, empty.clone()
     dims = [0, *range(2, input.ndim)]
     x = input.detach()
@@ -289,7 +336,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     k = nz.shape[0]
     if k >= size:
         return nz[:size].clone()
-    pad = creation.full((size - k, nz.shape[1]), fill_value, dtype=nz.dtype)
+    pad = creation.full((size - k, nz.shape[1]), fill_value, dtype=nz.dtype, device=nz.device)
     return views.cat([nz, pad], 0)
 
 
@@ -614,16 +661,20 @@ def new(self: Tensor, *args, **kwargs) -> Tensor:
     from ..shape import Size
 
     if not args:
-        return creation.empty(0, dtype=self.dtype)
+        return creation.empty(0, dtype=self.dtype, device=self.device)
     if len(args) == 1:
         a = args[0]
         if isinstance(a, Tensor):
             return a
         if isinstance(a, Size):
-            return creation.empty(tuple(a), dtype=self.dtype)
+            return creation.empty(tuple(a), dtype=self.dtype, device=self.device)
         if isinstance(a, (list, tuple)) or not isinstance(a, int):
-            return creation.tensor(a, dtype=self.dtype)
-    return creation.empty(tuple(args), dtype=self.dtype)
+            return creation.tensor(a, dtype=self.dtype, device=self.device)
+    return creation.empty(tuple(args), dtype=self.dtype, device=self.device)
+
+
+def as_strided_(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    return input.as_strided_(size, stride, storage_offset)
 
 
 TENSOR_METHODS = {

@@ -33,6 +33,7 @@ __all__ = [
     "constant_pad_nd",
     "convolution",
     "cosine_embedding_loss",
+    "ctc_loss",
     "detach",
     "detach_",
     "e",
@@ -224,6 +225,12 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           reduction: int = _NONE) -> Tensor:
     return _F().cosine_embedding_loss(input1, input2, target, margin,
                                       reduction=_reduction(reduction, "cosine_embedding_loss"))
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: int = _NONE, zero_infinity: bool = False) -> Tensor:
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _reduction(reduction, "ctc_loss"), zero_infinity)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,

@@ -37,6 +37,8 @@ from . import (
     views,
 )
 from .aten import TENSOR_METHODS as _ATEN_METHODS
+from .linalg_decomp import METHODS as _LINALG_METHODS
+from .special import METHODS as _SPECIAL_METHODS
 
 _gen = pointwise.GENERATED_METHODS  # methods made by the pointwise factories, by torch name
 _op, _iop = pointwise._op2, pointwise._iop
@@ -357,11 +359,13 @@ METHODS: dict = {
     "dist": numeric.dist, "renorm": numeric.renorm, "renorm_": numeric._renorm_,
     "isreal": numeric.isreal, "angle": numeric.angle, "bincount": numeric.bincount,
     "histc": numeric.histc, "ldexp": numeric.ldexp, "ldexp_": numeric.ldexp_,
+    **_LINALG_METHODS,  # det, inverse, cholesky, qr, svd, lu_solve, ... (ops/linalg_decomp.py)
+    **_SPECIAL_METHODS,  # lgamma, digamma, polygamma, mvlgamma, i0, frexp, nextafter
+    **_ATEN_METHODS,  # adjoint, dsplit, resize_, new, sum_to_size, apply_, ... (ops/aten.py)
     "float_power_": numeric._float_power_, "fill_diagonal_": numeric._fill_diagonal_,
     "diagonal_scatter": numeric.diagonal_scatter, "select_scatter": numeric.select_scatter,
     "slice_scatter": numeric.slice_scatter, "as_strided_scatter": numeric.as_strided_scatter,
     "index_reduce": numeric.index_reduce, "index_reduce_": numeric._index_reduce_,
-    **_ATEN_METHODS,  # adjoint, dsplit, resize_, new, sum_to_size, apply_, ... (ops/aten.py)
 
     # -- autograd (jtorch/autograd/__init__.py) ------------------------------------------------
     "backward": autograd._tensor_backward,

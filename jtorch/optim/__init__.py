@@ -2,6 +2,7 @@
 learning-rate schedulers, with torch's API and semantics."""
 
 from . import lr_scheduler
+from ._stateless import swap_in_optimizer_params_and_state
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -9,6 +10,7 @@ from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import (
     Optimizer,
@@ -22,6 +24,6 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW",
-           "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam",
+           "Adamax", "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam",
            "lr_scheduler", "register_optimizer_step_post_hook",
-           "register_optimizer_step_pre_hook"]
+           "register_optimizer_step_pre_hook", "swap_in_optimizer_params_and_state"]

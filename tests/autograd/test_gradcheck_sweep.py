@@ -146,6 +146,20 @@ SAMPLES = {
     "addmm": (lambda c, a, b: jtorch.addmm(c, a, b.t(), beta=0.5, alpha=-1.5),
               [_r(3), _r(2, 4), _r(3, 4)]),
     "linalg_svdvals": (lambda a: jtorch.linalg.svdvals(a), [_r(3, 2)]),
+    # decompositions (torch's formulas): symmetric or well-conditioned inputs built inside
+    "linalg_inv_ex": (lambda a: jtorch.linalg.inv(a), [_r(2, 3, 3)]),
+    "linalg_det": (lambda a: jtorch.linalg.det(a), [_r(2, 3, 3)]),
+    "linalg_slogdet": (lambda a: jtorch.linalg.slogdet(a).logabsdet, [_r(3, 3)]),
+    "linalg_solve_ex": (lambda a, b: jtorch.linalg.solve(a, b), [_r(2, 3, 3), _r(3, 2)]),
+    "linalg_cholesky_ex": (lambda a: jtorch.linalg.cholesky(a @ a.mT + jtorch.eye(3).double()),
+                           [_r(2, 3, 3)]),
+    "linalg_solve_triangular": (lambda a, b: jtorch.linalg.solve_triangular(
+        a + jtorch.eye(3).double() * 3, b, upper=True), [_r(3, 3), _r(3, 2)]),
+    "linalg_eigh": (lambda a: jtorch.linalg.eigh(a + a.mT), [_r(3, 3)]),
+    "linalg_svd": (lambda a: [t.abs() for t in jtorch.linalg.svd(a, full_matrices=False)],
+                   [_r(4, 3)]),
+    "linalg_qr": (lambda a: jtorch.linalg.qr(a), [_r(4, 3)]),
+    "linalg_lu_factor_ex": (lambda a: jtorch.linalg.lu_factor_ex(a).LU, [_r(2, 3, 3)]),
     "cdist": (lambda a, b: jtorch.cdist(a, b), [_r(2, 3), _r(3, 3)]),
     "embedding": (lambda w: F.embedding(jtorch.tensor([1, 0, 1]), w), [_r(3, 2)]),
     "copy_": (lambda x, y: (x * 1).copy_(y), [_r(2, 3), _r(3)]),
@@ -180,6 +194,10 @@ SAMPLES = {
     "nll_loss2d": (lambda x: F.nll_loss(x, jtorch.tensor([[1, 0], [-100, 2]]),
                                         jtorch.tensor([0.5, 2.0, 1.5], dtype=jtorch.float64)),
                    [_r(2, 3, 2)]),
+    "_ctc_loss": (lambda x: F.ctc_loss(x.log_softmax(2), jtorch.tensor([[1, 2], [3, 3]]), (5, 4),
+                                       (2, 2), reduction="sum"), [_r(5, 2, 4)]),
+    "_grouped_mm": (lambda a, b: jtorch.kernels.defs.grouped_mm.grouped_mm_op(
+        a, b, jtorch.tensor([2, 5], dtype=jtorch.int32)), [_r(6, 3), _r(2, 3, 4)]),
     "binary_cross_entropy": (
         lambda x: F.binary_cross_entropy(x, jtorch.tensor([[0.0, 1.0, 0.3], [1.0, 0.0, 0.5]],
                                                           dtype=jtorch.float64)),
@@ -204,6 +222,7 @@ EXEMPT = {
     "aminmax": "recorded as amax/amin nodes",
     "complex": "complex-valued gradients are not supported yet",
     "grid_sampler_2d_backward": "no double backward for grid_sample yet",
+    "_ctc_loss_backward": "no double backward, as torch (_ctc_loss_backward: not implemented)",
 }
 
 

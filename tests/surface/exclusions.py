@@ -12,6 +12,8 @@ _QUANT = 'quantization is not supported'
 _SPARSE = 'sparse tensors are not supported'
 _BACKEND = 'a backend jtorch does not have (cuDNN, MKLDNN, MPS, XPU, nested tensors...)'
 _INTERNAL = 'TorchScript / C++ binding internals'
+_SUBBYTE = ('sub-byte and packed dtypes: storage formats of quantised kernels, with no tensor '
+            'math of their own')
 
 EXCLUDED: dict = {
     'Tensor': {
@@ -109,6 +111,25 @@ EXCLUDED: dict = {
             'TensorType', 'TracingState', 'TupleType', 'UnionType', 'Use', 'Value',
             'to_dlpack'
         ], _INTERNAL),
+        **dict.fromkeys([
+            'AVG', 'PRIVATE_OPS', 'SUM', 'USE_GLOBAL_DEPS', 'USE_RTLD_GLOBAL_WITH_LIBTORCH',
+            'classproperty', 'fork', 'get_file_path', 'import_ir_module',
+            'import_ir_module_from_buffer', 'merge_type_from_type_comment', 'parse_ir',
+            'parse_schema', 'parse_type_comment', 'prepare_multiprocessing_environment',
+            'unify_type_list', 'wait'
+        ], _INTERNAL),
+        **dict.fromkeys([
+            'bit', 'bits16', 'bits1x8', 'bits2x4', 'bits4x2', 'bits8', 'choose_qparams_optimized',
+            'float4_e2m1fn_x2', 'int1', 'int2', 'int3', 'int4', 'int5', 'int6', 'int7', 'uint1',
+            'uint2', 'uint3', 'uint4', 'uint5', 'uint6', 'uint7'
+        ], _SUBBYTE),
+        **dict.fromkeys([
+            'ccol_indices_copy', 'col_indices_copy', 'crow_indices_copy', 'dsmm', 'hsmm',
+            'indices_copy', 'row_indices_copy', 'saddmm', 'values_copy'
+        ], _SPARSE),
+        **dict.fromkeys([
+            'jagged'
+        ], _BACKEND),
     },
     'torch.autograd': {
         **dict.fromkeys([
@@ -131,7 +152,7 @@ EXCLUDED: dict = {
     'torch.nn.functional': {
         **dict.fromkeys([
             'BroadcastingList1', 'BroadcastingList2', 'BroadcastingList3', 'Callable',
-            'DType', 'Optional', 'ScalingType', 'SwizzleType', 'TYPE_CHECKING',
+            'DType', 'Optional', 'TYPE_CHECKING',
             'reproducibility_notes', 'sparse_support_notes', 'tf32_notes'
         ], _TYPING),
         **dict.fromkeys([
@@ -163,63 +184,40 @@ EXCLUDED: dict = {
 
 MISSING: dict = {
     'Tensor': [
-                'bfloat16', 'chalf', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
-        'det', 'digamma', 'digamma_',         'eig', 'frexp', 'geqrf', 'grad_dtype', 'hash_tensor', 'histogram', 'i0',
-        'i0_', 'igamma', 'igamma_', 'igammac', 'igammac_', 'index', 'inverse',
-        'istft', 'lgamma', 'lgamma_', 'logdet',
-        'lstsq', 'lu', 'lu_solve', 'matrix_exp', 'matrix_power',
-        'mvlgamma', 'mvlgamma_', 'name', 'nextafter', 'nextafter_',
-        'orgqr', 'ormqr', 'pinverse',
-        'polygamma', 'polygamma_', 'qr',         'set_', 'slice_inverse', 'slogdet', 'solve', 'stft',
-        'storage_type', 'svd', 'symeig',
-        'to_padded_tensor', 'triangular_solve', 'volatile',
+                'bfloat16', 'chalf',
+                'grad_dtype', 'hash_tensor', 'histogram',         'igamma', 'igamma_', 'igammac', 'igammac_', 'index',
+        'istft',         'name',                 'set_', 'slice_inverse', 'stft',
+        'storage_type',
+        'to_padded_tensor', 'volatile',
     ],
     'torch': [
-        'AVG', 'BFloat16Tensor', 'Event',         'PRIVATE_OPS', 'SUM', 'Stream', 'SymBool', 'SymFloat', 'SymInt',
-        'USE_GLOBAL_DEPS', 'USE_RTLD_GLOBAL_WITH_LIBTORCH', 'addmv_',         'as_strided_',
-                'batch_norm_backward_elemt', 'batch_norm_backward_reduce', 'batch_norm_elemt',
+        'BFloat16Tensor', 'Event',         'Stream', 'SymBool', 'SymFloat', 'SymInt',
+                                'batch_norm_backward_elemt', 'batch_norm_backward_reduce', 'batch_norm_elemt',
         'batch_norm_gather_stats', 'batch_norm_gather_stats_with_counts',
-        'batch_norm_stats', 'batch_norm_update_stats', 'bfloat16', 'binomial', 'bit',
-        'bits16', 'bits1x8', 'bits2x4', 'bits4x2', 'bits8', 'ccol_indices_copy', 'cholesky',
-        'cholesky_inverse', 'cholesky_solve', 'choose_qparams_optimized', 'classproperty',
-        'col_indices_copy', 'complex32', 'cond',         'crow_indices_copy', 'ctc_loss', 'det', 'digamma',         'dsmm', 'eig', 'embedding_bag', 'embedding_renorm_',
-                'float4_e2m1fn_x2', 'float8_e4m3fn', 'float8_e4m3fnuz',
-        'float8_e5m2', 'float8_e5m2fnuz', 'float8_e8m0fnu', 'fork', 'frexp',
-        'frobenius_norm', 'geqrf',
-        'get_autocast_cpu_dtype', 'get_autocast_dtype', 'get_autocast_gpu_dtype',
-        'get_autocast_xla_dtype', 'get_device_module', 'get_file_path', 'gradient',
+        'batch_norm_stats', 'batch_norm_update_stats', 'bfloat16', 'binomial',                         'complex32', 'cond',                 'embedding_bag', 'embedding_renorm_',
+                'float8_e4m3fn', 'float8_e4m3fnuz',
+        'float8_e5m2', 'float8_e5m2fnuz', 'float8_e8m0fnu',         'get_autocast_cpu_dtype', 'get_autocast_dtype', 'get_autocast_gpu_dtype',
+        'get_autocast_xla_dtype', 'get_device_module', 'gradient',
         'gru',         'hash_tensor', 'histogram',
-        'histogramdd', 'hsmm', 'i0', 'i0_', 'igamma', 'igammac', 'import_ir_module',
-        'import_ir_module_from_buffer', 'indices_copy', 'int1', 'int2',
-        'int3', 'int4', 'int5', 'int6', 'int7', 'inverse',                 'istft', 'jagged', 'lgamma', 'lobpcg',
-        'logdet', 'lstm', 'lstsq', 'lu', 'lu_solve', 'lu_unpack', 'matrix_exp',
-        'matrix_power', 'matrix_rank', 'merge_type_from_type_comment', 'mvlgamma',
-                'nextafter', 'nuclear_norm', 'orgqr', 'ormqr',
-        'parse_ir', 'parse_schema', 'parse_type_comment', 'pca_lowrank', 'pinverse',
-        'poisson', 'polygamma', 'prepare_multiprocessing_environment', 'qr',
-        'resize_as_', 'rnn_relu', 'rnn_tanh',         'row_indices_copy', 'saddmm', 'segment_reduce',
+        'histogramdd', 'igamma', 'igammac',                                 'istft', 'lobpcg',
+        'lstm',
+                                'pca_lowrank',
+        'poisson',         'rnn_relu', 'rnn_tanh',         'segment_reduce',
         'set_autocast_cpu_dtype',         'set_autocast_dtype', 'set_autocast_gpu_dtype',
-        'set_autocast_xla_dtype',         'slice_inverse', 'slogdet', 'solve', 'stft', 'svd', 'svd_lowrank',
-        'sym_constrain_range', 'sym_constrain_range_for_size', 'sym_fresh_size',         'symeig', 'thread_safe_generator', 'triangular_solve', 'uint1', 'uint16',
-        'uint2', 'uint3', 'uint32', 'uint4', 'uint5', 'uint6', 'uint64', 'uint7',
-        'unify_type_list', 'values_copy', 'view_as_complex', 'view_as_complex_copy',
-        'view_as_real', 'view_as_real_copy', 'wait', 'while_loop',
+        'set_autocast_xla_dtype',         'slice_inverse', 'stft', 'svd_lowrank',
+        'sym_constrain_range', 'sym_constrain_range_for_size', 'sym_fresh_size',         'thread_safe_generator', 'uint16',
+        'uint32', 'uint64',         'view_as_complex', 'view_as_complex_copy',
+        'view_as_real', 'view_as_real_copy', 'while_loop',
     ],
     'torch.autograd': [
         'enforce_grad_layout_policy', 'handle_torch_function', 'is_tensor_like', 'variable',
     ],
-    'torch.nn': [
-        'AdaptiveLogSoftmaxWithLoss', 'CTCLoss', 'CrossMapLRN2d', 'LinearCrossEntropyLoss',
-        'LinearCrossEntropyOptions',
-    ],
-    'torch.nn.functional': [
-        'ctc_loss', 'grouped_mm', 'linear_cross_entropy', 'scaled_grouped_mm', 'scaled_mm',
-    ],
+    'torch.nn': [],
+    'torch.nn.functional': [],
     'torch.nn.init': [],
     'torch.nn.utils': [],
     'torch.optim': [
-        'Muon', 'swap_in_optimizer_params_and_state',
-    ],
+            ],
     'torch.optim.lr_scheduler': [],
     'torch.utils.data': [
         'DFIterDataPipe', 'DataChunk', 'IterDataPipe', 'MapDataPipe',

@@ -5,8 +5,10 @@ from . import (  # noqa: F401
     conv,
     conversion,
     creation,
+    grouped_mm,
     indexing,
     linalg,
+    linalg_decomp,
     loss,
     movement,
     normalization,
@@ -19,5 +21,6 @@ from . import (  # noqa: F401
     scan,
     softmax,
     sort,
+    special,
     unary,
 )

@@ -1,5 +1,6 @@
 """Losses with ATen kernels of their own: ``nll_loss`` over (N, C) or (C,) inputs,
-``nll_loss2d`` over (N, C, H, W), their backward ops, and ``binary_cross_entropy``.
+``nll_loss2d`` over (N, C, H, W), their backward ops, ``binary_cross_entropy``, and
+``_ctc_loss`` with its backward (alpha / beta recursions in ``kernels/cpu/ctc.py``).
 
 The nll ops have one output, the loss (ATen's ``nll_loss_forward`` also returns the summed
 weight of the counted targets, which the 'mean' gradient divides by: the backward kernel
@@ -12,13 +13,13 @@ torch. The other losses of ``nn.functional`` are compositions of jtorch ops (``n
 
 from __future__ import annotations
 
-from ...shape import broadcast_shapes
-
 from ... import dispatch
 from ... import dtypes as _dt
+from ...shape import broadcast_shapes
 from ..cpu import loss as _lk
 from ..plan import Out, Plan, common_device
 from ..registry import defvjp, op
+from ._lazy import lazy
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -180,3 +181,106 @@ def _bce_vjp(c, g):
 binary_cross_entropy_op = op("binary_cross_entropy", "extern", _bce_meta,
                              _lk.binary_cross_entropy_cpu)
 defvjp(binary_cross_entropy_op, _bce_vjp, "012", name="BinaryCrossEntropyBackward0")
+
+
+# -- ctc_loss ----------------------------------------------------------------------------------
+
+_CK = "jtorch.kernels.cpu.ctc"  # imported at the first call (_lazy.py)
+_CTC = "ctc_loss_allocate_outputs"
+
+
+def _ctc_checks(log_probs, targets, il: tuple, tl: tuple, blank: int) -> int:
+    """ATen's ``ctc_loss_allocate_outputs`` checks (shapes and lengths only, no data); returns
+    the longest target."""
+    lnd, tnd = log_probs._a.ndim, targets._a.ndim
+    if lnd != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {lnd}-dimensional tensor for "
+                           f"argument #1 'log_probs' (while checking arguments for {_CTC})")
+    if not 1 <= tnd < 3:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {tnd}-dimensional tensor for "
+                           f"argument #2 'targets' (while checking arguments for {_CTC})")
+    _, batch, labels = log_probs._a.shape
+    if not 0 <= blank < labels:
+        raise RuntimeError("blank must be in label range")
+    if len(il) != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for n in tl:
+        if n < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value "
+                               f"{n} (while checking arguments for {_CTC})")
+    longest = max(tl, default=0)
+    tshape = targets._a.shape
+    want = sum(tl) if tnd == 1 else batch
+    if tshape[0] != want:
+        raise RuntimeError(f"Expected tensor to have size {want} at dimension 0, but got size "
+                           f"{tshape[0]} for argument #2 'targets' (while checking arguments for "
+                           f"{_CTC})")
+    if tnd == 2 and tshape[1] < longest:
+        raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, but "
+                           f"got size {tshape[1]} for argument #2 'targets' (while checking "
+                           f"arguments for {_CTC})")
+    steps = log_probs._a.shape[0]
+    for n in il:
+        if n < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value "
+                               f"{n} (while checking arguments for {_CTC})")
+        if n > steps:
+            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got "
+                               f"value {n} (while checking arguments for {_CTC})")
+    return longest
+
+
+def _ctc_dtype(log_probs) -> _dt.dtype:
+    d = log_probs.dtype
+    if d not in (_dt.float32, _dt.float64):
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
+                                  f"'{dispatch.torch_name(d)}'")
+    return d
+
+
+def _ctc_kw(input_lengths, target_lengths, blank: int, zero_infinity: bool) -> dict:
+    return {"input_lengths": tuple(input_lengths), "target_lengths": tuple(target_lengths),
+            "blank": int(blank), "zero_infinity": bool(zero_infinity)}
+
+
+def _ctc_meta(log_probs, targets, *, input_lengths: tuple, target_lengths: tuple, blank: int,
+              zero_infinity: bool) -> Plan:
+    dev = common_device(log_probs, targets)
+    d = _ctc_dtype(log_probs)
+    if targets.dtype is not _dt.int64:
+        raise RuntimeError(f"Expected tensor for argument #2 'targets' to have scalar type Long; "
+                           f"but got {dispatch.torch_name(targets.dtype)} instead (while checking "
+                           f"arguments for {_CTC})")
+    longest = _ctc_checks(log_probs, targets, input_lengths, target_lengths, blank)
+    steps, batch, _ = log_probs._a.shape
+    out = (Out((batch,), d), Out((batch, steps, 2 * longest + 1), d))
+    return Plan(out, _ctc_kw(input_lengths, target_lengths, blank, zero_infinity), dev)
+
+
+def _ctc_backward_meta(grad, log_probs, targets, nll, log_alpha, *, input_lengths: tuple,
+                       target_lengths: tuple, blank: int, zero_infinity: bool) -> Plan:
+    dev = common_device(grad, log_probs, targets, nll, log_alpha)
+    return Plan(Out(log_probs._a.shape, _ctc_dtype(log_probs)),
+                _ctc_kw(input_lengths, target_lengths, blank, zero_infinity), dev)
+
+
+def _ctc_vjp(c, g):
+    """The gradient of the per-item losses (the log_alpha output takes none, as in ATen)."""
+    log_probs, targets = c.args
+    nll, log_alpha = c.out
+    return dispatch.call(ctc_loss_backward_op, g[0], log_probs, targets, nll, log_alpha,
+                         **c.kw), None
+
+
+# (log_probs (T, N, C), targets int64 (N, S) or (sum(target_lengths),))
+#   -> (neg_log_likelihood (N,), log_alpha (N, T, 2 * max(target_lengths) + 1))
+#   {input_lengths, target_lengths (tuples), blank, zero_infinity}
+ctc_loss_op = op("_ctc_loss", "extern", _ctc_meta, lazy(_CK, "ctc_loss_cpu"))
+# (grad (N,), log_probs, targets, neg_log_likelihood, log_alpha) -> grad log_probs (the same
+# kw); no derivative of its own, as in torch
+ctc_loss_backward_op = op("_ctc_loss_backward", "extern", _ctc_backward_meta,
+                          lazy(_CK, "ctc_loss_backward_cpu"))
+defvjp(ctc_loss_op, _ctc_vjp, "01o", name="CtcLossBackward0")
+ctc_loss_op.pair, ctc_loss_backward_op.pair = ctc_loss_backward_op, ctc_loss_op

@@ -1,0 +1,429 @@
+"""LAPACK from inside Numba: the factorizations behind ``jtorch.linalg``.
+
+Numba's own ``np.linalg`` raises on a singular matrix or a non-finite entry, where torch
+reports LAPACK's ``info`` (``inv_ex``, ``cholesky_ex``) or computes through nan. So the kernels
+call the LAPACK wrappers Numba itself binds (its helper library over scipy's LAPACK:
+``getrf``, ``getri``, ``potrf``, ``syevd``/``heevd``, ``gesdd``, ``geqrf``, ``orgqr``, ``geev``,
+``gesv``) and keep ``info`` per matrix. Each kernel is one compiled loop over a C-contiguous
+(B, m, n) batch that copies each matrix into a column-major scratch (as torch does) and writes
+the results row-major. Triangular solves are compiled substitution loops.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba.extending import overload
+from numba.np import linalg as _nl
+
+_INT = _nl.F_INT_nptype  # LAPACK's integer (int32)
+
+
+def _kind(dtype) -> int:
+    return ord(_nl.get_blas_kind(dtype, "jtorch.linalg"))
+
+
+# -- the LAPACK calls (stubs typed per dtype by ``overload``) --------------------------------
+
+def getrf(a, ipiv):
+    """LU with partial pivoting of column-major ``a`` in place; returns info."""
+
+
+def getri(a, ipiv):
+    """The inverse from getrf's factors, in place; returns info."""
+
+
+def potrf(uplo, a):
+    """Cholesky of column-major ``a`` in place (``uplo``: ord('L') or ord('U'))."""
+
+
+def syevd(jobz, uplo, a, w):
+    """Eigenvalues (and vectors, in ``a``) of a symmetric/Hermitian matrix."""
+
+
+def gesdd(jobz, a, s, u, vt):
+    """SVD of column-major ``a`` (destroyed) into s, u, vt."""
+
+
+def geqrf(a, tau):
+    """Householder QR of column-major ``a`` in place."""
+
+
+def orgqr(a, tau, k):
+    """The first columns of Q from ``k`` reflectors held in column-major ``a``."""
+
+
+def geev(a, w, vr):
+    """Eigenvalues ``w`` (complex) and right eigenvectors ``vr`` (complex) of a general
+    column-major matrix (real input: LAPACK's packed conjugate pairs unpacked here)."""
+
+
+def gesv(a, ipiv, b):
+    """Solve a x = b (both column-major) in place of b; returns info."""
+
+
+@overload(getrf)
+def _getrf(a, ipiv):
+    fn, kind = _nl._LAPACK().numba_xxgetrf(a.dtype), _kind(a.dtype)
+
+    def impl(a, ipiv):
+        m, n = a.shape
+        return fn(kind, m, n, a.ctypes, max(m, 1), ipiv.ctypes)
+    return impl
+
+
+@overload(getri)
+def _getri(a, ipiv):
+    fn, kind = _nl._LAPACK().numba_ez_xxgetri(a.dtype), _kind(a.dtype)
+
+    def impl(a, ipiv):
+        n = a.shape[0]
+        return fn(kind, n, a.ctypes, max(n, 1), ipiv.ctypes)
+    return impl
+
+
+@overload(potrf)
+def _potrf(uplo, a):
+    fn, kind = _nl._LAPACK().numba_xxpotrf(a.dtype), _kind(a.dtype)
+
+    def impl(uplo, a):
+        n = a.shape[0]
+        return fn(kind, uplo, n, a.ctypes, max(n, 1))
+    return impl
+
+
+@overload(syevd)
+def _syevd(jobz, uplo, a, w):
+    fn, kind = _nl._LAPACK().numba_ez_xxxevd(a.dtype), _kind(a.dtype)
+
+    def impl(jobz, uplo, a, w):
+        n = a.shape[0]
+        return fn(kind, jobz, uplo, n, a.ctypes, max(n, 1), w.ctypes)
+    return impl
+
+
+@overload(gesdd)
+def _gesdd(jobz, a, s, u, vt):
+    fn, kind = _nl._LAPACK().numba_ez_gesdd(a.dtype), _kind(a.dtype)
+
+    def impl(jobz, a, s, u, vt):
+        m, n = a.shape
+        return fn(kind, jobz, m, n, a.ctypes, max(m, 1), s.ctypes, u.ctypes, max(u.shape[0], 1),
+                  vt.ctypes, max(vt.shape[0], 1))
+    return impl
+
+
+@overload(geqrf)
+def _geqrf(a, tau):
+    fn, kind = _nl._LAPACK().numba_ez_geqrf(a.dtype), _kind(a.dtype)
+
+    def impl(a, tau):
+        m, n = a.shape
+        return fn(kind, m, n, a.ctypes, max(m, 1), tau.ctypes)
+    return impl
+
+
+@overload(orgqr)
+def _orgqr(a, tau, k):
+    fn, kind = _nl._LAPACK().numba_ez_xxgqr(a.dtype), _kind(a.dtype)
+
+    def impl(a, tau, k):
+        m, n = a.shape
+        return fn(kind, m, n, k, a.ctypes, max(m, 1), tau.ctypes)
+    return impl
+
+
+@overload(geev)
+def _geev(a, w, vr):
+    kind = _kind(a.dtype)
+    if isinstance(a.dtype, numba.types.Complex):
+        fn = _nl._LAPACK().numba_ez_cgeev(a.dtype)
+
+        def impl(a, w, vr):
+            n = a.shape[0]
+            vl = np.empty((1, 1), a.dtype)
+            return fn(kind, ord("N"), ord("V"), n, a.ctypes, max(n, 1), w.ctypes, vl.ctypes, 1,
+                      vr.ctypes, max(n, 1))
+        return impl
+    fn = _nl._LAPACK().numba_ez_rgeev(a.dtype)
+
+    def impl_real(a, w, vr):
+        n = a.shape[0]
+        wr = np.empty(n, a.dtype)
+        wi = np.empty(n, a.dtype)
+        vl = np.empty((1, 1), a.dtype)
+        v = np.empty((n, n), a.dtype).T
+        info = fn(kind, ord("N"), ord("V"), n, a.ctypes, max(n, 1), wr.ctypes, wi.ctypes,
+                  vl.ctypes, 1, v.ctypes, max(n, 1))
+        j = 0
+        while j < n:
+            w[j] = wr[j] + 1j * wi[j]
+            if wi[j] != 0 and j + 1 < n:  # a conjugate pair: columns j, j+1 hold re, im
+                w[j + 1] = wr[j + 1] + 1j * wi[j + 1]
+                for r in range(n):
+                    vr[r, j] = v[r, j] + 1j * v[r, j + 1]
+                    vr[r, j + 1] = v[r, j] - 1j * v[r, j + 1]
+                j += 2
+            else:
+                for r in range(n):
+                    vr[r, j] = v[r, j]
+                j += 1
+        return info
+    return impl_real
+
+
+@overload(gesv)
+def _gesv(a, ipiv, b):
+    fn, kind = _nl._LAPACK().numba_xgesv(a.dtype), _kind(a.dtype)
+
+    def impl(a, ipiv, b):
+        n = a.shape[0]
+        return fn(kind, n, b.shape[1], a.ctypes, max(n, 1), ipiv.ctypes, b.ctypes, max(n, 1))
+    return impl
+
+
+@numba.njit(cache=True, nogil=True)
+def _fcopy(a):
+    """A column-major copy of the 2-D ``a``."""
+    m, n = a.shape
+    w = np.empty((n, m), a.dtype).T
+    for j in range(n):
+        for i in range(m):
+            w[i, j] = a[i, j]
+    return w
+
+
+# -- kernels over a batch ---------------------------------------------------------------------
+
+@numba.njit(cache=True, nogil=True)
+def lu_factor(a, lu, piv, info):
+    """getrf of each matrix: ``lu`` (B, m, n), ``piv`` (B, k) one-based, ``info`` (B,)."""
+    k = min(a.shape[1], a.shape[2])
+    ipiv = np.zeros(max(k, 1), _INT)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        info[b] = getrf(w, ipiv)
+        lu[b] = w
+        for j in range(k):
+            piv[b, j] = ipiv[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def inv(a, out, info):
+    """getrf + getri of each square matrix; info > 0 names the first zero pivot."""
+    n = a.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        r = getrf(w, ipiv)
+        info[b] = r
+        if r == 0:
+            getri(w, ipiv)
+        else:
+            w[:, :] = np.nan
+        out[b] = w
+
+
+@numba.njit(cache=True, nogil=True)
+def det(a, out):
+    """The determinant from getrf's diagonal and the pivots' sign."""
+    n = a.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        getrf(w, ipiv)
+        d = np.ones(1, a.dtype)[0]
+        for j in range(n):
+            d *= w[j, j]
+            if ipiv[j] != j + 1:
+                d = -d
+        out[b] = d
+
+
+@numba.njit(cache=True, nogil=True)
+def slogdet(a, sign, logabs):
+    """sign (unit modulus, or 0) and log|det| from getrf's diagonal."""
+    n = a.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        getrf(w, ipiv)
+        s = np.ones(1, a.dtype)[0]
+        la = 0.0
+        for j in range(n):
+            u = w[j, j]
+            au = abs(u)
+            if ipiv[j] != j + 1:
+                s = -s
+            if au == 0:
+                s = s * 0
+                la = -np.inf
+            else:
+                s = s * (u / au)
+                la += np.log(au)
+        sign[b] = s
+        logabs[b] = la
+
+
+@numba.njit(cache=True, nogil=True)
+def solve(a, rhs, out, info):
+    """gesv of each (n, n) matrix against its (n, k) right-hand sides."""
+    n = a.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        x = _fcopy(rhs[b])
+        info[b] = gesv(w, ipiv, x)
+        out[b] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def cholesky(a, out, info, upper):
+    """potrf reading one triangle; the other triangle of the result is zero."""
+    n = a.shape[1]
+    uplo = ord("U") if upper else ord("L")
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        info[b] = potrf(uplo, w)
+        for i in range(n):
+            for j in range(n):
+                keep = j >= i if upper else j <= i
+                out[b, i, j] = w[i, j] if keep else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def eigh(a, vals, vecs, upper, want_vectors):
+    """syevd/heevd: ascending eigenvalues, eigenvectors as columns."""
+    uplo = ord("U") if upper else ord("L")
+    jobz = ord("V") if want_vectors else ord("N")
+    worst = 0
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        r = syevd(jobz, uplo, w, vals[b])
+        if r != 0 and worst == 0:
+            worst = r
+        if want_vectors:
+            vecs[b] = w
+    return worst
+
+
+@numba.njit(cache=True, nogil=True)
+def svd(a, u, s, vh, full, want_vectors):
+    """gesdd: jobz 'A' (full), 'S' (thin) or 'N' (values only)."""
+    jobz = ord("N") if not want_vectors else ord("A") if full else ord("S")
+    worst = 0
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        uu = np.empty((u.shape[2], u.shape[1]), a.dtype).T
+        vv = np.empty((vh.shape[2], vh.shape[1]), a.dtype).T
+        r = gesdd(jobz, w, s[b], uu, vv)
+        if r != 0 and worst == 0:
+            worst = r
+        if want_vectors:
+            u[b] = uu
+            vh[b] = vv
+    return worst
+
+
+@numba.njit(cache=True, nogil=True)
+def qr(a, q, r, complete, want_q):
+    """geqrf, R from its upper triangle, Q (m, q.shape[2]) from orgqr."""
+    m, n = a.shape[1], a.shape[2]
+    k = min(m, n)
+    tau = np.zeros(max(k, 1), a.dtype)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        geqrf(w, tau)
+        for i in range(r.shape[1]):
+            for j in range(n):
+                r[b, i, j] = w[i, j] if j >= i else 0
+        if not want_q:
+            continue
+        qc = q.shape[2]
+        qq = np.zeros((qc, m), a.dtype).T
+        for j in range(min(qc, n)):
+            for i in range(m):
+                qq[i, j] = w[i, j]
+        if m > 0 and qc > 0:
+            orgqr(qq, tau, k)
+        q[b] = qq
+
+
+@numba.njit(cache=True, nogil=True)
+def geqrf_batch(a, out, tau):
+    """LAPACK's geqrf output as is: R above the diagonal, the reflectors below."""
+    k = min(a.shape[1], a.shape[2])
+    t = np.zeros(max(k, 1), a.dtype)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        geqrf(w, t)
+        out[b] = w
+        for j in range(k):
+            tau[b, j] = t[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def householder(a, tau, out):
+    """orgqr: the (m, n) Q of the reflectors in ``a``'s columns and ``tau``."""
+    m, n = a.shape[1], a.shape[2]
+    k = tau.shape[1]
+    t = np.zeros(max(k, 1), a.dtype)
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        for j in range(k):
+            t[j] = tau[b, j]
+        if m > 0 and n > 0:
+            orgqr(w, t, k)
+        out[b] = w
+
+
+@numba.njit(cache=True, nogil=True)
+def eig(a, vals, vecs):
+    """geev: complex eigenvalues and unit right eigenvectors of each matrix."""
+    n = a.shape[1]
+    worst = 0
+    for b in range(a.shape[0]):
+        w = _fcopy(a[b])
+        v = np.empty((n, n), vecs.dtype).T
+        r = geev(w, vals[b], v)
+        if r != 0 and worst == 0:
+            worst = r
+        vecs[b] = v
+    return worst
+
+
+@numba.njit(cache=True, nogil=True)
+def solve_triangular(a, rhs, out, upper, unit):
+    """Substitution: a x = rhs for triangular ``a`` (n, n), rhs (n, k), row by row."""
+    n, k = rhs.shape[1], rhs.shape[2]
+    for b in range(a.shape[0]):
+        x = out[b]
+        for t in range(n):
+            i = n - 1 - t if upper else t
+            for c in range(k):
+                x[i, c] = rhs[b, i, c]
+            lo, hi = (i + 1, n) if upper else (0, i)
+            for j in range(lo, hi):
+                aij = a[b, i, j]
+                if aij != 0:
+                    for c in range(k):
+                        x[i, c] -= aij * x[j, c]
+            if not unit:
+                d = a[b, i, i]
+                for c in range(k):
+                    x[i, c] /= d
+
+
+@numba.njit(cache=True, nogil=True)
+def pivots_to_permutation(piv, perm):
+    """The row order (B, m) that LAPACK's one-based swaps ``piv`` (B, k) apply."""
+    m = perm.shape[1]
+    for b in range(piv.shape[0]):
+        for i in range(m):
+            perm[b, i] = i
+        for j in range(piv.shape[1]):
+            p = piv[b, j] - 1
+            if p != j and 0 <= p < m:
+                t = perm[b, j]
+                perm[b, j] = perm[b, p]
+                perm[b, p] = t
