@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from .. import dispatch
+from .. import dtypes as _dt
 from ..kernels.defs import resample as R
 from ..tensor import Tensor
 
@@ -113,6 +114,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: "
             f"{_MODES} (got {mode})")
     op = R.resample_gather_op if mode in ("nearest", "nearest-exact") else R.resample_taps_op
+    if input.dtype is _dt.uint8 and mode == "bilinear":
+        # images: interpolated in float32 and rounded to the nearest level (torch's uint8
+        # kernel uses fixed-point weights: its values are within one level of these)
+        res = dispatch.call(op, input.to(_dt.float32), mode=mode, size=tuple(out_sp),
+                            scales=None if scales is None else tuple(scales),
+                            align_corners=align_corners)
+        return res.round_().clamp_(0, 255).to(_dt.uint8)
     return dispatch.call(op, input, mode=mode, size=tuple(out_sp),
                          scales=None if scales is None else tuple(scales),
                          align_corners=align_corners)

@@ -409,3 +409,12 @@ def test_batched_matmul_layouts_and_edges(shapes):
     same(ij @ ij.mT, torch.arange(24).reshape(2, 1, 3, 4) @ torch.arange(24).reshape(2, 1, 3, 4).mT)
     h = jtorch.ones(2, 2, 3, 4, dtype=jtorch.float16)
     same(h @ h.mT, torch.ones(2, 2, 3, 4, dtype=torch.float16) @ torch.ones(2, 2, 3, 4, dtype=torch.float16).mT)
+
+
+def test_einsum_operand_count_errors_are_runtime_errors():
+    for eq, ops in (("...i,...i->...", (jtorch.randn(2, 3),)),
+                    ("ij->i", (jtorch.randn(2, 3), jtorch.randn(2)))):
+        with pytest.raises(RuntimeError, match="operands were provided"):
+            jtorch.einsum(eq, *ops)
+        with pytest.raises(RuntimeError, match="operands were provided"):
+            torch.einsum(eq, *(torch.from_numpy(o.numpy()) for o in ops))

@@ -328,3 +328,21 @@ def test_grid_errors(call):
     with pytest.raises(et.type) as ej:
         call(JF, jtorch)
     assert str(ej.value) == str(et.value)
+
+
+def test_bilinear_interpolation_of_uint8_images():
+    """torch computes bilinear uint8 (images) with fixed-point weights: jtorch interpolates in
+    float32 and rounds, within one level of torch's values and exact where no weight splits."""
+    rng = np.random.default_rng(0)
+    u = rng.integers(0, 256, (2, 3, 5, 7)).astype(np.uint8)
+    for ac in (False, True):
+        for size in ((10, 14), (3, 4), (5, 7)):
+            want = torch.nn.functional.interpolate(torch.from_numpy(u), size=size,
+                                                   mode="bilinear", align_corners=ac)
+            got = jtorch.nn.functional.interpolate(jtorch.from_numpy(u), size=size,
+                                                   mode="bilinear", align_corners=ac)
+            assert got.dtype == jtorch.uint8 and tuple(got.shape) == tuple(want.shape)
+            diff = np.abs(got.numpy().astype(int) - want.numpy().astype(int))
+            assert diff.max() <= 1
+    same = jtorch.nn.functional.interpolate(jtorch.from_numpy(u), size=(5, 7), mode="bilinear")
+    np.testing.assert_array_equal(same.numpy(), u)

@@ -2,6 +2,7 @@
 # ruff: noqa: PLR0124, FURB136  (x != x is the nan test that compiles for every dtype;
 # the conditional forms keep nan semantics that min()/max() would change)
 
+import cmath
 import math
 
 import numpy as np
@@ -353,8 +354,13 @@ def _pow_vjp(c, g):
             g * 0 if y == 0 else g * y * x.pow(y - 1))
     if n[1]:
         if not isinstance(x, Tensor):  # scalar base: d/dy x**y = x**y * log(x)
-            return gx, g * c.out * math.log(x) if x > 0 else P.where(y >= 0, 0.0, g * c.out *
-                                                                     math.log(x) if x else g * c.out * -math.inf)
+            if isinstance(x, complex):
+                return gx, g * c.out * cmath.log(x)
+            if x > 0:
+                return gx, g * c.out * math.log(x)
+            if x == 0:  # 0**y: no slope where y >= 0, as torch
+                return gx, P.where(y >= 0, 0.0, g * c.out * -math.inf)
+            return gx, g * c.out * math.nan  # log of a negative base: nan, as torch
         gy = P.where((x == 0) & (y >= 0), 0.0, g * c.out * P.log(x))
     return gx, gy
 
