@@ -313,8 +313,8 @@ def _einsum_parse(equation: str, operands: list) -> tuple:
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                           f"equation" if len(operands) > len(terms) else
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
     n_ell = 0
     for t, x in zip(terms, operands):
