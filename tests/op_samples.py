@@ -2258,9 +2258,8 @@ NOT_SWEPT.update({
 # ---- Tensor methods beside the ATen spellings (ops/aten.py) ----------------------------------
 
 PATTERNS.update({
-    "torch:resize_as_": "x y",
     "method:adjoint": "x", "method:conj_physical_": "x", "method:swapaxes_": "x 1 1",
-    "method:swapdims_": "x 1 1", "method:sum_to_size": "x", "method:resize_": "x",
+    "method:swapdims_": "x 1 1", "method:sum_to_size": "x",
 })
 SAMPLES.update({
     "torch:addmv_": [lambda o: (jtorch.addmv_, (jtorch.ones(2), jtorch.ones(2, o["x"].numel()),
@@ -2290,9 +2289,12 @@ NOT_SWEPT.update({
     "method:pin_memory": "needs a CUDA driver: raises torch's error here",
     "method:record_stream": "CUDA streams only: raises torch's error here",
     "method:reinforce": "removed from torch: raises its error",
-    "method:resize_as_": "resize_ to another tensor's shape (swept through resize_)",
-    "method:resize": "deprecated copy-then-resize_ (swept through resize_)",
-    "method:resize_as": "deprecated copy-then-resize_ (swept through resize_)",
+    "method:resize_": "replaces the tensor's memory and shape in place, which traces and vmap "
+                      "cannot follow (tests/ops/test_aten_names.py)",
+    "method:resize_as_": "resize_ to another tensor's shape (tests/ops/test_aten_names.py)",
+    "torch:resize_as_": "resize_ to another tensor's shape (tests/ops/test_aten_names.py)",
+    "method:resize": "deprecated copy-then-resize_ (tests/ops/test_aten_names.py)",
+    "method:resize_as": "deprecated copy-then-resize_ (tests/ops/test_aten_names.py)",
     "method:module_load": "load_state_dict's hook returning its argument, no op",
     "method:new": "the legacy constructor: an empty or a data tensor (tests/ops/test_aten_names.py)",
 })

@@ -67,16 +67,23 @@ def fuse_epilogues(graph: Graph) -> Graph:
     itself when there is none."""
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
-    groups, taken = [], set()
+    groups, taken = [], {}  # member -> where its group's call stands (its last member)
     for n in nodes:
         if n in taken:
             continue
         g = _group(n, nodes)
-        if g is not None and not _read_early(g[0], nodes, pos) and not any(
-                a in taken for m in g[0] for a in m.all_input_nodes if a not in g[0]):
-            # (a group reading another group's value could stand before that group's call)
-            groups.append(g)
-            taken.update(g[0])
+        if g is None or any(m in taken for m in g[0]) or _read_early(g[0], nodes, pos):
+            continue  # (a member of two groups: ``a @ b - c @ d``'s sub, taken by the first)
+        at = pos[g[0][-1]]
+        # a value of another group must exist by this group's call (both stand at their last
+        # member: the other's must come first)
+        if any(taken.get(a, -1) > at for m in g[0] for a in m.all_input_nodes if a not in g[0]):
+            continue
+        # and a group already formed that reads this one's values must stand after it
+        if any(-1 < taken.get(u, -1) < at for m in g[0] for u in m.users if u not in g[0]):
+            continue
+        groups.append(g)
+        taken.update(dict.fromkeys(g[0], at))
     if not groups:
         return graph
     last = {g[0][-1]: g for g in groups}

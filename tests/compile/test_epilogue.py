@@ -503,3 +503,14 @@ def test_generated_module_convolves_each_image_then_runs_its_epilogue():
     assert "_call(out0[i], p.reshape(-1), in1, 0, rows, 0, inner, inner)" in image
     drive = src.split("def conv_epilogue(")[1]
     assert "for t in prange(nt):" in drive and "p = np.empty_like(prod)" in drive
+
+
+def test_two_products_feeding_one_chain_fuse_once():
+    """``a @ b - c @ d``: the sub would join both products' epilogues; the first takes it, the
+    second stays a plain product (it ran into a KeyError when both claimed it)."""
+    rng = np.random.default_rng(0)
+    a, b, c, d = (jtorch.from_numpy(rng.standard_normal(s)) for s in
+                  ((6, 5), (5, 4), (6, 3), (3, 4)))
+    f = lambda a, b, c, d: (a @ b - c @ d).tril() * 2  # noqa: E731
+    got = jtorch.compile(f)(a, b, c, d)
+    np.testing.assert_allclose(got.numpy(), f(a, b, c, d).numpy(), rtol=1e-12, atol=1e-12)

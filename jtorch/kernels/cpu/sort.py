@@ -450,24 +450,3 @@ def take_rows(rows, order, starts, out):
         for c in range(rows.shape[1]):
             out[u, c] = rows[src, c]
 
-
-@njit(cache=True, nogil=True)
-def search_rows(seq, values, right, out):
-    """torch's ``searchsorted`` over rows: ``seq`` (R, M) sorted rows, ``values`` (R, K) (R may
-    be 1 for a 1-D sequence shared by every row of values): the first index whose element is
-    not below (``right``: not at most) each value, with torch's comparisons, so NaN sorts
-    last both as an element and as a value."""
-    R, K = values.shape
-    M = seq.shape[1]
-    for r in range(R):
-        row = seq[r if seq.shape[0] > 1 else 0]
-        for k in range(K):
-            v = values[r, k]
-            lo, hi = 0, M
-            while lo < hi:
-                mid = lo + ((hi - lo) >> 1)
-                if (not (row[mid] > v)) if right else (not (row[mid] >= v)):
-                    lo = mid + 1
-                else:
-                    hi = mid
-            out[r, k] = lo
