@@ -99,8 +99,8 @@ class _Pickler(pickle._Pickler):
     dispatch[_Reduce] = save_reduce_obj
 
     def persistent_id(self, obj):
-        return obj if type(obj) is tuple and len(obj) == 5 and obj[0] == "storage" and \
-            isinstance(obj[1], _Global) else None
+        return obj if type(obj) is tuple and len(obj) == 5 and isinstance(obj[1], _Global) \
+            and obj[0] == "storage" else None
 
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, Tensor):

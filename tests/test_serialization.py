@@ -340,3 +340,11 @@ def test_views_past_their_storage_are_refused(tmp_path, monkeypatch):
     jtorch.save({"w": jtorch.ones(4)}, path)
     with pytest.raises(RuntimeError, match="reaches past its storage"):
         jtorch.load(path)
+
+
+def test_tuples_of_five_round_trip():
+    """A user's 5-tuple is not mistaken for a storage reference (pickle asks persistent_id
+    about every object)."""
+    obj = (jtorch.ones(2), np.arange(3), "storage", 4, (5,))
+    got = _roundtrip(obj, weights_only=False)
+    assert got[0].tolist() == [1.0, 1.0] and got[1].tolist() == [0, 1, 2] and got[2:] == obj[2:]
