@@ -327,18 +327,15 @@ def _red_where(cond, a, b):
     return where(cond, a, b)
 
 
-def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: int,
-                     name: str) -> Tensor:
-    """Zero whole channels: one Bernoulli draw per (N, C) broadcast over the feature dims."""
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
+    """Zero whole channels: one Bernoulli draw per (dim 0, dim 1) broadcast over the rest."""
     _check_p(p)
     if not training or p == 0:
         return input
     nd = input.dim()
-    if nd not in (batched, batched - 1):
-        raise RuntimeError(f"{name}: Expected {batched - 1}D or {batched}D input, but received a "
-                           f"{nd}D input.")
-    lead = 2 if nd == batched else 1
-    shape = list(input.shape[:lead]) + [1] * (nd - lead)
+    if nd < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = list(input.shape[:2]) + [1] * (nd - 2)
     keep = _creation.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p) \
         if p < 1 else _creation.zeros(shape, dtype=input.dtype, device=input.device)
     scale = keep.div_(1 - p) if p < 1 else keep
@@ -348,16 +345,58 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
     return input * scale
 
 
+def _unbatched_feature_dropout(input, p, training, inplace, batched):
+    """torch's 1d/3d forms: an input one dim short is one sample (unsqueezed, then squeezed)."""
+    if input.dim() == batched:
+        return _feature_dropout(input, p, training, inplace)
+    out = _feature_dropout(input.unsqueeze(0), p, training, inplace)
+    if inplace:
+        return input
+    return out.squeeze(0)
+
+
+def _warn_dims(name, nd, spatial, low):
+    warnings.warn(
+        f"{name}: Received a {nd}-D input to {name}, which is deprecated and will result in an "
+        "error in a future release. To retain the behavior and silence this warning, please use "
+        f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with "
+        f"{spatial} spatial dimensions, a channel dimension, and an optional batch dimension "
+        f"(i.e. {low}D or {low + 1}D inputs).", stacklevel=3)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
-    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+    _check_p(p)
+    nd = input.dim()
+    if nd not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that dropout1d "
+            "exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel "
+            "dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _unbatched_feature_dropout(input, p, training, inplace, 3)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
-    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+    """torch keeps the historic reading: any rank runs as (N, C, ...); a 3-D input is (N, C, L)."""
+    _check_p(p)
+    nd = input.dim()
+    if nd not in (3, 4):
+        _warn_dims("dropout2d", nd, 2, 3)
+    if nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+            "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+            "dim. This behavior will change in a future release to interpret the input as one "
+            "without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+            "dropout behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
-    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+    _check_p(p)
+    nd = input.dim()
+    if nd not in (4, 5):
+        _warn_dims("dropout3d", nd, 3, 4)
+    return _unbatched_feature_dropout(input, p, training, inplace, 5)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,

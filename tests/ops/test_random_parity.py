@@ -83,6 +83,33 @@ def test_bernoulli_and_dropout_masks_match_torch():
                         t.nn.functional.dropout2d(t.ones(2, 5, 3, 3), 0.5)])
 
 
+@pytest.mark.skipif(intel_cpu(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("shape", [(4, 6), (2, 3, 4), (2, 3, 4, 5), (3, 2, 2, 2, 2), (2, 2, 2, 2, 2, 2)])
+def test_feature_dropout_masks_match_torch_at_every_rank(shape):
+    """dropout2d reads any rank as (N, C, ...) (a 3-D input as (N, C, L)); 1d/3d unsqueeze a
+    sample one dim short. The mask's shape decides which draws land where."""
+    def masks(t, g):
+        F, out = t.nn.functional, []
+        for fn in (F.dropout1d, F.dropout2d, F.dropout3d):
+            if fn is F.dropout1d and len(shape) > 3:
+                continue
+            out.append(fn(t.ones(shape), 0.4))
+            x = t.ones(shape)
+            fn(x, 0.4, inplace=True)
+            out.append(x)
+        return out
+
+    _same(masks)
+
+
+def test_feature_dropout_needs_two_dims_only_in_training():
+    x = jtorch.ones(5)
+    assert jtorch.nn.functional.dropout2d(x, 0.5, training=False) is x
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"), pytest.warns(UserWarning):
+        jtorch.nn.functional.dropout2d(x, 0.5)
+
+
 def test_modules_initialise_to_torch_s_weights():
     def params(t, g):
         ms = [t.nn.Linear(20, 30), t.nn.Conv2d(3, 8, 3), t.nn.LSTM(8, 16, 2), t.nn.GRU(4, 6),

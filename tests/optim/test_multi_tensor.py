@@ -120,6 +120,47 @@ def test_multi_tensor_is_bitwise_the_per_parameter_path_and_close_to_torch(i, dt
             assert got[1].state[a][k].dtype.name == str(v.dtype).split(".")[1], k
 
 
+@pytest.mark.parametrize("name,kw", [("Adadelta", {"lr": 1.0}), ("Adam", {"lr": 0.05})])
+def test_a_large_group_runs_as_calls_of_sixteen(name, kw, calls):
+    """ResNet-18 has 62 parameters: the kernel's tuple stays at 16 entries (larger tuples took
+    minutes to compile), the update bitwise the per-parameter path's."""
+    rng = np.random.default_rng(0)
+    p0 = [rng.standard_normal(k % 5 + 1).astype(np.float32) for k in range(40)]
+    g0 = [[rng.standard_normal(a.shape).astype(np.float32) for a in p0] for _ in range(2)]
+
+    def run(flags):
+        params = [jtorch.nn.Parameter(jtorch.tensor(a)) for a in p0]
+        opt = getattr(optim, name)(params, **kw, **flags)
+        for gs in g0:
+            for p, g in zip(params, gs):
+                p.grad = jtorch.tensor(g)
+            opt.step()
+        return params, opt
+
+    ref = run({"foreach": False})
+    assert calls() == 0
+    got = run({})
+    assert calls() == 2 * 3  # 16 + 16 + 8 per step
+    _assert_same(got, ref)
+    assert optim_multi._MAX == 16
+
+
+def test_clip_grad_norm_over_many_tensors_is_one_sum():
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(k + 1) for k in range(37)]
+    want = 0.0
+    for a in arrays:
+        s = 0.0
+        for v in a:
+            s += v * v
+        want += s
+    assert optim_multi.sum_of_squares(arrays, np.dtype(np.float64)) == pytest.approx(want,
+                                                                                  rel=1e-15)
+    optim_multi.scale_(arrays, 2.0, np.dtype(np.float64))
+    assert optim_multi.sum_of_squares(arrays, np.dtype(np.float64)) == pytest.approx(4 * want,
+                                                                                  rel=1e-15)
+
+
 def test_the_group_takes_no_per_parameter_op(calls, no_single):
     """Every parameter of the group goes through the one kernel call (none through the
     per-parameter op); versions of the params and state are bumped, grads' are not."""

@@ -15,8 +15,11 @@ tensor) walks the tensors in order.
 Why tuples: Numba unboxes a tuple of arrays in C (about 0.1 us per array, measured), while a
 ``numba.typed.List`` costs ~2.5 us per array to build, a reflected list ~14 us, and reading
 data pointers (``a.ctypes.data``) ~1.5 us. A tuple's length is part of its type, so tuples are
-padded (with empty arrays, which own no chunk) to the next of 4, 6, 8, 12, 16, 24, ...: a
-model compiles a few kernels, cached on disk.
+padded (with empty arrays, which own no chunk) to the next of 4, 6, 8, 12, 16: a model
+compiles a few kernels, cached on disk. Larger groups run as consecutive calls of 16: a
+tuple's runtime indexing compiles to a switch over its entries, and the cold compile grew
+from 2 s (serial) / 6 s (parallel) at 16 entries to 10 s / 45 s at 32 and minutes at 64
+(ResNet-18's 62 parameters).
 """
 
 from __future__ import annotations
@@ -283,8 +286,7 @@ CHUNK = 1 << 15  # elements per parallel task
 _SERIAL_CHUNK = 1 << 62
 # tuple lengths: a group of n parameters is padded to the next (compiled once per length)
 _SIZES = [4, 6, 8, 12, 16]
-while _SIZES[-1] < 1 << 20:
-    _SIZES += [_SIZES[-2] * 2, _SIZES[-1] * 2]
+_MAX = _SIZES[-1]  # tensors per call: more run as consecutive calls
 # the dtype a parameter's update is computed in (``optim.py``'s), for those with a flat view
 COMPUTE = {np.dtype(t): np.dtype(c) for t, c in (
     (np.float32, np.float32), (np.float64, np.float64), (np.complex64, np.float32),
@@ -320,6 +322,10 @@ def run(name: str, rows: list, scalars: list, dt: np.dtype, absent: list | None 
     rows differ). ``serial`` keeps the serial build (a parameter listed twice must be updated
     twice, in order)."""
     n = len(rows)
+    if n > _MAX:
+        for lo in range(0, n, _MAX):
+            run(name, rows[lo:lo + _MAX], scalars[lo:lo + _MAX], dt, absent, serial)
+        return
     size = next(s for s in _SIZES if s >= n)
     empty = _empty[dt]
     pad = (empty,) * (size - n)
@@ -355,9 +361,8 @@ def run(name: str, rows: list, scalars: list, dt: np.dtype, absent: list | None 
 # scaling in place, each one call over a padded tuple
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
-def _sumsq(ts):
-    """Sum of the squares of every element, accumulated in float64."""
-    acc = 0.0
+def _sumsq(ts, acc):
+    """``acc`` plus the sum of the squares of every element, accumulated in float64."""
     for j in range(len(ts)):
         a = ts[j]
         s = 0.0
@@ -376,19 +381,29 @@ def _scale(ts, c):
             a[i] *= c
 
 
-def _padded(arrays: list, dt: np.dtype) -> tuple:
-    size = next(s for s in _SIZES if s >= len(arrays))
-    return tuple(arrays) + (_empty[dt],) * (size - len(arrays))
+def _padded(arrays: list, dt: np.dtype) -> list:
+    """Tuples of at most ``_MAX`` arrays, each padded to the next of ``_SIZES``."""
+    out = []
+    for lo in range(0, max(len(arrays), 1), _MAX):
+        part = tuple(arrays[lo:lo + _MAX])
+        size = next(s for s in _SIZES if s >= len(part))
+        out.append(part + (_empty[dt],) * (size - len(part)))
+    return out
 
 
 def sum_of_squares(arrays: list, dt: np.dtype) -> float:
     """sum(a**2) over the 1-D arrays of dtype ``dt`` (``flat`` views), in float64."""
     calls[0] += 1
-    return _sumsq(_padded(arrays, dt))
+    acc = 0.0
+    for part in _padded(arrays, dt):
+        acc = _sumsq(part, acc)
+    return acc
 
 
 def scale_(arrays: list, c: float, dt: np.dtype) -> None:
     """a *= c for each 1-D array of dtype ``dt``, ``c`` rounded to ``dt`` first (as a 0-d
     tensor of that dtype multiplies)."""
     calls[0] += 1
-    _scale(_padded(arrays, dt), dt.type(c))
+    c = dt.type(c)
+    for part in _padded(arrays, dt):
+        _scale(part, c)
