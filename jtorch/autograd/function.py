@@ -232,6 +232,7 @@ def _attach(ctx: BackwardCFunction, args: tuple, output):
             edges.append((None, False))
             metas.append(None)
     ctx._edges, ctx._in_meta = tuple(edges), metas
+    non_diff_at = {i for i, o in enumerate(outs) if id(o) in non_diff}  # (inputs: views)
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             continue
@@ -240,8 +241,8 @@ def _attach(ctx: BackwardCFunction, args: tuple, output):
         elif id(o) in inputs:
             outs[i] = o = o.view_as(o) if o.dtype.category >= 2 else o
             o.grad_fn = None
-    ctx._out_meta = tuple((o._a.shape, o.dtype) if isinstance(o, Tensor) and id(o) not in non_diff
-                          and o.dtype.category >= 2 else None for o in outs)
+    ctx._out_meta = tuple((o._a.shape, o.dtype) if isinstance(o, Tensor) and i not in non_diff_at
+                          and o.dtype.category >= 2 else None for i, o in enumerate(outs))
     out_ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
     to_save = getattr(ctx, "_to_save", None)
     if to_save is not None:

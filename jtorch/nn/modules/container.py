@@ -1,16 +1,22 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (and torch's
+deprecated Container)."""
 
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
-
+from collections.abc import Iterable, Mapping
 
 from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+           "Sequential"]
+
+_CONTAINER_DEPRECATED = ("`nn.Container` is deprecated. All of its functionality is now "
+                         "implemented in `nn.Module`. Subclass that instead.")
 
 
 def _index(idx: int, n: int) -> int:
@@ -18,6 +24,25 @@ def _index(idx: int, n: int) -> int:
     if not -n <= idx < n:
         raise IndexError(f"index {idx} is out of range")
     return idx % n
+
+
+class Container(Module):
+    """torch's deprecated container: keyword arguments become submodules. Creating one, or
+    subclassing it, warns (FutureWarning) as torch does; subclass ``Module`` instead."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Container:
+            warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):
@@ -250,15 +275,17 @@ class ParameterList(Module):
         for i, p in enumerate(self):
             if isinstance(p, Tensor):
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"({i}): {kind} containing: [{p.type()} of size "
+                lines.append(f"  ({i}): {kind} containing: [{p.dtype} of size "
                              f"{'x'.join(str(s) for s in p.shape)}]")
             else:
-                lines.append(f"({i}): Object of type: {type(p).__name__}")
+                lines.append(f"  ({i}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
 
 class ParameterDict(Module):
-    """A dict of parameters (plain tensors are wrapped as Parameters)."""
+    """A dict of parameters (plain tensors are wrapped as Parameters), with dict's methods.
+    As in torch, a plain (unordered) mapping is added in sorted key order, an OrderedDict,
+    ParameterDict or sequence of pairs in its own order."""
 
     def __init__(self, parameters=None) -> None:
         super().__init__()
@@ -266,18 +293,26 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
+    def _key_to_attr(self, key: str) -> str:
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not "
+                            f"a string (type is '{type(key).__name__}'). Open an issue on github "
+                            "if you need non-string keys.")
+        return key
+
     def __getitem__(self, key: str):
-        return getattr(self, key)
+        return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key: str, value) -> None:
         self._keys[key] = None
+        attr = self._key_to_attr(key)
         if isinstance(value, Tensor) and not isinstance(value, Parameter):
             value = Parameter(value)
-        setattr(self, key, value)
+        setattr(self, attr, value)
 
     def __delitem__(self, key: str) -> None:
         del self._keys[key]
-        delattr(self, key)
+        delattr(self, self._key_to_attr(key))
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -285,8 +320,40 @@ class ParameterDict(Module):
     def __iter__(self):
         return iter(self._keys)
 
+    def __reversed__(self):
+        return reversed(self._keys)
+
     def __contains__(self, key: str) -> bool:
         return key in self._keys
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: ParameterDict):
+        self.update(other)
+        return self
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters, in the same order."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
+        """A new ParameterDict with ``keys``, each holding ``default``.
+
+        >>> jtorch.nn.ParameterDict().fromkeys(["a", "b"], jtorch.zeros(2))
+        ParameterDict(
+            (a): Parameter containing: [torch.FloatTensor of size 2]
+            (b): Parameter containing: [torch.FloatTensor of size 2]
+        )
+        """
+        return ParameterDict((k, default) for k in keys)
 
     def keys(self):
         return self._keys.keys()
@@ -298,24 +365,59 @@ class ParameterDict(Module):
         return (self[k] for k in self._keys)
 
     def get(self, key: str, default=None):
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401
+
+    def setdefault(self, key: str, default=None):
+        """``self[key]``, first set to ``default`` if ``key`` is absent."""
+        if key not in self:
+            self[key] = default
+        return self[key]
 
     def pop(self, key: str):
         v = self[key]
         del self[key]
         return v
 
+    def popitem(self) -> tuple:
+        """Remove and return the last inserted ``(key, parameter)`` pair (KeyError if
+        empty)."""
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def clear(self) -> None:
+        for k in self._keys.copy():
+            del self[k]
+
     def update(self, parameters) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
-            self[k] = v
+        if not isinstance(parameters, Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            "key/value pairs, but got " + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be "
+                                    f"Iterable; is{type(p).__name__}")
+                if len(p) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length "
+                                     f"{len(p)}; 2 is required")
+                self[p[0]] = p[1]
 
     def extra_repr(self) -> str:
         lines = []
         for k, p in self.items():
-            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-            lines.append(f"({k}): {kind} containing: [{p.type()} of size "
-                         f"{'x'.join(str(s) for s in p.shape)}]")
+            if isinstance(p, Tensor):
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.type()} of size "
+                             f"{'x'.join(str(s) for s in p.shape)}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
-
-

@@ -1,4 +1,5 @@
-"""Identity, Linear, Bilinear (torch's default initialisation)."""
+"""Identity, Linear, Bilinear (torch's default initialisation); NonDynamicallyQuantizableLinear,
+the Linear that MultiheadAttention's ``out_proj`` is (torch's quantization marker)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,15 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear that torch's dynamic quantization leaves alone (MultiheadAttention's
+    ``out_proj``); here exactly a Linear."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
 
 
 class Bilinear(Module):

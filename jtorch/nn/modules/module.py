@@ -8,7 +8,7 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
@@ -18,6 +18,19 @@ __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pr
 
 _global_forward_pre_hooks: dict = OrderedDict()
 _global_forward_hooks: dict = OrderedDict()
+
+T_destination = TypeVar("T_destination", bound=dict[str, Any])
+
+# torch's errors for the accelerators a CPU-only build lacks, beside Tensor.cuda's: (no device
+# given, the device's name in "Invalid device, must be ... device").
+_NO_DEVICE = {
+    "xpu": (AssertionError("Torch not compiled with XPU enabled"), "xpu"),
+    "ipu": (RuntimeError("PyTorch is not linked with support for ipu devices"), "ipu"),
+    "mtia": (AssertionError("Torch not compiled with MTIA enabled. Ensure you have `import "
+                            "mtia.host_runtime.torch_mtia.dynamic_library` in your python src "
+                            "file and include `//mtia/host_runtime/torch_mtia:torch_mtia` as "
+                            "your target dependency!"), "MTIA"),
+}
 
 
 def factory_kwargs(device, dtype) -> dict:
@@ -117,6 +130,8 @@ class Module:
     training: bool
     _version = 1
     call_super_init = False
+    dump_patches: bool = False  # torch's (unused) flag for old serialized modules
+    T_destination = T_destination
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
@@ -138,6 +153,7 @@ class Module:
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
@@ -208,6 +224,29 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (its parent must exist); with
+        ``strict``, only replace a submodule that is already there.
+
+        >>> net = jtorch.nn.Sequential(jtorch.nn.Linear(2, 2))
+        >>> net.set_submodule("0", jtorch.nn.ReLU())
+        >>> net
+        Sequential(
+          (0): ReLU()
+        )
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")  # noqa: TRY004
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{atoms[-1]}`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError(f"`{atoms[-1]}` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
 
     def get_parameter(self, target: str) -> Parameter:
         path, _, name = target.rpartition(".")
@@ -291,6 +330,24 @@ class Module:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks",  # older pickles
+                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+        for name in ("_non_persistent_buffers_set", "_forward_pre_hooks_with_kwargs",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+            self.__dict__.setdefault(name, set())
+
+    def _replicate_for_data_parallel(self) -> Module:
+        """A shallow copy for ``nn.parallel.replicate``: shares the submodule and buffer
+        registries' entries, holds no parameters of its own (torch's replica layout)."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     # -- traversal ----------------------------------------------------------------------------
     def _named_members(self, get_members, prefix: str = "", recurse: bool = True,
@@ -489,8 +546,40 @@ class Module:
     def type(self, dst_type) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 
+    def bfloat16(self) -> Module:
+        """torch casts floating parameters and buffers to bfloat16; jtorch has no bfloat16
+        dtype, so a module with any floating tensor raises (one without is returned as is)."""
+        import jtorch
+
+        bf16 = getattr(jtorch, "bfloat16", None)
+        if bf16 is not None:
+            return self._cast_floats(bf16)
+
+        def refuse(t: Tensor) -> Tensor:
+            if t.dtype.is_floating_point:
+                raise TypeError("Module.bfloat16(): jtorch has no bfloat16 dtype (its floating "
+                                "dtypes are float16, float32 and float64); use .half() or "
+                                ".float() instead")
+            return t
+
+        return self._apply(refuse)
+
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None) -> Module:
+        """Moves parameters and buffers with ``Tensor.cuda``: without CUDA, a module holding
+        a tensor raises torch's error (one holding none is returned as is)."""
+        return self._apply(lambda t: t.cuda(device))
+
+    def xpu(self, device=None) -> Module:
+        return self._apply(lambda t: _no_device("xpu", device))
+
+    def ipu(self, device=None) -> Module:
+        return self._apply(lambda t: _no_device("ipu", device))
+
+    def mtia(self, device=None) -> Module:
+        return self._apply(lambda t: _no_device("mtia", device))
 
     def share_memory(self) -> Module:
         return self
@@ -507,27 +596,41 @@ class Module:
             destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``).
+        Per module: its state_dict pre-hooks ``hook(module, prefix, keep_vars)`` run first,
+        then its own entries and its children's are saved, then its post-hooks
+        ``hook(module, state_dict, prefix, local_metadata)``."""
         if args:  # torch's deprecated positional form (destination, prefix, keep_vars)
-            destination = args[0]
-            if len(args) > 1:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
                 prefix = args[1]
-            if len(args) > 2:
+            if len(args) > 2 and keep_vars is False:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        meta = getattr(destination, "_metadata", None)
-        if meta is not None:
-            meta[prefix[:-1]] = {"version": self._version}
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
                              keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {})
-            if r is not None:
-                destination = r
+            r = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if r is not None:
+                    destination = r
+            elif r is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
     def get_extra_state(self):
@@ -638,10 +741,31 @@ class Module:
                 type(self).__name__, "\n\t".join(errors)))
         return result
 
-    def register_state_dict_hook(self, hook) -> RemovableHandle:
+    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` saves anything."""
+        h = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` edits the state_dict in place
+        once this module and its children are in it (returning a value is an error)."""
+        hook._from_public_api = True
         h = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
+
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """torch's older post-hook: a returned dict replaces the state_dict (at the root)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        h = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    register_state_dict_hook = _register_state_dict_hook
 
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         h = RemovableHandle(self._load_state_dict_pre_hooks)
@@ -767,6 +891,22 @@ def _type_name(x) -> str:
         return "torch." + x.dtype._legacy
     return type(x).__module__ + "." + type(x).__qualname__ if type(x).__module__ != "builtins" \
         else type(x).__name__
+
+
+def _no_device(kind: str, device) -> NoReturn:
+    """Raise what a CPU-only torch raises on moving a tensor to ``kind`` (the accelerator
+    build jtorch lacks): a device index needs an accelerator, a device of another type is
+    invalid, otherwise the backend is not compiled in."""
+    from ...device import device as _device
+
+    err, label = _NO_DEVICE[kind]
+    if isinstance(device, int) and not isinstance(device, bool):
+        raise RuntimeError("Cannot access accelerator device when none is available.")  # noqa: TRY004
+    if device is not None:  # (jtorch.device knows no xpu/ipu/mtia: strings by their prefix)
+        given = device.split(":")[0] if isinstance(device, str) else _device(device).type
+        if given != kind:
+            raise RuntimeError(f"Invalid device, must be {label} device")
+    raise type(err)(*err.args)
 
 
 def register_module_forward_pre_hook(hook) -> RemovableHandle:

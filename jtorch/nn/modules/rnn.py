@@ -61,6 +61,7 @@ class RNNBase(Module):
         gates = _GATES[mode] * hidden_size
         real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names = []
+        self._all_weights = []
         for layer in range(num_layers):
             for direction in range(2 if bidirectional else 1):
                 layer_in = input_size if layer == 0 else real_hidden * (2 if bidirectional else 1)
@@ -76,11 +77,61 @@ class RNNBase(Module):
                 for n, s in zip(names, shapes):
                     setattr(self, n, Parameter(_c.empty(s, **kw)))
                 self._flat_weights_names += names
+                self._all_weights.append(names)
         self.reset_parameters()
 
     @property
     def _flat_weights(self) -> list:
-        return [getattr(self, n) for n in self._flat_weights_names]
+        return [getattr(self, n, None) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters per layer and direction, in torch's order (w_ih, w_hh[, b_ih, b_hh]
+        [, w_hr])."""
+        return [[getattr(self, n) for n in names] for names in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """torch packs the weights into one cuDNN buffer; on CPU (jtorch's only device) that
+        is a no-op, as in torch."""
+
+    # -- torch's argument checks (forward runs them; subclasses may override them) -----------
+    def check_input(self, input, batch_sizes) -> None:
+        w0 = self._flat_weights[0]
+        if input.dtype != w0.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({w0.dtype}). Convert input: input.to({w0.dtype}), or convert "
+                             f"model: model.to({input.dtype})")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got "
+                               f"{input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes) -> tuple:
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, hidden)
+
+    def check_hidden_size(self, hx, expected_hidden_size: tuple,
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if hx.size() != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        """``hx`` with its batch (dim 1) in ``permutation``'s order (None: as it is)."""
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
 
     def reset_parameters(self) -> None:
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
@@ -119,69 +170,68 @@ class RNNBase(Module):
             return y, h, c
         return rnn_layer_steps(self.mode, x, h, c, *weights, batch_sizes, direction == 1)
 
-    def _check_hidden(self, hx, batch: int, batched: bool, sorted_indices, dtype, device=None):
-        """(h0, c0) as (layers * directions, batch, hidden) in packed order (or zeros)."""
+    def _initial_hidden(self, hx, batched: bool, batch: int, like):
+        """hx as (layers * directions, batch, hidden) (a pair for LSTM), zeros like ``like``
+        when None, after torch's dimension checks; an unbatched hx gains its batch dim."""
         J = _J()
-        ndir = 2 if self.bidirectional else 1
-        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, dtype=dtype, device=device)
-            c0 = J.zeros(self.num_layers * ndir, batch, self.hidden_size, dtype=dtype,
-                         device=device) if is_lstm else None
-            return h0, c0
-        h0, c0 = hx if is_lstm else (hx, None)
-        if not batched:
-            h0 = h0.unsqueeze(1)
-            c0 = c0.unsqueeze(1) if c0 is not None else None
-        expected = (self.num_layers * ndir, batch, real_hidden)
-        if tuple(h0.shape) != expected:
-            raise RuntimeError(f"Expected hidden{'[0]' if is_lstm else ''} size "
-                               f"{expected}, got {list(h0.shape)}")
-        if is_lstm and tuple(c0.shape) != expected[:2] + (self.hidden_size,):
-            raise RuntimeError(f"Expected hidden[1] size {expected[:2] + (self.hidden_size,)}, "
-                               f"got {list(c0.shape)}")
-        if sorted_indices is not None:
-            h0 = h0.index_select(1, sorted_indices)
-            c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
-        return h0, c0
+            ndir = 2 if self.bidirectional else 1
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            kw = {"dtype": like.dtype, "device": like.device}
+            h0 = J.zeros(self.num_layers * ndir, batch, real_hidden, **kw)
+            return (h0, J.zeros(self.num_layers * ndir, batch, self.hidden_size, **kw)) \
+                if is_lstm else h0
+        dims = 3 if batched else 2
+        what = "batched 3-D" if batched else "unbatched 2-D"
+        if is_lstm and (hx[0].dim() != dims or hx[1].dim() != dims):
+            raise RuntimeError(f"For {what} input, hx and cx should also be {dims}-D but got "
+                               f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+        if not is_lstm and hx.dim() != dims:
+            raise RuntimeError(f"For {what} input, hx should also be {dims}-D but got "
+                               f"{hx.dim()}-D tensor")
+        if batched:
+            return hx
+        return (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if is_lstm else hx.unsqueeze(1)
 
     def forward(self, input, hx=None):
         J = _J()
         from ..utils.rnn import PackedSequence
 
         packed = isinstance(input, PackedSequence)
+        is_lstm = self.mode == "LSTM"
         if packed:
             input, sizes, sorted_indices, unsorted_indices = input
-            if input.dim() != 2:
-                raise RuntimeError(f"input must have 2 dimensions, got {input.dim()}")
-            batch_sizes = sizes.tolist()
-            batched, batch, x = True, batch_sizes[0], input
+            batched = True
+            if hx is None:  # zeros for the largest batch (the first step's)
+                hx = self._initial_hidden(None, True, int(sizes[0]), input)
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
         else:
-            sorted_indices = unsorted_indices = None
-            batched = input.dim() == 3
+            sizes = sorted_indices = unsorted_indices = None
             if input.dim() not in (2, 3):
-                raise ValueError(f"{self.mode.split('_')[0]}: Expected input to be 2D or 3D, got "
-                                 f"{input.dim()}D instead")
+                kind = "RNN" if self.mode.startswith("RNN") else self.mode
+                tensor = " tensor" if kind == "RNN" else ""
+                raise ValueError(f"{kind}: Expected input to be 2D or 3D, got {input.dim()}D"
+                                 f"{tensor} instead")
+            batched = input.dim() == 3
             if not batched:
-                input = input.unsqueeze(1)
-            elif self.batch_first:
+                input = input.unsqueeze(0 if self.batch_first else 1)
+            batch = input.size(0) if self.batch_first else input.size(1)
+            hx = self._initial_hidden(hx, batched, batch, input)
+        self.check_forward_args(input, hx, sizes)
+        if packed:
+            batch_sizes = sizes.tolist()
+            x = input
+        else:
+            if self.batch_first:
                 input = input.transpose(0, 1)
             steps, batch = input.shape[0], input.shape[1]
             batch_sizes = [batch] * steps
             x = input.reshape(steps * batch, input.shape[-1])
-        w0 = getattr(self, self._flat_weights_names[0])
-        if input.dtype is not w0.dtype:
-            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
-                             f"({w0.dtype}). Convert input: input.to({w0.dtype}), or convert "
-                             f"model: model.to({input.dtype})")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.shape[-1]}")
         if not batch_sizes:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        h0, c0 = self._check_hidden(hx, batch, batched, sorted_indices, input.dtype,
-                                    input.device)
+        h0, c0 = hx if is_lstm else (hx, None)
         ndir = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):
@@ -196,22 +246,18 @@ class RNNBase(Module):
             x = outs[0] if ndir == 1 else J.cat(outs, 1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = J.nn.functional.dropout(x, self.dropout, True)
-        h_n = J.stack(hs)
-        c_n = J.stack(cs) if c0 is not None else None
+        hidden = (J.stack(hs), J.stack(cs)) if is_lstm else J.stack(hs)
         if packed:
-            out = PackedSequence(x, sizes, sorted_indices, unsorted_indices)
-            if unsorted_indices is not None:
-                h_n = h_n.index_select(1, unsorted_indices)
-                c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
-        else:
-            out = x.reshape(len(batch_sizes), batch, x.shape[-1])
-            if not batched:
-                out = out.squeeze(1)
-                h_n = h_n.squeeze(1)
-                c_n = c_n.squeeze(1) if c_n is not None else None
-            elif self.batch_first:
-                out = out.transpose(0, 1)
-        return (out, (h_n, c_n)) if c0 is not None else (out, h_n)
+            return (PackedSequence(x, sizes, sorted_indices, unsorted_indices),
+                    self.permute_hidden(hidden, unsorted_indices))
+        out = x.reshape(len(batch_sizes), batch, x.shape[-1])
+        if not batched:
+            out = out.squeeze(1)
+            hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1)) if is_lstm \
+                else hidden.squeeze(1)
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return out, hidden
 
 
 def _fusable(x, h, c, weights) -> bool:
@@ -245,6 +291,26 @@ class RNN(RNNBase):
 class LSTM(RNNBase):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes) -> tuple:
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
 
 class GRU(RNNBase):

@@ -93,6 +93,9 @@ class EmbeddingBag(Module):
                                              **factory_kwargs(device, dtype)))
             self.reset_parameters()
         else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
             self.weight = Parameter(_weight)
 
     def reset_parameters(self) -> None:
@@ -110,3 +113,25 @@ class EmbeddingBag(Module):
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False, padding_idx=None):
+        """An EmbeddingBag over the rows of the 2-D ``embeddings`` (frozen unless
+        ``freeze=False``).
+
+        >>> bag = jtorch.nn.EmbeddingBag.from_pretrained(jtorch.tensor([[1., 2.], [3., 4.]]))
+        >>> bag(jtorch.tensor([[0, 1]]))
+        tensor([[2., 3.]])
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
+                  norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode,
+                  sparse=sparse, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag

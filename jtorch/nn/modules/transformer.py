@@ -12,15 +12,11 @@ from ..attention import multi_head_attention_forward
 from ..parameter import Parameter
 from .container import ModuleList
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module, factory_kwargs
 
 __all__ = ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    pass
 
 
 class MultiheadAttention(Module):
@@ -95,6 +91,29 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             out = out.transpose(1, 0)
         return out, w
+
+    def merge_masks(self, attn_mask, key_padding_mask, query) -> tuple:
+        """(merged mask, mask type) as torch's fast path takes them: type 0 is an attn_mask
+        (L, L), 1 a key_padding_mask (N, L), 2 both expanded to (N, num_heads, L, L) and
+        added (for boolean masks: or-ed); ``query`` is (N, L, E). (None, None) for no mask.
+        """
+        mask_type = merged_mask = None
+        if key_padding_mask is not None:
+            mask_type, merged_mask = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                attn_mask_expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                attn_mask_expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(
+                    batch_size, self.num_heads, -1, -1)
+            merged_mask = attn_mask_expanded
+            if key_padding_mask is not None:
+                key_padding_mask_expanded = key_padding_mask.view(
+                    batch_size, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+                merged_mask = attn_mask_expanded + key_padding_mask_expanded
+        return merged_mask, mask_type
 
 
 def _activation(activation):
