@@ -279,9 +279,10 @@ def native_norm(input: Tensor, p=2, dim=None, keepdim: bool = False, dtype=None)
         f"sparse tensors.")
 
 
-def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:
+def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0, *, axis=None) -> Tensor:
     """The norm over every dim but ``dim``, kept as size-1 dims (weight_norm's); dim -1: the
     whole tensor's norm."""
+    dim = dim if axis is None else axis
     if dim == -1:
         return v.norm(pow)
     dims = [d for d in range(v.ndim) if d != dim % v.ndim]

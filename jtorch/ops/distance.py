@@ -34,8 +34,10 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return _red.vector_norm(x1 - x2 + eps, p, -1 if nd else None, keepdim)
 
 
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8, *,
+                      axis=None) -> Tensor:
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along ``dim`` (broadcast)."""
+    dim = dim if axis is None else axis
     shape = broadcast_shapes(x1._a.shape, x2._a.shape)
     x1, x2 = x1.expand(shape), x2.expand(shape)
     n1 = _red.vector_norm(x1, 2, dim, True).clamp_min(eps)

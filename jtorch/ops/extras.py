@@ -355,17 +355,17 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return input.split_with_sizes(split_sizes, dim)
 
 
-def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
+def unsafe_split(input: Tensor, split_size, dim: int = 0, *, axis=None) -> tuple:
     """split without the views' aliasing checks in torch; here the same views."""
-    return views.split(input, split_size, dim)
+    return views.split(input, split_size, dim if axis is None else axis)
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return input.split_with_sizes(split_sizes, dim)
 
 
-def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    return views.chunk(input, chunks, dim)
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0, *, axis=None) -> tuple:
+    return views.chunk(input, chunks, dim if axis is None else axis)
 
 
 def row_stack(tensors, *, out=None) -> Tensor:
@@ -496,16 +496,18 @@ for _name, _view in [
     ("expand_copy", lambda x, size, *, implicit=False: x.expand(size)),
     ("permute_copy", lambda x, dims: x.permute(dims)),
     ("select_copy", lambda x, dim, index: x.select(dim, index)),
-    ("slice_copy", lambda x, dim=0, start=None, end=None, step=1:
-        x[(slice(None),) * (dim % builtins.max(x.ndim, 1)) + (slice(start, end, step),)]),
-    ("split_copy", lambda x, split_size, dim=0: views.split(x, split_size, dim)),
+    ("slice_copy", lambda x, dim=0, start=None, end=None, step=1, *, axis=None:
+        x[(slice(None),) * ((dim if axis is None else axis) % builtins.max(x.ndim, 1))
+          + (slice(start, end, step),)]),
+    ("split_copy", lambda x, split_size, dim=0, *, axis=None:
+        views.split(x, split_size, dim if axis is None else axis)),
     ("split_with_sizes_copy", lambda x, split_sizes, dim=0: x.split_with_sizes(split_sizes, dim)),
-    ("squeeze_copy", lambda x, *dim: x.squeeze(*dim)),
+    ("squeeze_copy", lambda x, *dim, axis=None: x.squeeze(*dim, axis=axis)),
     ("t_copy", lambda x: x.t()),
     ("transpose_copy", lambda x, dim0, dim1: x.transpose(dim0, dim1)),
-    ("unbind_copy", lambda x, dim=0: x.unbind(dim)),
+    ("unbind_copy", lambda x, dim=0, *, axis=None: x.unbind(dim if axis is None else axis)),
     ("unfold_copy", lambda x, dimension, size, step: x.unfold(dimension, size, step)),
-    ("unsqueeze_copy", lambda x, dim: x.unsqueeze(dim)),
+    ("unsqueeze_copy", lambda x, dim=None, *, axis=None: x.unsqueeze(dim, axis=axis)),
     ("view_copy", lambda x, size: x.view(size)),
     ("narrow_copy", lambda x, dim, start, length: x.narrow(dim, start, length)),
 ]:

@@ -523,7 +523,9 @@ def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return _call(D.put_op, self, index, source, accumulate=accumulate)
 
 
-def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
+def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None, axis=None) -> Tensor:
+    if axis is not None:
+        dim = axis
     if dim is None:
         res = gather(input.reshape(-1), 0, indices.reshape(-1))  # no negative indices
     else:
@@ -544,8 +546,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Ten
     return _deliver(out, res, "take_along_dim")
 
 
-def _take_along_dim_method(self: Tensor, indices: Tensor, dim=None) -> Tensor:
-    return take_along_dim(self, indices, dim)
+def _take_along_dim_method(self: Tensor, indices: Tensor, dim=None, *, axis=None) -> Tensor:
+    return take_along_dim(self, indices, dim, axis=axis)
 
 
 # -- nonzero --------------------------------------------------------------------------------

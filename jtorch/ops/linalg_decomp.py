@@ -654,7 +654,8 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out: Tensor | None = None) -
 
 
 def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False, *,
-                   out: Tensor | None = None) -> Tensor:
+                   out: Tensor | None = None, axis=None) -> Tensor:
+    dim = dim if axis is None else axis
     return _deliver(vector_norm(input, 2, dim, keepdim), out)
 
 

@@ -64,8 +64,10 @@ def _wrap(dim: int, ndim: int) -> int:
 
 # -- differences, products, integrals ------------------------------------------------------------
 
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out=None) -> Tensor:
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out=None,
+         axis=None) -> Tensor:
     """The n-th forward difference along ``dim`` (bool inputs: logical xor, as torch)."""
+    dim = dim if axis is None else axis
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -82,8 +84,9 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *,
     return _into(out, x)
 
 
-def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
+def cross(input: Tensor, other: Tensor, dim=None, *, out=None, axis=None) -> Tensor:
     """The 3-vector cross product along ``dim`` (default: the first dim of size 3)."""
+    dim = dim if axis is None else axis
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = views.broadcast_shapes(input.shape, other.shape)
@@ -162,8 +165,9 @@ def _spacing(y: Tensor, x: Tensor, dim: int, fn: str) -> Tensor:
     return diff(x, dim=dim if dim - y.ndim >= -x.ndim else -1)
 
 
-def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1, axis=None) -> Tensor:
     """The trapezoid rule along ``dim``, with sample points ``x`` or a constant spacing ``dx``."""
+    dim = dim if axis is None else axis
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments")
     if y.ndim == 0:
@@ -181,13 +185,14 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return (y.sum(dim) - ends * 0.5) * dx
 
 
-def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1, axis=None) -> Tensor:
     """An alias of trapezoid."""
-    return trapezoid(y, x, dx=dx, dim=dim)
+    return trapezoid(y, x, dx=dx, dim=dim, axis=axis)
 
 
-def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1, axis=None) -> Tensor:
     """The running trapezoid rule along ``dim`` (one element fewer than ``y`` there)."""
+    dim = dim if axis is None else axis
     if y.ndim == 0:
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     dim = _wrap(dim, y.ndim)
@@ -451,7 +456,8 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
 
 
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
-                  step: int = 1) -> Tensor:
+                  step: int = 1, *, axis=None) -> Tensor:
+    dim = dim if axis is None else axis
     def view(t):
         d = _wrap(dim, t.ndim)
         return t[(slice(None),) * d + (slice(start, end, step),)]

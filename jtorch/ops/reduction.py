@@ -397,8 +397,10 @@ def cummin(input, dim=None, *, out=None, axis=None):
 
 
 def _scan_inplace(fn):
-    def inplace(self, dim, *, dtype=None):
+    def inplace(self, dim=None, *, dtype=None, axis=None):
         from .conversion import copy_
+
+        dim = dim if axis is None else axis
 
         return copy_(self, fn(self, dim, dtype=dtype))
 

@@ -190,20 +190,29 @@ def t_(self: Tensor) -> Tensor:
     return _inplace_view(V.t__op, self)
 
 
-def squeeze(input: Tensor, dim=None) -> Tensor:
-    return _call(V.squeeze_op, input, dim=dim)
+def _axis(dim, axis, name: str):
+    """torch's argument parser takes ``axis=`` for a required ``dim``."""
+    if axis is not None:
+        return axis
+    if dim is None:
+        raise TypeError(f"{name}() missing 1 required positional argument: 'dim'")
+    return dim
 
 
-def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    return _call(V.unsqueeze_op, input, dim=dim)
+def squeeze(input: Tensor, dim=None, *, axis=None) -> Tensor:
+    return _call(V.squeeze_op, input, dim=dim if axis is None else axis)
 
 
-def squeeze_(self: Tensor, dim=None) -> Tensor:
-    return _inplace_view(V.squeeze__op, self, dim=dim)
+def unsqueeze(input: Tensor, dim: int = None, *, axis=None) -> Tensor:
+    return _call(V.unsqueeze_op, input, dim=_axis(dim, axis, "unsqueeze"))
 
 
-def unsqueeze_(self: Tensor, dim: int) -> Tensor:
-    return _inplace_view(V.unsqueeze__op, self, dim=dim)
+def squeeze_(self: Tensor, dim=None, *, axis=None) -> Tensor:
+    return _inplace_view(V.squeeze__op, self, dim=dim if axis is None else axis)
+
+
+def unsqueeze_(self: Tensor, dim: int = None, *, axis=None) -> Tensor:
+    return _inplace_view(V.unsqueeze__op, self, dim=_axis(dim, axis, "unsqueeze_"))
 
 
 def expand(self: Tensor, *sizes, size=None) -> Tensor:
@@ -286,8 +295,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return _call(V.select_op, input, dim=dim, index=index.__index__())
 
 
-def unbind(input: Tensor, dim: int = 0) -> tuple:
-    return _call(V.unbind_op, input, dim=dim)
+def unbind(input: Tensor, dim: int = 0, *, axis=None) -> tuple:
+    return _call(V.unbind_op, input, dim=dim if axis is None else axis)
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
@@ -310,21 +319,22 @@ def _split_with_sizes_method(self: Tensor, split_sizes, dim: int = 0) -> tuple:
     return split(self, list(split_sizes), dim)
 
 
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    return _call(V.chunk_op, input, chunks=chunks, dim=dim)
+def chunk(input: Tensor, chunks: int, dim: int = 0, *, axis=None) -> tuple:
+    return _call(V.chunk_op, input, chunks=chunks, dim=dim if axis is None else axis)
 
 
-def _chunk_method(self: Tensor, chunks: int, dim: int = 0) -> tuple:
-    return chunk(self, chunks, dim)
+def _chunk_method(self: Tensor, chunks: int, dim: int = 0, *, axis=None) -> tuple:
+    return chunk(self, chunks, dim if axis is None else axis)
 
 
 def _slice(input: Tensor, d: int, start: int, end: int) -> Tensor:
     return _call(V.slice_op, input, dim=d, start=start, end=end)
 
 
-def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0, *, axis=None) -> tuple:
     """Slices at the given indices, or ``sections`` near-equal slices (torch's composition of
     ``slice``: one node per piece)."""
+    dim = dim if axis is None else axis
     if input._a.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -350,8 +360,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
-def _tensor_split_method(self: Tensor, indices_or_sections, dim: int = 0) -> tuple:
-    return tensor_split(self, indices_or_sections, dim)
+def _tensor_split_method(self: Tensor, indices_or_sections, dim: int = 0, *, axis=None) -> tuple:
+    return tensor_split(self, indices_or_sections, dim if axis is None else axis)
 
 
 def hsplit(input: Tensor, indices_or_sections) -> tuple:
@@ -690,10 +700,13 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     return _clone(input)
 
 
-def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None,
+                      axis=None) -> Tensor:
     """Repeat each element (or each slice along ``dim``) ``repeats`` times; with a tensor of
     repeats, element i is repeated repeats[i] times. ``repeat_interleave(repeats)`` alone gives
     the indices 0..n-1 repeated that way."""
+    if axis is not None:
+        dim = axis
     if repeats is None:
         return _repeat_indices(input, output_size)
     if dim is None:
