@@ -69,6 +69,8 @@ class _Reduce:
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_META = _Global("torch._utils", "_rebuild_meta_tensor_no_storage")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 _ORDERED_DICT = _Global("collections", "OrderedDict")
 
 
@@ -154,6 +156,9 @@ class _Storages:
     def _reduce_tensor(self, t: Tensor):
         from .nn.parameter import Parameter
 
+        if t.is_sparse:  # torch's form: the layout, then (indices, values, size, coalesced)
+            return _Reduce(_REBUILD_SPARSE, (_Reduce(_GET_LAYOUT, ("torch.sparse_coo",)), (
+                t._indices(), t._values().detach(), t.shape, t.is_coalesced())))
         d = t.dtype
         a = t.detach()._a
         rg = bool(t.requires_grad)
@@ -272,6 +277,24 @@ def _rebuild_parameter(data, requires_grad, hooks, state=None):
     return Parameter(data, requires_grad=requires_grad)
 
 
+def _get_layout(name: str):
+    """A layout by torch's name ("torch.sparse_coo"), as torch pickles layouts."""
+    layout = getattr(_dt, name.rsplit(".", 1)[-1], None)
+    if not isinstance(layout, _dt.layout):
+        raise TypeError(f"jtorch.load: unknown layout {name!r}")
+    return layout
+
+
+def _rebuild_sparse(layout, data):
+    from .sparse import sparse_coo_tensor
+
+    if layout is not _dt.sparse_coo:
+        raise RuntimeError(f"jtorch.load: a sparse tensor of layout {layout} (only sparse_coo "
+                           "is supported)")
+    indices, values, size, *rest = data
+    return sparse_coo_tensor(indices, values, size, is_coalesced=rest[0] if rest else None)
+
+
 def _rebuild_meta(dtype, size, stride, requires_grad):
     t = Tensor._make(MetaArray(tuple(size), dtype.np, [s * dtype.itemsize for s in stride]),
                      None, dtype)
@@ -313,7 +336,10 @@ def _torch_global(module: str, name: str):
         return {"_rebuild_tensor_v2": _rebuild_tensor, "_rebuild_tensor_v3": _rebuild_tensor_v3,
                 "_rebuild_parameter": _rebuild_parameter,
                 "_rebuild_parameter_with_state": _rebuild_parameter,
-                "_rebuild_meta_tensor_no_storage": _rebuild_meta}.get(name)
+                "_rebuild_meta_tensor_no_storage": _rebuild_meta,
+                "_rebuild_sparse_tensor": _rebuild_sparse}.get(name)
+    if module == "torch.serialization" and name == "_get_layout":
+        return _get_layout
     if module == "torch._tensor" and name == "_rebuild_from_type_v2":
         return _rebuild_from_type_v2
     if module == "torch":

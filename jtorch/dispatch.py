@@ -25,7 +25,7 @@ from .kernels.cpu import pointwise as _pw
 from .kernels.plan import Inplace, Out, Plan, View, common_device, device_of  # noqa: F401
 from .meta import MetaArray
 from .shape import bcast_elem_strides, broadcast_shapes, data_ptr, elem_strides, iter_order, span
-from .tensor import Tensor
+from .tensor import SparseOperandError, Tensor
 
 
 class _GradState(threading.local):
@@ -152,7 +152,10 @@ def _plan(op: registry.OpDef, args: tuple) -> list:
 def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
               inplace: bool = False) -> Tensor:
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
-    plan = _plan(op, args)
+    try:
+        plan = _plan(op, args)
+    except SparseOperandError:  # a sparse operand (its data is no array): jtorch.sparse's call
+        return _sparse().pointwise(op, args, out, inplace)
     if mode is not None:  # the broadcast check belongs to the meta rule: before the hook
         broadcast_shapes(*[x._a.shape for x in args if isinstance(x, _TENSOR)])
         return mode(op, args, None, {"out": out, "inplace": inplace})
@@ -588,7 +591,10 @@ def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
 def call(op: registry.OpDef, *args, **params):
     """Run ``op`` on ``args`` (its tensor operands, None for an absent optional one) with
     keyword ``params``: meta rule, mode hook, kernel per device, autograd record."""
-    plan = op.meta(*args, **params)
+    try:
+        plan = op.meta(*args, **params)
+    except SparseOperandError:  # a sparse operand: jtorch.sparse's call
+        return _sparse().call(op, args, params)
     if mode is not None:
         return mode(op, args, plan, params)
     out = plan.out  # the rest is ``run_plan``, spelled out: this is the hot path
@@ -611,10 +617,20 @@ def call(op: registry.OpDef, *args, **params):
 _NDARRAY = np.ndarray
 
 
+def _sparse():
+    """The sparse layer's ops (``jtorch/sparse/_ops.py``; it imports this module)."""
+    from .sparse import _ops
+
+    return _ops
+
+
 def view(op: registry.OpDef, x: Tensor, **params):
     """A view op's call: ``call``, with the op's ``cpu_view`` making the commonest CPU views
     directly where no mode takes the call and nothing is recorded (no plan is needed)."""
-    a = x._a
+    try:
+        a = x._a
+    except SparseOperandError:  # a sparse operand: jtorch.sparse's call
+        return _sparse().call(op, (x,), params)
     if mode is None and a.__class__ is _NDARRAY:
         if not (x._requires_grad and grad_state.enabled):
             r = op.cpu_view(a, **params)

@@ -92,7 +92,9 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._a.shape)
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None, *, axis=None):
+        if axis is not None:
+            dim = axis
         if dim is None:
             return Size(self._a.shape)
         return self._a.shape[_dim_index(dim, self._a.ndim)]
@@ -160,7 +162,9 @@ class Tensor:
     def nbytes(self) -> int:
         return self._a.nbytes
 
-    def stride(self, dim: int | None = None):
+    def stride(self, dim: int | None = None, *, axis=None):
+        if axis is not None:
+            dim = axis
         a = self._a
         st = tuple(s // a.itemsize for s in a.strides)
         if dim is None:
@@ -468,6 +472,25 @@ class Tensor:
     @property
     def mH(self) -> Tensor:
         return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+class SparseOperandError(NotImplementedError):
+    """Dense code read a sparse tensor's strided data (``_a``/``_st``, which a
+    ``jtorch.sparse`` tensor does not have). ``dispatch``'s entry points catch it and hand the
+    call to ``jtorch.sparse`` (dense calls pay nothing: the raise happens only for sparse
+    operands); uncaught, it is torch's error for an op the SparseCPU backend lacks."""
+
+    def __init__(self, frame) -> None:
+        super().__init__()
+        self._frame = frame  # where the read happened: names the op, lazily
+
+    def __str__(self) -> str:
+        from .sparse import op_name_at
+
+        return (f"Could not run 'aten::{op_name_at(self._frame)}' with arguments from the "
+                "'SparseCPU' backend. This could be because the operator doesn't exist for this "
+                "backend, or was omitted during the selective/custom build process (if using "
+                "custom build).")
 
 
 _NON_LEAF_GRAD = (

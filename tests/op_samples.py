@@ -2357,3 +2357,42 @@ SAMPLES.update({
 SAMPLES["special:ndtri"] = [lambda o: (jtorch.special.ndtri, (o["x"].sigmoid(),), {})]
 SAMPLES["special:xlog1py"] = [lambda o: (jtorch.special.xlog1py, (o["x"], o["y"]), {})]
 SAMPLES["special:zeta"] = [lambda o: (jtorch.special.zeta, (o["x"] + 2, o["y"]), {})]
+
+# ---- sparse COO tensors (jtorch/sparse; compared with torch in tests/sparse) -------------------
+# A sparse tensor has no strided data and no meta twin: one sample builds sparse tensors from
+# the dense operand (to_sparse is data-dependent: its meta call raises torch's error) and
+# runs every sparse OpDef, gradients included; the sparse-only methods are not swept.
+
+
+def _sparse_products(x, y):
+    """sparse @ dense, dense @ sparse, sparse @ sparse, sparse * sparse, index_select,
+    coalescing and their gradients: every OpDef of kernels/defs/sparse.py."""
+    a = x.reshape(-1, x.shape[-1] if x.ndim else 1).relu()
+    b = y.reshape(a.shape).t().detach().requires_grad_()
+    s = a.detach().to_sparse()
+    v = s.values().detach().requires_grad_()
+    sv = jtorch.sparse_coo_tensor(s.indices(), v, s.shape)
+    twice = sv + sv  # coalesced from two copies of every entry
+    total = jtorch.spmm(twice, b).sum() + jtorch.mm(b.t(), sv.t()).sum()
+    total = total + jtorch.sparse.mm(sv, sv.t()).to_dense().sum() + (sv * sv).to_dense().sum()
+    rows = jtorch.zeros(2 if a.shape[0] else 0, dtype=jtorch.int64)
+    total = total + sv.index_select(0, rows).to_dense().sum()
+    total.backward()
+    return v.grad, b.grad
+
+
+SAMPLES["torch:spmm"] = [lambda o: (_sparse_products, (o["x"], o["y"]), {})]
+_SPARSE_ONLY = "builds or reads a sparse COO tensor (no meta twin): tests/sparse checks it"
+NOT_SWEPT.update({
+    "torch:sparse_coo_tensor": _SPARSE_ONLY,
+    "method:to_sparse": _SPARSE_ONLY,
+    "method:to_sparse_coo": _SPARSE_ONLY,
+    "method:sparse_mask": _SPARSE_ONLY,
+    "method:coalesce": _SPARSE_ONLY + " (dense: torch's layout error)",
+    "method:is_coalesced": _SPARSE_ONLY + " (dense: torch's layout error)",
+    "method:indices": _SPARSE_ONLY + " (dense: torch's layout error)",
+    "method:values": _SPARSE_ONLY + " (dense: torch's layout error)",
+    "method:sparse_dim": _SPARSE_ONLY + " (dense: 0, a Python int)",
+    "method:dense_dim": _SPARSE_ONLY + " (dense: its rank, a Python int)",
+    "method:to_dense": _SPARSE_ONLY + " (dense: itself)",
+})

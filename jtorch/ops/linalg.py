@@ -19,7 +19,7 @@ from .. import dtypes as _dt
 from .._settings import WarnOnce
 from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
-from ..tensor import Tensor
+from ..tensor import SparseOperandError, Tensor
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "dot", "ger",
            "inner", "matmul", "mm", "mv", "outer", "vdot"]
@@ -51,7 +51,12 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_tensor(vec, "mv", 2, "vec")
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
-    m, k = input._a.shape
+    try:
+        m, k = input._a.shape
+    except SparseOperandError:  # a sparse matrix (it has no strided data)
+        from ..sparse import _ops
+
+        return _deliver(_ops.mv(input, vec), out)
     if vec._a.shape[0] != k:
         raise RuntimeError(f"size mismatch, got input ({m}), mat ({m}x{k}), vec "
                            f"({vec._a.shape[0]})")

@@ -335,6 +335,8 @@ def pow(input, exponent, *, out=None):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         d = _dt.result_type(input, exponent)
         if exponent == 0 or exponent == 1:
+            if input.is_sparse:  # the values' power (torch refuses 0: a dense result)
+                return _pw(B.pow_op, (input, exponent), out)
             with _no_grad():
                 res = input.to(d, copy=True) if exponent == 1 else \
                     input.new_ones(input._a.shape, dtype=d)
@@ -344,7 +346,8 @@ def pow(input, exponent, *, out=None):
             return _pw(U.square_op, (input,), out)
         if d is input.dtype and exponent == 3 and d.category >= 2:
             return _pw(U.cube_op, (input,), out)
-        if d is input.dtype and d.is_floating_point and exponent in (0.5, -0.5):
+        if d is input.dtype and d.is_floating_point and exponent in (0.5, -0.5) \
+                and not input.is_sparse:  # sparse: the values' power (rsqrt is dense-only)
             # torch's sqrt/rsqrt specialisation (so pow(-0.0, -0.5) is -inf, pow(-inf, 0.5) nan)
             return _pw(U.sqrt_op if exponent > 0 else U.rsqrt_op, (input,), out)
     return _pw(B.pow_op, (input, exponent), out)

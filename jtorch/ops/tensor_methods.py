@@ -21,6 +21,7 @@ from __future__ import annotations
 from .. import autograd
 from .. import dtypes as _dt
 from ..kernels.defs import binary as B
+from ..sparse._coo import DENSE_METHODS as _SPARSE_METHODS
 from ..tensor import Tensor
 from . import (
     conversion,
@@ -362,6 +363,7 @@ METHODS: dict = {
     **_LINALG_METHODS,  # det, inverse, cholesky, qr, svd, lu_solve, ... (ops/linalg_decomp.py)
     **_SPECIAL_METHODS,  # lgamma, digamma, polygamma, mvlgamma, i0, frexp, nextafter
     **_ATEN_METHODS,  # adjoint, dsplit, resize_, new, sum_to_size, apply_, ... (ops/aten.py)
+    **_SPARSE_METHODS,  # to_sparse, to_dense, coalesce, values, ... (sparse/_coo.py)
     "float_power_": numeric._float_power_, "fill_diagonal_": numeric._fill_diagonal_,
     "diagonal_scatter": numeric.diagonal_scatter, "select_scatter": numeric.select_scatter,
     "slice_scatter": numeric.slice_scatter, "as_strided_scatter": numeric.as_strided_scatter,

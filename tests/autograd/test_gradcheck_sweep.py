@@ -198,6 +198,11 @@ SAMPLES = {
                                        (2, 2), reduction="sum"), [_r(5, 2, 4)]),
     "_grouped_mm": (lambda a, b: jtorch.kernels.defs.grouped_mm.grouped_mm_op(
         a, b, jtorch.tensor([2, 5], dtype=jtorch.int32)), [_r(6, 3), _r(2, 3, 4)]),
+    # sparse products over a 3x4 CSR structure (rows hold columns {0, 3}, {}, {1, 2, 3})
+    "_sparse_csr_mm": (lambda v, d: jtorch.kernels.defs.sparse.csr_mm_op(
+        jtorch.tensor([0, 2, 2, 5]), jtorch.tensor([0, 3, 1, 2, 3]), v, d), [_r(5), _r(4, 2)]),
+    "_sparse_csr_sddmm": (lambda a, b: jtorch.kernels.defs.sparse.csr_sddmm_op(
+        jtorch.tensor([0, 2, 2, 5]), jtorch.tensor([0, 3, 1, 2, 3]), a, b), [_r(3, 2), _r(4, 2)]),
     "binary_cross_entropy": (
         lambda x: F.binary_cross_entropy(x, jtorch.tensor([[0.0, 1.0, 0.3], [1.0, 0.0, 0.5]],
                                                           dtype=jtorch.float64)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 _TYPING = "a typing or documentation helper of torch's source, not API"
 _STORAGE = 'typed storages: jtorch tensors hold NumPy arrays (untyped_storage is there)'
 _QUANT = 'quantization is not supported'
-_SPARSE = 'sparse tensors are not supported'
+_SPARSE = 'sparse layouts other than COO (CSR, CSC, BSR, BSC) are not supported'
 _BACKEND = 'a backend jtorch does not have (cuDNN, MKLDNN, MPS, XPU, nested tensors...)'
 _INTERNAL = 'TorchScript / C++ binding internals'
 _SUBBYTE = ('sub-byte and packed dtypes: storage formats of quantised kernels, with no tensor '
@@ -26,11 +26,9 @@ EXCLUDED: dict = {
             'q_zero_point', 'qscheme', 'quantile'
         ], _QUANT),
         **dict.fromkeys([
-            'ccol_indices', 'coalesce', 'col_indices', 'crow_indices', 'dense_dim',
-            'indices', 'is_coalesced', 'resize_as_sparse_', 'row_indices', 'smm',
-            'sparse_dim', 'sparse_mask', 'sparse_resize_', 'sparse_resize_and_clear_',
-            'sspaddmm', 'to_dense', 'to_sparse', 'to_sparse_bsc', 'to_sparse_bsr',
-            'to_sparse_coo', 'to_sparse_csc', 'to_sparse_csr', 'values'
+            'ccol_indices', 'col_indices', 'crow_indices', 'resize_as_sparse_',
+            'row_indices', 'smm', 'sparse_resize_', 'sparse_resize_and_clear_', 'sspaddmm',
+            'to_sparse_bsc', 'to_sparse_bsr', 'to_sparse_csc', 'to_sparse_csr'
         ], _SPARSE),
         **dict.fromkeys([
             'ipu', 'mtia', 'to_mkldnn', 'xpu'
@@ -67,8 +65,7 @@ EXCLUDED: dict = {
         **dict.fromkeys([
             'hspmm', 'resize_as_sparse_', 'smm', 'sparse_bsc', 'sparse_bsc_tensor',
             'sparse_bsr', 'sparse_bsr_tensor', 'sparse_compressed_tensor',
-            'sparse_coo_tensor', 'sparse_csc', 'sparse_csc_tensor', 'sparse_csr',
-            'sparse_csr_tensor', 'spmm', 'sspaddmm'
+            'sparse_csc', 'sparse_csc_tensor', 'sparse_csr', 'sparse_csr_tensor', 'sspaddmm'
         ], _SPARSE),
         **dict.fromkeys([
             'ThroughputBenchmark', 'cudnn_affine_grid_generator', 'cudnn_batch_norm',

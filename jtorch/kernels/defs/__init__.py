@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     scan,
     softmax,
     sort,
+    sparse,
     special,
     unary,
 )
