@@ -31,6 +31,8 @@ PATTERNS = {
     "torch:squeeze_copy": "x", "torch:t_copy": "x", "torch:unbind_copy": "x",
     "torch:slice_copy": "x", "torch:split_copy": "x 1", "torch:select_copy": "x 1 1",
     "torch:transpose_copy": "x 1 1", "torch:unsqueeze_copy": "x 1", "torch:view_copy": "x -1",
+    "torch:quantile": "x 0.5", "method:quantile": "x 0.5",
+    "torch:nanquantile": "x 0.5", "method:nanquantile": "x 0.5",
     "torch:angle": "x", "method:angle": "x", "torch:isreal": "x", "method:isreal": "x",
     "torch:binary_cross_entropy_with_logits": "x y", "torch:celu": "x", "torch:celu_": "x",
     "torch:selu": "x", "torch:selu_": "x", "torch:threshold": "x 1 1", "torch:threshold_": "x 1 1",

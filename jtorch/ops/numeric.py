@@ -43,6 +43,8 @@ __all__ = [
     "kaiser_window",
     "ldexp",
     "ldexp_",
+    "nanquantile",
+    "quantile",
     "renorm",
     "searchsorted",
     "select_scatter",
@@ -60,6 +62,90 @@ def _wrap(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n
+
+
+# -- quantiles -----------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, out, ignore_nan: bool,
+              name: str) -> Tensor:
+    """torch's quantile_compute: sort along ``dim`` (NaN last), ranks ``q * (n - 1)`` in the
+    input's dtype (a slice holding NaN ranks its last element; nanquantile counts only the
+    non-NaN ones), rounded per ``interpolation``, then gather and lerp."""
+    if input.dtype not in (_dt.float32, _dt.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        scalar_q = q.ndim == 0
+    else:
+        q = float(q)
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        scalar_q = True
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint "
+                           f"or nearest, but got {interpolation}")
+    if dim is None:
+        x = input.reshape(-1)
+    else:
+        dim = _wrap(dim, input.ndim)
+        x = input.reshape(1) if input.ndim == 0 else input.movedim(dim, -1)
+    if x.shape[-1] == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, Tensor):
+        if q.numel() and not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        qt = q.reshape(-1)
+    else:
+        qt = creation.tensor([q], dtype=input.dtype, device=input.device)
+    srt = x.sort(-1)[0]
+    if ignore_nan:
+        ranks = qt * (srt.isnan().logical_not().sum(-1, keepdim=True) - 1)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+    else:
+        last = srt.shape[-1] - 1
+        ranks = (qt * last).expand(*srt.shape[:-1], qt.shape[0])
+        ranks = ranks.masked_fill(srt.isnan().any(-1, keepdim=True), last)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.long()
+    res = srt.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = creation.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        res = res.lerp(srt.gather(-1, ranks.ceil().long()), weights)
+    if keepdim:  # the reduced dims as size 1, in place of the sorted one
+        if dim is None:
+            res = res.reshape(*srt.shape[:-1], *([1] * input.ndim), qt.shape[0])
+        elif input.ndim:
+            res = res.unsqueeze(-2).movedim(-2, dim)
+    res = res.squeeze(-1) if scalar_q else res.movedim(-1, 0)
+    return _into(out, res)
+
+
+def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear",
+             out=None, axis=None, keepdims=None) -> Tensor:
+    """The q-th quantiles of each slice along ``dim`` (of all elements for None); NaN where a
+    slice holds one."""
+    return _quantile(input, q, dim if axis is None else axis,
+                     keepdim if keepdims is None else keepdims, interpolation, out, False,
+                     "quantile")
+
+
+def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+                interpolation: str = "linear", out=None, axis=None, keepdims=None) -> Tensor:
+    """quantile ignoring NaN (NaN only where a slice is all NaN)."""
+    return _quantile(input, q, dim if axis is None else axis,
+                     keepdim if keepdims is None else keepdims, interpolation, out, True,
+                     "quantile")  # (torch's messages name quantile for both)
 
 
 # -- differences, products, integrals ------------------------------------------------------------

@@ -356,6 +356,7 @@ METHODS: dict = {
     "unsafe_chunk": extras.unsafe_chunk, "unsafe_split": extras.unsafe_split,
     "unsafe_split_with_sizes": extras.unsafe_split_with_sizes,
     "narrow_copy": extras.narrow_copy,  # made by extras._copy_variant
+    "quantile": numeric.quantile, "nanquantile": numeric.nanquantile,
     "diff": numeric.diff, "cross": numeric.cross, "cov": numeric.cov, "corrcoef": numeric.corrcoef,
     "dist": numeric.dist, "renorm": numeric.renorm, "renorm_": numeric._renorm_,
     "isreal": numeric.isreal, "angle": numeric.angle, "bincount": numeric.bincount,

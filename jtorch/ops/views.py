@@ -203,7 +203,7 @@ def squeeze(input: Tensor, dim=None, *, axis=None) -> Tensor:
     return _call(V.squeeze_op, input, dim=dim if axis is None else axis)
 
 
-def unsqueeze(input: Tensor, dim: int = None, *, axis=None) -> Tensor:
+def unsqueeze(input: Tensor, dim: int | None = None, *, axis=None) -> Tensor:
     return _call(V.unsqueeze_op, input, dim=_axis(dim, axis, "unsqueeze"))
 
 
@@ -211,7 +211,7 @@ def squeeze_(self: Tensor, dim=None, *, axis=None) -> Tensor:
     return _inplace_view(V.squeeze__op, self, dim=dim if axis is None else axis)
 
 
-def unsqueeze_(self: Tensor, dim: int = None, *, axis=None) -> Tensor:
+def unsqueeze_(self: Tensor, dim: int | None = None, *, axis=None) -> Tensor:
     return _inplace_view(V.unsqueeze__op, self, dim=_axis(dim, axis, "unsqueeze_"))
 
 

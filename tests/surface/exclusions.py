@@ -21,9 +21,9 @@ EXCLUDED: dict = {
             'storage'
         ], _STORAGE),
         **dict.fromkeys([
-            'dequantize', 'int_repr', 'nanquantile', 'q_per_channel_axis',
+            'dequantize', 'int_repr', 'q_per_channel_axis',
             'q_per_channel_scales', 'q_per_channel_zero_points', 'q_scale',
-            'q_zero_point', 'qscheme', 'quantile'
+            'q_zero_point', 'qscheme'
         ], _QUANT),
         **dict.fromkeys([
             'ccol_indices', 'col_indices', 'crow_indices', 'resize_as_sparse_',
@@ -50,11 +50,11 @@ EXCLUDED: dict = {
             'dequantize', 'empty_quantized', 'fake_quantize_per_channel_affine',
             'fake_quantize_per_tensor_affine', 'fbgemm_linear_quantize_weight',
             'fbgemm_pack_quantized_matrix', 'fused_moving_avg_obs_fake_quant',
-            'int_repr', 'nanquantile', 'per_channel_affine',
+            'int_repr', 'per_channel_affine',
             'per_channel_affine_float_qparams', 'per_channel_symmetric',
             'per_tensor_affine', 'per_tensor_symmetric', 'q_per_channel_axis',
             'q_per_channel_scales', 'q_per_channel_zero_points', 'q_scale',
-            'q_zero_point', 'qint32', 'qint8', 'qscheme', 'quantile',
+            'q_zero_point', 'qint32', 'qint8', 'qscheme',
             'quantize_per_channel', 'quantize_per_tensor',
             'quantize_per_tensor_dynamic', 'quantized_batch_norm', 'quantized_gru',
             'quantized_gru_cell', 'quantized_lstm', 'quantized_lstm_cell',

@@ -107,8 +107,10 @@ clamp_max_op = binary("clamp_max", lambda x, hi: x if x != x or x < hi else hi, 
                                                     _REAL_NOBOOL))
 clamp_op = ternary("clamp", lambda x, lo, hi: _clamp(x, lo, hi), cats=REAL_CATS, 
     check=_kernel_error("clamp_cpu", _REAL_NOBOOL, "clamp_scalar_cpu", _REAL_NOBOOL))
-lerp_op = ternary("lerp", lambda s, e, w: s + w * (e - s) if abs(w) < 0.5 else
-                  e - (e - s) * (fm.like(w, 1) - w), cats=REAL_CATS, check=_lerp_check)
+# torch's lerp_vec: fmadd(w < 0.5 ? w : w - 1, end - start, w < 0.5 ? start : end) (its scalar
+# tail contracts to the same fmas)
+lerp_op = ternary("lerp", lambda s, e, w: fm._fma(w, e - s, s) if abs(w) < 0.5 else
+                  fm._fma(w - fm.like(w, 1), e - s, e), cats=REAL_CATS, check=_lerp_check)
 
 eq_op = binary("eq", lambda x, y: x == y, rule=COMPARE, differentiable=False,
                **_same(lambda x, y: x == y))
