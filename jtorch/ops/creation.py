@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -94,6 +95,19 @@ def _ragged_error(data) -> Exception:
     return walk(data, 0) or ValueError("expected a rectangular nested sequence")
 
 
+def foreign_array(data):
+    """A tensor of the installed torch (torchvision's transforms make them) as a NumPy array
+    (detached, on the CPU), or None for anything else: data crossing from torch code into
+    jtorch (a dataset's samples, ``jtorch.tensor(t)``) is converted, not refused."""
+    torch = sys.modules.get("torch")
+    if torch is None or torch is sys.modules.get("jtorch"):
+        return None
+    cls = getattr(torch, "Tensor", None)
+    if cls is None or not isinstance(data, cls):
+        return None
+    return data.detach().cpu().resolve_conj().resolve_neg().numpy()
+
+
 def _to_numpy(data):
     """Nested Python data (numbers, lists, tensors) as a NumPy array and torch's dtype for it."""
     if isinstance(data, Tensor):
@@ -114,6 +128,9 @@ def _to_numpy(data):
         except ValueError as e:
             raise ValueError(f"expected sequence of equal-length items: {e}") from None
     if isinstance(data, str) or not isinstance(data, (numbers.Number, list, tuple)):
+        arr = foreign_array(data)
+        if arr is not None:
+            return arr, _dt.from_numpy_dtype(arr.dtype)
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     try:
         arr = np.array(data)

@@ -86,7 +86,8 @@ def default_convert(data):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
         return _rebuild_sequence(data, [default_convert(d) for d in data])
-    return data
+    arr = _creation.foreign_array(data)  # a tensor of the installed torch
+    return data if arr is None else _creation.as_tensor(arr)
 
 
 def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | None = None):
@@ -115,6 +116,8 @@ def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | 
             raise RuntimeError("each element in list of batch should be of equal size")
         columns = [rec(samples) for samples in zip(*batch)]
         return columns if isinstance(elem, tuple) else _rebuild_sequence(elem, columns)
+    if _creation.foreign_array(elem) is not None:  # torch's tensors (torchvision's transforms)
+        return collate_numpy_array_fn([_creation.foreign_array(e) for e in batch])
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
