@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import dispatch
 from .. import dtypes as _dt
+from ..kernels.defs import sort as _sort_defs
 from ..tensor import Tensor
 from . import creation, pointwise, views
 from .extras import _into
@@ -359,7 +361,8 @@ def _name(dtype) -> str:
 # -- membership and binning ----------------------------------------------------------------------
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
-    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number):
+    a binary search of each element in the sorted test elements (memory of their sizes' sum)."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - got (Number, Number)")
     ref = elements if isinstance(elements, Tensor) else test_elements
@@ -367,17 +370,22 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         elements = creation.tensor(elements, device=ref.device)
     if not isinstance(test_elements, Tensor):
         test_elements = creation.tensor(test_elements, device=ref.device)
-    hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
+    d = _dt.promote_types(elements.dtype, test_elements.dtype)
+    if d is _dt.bool or d.is_complex:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {d.scalar_name}")
+    e, t = elements.to(d), test_elements.reshape(-1).to(d)
+    n = t.shape[0]
+    if n == 0:
+        hit = creation.zeros(e.shape, dtype=_dt.bool, device=e.device)
+    else:
+        srt = t.sort()[0]
+        # NaN sorts last but breaks the search's order (nothing is >= NaN): search with NaN
+        # read as +inf, then compare with the true values (NaN equals nothing)
+        key = srt.masked_fill(srt.isnan(), math.inf) if d.is_floating_point else srt
+        at = dispatch.call(_sort_defs.searchsorted_op, key, e.reshape(-1), right=False,
+                           out_int32=False)
+        hit = (srt.index_select(0, at.clamp(max=n - 1)) == e.reshape(-1)).reshape(e.shape)
     return hit.logical_not() if invert else hit
-
-
-def _count_below(seq: Tensor, values: Tensor, right: bool) -> Tensor:
-    """How many of each row of ``seq`` precede each value: a binary search's answer for sorted
-    rows, NaN last. Every pair is compared (memory of len(seq) x len(values) per row), so
-    that eager, compiled, vmapped and meta runs agree; a binary-search kernel is owed."""
-    below = (seq.unsqueeze(-2) > values.unsqueeze(-1)) if right else \
-        (seq.unsqueeze(-2) >= values.unsqueeze(-1))
-    return below.logical_not().sum(-1)
 
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
@@ -405,9 +413,12 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
             f"{list(values.shape)}")
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    res = _count_below(sorted_sequence, values.reshape(1) if values.ndim == 0 else values, right)
-    res = res.reshape(()) if values.ndim == 0 else res
-    return _into(out, res.to(_dt.int32) if out_int32 else res)
+    d = _dt.promote_types(sorted_sequence.dtype, values.dtype)
+    if d is _dt.bool or d.is_complex:
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{d.scalar_name}'")
+    res = dispatch.call(_sort_defs.searchsorted_op, sorted_sequence.to(d), values.to(d),
+                        right=right, out_int32=out_int32)
+    return _into(out, res)
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from ...shape import iter_order, wrap_dim
-from ..plan import Out, Plan, device_of
-from ..registry import OpDef, defvjp, register
+from ..plan import Out, Plan, common_device, device_of
+from ..registry import OpDef, defvjp, op, register
 from ._lazy import lazy
 from .reduction import (
     _plans,
@@ -187,3 +187,16 @@ defvjp(kthvalue_op, select_vjp(), "o")
 defvjp(median_op, select_vjp(), "0o", name=_median_name("Median"))
 defvjp(nanmedian_op, select_vjp(), "0o", name=_median_name("Nanmedian"))
 defvjp(mode_op, select_vjp(), "o")
+
+
+# -- searchsorted: each value's insertion point in its row of a sorted sequence ---------------
+
+def _searchsorted_meta(seq, values, *, right: bool = False, out_int32: bool = False) -> Plan:
+    """(sequence (..., n), values) of one dtype (``ops/numeric.py`` checks and promotes)."""
+    return Plan(Out(values._a.shape, _dt.int32 if out_int32 else _dt.int64),
+                {"right": bool(right), "out_int32": bool(out_int32)},
+                common_device(seq, values))
+
+
+searchsorted_op = op("searchsorted", "extern", _searchsorted_meta,
+                     lazy("jtorch.kernels.cpu.search", "searchsorted_cpu"), differentiable=False)
