@@ -1345,6 +1345,12 @@ SAMPLES["method:backward"] = [
     lambda o: (_grads(lambda x: F.max_pool3d(x, 2)), (_rg(_r(1, 2, 2, 4, 6)),), {}),
     lambda o: (_grads(lambda x, g: F.grid_sample(x, g, align_corners=False)),
                (_rg(_r(1, 2, 4, 5)), _rg(_grid(1, 3, 3, 2))), {}),
+    lambda o: (_grads(lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False)),
+               (_rg(_r(1, 2, 4, 5)), _rg(_grid(1, 3, 3, 2))), {}),
+    lambda o: (_grads(lambda x, g: F.grid_sample(x, g, align_corners=True)),
+               (_rg(_r(1, 2, 3, 4, 5)), _rg(_grid(1, 2, 3, 3, 3))), {}),
+    lambda o: (_grads(lambda x: F.interpolate(x, (2, 3), mode="bicubic", antialias=True)),
+               (_rg(_r(1, 2, 5, 7)),), {}),
     lambda o: (_grads(lambda x: F.interpolate(x, scale_factor=2)), (_rg(_r(1, 2, 3, 4)),), {}),
     lambda o: (_grads(lambda x: F.interpolate(x, (5, 7), mode="bilinear")),
                (_rg(_r(1, 2, 3, 4)),), {}),
@@ -1551,6 +1557,9 @@ SAMPLES["F:interpolate"] = [
     lambda o: (F.interpolate, (_r(1, 2, 2, 3, 4), (3, 4, 5)), {"mode": "trilinear"}),
     lambda o: (F.interpolate, (_lead(o["x"], 2), (5, 6)), {"mode": "bilinear",
                                                            "antialias": True}),
+    lambda o: (F.interpolate, (_cl(1, 2, 7, 8),), {"scale_factor": 0.4, "mode": "bicubic",
+                                                   "antialias": True}),
+    lambda o: (F.interpolate, (_cl(1, 2, 7, 8), (3, 11)), {"mode": "lanczos", "antialias": True}),
     lambda o: (F.interpolate, (_lead(o["x"], 1), 7), {"mode": "bilinear"}),  # 3-D: error
 ]
 SAMPLES["F:upsample"] = [
@@ -1594,6 +1603,10 @@ SAMPLES["F:grid_sample"] = [
                {"mode": "bicubic", "padding_mode": "reflection", "align_corners": False}),
     lambda o: (F.grid_sample, (_r(1, 2, 3, 4, 5), _grid(1, 2, 2, 2, 3)), {"align_corners": False}),
     lambda o: (F.grid_sample, (_r(1, 2, 4, 5), _grid(2, 3, 3, 2)), {"align_corners": False}),
+    lambda o: (F.grid_sample, (_r(1, 2, 3, 4, 5), _grid(1, 2, 2, 2, 3)),
+               {"mode": "nearest", "padding_mode": "reflection", "align_corners": True}),
+    lambda o: (F.grid_sample, (_r(1, 2, 3, 4, 5), _grid(1, 2, 2, 2, 3)),
+               {"mode": "bicubic", "align_corners": True}),  # 5-D bicubic: torch's error
 ]
 
 # ---- normalisation ----------------------------------------------------------------------------
@@ -2227,6 +2240,9 @@ SAMPLES.update({
     "torch:grid_sampler_2d": [lambda o: (jtorch.grid_sampler_2d, (o["x"].reshape(1, 1, 1, -1),
                                                                   jtorch.zeros(1, 1, 1, 2), 1, 1,
                                                                   True), {})],
+    "torch:grid_sampler_3d": [lambda o: (jtorch.grid_sampler_3d, (o["x"].reshape(1, 1, 1, 1, -1),
+                                                                  jtorch.zeros(1, 1, 2, 2, 3), 0, 2,
+                                                                  False), {})],
     "torch:affine_grid_generator": [lambda o: (jtorch.affine_grid_generator,
                                                (jtorch.zeros(1, 2, 3) + o["x"].sum(),
                                                 [1, 1, 2, 3], False), {})],
@@ -2241,7 +2257,6 @@ SAMPLES.update({
 })
 
 NOT_SWEPT.update({
-    "torch:grid_sampler_3d": "volumetric sampling: grid_sample's 5-D case is not implemented yet",
     "torch:native_norm": "torch's kernel for sparse tensors: dense inputs raise its error",
     "torch:is_distributed": "returns a Python bool (no distributed tensors here)",
     "torch:from_dlpack": "wraps another library's memory (tests/ops/test_aten_names.py)",

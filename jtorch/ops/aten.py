@@ -185,14 +185,27 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
                             align_corners)
 
 
+def _grid_sampler_nd(op_name: str, input: Tensor, grid: Tensor, interpolation_mode: int,
+                     padding_mode: int, align_corners: bool) -> Tensor:
+    from .. import dispatch
+    from ..kernels.defs import resample
+
+    return dispatch.call(getattr(resample, op_name), input, grid,
+                         mode=_INTERP[interpolation_mode], padding_mode=_PAD[padding_mode],
+                         align_corners=bool(align_corners))
+
+
 def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                     align_corners: bool) -> Tensor:
-    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    """The 2-D kernel itself: a 5-D input raises torch's rank error."""
+    return _grid_sampler_nd("grid_sampler_2d_op", input, grid, interpolation_mode, padding_mode,
+                            align_corners)
 
 
 def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                     align_corners: bool) -> Tensor:
-    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    return _grid_sampler_nd("grid_sampler_3d_op", input, grid, interpolation_mode, padding_mode,
+                            align_corners)
 
 
 def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:

@@ -101,11 +101,16 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     out_sp, scales = _output_size(input, dim, size, scale_factor, recompute_scale_factor)
     if mode == "area" and scales is not None:  # area always works from an explicit size
         out_sp, scales = _output_size(input, dim, None, scale_factor, True)
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and nd == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos" and nd == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and nd == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
-                             "modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+        return _interpolate_aa(input, mode, tuple(out_sp), scales, align_corners)
     needs = _NEEDS.get(mode)
     if needs is not None and nd in (3, 4, 5) and nd != needs:
         raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {needs}D input")
@@ -124,6 +129,17 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return dispatch.call(op, input, mode=mode, size=tuple(out_sp),
                          scales=None if scales is None else tuple(scales),
                          align_corners=align_corners)
+
+
+def _interpolate_aa(input: Tensor, mode: str, size: tuple, scales, align: bool) -> Tensor:
+    """torch's antialiased resize: separable filter taps (one taps op). uint8 runs as torch's
+    fixed-point kernel does: one pass per resized dim (width first), each rounded to uint8."""
+    scales = None if scales is None else tuple(scales)
+    kw = {"mode": mode, "scales": scales, "align_corners": align, "antialias": True}
+    if input.dtype is _dt.uint8 and input.dim() == 4 and input._a.shape[3] != size[1] \
+            and input._a.shape[2] != size[0]:
+        input = dispatch.call(R.resample_taps_op, input, size=(input._a.shape[2], size[1]), **kw)
+    return dispatch.call(R.resample_taps_op, input, size=size, **kw)
 
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
@@ -244,7 +260,8 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the normalised (x, y) locations of ``grid``
-    (N, H_out, W_out, 2): bilinear or nearest, zeros / border / reflection padding."""
+    (N, H_out, W_out, 2) (or (N, C, D, H, W) at the (x, y, z) of (N, D_out, H_out, W_out, 3)):
+    bilinear (trilinear), nearest or (2-D only) bicubic, zeros / border / reflection padding."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")
@@ -254,7 +271,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    return dispatch.call(R.grid_sampler_2d_op, input, grid, mode=mode, padding_mode=padding_mode,
+    op = R.grid_sampler_3d_op if input.dim() == 5 else R.grid_sampler_2d_op
+    return dispatch.call(op, input, grid, mode=mode, padding_mode=padding_mode,
                          align_corners=bool(align_corners))
 
 

@@ -187,6 +187,10 @@ SAMPLES = {
     "grid_sampler_2d": (lambda x, g: F.grid_sample(x, g, align_corners=False),
                         [_r(1, 1, 3, 3), jtorch.from_numpy(np.random.default_rng(0).uniform(
                             -0.9, 0.9, (1, 2, 2, 2))).requires_grad_()]),
+    "grid_sampler_3d": (lambda x, g: F.grid_sample(x, g, padding_mode="reflection",
+                                                   align_corners=False),
+                        [_r(1, 1, 2, 3, 3), jtorch.from_numpy(np.random.default_rng(0).uniform(
+                            -1.2, 1.2, (1, 2, 2, 2, 3))).requires_grad_()]),
     "native_layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b), [_r(2, 3), _r(3), _r(3)]),
     "nll_loss": (lambda x: F.nll_loss(x, jtorch.tensor([1, 0, -100, 2]),
                                       jtorch.tensor([0.5, 2.0, 1.5], dtype=jtorch.float64)),
@@ -227,6 +231,7 @@ EXEMPT = {
     "aminmax": "recorded as amax/amin nodes",
     "complex": "complex-valued gradients are not supported yet",
     "grid_sampler_2d_backward": "no double backward for grid_sample yet",
+    "grid_sampler_3d_backward": "no double backward for grid_sample yet",
     "_ctc_loss_backward": "no double backward, as torch (_ctc_loss_backward: not implemented)",
 }
 

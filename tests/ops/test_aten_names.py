@@ -85,7 +85,7 @@ def test_rnn_cells_with_explicit_weights():
 
 
 def test_grid_sampler_codes_and_affine_grid_generator():
-    for mode in (0, 1):  # bicubic (2) is not implemented by grid_sample yet
+    for mode in (0, 1, 2):
         for pad in (0, 1, 2):
             for align in (False, True):
                 want, got = (t.grid_sampler(_x(t, 2, 3, 5, 6), _x(t, 2, 4, 4, 2, seed=1) * 0.8,
@@ -94,8 +94,9 @@ def test_grid_sampler_codes_and_affine_grid_generator():
     _eq(torch.grid_sampler_2d(_x(torch, 1, 2, 3, 4), _x(torch, 1, 2, 3, 2, seed=1), 1, 1, True),
         jtorch.grid_sampler_2d(_x(jtorch, 1, 2, 3, 4), _x(jtorch, 1, 2, 3, 2, seed=1), 1, 1, True),
         rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="4-D"):  # volumetric sampling: not yet
-        jtorch.grid_sampler_3d(_x(jtorch, 1, 2, 3, 4, 5), _x(jtorch, 1, 2, 2, 3, 3), 0, 1, False)
+    _eq(torch.grid_sampler_3d(_x(torch, 1, 2, 3, 4, 5), _x(torch, 1, 2, 2, 3, 3), 0, 1, False),
+        jtorch.grid_sampler_3d(_x(jtorch, 1, 2, 3, 4, 5), _x(jtorch, 1, 2, 2, 3, 3), 0, 1, False),
+        rtol=1e-5, atol=1e-6)
     for align in (False, True):
         _eq(torch.affine_grid_generator(_x(torch, 2, 2, 3), [2, 3, 4, 5], align),
             jtorch.affine_grid_generator(_x(jtorch, 2, 2, 3), [2, 3, 4, 5], align), rtol=1e-6,

@@ -149,11 +149,6 @@ def test_interpolate_errors(call, exc):
     assert str(ej.value) == str(et.value)
 
 
-def test_antialias_is_not_implemented():
-    with pytest.raises(NotImplementedError):
-        JF.interpolate(jtorch.zeros(1, 1, 4, 4), size=2, mode="bilinear", antialias=True)
-
-
 def test_interpolate_error_messages_for_rank_and_dtype():
     cases = [(np.zeros((2, 3)), {"size": 3}), (np.zeros((2, 3, 4), np.int64), {"size": 3}),
              (np.zeros((2, 3, 4, 4), np.int64), {"size": 3, "mode": "bilinear"}),

@@ -14,8 +14,10 @@ per-dimension tables that the caller computes once (O(output size) work, ``ops/r
 
 Forward kernels run in parallel over output rows ``(p, z, y)``; backward kernels over planes
 ``p``, so each plane's input gradient is written by one thread (no atomics). Both have a serial
-twin used below ``GRAIN_SIZE`` elements. ``grid_sample_2d`` follows ATen's ``GridSampler.h``
-formulas (unnormalize, clip / reflect, bilinear corners, round-half-even nearest).
+twin used below ``GRAIN_SIZE`` elements. ``grid_sample`` follows ATen's ``GridSampler.h``
+formulas (unnormalize, clip / reflect, bilinear / trilinear corners, round-half-even nearest;
+bicubic: 4 x 4 taps around the unnormalised point, A = -0.75, the padding applied to each
+tap's index as ``get_value_bounded`` does). Coordinates are computed in float64.
 """
 
 from __future__ import annotations
@@ -339,6 +341,106 @@ def _inb(y, x, h, w):
     return 0 <= y < h and 0 <= x < w
 
 
+# -- bicubic taps (ATen's GridSamplerKernel.cpp, ApplyGridSample<..., Bicubic>) -------------------
+
+@_jit
+def _cubic_coeffs(t):
+    """get_cubic_coefficients: the weights of taps -1, 0, 1, 2 at fraction t (A = -0.75)."""
+    a = -0.75
+    x = t + 1
+    c0 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    c1 = ((a + 2) * t - (a + 3)) * t * t + 1
+    x = 1 - t
+    c2 = ((a + 2) * x - (a + 3)) * x * x + 1
+    x = 2 - t
+    c3 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return c0, c1, c2, c3
+
+
+@_jit
+def _cubic_coeffs_grad(t):
+    """get_cubic_coefficients_grad: d coeff / d (tap - t) for the four taps."""
+    a = -0.75
+    x = -1 - t
+    c0 = (-3 * a * x - 10 * a) * x - 8 * a
+    x = -t
+    c1 = (-3 * (a + 2) * x - 2 * (a + 3)) * x
+    x = 1 - t
+    c2 = (3 * (a + 2) * x - 2 * (a + 3)) * x
+    x = 2 - t
+    c3 = (3 * a * x - 10 * a) * x + 8 * a
+    return c0, c1, c2, c3
+
+
+@_jit
+def _tap_index(v, size, padding, align):
+    """The index the integer-valued tap coordinate ``v`` reads after padding (compute_coordinates:
+    clip, or reflect then clip), or -1 outside the input (zeros padding)."""
+    if padding == 1:
+        v, _ = _clip(v, size)
+    elif padding == 2:
+        if align:
+            v, _ = _reflect(v, 0, 2 * (size - 1))
+        else:
+            v, _ = _reflect(v, -1, 2 * size - 1)
+        v, _ = _clip(v, size)
+    if 0 <= v < size:  # (a nan coordinate is outside)
+        return int(v)
+    return -1
+
+
+@_jit
+def _cubic_taps(coord, size, padding, align):
+    """(indices of taps -1..2, their weights, their weights' derivatives, d coordinate / d grid)
+    of one grid coordinate: the padding maps the taps, not the point."""
+    v, mult = _unnormalize(coord, size, align)
+    f = np.floor(v)
+    t = v - f
+    idx = (_tap_index(f - 1, size, padding, align), _tap_index(f, size, padding, align),
+           _tap_index(f + 1, size, padding, align), _tap_index(f + 2, size, padding, align))
+    return idx, _cubic_coeffs(t), _cubic_coeffs_grad(t), mult
+
+
+# (called, not inlined: Numba's parfor analysis fails on the tap tuples of an inlined body)
+@numba.njit(cache=True, nogil=True)
+def _bicubic_point(src, out, n, oy, ox, gx, gy, padding, align):
+    h, w = src.shape[2], src.shape[3]
+    ix, cx, _, _ = _cubic_taps(gx, w, padding, align)
+    iy, cy, _, _ = _cubic_taps(gy, h, padding, align)
+    for c in range(out.shape[1]):
+        acc = cx[0] * 0.0
+        for j in range(4):  # rows: each a four-tap sum along x, then weighted along y
+            row = cx[0] * 0.0
+            if iy[j] >= 0:
+                for i in range(4):
+                    if ix[i] >= 0:
+                        row += cx[i] * src[n, c, iy[j], ix[i]]
+            acc += cy[j] * row
+        out[n, c, oy, ox] = acc
+
+
+@numba.njit(cache=True, nogil=True)
+def _bicubic_point_bwd(g, src, grid, gsrc, ggrid, n, oy, ox, padding, align, need_src):
+    h, w = src.shape[2], src.shape[3]
+    ix, cx, dcx, mx = _cubic_taps(grid[n, oy, ox, 0], w, padding, align)
+    iy, cy, dcy, my = _cubic_taps(grid[n, oy, ox, 1], h, padding, align)
+    gix = cx[0] * 0.0
+    giy = cx[0] * 0.0
+    for c in range(g.shape[1]):
+        go = g[n, c, oy, ox]
+        for i in range(4):
+            for j in range(4):
+                if ix[i] < 0 or iy[j] < 0:
+                    continue
+                if need_src:
+                    gsrc[n, c, iy[j], ix[i]] += go * cx[i] * cy[j]
+                v = src[n, c, iy[j], ix[i]] * go
+                gix -= v * dcx[i] * cy[j]
+                giy -= v * dcy[j] * cx[i]
+    ggrid[n, oy, ox, 0] = mx * gix
+    ggrid[n, oy, ox, 1] = my * giy
+
+
 @_jit
 def _grid_row(src, grid, out, r, mode, padding, align):
     h, w = src.shape[2], src.shape[3]
@@ -346,6 +448,10 @@ def _grid_row(src, grid, out, r, mode, padding, align):
     n = r // oh
     oy = r - n * oh
     for ox in range(out.shape[3]):
+        if mode == 2:
+            _bicubic_point(src, out, n, oy, ox, grid[n, oy, ox, 0], grid[n, oy, ox, 1], padding,
+                           align)
+            continue
         fx, _ = _source_index(grid[n, oy, ox, 0], w, padding, align)
         fy, _ = _source_index(grid[n, oy, ox, 1], h, padding, align)
         if mode == 1:
@@ -392,6 +498,9 @@ def _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src
     h, w = src.shape[2], src.shape[3]
     for oy in range(g.shape[2]):
         for ox in range(g.shape[3]):
+            if mode == 2:
+                _bicubic_point_bwd(g, src, grid, gsrc, ggrid, n, oy, ox, padding, align, need_src)
+                continue
             fx, dx = _source_index(grid[n, oy, ox, 0], w, padding, align)
             fy, dy = _source_index(grid[n, oy, ox, 1], h, padding, align)
             if mode == 1:
@@ -453,14 +562,170 @@ def grid_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
         _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
 
+# -- grid_sample, 5-D input and 3-D grid (ATen's GridSampler.cpp, grid_sampler_3d_cpu_impl) -------
+
+@_jit
+def _inb3(z, y, x, d, h, w):
+    return 0 <= z < d and 0 <= y < h and 0 <= x < w
+
+
+@_jit
+def _grid3_row(src, grid, out, r, mode, padding, align):
+    d, h, w = src.shape[2], src.shape[3], src.shape[4]
+    od, oh = out.shape[2], out.shape[3]
+    n = r // (od * oh)
+    rem = r - n * od * oh
+    oz = rem // oh
+    oy = rem - oz * oh
+    for ox in range(out.shape[4]):
+        fx, _ = _source_index(grid[n, oz, oy, ox, 0], w, padding, align)
+        fy, _ = _source_index(grid[n, oz, oy, ox, 1], h, padding, align)
+        fz, _ = _source_index(grid[n, oz, oy, ox, 2], d, padding, align)
+        if mode == 1:
+            x0, y0, z0 = int(np.rint(fx)), int(np.rint(fy)), int(np.rint(fz))
+            inb = _inb3(z0, y0, x0, d, h, w)
+            for c in range(out.shape[1]):
+                out[n, c, oz, oy, ox] = src[n, c, z0, y0, x0] if inb else 0
+            continue
+        x0, y0, z0 = math.floor(fx), math.floor(fy), math.floor(fz)
+        x1, y1, z1 = x0 + 1, y0 + 1, z0 + 1
+        # the eight corners: t(op) / b(ottom) in z, n(orth) / s(outh) in y, w(est) / e(ast) in x
+        tnw = (x1 - fx) * (y1 - fy) * (z1 - fz)
+        tne = (fx - x0) * (y1 - fy) * (z1 - fz)
+        tsw = (x1 - fx) * (fy - y0) * (z1 - fz)
+        tse = (fx - x0) * (fy - y0) * (z1 - fz)
+        bnw = (x1 - fx) * (y1 - fy) * (fz - z0)
+        bne = (fx - x0) * (y1 - fy) * (fz - z0)
+        bsw = (x1 - fx) * (fy - y0) * (fz - z0)
+        bse = (fx - x0) * (fy - y0) * (fz - z0)
+        for c in range(out.shape[1]):
+            acc = tnw * 0
+            if _inb3(z0, y0, x0, d, h, w):
+                acc += src[n, c, z0, y0, x0] * tnw
+            if _inb3(z0, y0, x1, d, h, w):
+                acc += src[n, c, z0, y0, x1] * tne
+            if _inb3(z0, y1, x0, d, h, w):
+                acc += src[n, c, z0, y1, x0] * tsw
+            if _inb3(z0, y1, x1, d, h, w):
+                acc += src[n, c, z0, y1, x1] * tse
+            if _inb3(z1, y0, x0, d, h, w):
+                acc += src[n, c, z1, y0, x0] * bnw
+            if _inb3(z1, y0, x1, d, h, w):
+                acc += src[n, c, z1, y0, x1] * bne
+            if _inb3(z1, y1, x0, d, h, w):
+                acc += src[n, c, z1, y1, x0] * bsw
+            if _inb3(z1, y1, x1, d, h, w):
+                acc += src[n, c, z1, y1, x1] * bse
+            out[n, c, oz, oy, ox] = acc
+
+
+@numba.njit(cache=True, nogil=True)
+def grid3_fwd(src, grid, out, mode, padding, align):
+    for r in range(out.shape[0] * out.shape[2] * out.shape[3]):
+        _grid3_row(src, grid, out, r, mode, padding, align)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def grid3_fwd_par(src, grid, out, mode, padding, align):
+    for r in prange(out.shape[0] * out.shape[2] * out.shape[3]):
+        _grid3_row(src, grid, out, r, mode, padding, align)
+
+
+@_jit
+def _corner_bwd(src, gsrc, n, z, y, x, wgt, ax, ay, az, g, need_src, grads):
+    """One trilinear corner's share of the backward: the input gradient ``wgt * go`` and the
+    grid gradient's terms ``value * (d wgt / d x, y, z) * go`` (``ax, ay, az``: the signed
+    partial derivatives of the corner's weight), added into ``grads`` per channel."""
+    d, h, w = src.shape[2], src.shape[3], src.shape[4]
+    if not _inb3(z, y, x, d, h, w):
+        return
+    for c in range(g.shape[0]):
+        go = g[c]
+        if need_src:
+            gsrc[n, c, z, y, x] += wgt * go
+        v = src[n, c, z, y, x] * go
+        grads[0] += v * ax
+        grads[1] += v * ay
+        grads[2] += v * az
+
+
+@_jit
+def _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src, grads):
+    d, h, w = src.shape[2], src.shape[3], src.shape[4]
+    for oz in range(g.shape[2]):
+        for oy in range(g.shape[3]):
+            for ox in range(g.shape[4]):
+                fx, mx = _source_index(grid[n, oz, oy, ox, 0], w, padding, align)
+                fy, my = _source_index(grid[n, oz, oy, ox, 1], h, padding, align)
+                fz, mz = _source_index(grid[n, oz, oy, ox, 2], d, padding, align)
+                go = g[n, :, oz, oy, ox]
+                if mode == 1:
+                    x0, y0, z0 = int(np.rint(fx)), int(np.rint(fy)), int(np.rint(fz))
+                    if need_src and _inb3(z0, y0, x0, d, h, w):
+                        for c in range(g.shape[1]):
+                            gsrc[n, c, z0, y0, x0] += go[c]
+                    continue
+                x0, y0, z0 = math.floor(fx), math.floor(fy), math.floor(fz)
+                x1, y1, z1 = x0 + 1, y0 + 1, z0 + 1
+                wx0, wx1 = x1 - fx, fx - x0  # weights of the west / east corners along x
+                wy0, wy1 = y1 - fy, fy - y0
+                wz0, wz1 = z1 - fz, fz - z0
+                grads[:] = 0
+                _corner_bwd(src, gsrc, n, z0, y0, x0, wx0 * wy0 * wz0, -wy0 * wz0, -wx0 * wz0,
+                            -wx0 * wy0, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z0, y0, x1, wx1 * wy0 * wz0, wy0 * wz0, -wx1 * wz0,
+                            -wx1 * wy0, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z0, y1, x0, wx0 * wy1 * wz0, -wy1 * wz0, wx0 * wz0,
+                            -wx0 * wy1, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z0, y1, x1, wx1 * wy1 * wz0, wy1 * wz0, wx1 * wz0,
+                            -wx1 * wy1, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z1, y0, x0, wx0 * wy0 * wz1, -wy0 * wz1, -wx0 * wz1,
+                            wx0 * wy0, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z1, y0, x1, wx1 * wy0 * wz1, wy0 * wz1, -wx1 * wz1,
+                            wx1 * wy0, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z1, y1, x0, wx0 * wy1 * wz1, -wy1 * wz1, wx0 * wz1,
+                            wx0 * wy1, go, need_src, grads)
+                _corner_bwd(src, gsrc, n, z1, y1, x1, wx1 * wy1 * wz1, wy1 * wz1, wx1 * wz1,
+                            wx1 * wy1, go, need_src, grads)
+                ggrid[n, oz, oy, ox, 0] = mx * grads[0]
+                ggrid[n, oz, oy, ox, 1] = my * grads[1]
+                ggrid[n, oz, oy, ox, 2] = mz * grads[2]
+
+
+@numba.njit(cache=True, nogil=True)
+def grid3_bwd(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
+    """gsrc (zero-filled) += the input gradient; ggrid = the grid gradient (zero for nearest)."""
+    grads = np.zeros(3, np.float64)
+    for n in range(g.shape[0]):
+        _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src, grads)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def grid3_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
+    for n in prange(g.shape[0]):
+        grads = np.zeros(3, np.float64)
+        _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src, grads)
+
+
 def grid_sample_into(src, grid, out, mode: int, padding: int, align: bool) -> None:
-    if out.size:
-        (grid_fwd_par if _parallel(out.size) else grid_fwd)(src, grid, out, mode, padding, align)
+    """out (N, C, *grid.shape[1:-1]) = src (N, C, [D,] H, W) sampled at ``grid``."""
+    if not out.size:
+        return
+    par = _parallel(out.size)
+    if src.ndim == 5:
+        (grid3_fwd_par if par else grid3_fwd)(src, grid, out, mode, padding, align)
+    else:
+        (grid_fwd_par if par else grid_fwd)(src, grid, out, mode, padding, align)
 
 
 def grid_sample_backward_into(g, src, grid, gsrc, ggrid, mode: int, padding: int, align: bool,
                               need_src: bool) -> None:
-    if g.size:
-        par = _parallel(g.size) and g.shape[0] > 1
+    if not g.size:
+        return
+    par = _parallel(g.size) and g.shape[0] > 1
+    if src.ndim == 5:
+        (grid3_bwd_par if par else grid3_bwd)(g, src, grid, gsrc, ggrid, mode, padding, align,
+                                              need_src)
+    else:
         (grid_bwd_par if par else grid_bwd)(g, src, grid, gsrc, ggrid, mode, padding, align,
                                             need_src)

@@ -2,7 +2,8 @@
 
 The gather / taps kernels (``kernels/cpu/resample.py``) run over (P, D, H, W) views with the
 tables of the op's ``ResamplePlan`` (``kw["plan"]``); float16 computes in float32 and rounds
-once, bool (circular padding) is gathered as bytes.
+once, bool (circular padding) is gathered as bytes, uint8 taps (antialiased) sum in float64
+and round half up.
 """
 
 from __future__ import annotations
@@ -49,7 +50,10 @@ def gather_backward_cpu(plan, g: Tensor) -> Tensor:
 
 def taps_cpu(plan, x: Tensor) -> Tensor:
     rp = plan.kw["plan"]
-    return _wrap(_run(_rk.taps_into, x._a, rp.out_shape, rp, False), x)
+    out = _run(_rk.taps_into, x._a, rp.out_shape, rp, False)
+    if x.dtype.np == np.uint8:  # antialiased uint8: torch's fixed-point sum rounds half up
+        out = np.clip(np.floor(out + 0.5), 0, 255)
+    return _wrap(out, x)
 
 
 def taps_backward_cpu(plan, g: Tensor) -> Tensor:

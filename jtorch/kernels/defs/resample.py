@@ -10,6 +10,16 @@ circular padding) and a weighted *taps* sum (linear, bilinear, trilinear, bicubi
 The backward op scatters through the same plan. Both forward maps are linear, so a backward
 op's own gradient is the forward op again: double backward comes for free. Constant padding's
 gradient is constant padding by the negated pads.
+
+Antialiased interpolation (``antialias=True``: bilinear, bicubic, lanczos) is a taps plan too:
+torch's separable filter tables (``_compute_indices_min_size_weights_aa``: the filter's
+support widened by the downscale factor, weights normalised per output pixel; Keys' cubic
+with A = -0.5, Lanczos-3), a dim whose size does not change left alone. uint8 takes torch's
+fixed-point weights (int16 with a per-table precision, rounded half up per pass).
+
+grid_sample has its own kernels (2-D: bilinear, nearest, bicubic; 3-D: trilinear, nearest)
+following ATen's GridSampler formulas, with one backward op per rank giving the input and the
+grid gradients.
 """
 
 from __future__ import annotations
@@ -150,6 +160,74 @@ def _dim_table(mode: str, n_in: int, n_out: int, align: bool, scale, dt):
     return _linear_table(n_in, n_out, align, scale, dt)
 
 
+# -- antialiased interpolation (UpSampleKernel.cpp's separable aa path) ------------------------
+
+_AA_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}  # interp_size of each filter
+
+
+def _aa_filter(mode: str, x: np.ndarray, dt) -> np.ndarray:
+    """HelperInterp<Linear|Cubic|Lanczos>::aa_filter: the triangle, Keys' cubic (A = -0.5,
+    as PIL) and the Lanczos-3 windowed sinc."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1.0 - x.astype(np.float64), 0).astype(dt)
+    if mode == "bicubic":
+        a = dt(-0.5)
+        near = ((a + dt(2)) * x - (a + dt(3))) * x * x + dt(1)
+        far = ((a * x - dt(5) * a) * x + dt(8) * a) * x - dt(4) * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0)).astype(dt)
+    px = np.pi * x.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sinc = np.where(x == 0, 1.0, np.sin(px) / px) * np.where(
+            x == 0, 1.0, np.sin(px / 3) / (px / 3))
+    return np.where(x < 3, sinc, 0).astype(dt)
+
+
+def _aa_table(mode: str, n_in: int, n_out: int, align: bool, scale, dt) -> tuple:
+    """One dim's taps: output i reads inputs [xmin, xmin + xsize) around its centre
+    scale * (i + 0.5), weighted by the filter at (j - centre + 0.5) / scale (scale >= 1: the
+    support widened by the downscale factor), normalised to sum to one. Arithmetic in ``dt``
+    (the input's dtype; float64 for uint8) where torch's is."""
+    if n_in == n_out:  # torch leaves a dim of unchanged size alone
+        return np.arange(n_out)[:, None], np.ones((n_out, 1), dt), np.ones(n_out, np.int64)
+    s = _area_scale(n_in, n_out, align, scale, dt)
+    s64 = np.float64(s)
+    half = _AA_TAPS[mode] * 0.5
+    support = dt(half * s64) if s >= 1 else dt(half)
+    taps = math.ceil(support) * 2 + 1
+    invscale = dt(1.0 / s64) if s >= 1 else dt(1)
+    i = np.arange(n_out)
+    center = (s64 * (i + 0.5)).astype(dt)
+    lo = ((center - support).astype(dt).astype(np.float64) + 0.5).astype(np.int64)
+    hi = ((center + support).astype(dt).astype(np.float64) + 0.5).astype(np.int64)
+    xmin = np.maximum(lo, 0)
+    xsize = np.clip(np.minimum(hi, n_in) - xmin, 0, taps)
+    j = np.arange(taps)
+    rel = ((j + xmin[:, None]).astype(dt) - center[:, None]).astype(dt)
+    w = _aa_filter(mode, ((rel.astype(np.float64) + 0.5) * np.float64(invscale)).astype(dt), dt)
+    w = np.where(j < xsize[:, None], w, 0).astype(dt)
+    total = np.zeros(n_out, dt)
+    for k in range(taps):  # summed in order, in dt, as torch
+        total = (total + w[:, k]).astype(dt)
+    w = np.where(total[:, None] != 0, w / np.where(total == 0, dt(1), total)[:, None], w)
+    idx = np.minimum(xmin[:, None] + j, n_in - 1)
+    return idx.astype(np.int64), w.astype(dt), xsize.astype(np.int64)
+
+
+def _int16_weights(table: tuple) -> tuple:
+    """torch's uint8 weights: each float64 weight rounded (half away from zero) to a multiple of
+    2**-p, p the most bits (up to 22) keeping the largest weight below 2**15 (int16); the
+    kernel then sums exactly and rounds half up, as torch's shift does."""
+    idx, w, cnt = table
+    wmax = float(w.max()) if w.size else 0.0
+    p = 0
+    while p < 22 and int(0.5 + wmax * (1 << (p + 1))) < (1 << 15):
+        p += 1
+    v = w * float(1 << p)
+    q = np.where(v < 0, np.trunc(v - 0.5), np.trunc(v + 0.5))
+    return idx, q / float(1 << p), cnt
+
+
 # -- interpolate: torch's kernel-level checks and the plan --------------------------------------
 
 # torch's grad_fn name per interpolation mode (the modes interpolate knows)
@@ -158,6 +236,8 @@ INTERPOLATE_GRAD = {
     "linear": "UpsampleLinear1DBackward0", "bilinear": "UpsampleBilinear2DBackward0",
     "trilinear": "UpsampleTrilinear3DBackward0", "bicubic": "UpsampleBicubic2DBackward0",
     "area": "AdaptiveAvgPool{}DBackward0"}
+AA_GRAD = {"bilinear": "UpsampleBilinear2DAaBackward0", "bicubic": "UpsampleBicubic2DAaBackward0",
+           "lanczos": "UpsampleLanczos2DAaBackward0"}
 _KERNEL = {("nearest", 1): "compute_indices_weights_nearest",
            ("nearest", 2): "upsample_nearest2d_channels_last",
            ("nearest", 3): "upsample_nearest3d_channels_last",
@@ -183,8 +263,13 @@ def _check_sizes(in_sp: list, out_sp: list, shape: tuple) -> None:
                        f"output ({fo})")
 
 
-def _check_dtype(x, mode: str, dim: int) -> None:
+def _check_dtype(x, mode: str, dim: int, antialias: bool = False) -> None:
     d = x.dtype
+    if antialias:
+        if d in (_dt.float32, _dt.float64, _dt.uint8):
+            return
+        raise NotImplementedError(f'"compute_index_ranges_weights" not implemented for '
+                                  f"'{d.scalar_name}'")
     if d in _FLOATS or (d is _dt.uint8 and mode in ("nearest", "nearest-exact")):
         return
     name = f"adaptive_avg_pool{dim}d" if mode == "area" else _KERNEL.get(
@@ -192,17 +277,28 @@ def _check_dtype(x, mode: str, dim: int) -> None:
     raise NotImplementedError(f'"{name}" not implemented for \'{d.scalar_name}\'')
 
 
-def _interpolate_plan(x, mode: str, size: tuple, scales, align: bool) -> ResamplePlan:
+def _interpolate_plan(x, mode: str, size: tuple, scales, align: bool,
+                      antialias: bool = False) -> ResamplePlan:
     """``x`` (N, C, *spatial) resized to ``size`` by ``mode`` (``scales``: the user's scale
-    factors handed to the index arithmetic, or None)."""
+    factors handed to the index arithmetic, or None); ``antialias``: torch's aa filters (a
+    uint8 input then takes fixed-point weights, computed in float64)."""
     shape = tuple(x._a.shape)
     dim = len(shape) - 2
-    _check_dtype(x, mode, dim)
+    _check_dtype(x, mode, dim, antialias)
     _check_sizes(list(shape[2:]), list(size), shape)
     compute = np.dtype(np.float32) if x.dtype is _dt.float16 else x.dtype.np
+    if x.dtype is _dt.uint8 and antialias:
+        compute = np.dtype(np.float64)
     dt = compute.type
     scales = scales or [None] * dim
-    tables = [_dim_table(mode, n, o, align, s, dt) for n, o, s in zip(shape[2:], size, scales)]
+    dims = list(zip(shape[2:], size, scales))
+    if antialias:
+        tables = [_aa_table(mode, n, o, align, s, dt) for n, o, s in dims]
+        if x.dtype is _dt.uint8:
+            tables = [_int16_weights(t) for t in tables]
+        return ResamplePlan("taps", _pad_tables(tables, "taps", dt), shape,
+                            shape[:2] + tuple(size), AA_GRAD[mode], compute, dim)
+    tables = [_dim_table(mode, n, o, align, s, dt) for n, o, s in dims]
     kind = "gather" if mode in ("nearest", "nearest-exact") else "taps"
     return ResamplePlan(kind, _pad_tables(tables, kind, dt), shape, shape[:2] + tuple(size),
                         INTERPOLATE_GRAD[mode].format(dim), compute, dim)
@@ -282,12 +378,13 @@ def _pad_plan(x, pads: list, mode: str, value) -> ResamplePlan:
 
 def _resample_meta(x, *, plan: ResamplePlan | None = None, mode: str | None = None,
                    size: tuple | None = None, scales=None, align_corners=None, pad=None,
-                   value=None) -> Plan:
-    """interpolate (``mode``, ``size``, ``scales``, ``align_corners``) or a non-constant pad
-    (``pad``, ``mode``, ``value``); the gradient rules pass the forward's ``plan``."""
+                   value=None, antialias: bool = False) -> Plan:
+    """interpolate (``mode``, ``size``, ``scales``, ``align_corners``, ``antialias``) or a
+    non-constant pad (``pad``, ``mode``, ``value``); the gradient rules pass the forward's
+    ``plan``."""
     if plan is None:
         plan = _pad_plan(x, pad, mode, value) if pad is not None else \
-            _interpolate_plan(x, mode, size, scales, align_corners)
+            _interpolate_plan(x, mode, size, scales, align_corners, antialias)
     return Plan(Out(plan.out_shape, x.dtype), {"plan": plan}, device_of(x))
 
 
@@ -319,12 +416,14 @@ def _constant_pad_meta(x, *, pad: list, value=0) -> Plan:
 
 # -- grid_sample / affine_grid -----------------------------------------------------------------
 
-_GRID_MODES = {"bilinear": 0, "nearest": 1}
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 
 
-def _grid_sampler_meta(x, grid, *, mode: str, padding_mode: str, align_corners: bool) -> Plan:
-    """torch's grid_sampler checks; the output (N, C, H_out, W_out)."""
+def _grid_sampler_meta(x, grid, *, mode: str, padding_mode: str, align_corners: bool,
+                       rank: int) -> Plan:
+    """torch's grid_sampler checks; the output (N, C, *grid.shape[1:-1]). ``rank``: the input
+    rank of the op (4: grid_sampler_2d, 5: grid_sampler_3d)."""
     xs, gs = list(x._a.shape), list(grid._a.shape)
     if len(xs) not in (4, 5):
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
@@ -341,19 +440,30 @@ def _grid_sampler_meta(x, grid, *, mode: str, padding_mode: str, align_corners: 
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                                f"dimensions, but input has sizes {xs} with dimension {d + 2} "
                                "being empty")
+    if len(xs) != rank:
+        raise RuntimeError(f"grid_sampler(): expected {rank}D input and grid with same number of "
+                           f"dimensions, but got input with sizes {xs} and grid with sizes {gs}")
+    if rank == 5 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if x.dtype is not grid.dtype:
         raise RuntimeError(f"expected scalar type {x.dtype.scalar_name} but found "
                            f"{grid.dtype.scalar_name}")
-    if len(xs) != 4:
-        raise NotImplementedError("grid_sample: only 4-D input (2-D sampling) is supported")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not supported")
     if x.dtype not in _FLOATS:
-        raise NotImplementedError(f'"grid_sampler_2d_cpu_kernel_impl" not implemented for '
-                                  f"'{x.dtype.scalar_name}'")
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if rank == 4 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{x.dtype.scalar_name}\'')
     kw = {"mode": _GRID_MODES[mode], "padding": GRID_PADDING[padding_mode],
           "align": bool(align_corners)}
-    return Plan(Out((xs[0], xs[1], gs[1], gs[2]), x.dtype), kw, common_device(x, grid))
+    return Plan(Out((xs[0], xs[1], *gs[1:-1]), x.dtype), kw, common_device(x, grid))
+
+
+def _grid_sampler_2d_meta(x, grid, *, mode: str, padding_mode: str, align_corners: bool) -> Plan:
+    return _grid_sampler_meta(x, grid, mode=mode, padding_mode=padding_mode,
+                              align_corners=align_corners, rank=4)
+
+
+def _grid_sampler_3d_meta(x, grid, *, mode: str, padding_mode: str, align_corners: bool) -> Plan:
+    return _grid_sampler_meta(x, grid, mode=mode, padding_mode=padding_mode,
+                              align_corners=align_corners, rank=5)
 
 
 def _grid_sampler_backward_meta(g, x, grid, *, mode: int, padding: int, align: bool,
@@ -387,9 +497,17 @@ resample_taps_op.pair, resample_taps_backward_op.pair = (resample_taps_backward_
 constant_pad_nd_op = op("constant_pad_nd", "extern", _constant_pad_meta,
                         lazy(_RK, "constant_pad_cpu"))  # (input,) {"pad", "value"}
 # (input, grid) -> output {"mode", "padding", "align"}; its backward (grad, input, grid)
-grid_sampler_2d_op = op("grid_sampler_2d", "extern", _grid_sampler_meta, lazy(_RK, "grid_sampler_cpu"))
+# -> (input gradient, grid gradient). 2-D: bilinear / nearest / bicubic; 3-D: trilinear / nearest
+grid_sampler_2d_op = op("grid_sampler_2d", "extern", _grid_sampler_2d_meta,
+                        lazy(_RK, "grid_sampler_cpu"))
 grid_sampler_2d_backward_op = op("grid_sampler_2d_backward", "extern",
                                  _grid_sampler_backward_meta, lazy(_RK, "grid_sampler_backward_cpu"))
+grid_sampler_3d_op = op("grid_sampler_3d", "extern", _grid_sampler_3d_meta,
+                        lazy(_RK, "grid_sampler_cpu"))
+grid_sampler_3d_backward_op = op("grid_sampler_3d_backward", "extern",
+                                 _grid_sampler_backward_meta, lazy(_RK, "grid_sampler_backward_cpu"))
+grid_sampler_2d_op.pair, grid_sampler_3d_op.pair = (grid_sampler_2d_backward_op,
+                                                    grid_sampler_3d_backward_op)
 # () -> the base grid of affine_grid {"spatial", "align"} (a factory: device and dtype given)
 affine_grid_base_op = op("affine_grid_base", "creation", _affine_base_meta,
                          lazy(_RK, "affine_grid_base_cpu"), differentiable=False)
@@ -417,7 +535,7 @@ def _constant_pad_vjp(c, g):
 def _grid_sampler_vjp(c, g):
     x, grid = c.args
     kw = c.kw
-    gx, ggrid = dispatch.call(grid_sampler_2d_backward_op, g, x, grid, mode=kw["mode"],
+    gx, ggrid = dispatch.call(c.op.pair, g, x, grid, mode=kw["mode"],
                               padding=kw["padding"], align=kw["align"], need_x=c.needs[0])
     return (gx if c.needs[0] else None, ggrid if c.needs[1] else None)
 
@@ -428,3 +546,4 @@ for _op in (resample_gather_backward_op, resample_taps_backward_op):
     defvjp(_op, _resample_vjp, "", name=_plan_backward_name)
 defvjp(constant_pad_nd_op, _constant_pad_vjp, "", name="ConstantPadNdBackward0")
 defvjp(grid_sampler_2d_op, _grid_sampler_vjp, "01", name="GridSampler2DBackward0")
+defvjp(grid_sampler_3d_op, _grid_sampler_vjp, "01", name="GridSampler3DBackward0")
