@@ -34,6 +34,9 @@ from .ops.pointwise import *  # noqa: F401,F403
 from .ops.views import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
+from .ops.random_dists import *  # noqa: F401,F403
+from .ops.random_dists import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,  # noqa: F401
+                               _standard_gamma_grad)
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.sort import *  # noqa: F401,F403
 from .ops.softmax import *  # noqa: F401,F403
@@ -45,12 +48,15 @@ from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F
 from .ops.pooling import TOP_LEVEL as _pool_top; globals().update(_pool_top)  # noqa: E702
 from .ops.extras import *  # noqa: F401,F403
 from .ops.numeric import *  # noqa: F401,F403
+from .ops.misc_numeric import *  # noqa: F401,F403
 from .ops.special import *  # noqa: F401,F403
 from .ops.linalg_decomp import TOP_LEVEL as _linalg_top; globals().update(_linalg_top)  # noqa: E702
 from .ops.aten import *  # noqa: F401,F403
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401  (and the torch.sparse namespace)
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
+from .fft._stft import istft, stft  # noqa: E402,F401
 from . import autograd  # noqa: E402
 from .ops import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's op methods)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
@@ -94,8 +100,8 @@ builtins_bool = _builtins.bool
 # ``from jtorch.utils.data import DataLoader`` work as before, and ``dir(jtorch)`` lists them.
 # tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
 _LAZY_SUBMODULES = frozenset({"_dynamo", "accelerator", "amp", "backends", "compiler", "cuda",
-                              "func", "fx", "mps", "onnx", "optim", "serialization", "testing",
-                              "utils", "version", "xpu"})
+                              "distributions", "func", "fx", "mps", "onnx", "optim",
+                              "serialization", "testing", "utils", "version", "xpu"})
 _LAZY_NAMES = {"load": "serialization", "save": "serialization", "vmap": "func",
                "autocast": "amp"}
 

@@ -17,12 +17,13 @@ from .ops import pointwise as _p
 from .ops import reduction as _r
 from .ops import softmax as _s
 from .ops import special as _sp
+from .ops.misc_numeric import gammainc, gammaincc  # the incomplete gamma functions (igamma)
 from .tensor import Tensor
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
-           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
-           "softmax", "xlog1py", "xlogy", "zeta"]
+           "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
+           "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
 
 _pw = dispatch.pointwise
 

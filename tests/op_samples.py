@@ -1966,6 +1966,23 @@ SAMPLES["optim:RAdam"] = _steps(_OPT.RAdam, {}, {"decoupled_weight_decay": True,
 SAMPLES["optim:ASGD"] = _steps(_OPT.ASGD, {}, {"t0": 0, "weight_decay": 0.1})
 SAMPLES["optim:Rprop"] = _steps(_OPT.Rprop, {}, {"maximize": True})
 
+# ---- samplers of jtorch.distributions (ops/random_dists.py): non-negative rates and counts,
+# probabilities in (0, 1), concentrations > 0
+SAMPLES.update({
+    "torch:poisson": [lambda o: (jtorch.poisson, (o["x"].abs(),), {})],
+    "torch:binomial": [lambda o: (jtorch.binomial, ((o["x"].abs() * 3).floor(), o["y"].sigmoid()),
+                                  {}),
+                       lambda o: (jtorch.binomial, (o["x"].abs().double(), _r(4).double().sigmoid()),
+                                  {})],
+    "torch:_standard_gamma": [lambda o: (jtorch._standard_gamma, (o["x"].abs(),), {})],
+    "torch:_sample_dirichlet": [lambda o: (jtorch._sample_dirichlet, (o["x"].abs() + 0.1,), {})],
+    "torch:_standard_gamma_grad": [
+        lambda o: (jtorch._standard_gamma_grad, (o["x"].abs() + 0.1, o["y"].abs() + 0.1), {})],
+    "torch:_dirichlet_grad": [
+        lambda o: (jtorch._dirichlet_grad, (o["x"].sigmoid(), o["y"].abs() + 0.1,
+                                            o["y"].abs() + o["z"].abs() + 0.2), {})],
+})
+
 # -- FACTORIES ----------------------------------------------------------------------------------
 # name -> list of functions ``sample(device)`` calling a factory on ``device`` ("cpu" or "meta").
 
@@ -2375,6 +2392,67 @@ SAMPLES["special:ndtri"] = [lambda o: (jtorch.special.ndtri, (o["x"].sigmoid(),)
 SAMPLES["special:xlog1py"] = [lambda o: (jtorch.special.xlog1py, (o["x"], o["y"]), {})]
 SAMPLES["special:zeta"] = [lambda o: (jtorch.special.zeta, (o["x"] + 2, o["y"]), {})]
 
+# -- ops/misc_numeric.py: igamma, gradient, histograms, low-rank SVD/PCA, ATen embedding_bag and
+# recurrent forms (tests/ops/test_misc_torch_names.py and test_igamma.py compare values) --------
+PATTERNS.update({
+    "torch:igamma": "x y", "torch:igammac": "x y", "method:igamma": "x y",
+    "method:igamma_": "x y", "method:igammac": "x y", "method:igammac_": "x y",
+})
+SAMPLES["special:gammainc"] = [lambda o: (jtorch.special.gammainc, (o["x"].abs(), o["y"].abs()), {})]
+SAMPLES["special:gammaincc"] = [lambda o: (jtorch.special.gammaincc, (o["x"].abs(), o["y"]), {})]
+SAMPLES["torch:gradient"] = [
+    lambda o: (jtorch.gradient, (o["x"],), {}),
+    lambda o: (jtorch.gradient, (o["x"],), {"spacing": 2.0, "dim": -1, "edge_order": 2}),
+    lambda o: (jtorch.gradient, (o["x"],), {"spacing": [_r(3).cumsum(0)], "dim": 0}),
+    lambda o: (_grads(lambda x: jtorch.gradient(x, spacing=[0.5, 2.0])[1]), (_rg(_r(3, 4)),), {}),
+]
+# histograms with a range (the default range reads the data's min and max: meta has none)
+_HIST = [
+    lambda o: (jtorch.histogram, (o["x"], 4), {"range": (-1.0, 1.0)}),
+    lambda o: (jtorch.histogram, (o["x"], jtorch.linspace(-2, 2, 5)), {"weight": o["y"]}),
+    lambda o: (jtorch.histogram, (o["x"], 3), {"range": (0.0, 2.0), "weight": o["y"],
+                                                 "density": True}),
+]
+SAMPLES["torch:histogram"] = _HIST
+SAMPLES["method:histogram"] = [lambda o: (_m("histogram"), (o["x"], 4), {"range": (-1.0, 1.0)})]
+SAMPLES["torch:histogramdd"] = [
+    lambda o: (jtorch.histogramdd, (o["x"], [2, 3, 2, 2]), {"range": [-1.0, 1.0] * 4}),
+    lambda o: (jtorch.histogramdd, (_r(5, 2), [jtorch.linspace(-1, 1, 3), jtorch.linspace(0, 2, 4)]),
+               {"weight": _r(5, seed=1), "density": True}),
+]
+SAMPLES["torch:svd_lowrank"] = [
+    lambda o: (jtorch.svd_lowrank, (_r(6, 4),), {"q": 2}),
+    lambda o: (jtorch.svd_lowrank, (_r(2, 3, 5),), {"q": 2, "niter": 1, "M": _r(5, seed=1)}),
+]
+SAMPLES["torch:pca_lowrank"] = [lambda o: (jtorch.pca_lowrank, (_r(6, 4),), {"q": 3})]
+_EB = (_r(5, 3), _long([0, 2, 4, 1, 3, 3]), _long([0, 2, 2, 5]))
+SAMPLES["torch:embedding_bag"] = [
+    lambda o: (jtorch.embedding_bag, (*_EB, False, 0), {}),
+    lambda o: (jtorch.embedding_bag, (*_EB, False, 1, False, None, True, 3), {}),
+    lambda o: (jtorch.embedding_bag, (*_EB, False, 2), {}),
+    lambda o: (jtorch.embedding_bag, (*_EB, False, 0, False, _r(6, seed=1)), {}),
+]
+SAMPLES["torch:embedding_renorm_"] = [
+    lambda o: (jtorch.embedding_renorm_, (_r(5, 3), _long([0, 3, 3]), 0.5, 2.0), {})]
+
+
+def _rnn_sample(name, gates, biases):
+    """torch.<name>'s padded form: 2 layers (input 2, hidden 3), with or without biases."""
+    g3 = gates * 3
+    params = []
+    for layer in range(2):
+        params += [_r(g3, 2 if layer == 0 else 3, seed=layer), _r(g3, 3, seed=2 + layer)]
+        params += [_r(g3, seed=4 + layer), _r(g3, seed=6 + layer)] if biases else []
+    h = _r(2, 2, 3, seed=8)
+    hx = [h, _r(2, 2, 3, seed=9)] if name == "lstm" else h
+    x = _r(4, 2, 2) if biases else _r(2, 4, 2)  # (T, B, in); without biases batch_first
+    return lambda o: (getattr(jtorch, name), (x, hx, params, biases, 2, 0.0, False, False,
+                                              not biases), {})
+
+
+SAMPLES.update({f"torch:{n}": [_rnn_sample(n, g, True), _rnn_sample(n, g, False)]
+                for n, g in (("lstm", 4), ("gru", 3), ("rnn_tanh", 1), ("rnn_relu", 1))})
+
 # ---- sparse COO tensors (jtorch/sparse; compared with torch in tests/sparse) -------------------
 # A sparse tensor has no strided data and no meta twin: one sample builds sparse tensors from
 # the dense operand (to_sparse is data-dependent: its meta call raises torch's error) and
@@ -2413,3 +2491,42 @@ NOT_SWEPT.update({
     "method:dense_dim": _SPARSE_ONLY + " (dense: its rank, a Python int)",
     "method:to_dense": _SPARSE_ONLY + " (dense: itself)",
 })
+
+# ---- jtorch.fft and stft/istft (jtorch/fft; compared with torch in tests/fft) ------------------
+# Every transform over the sweep's operands (the 0-d one raises torch's IndexError, the (0, 4)
+# one transforms an empty batch), complex ones built with jtorch.complex; the three FFT OpDefs
+# and their gradient rules are reached through these calls and one backward.
+_FFT = jtorch.fft
+
+
+def _fft_grads(x, y):
+    """Every transform family's forward and backward (c2c, r2c, c2r)."""
+    a = x.detach().requires_grad_()
+    z = jtorch.complex(a, y)
+    total = _FFT.irfft(_FFT.fft(z) * _FFT.rfft(a, n=6), n=5).sum()
+    total.backward()
+    return a.grad
+
+
+SAMPLES.update({
+    f"fft:{n}": [lambda o, n=n: (getattr(_FFT, n), (o["x"],), {}),
+                 lambda o, n=n: (getattr(_FFT, n), (jtorch.complex(o["x"], o["y"]),), {"norm": "ortho"})]
+    for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
+              "hfftn", "ihfftn", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
+              "fftshift", "ifftshift")
+})
+SAMPLES["fft:fft"].append(lambda o: (_FFT.fft, (o["x"],), {"n": 6, "dim": 0, "norm": "forward"}))
+SAMPLES["fft:irfftn"].append(lambda o: (_FFT.irfftn, (o["x"],), {"s": (3, 5), "dim": (-1, 0)}))
+FACTORIES["fft:fftfreq"] = [lambda d: _FFT.fftfreq(5, 0.5, device=d),
+                            lambda d: _FFT.fftfreq(4, dtype=jtorch.float64, device=d)]
+FACTORIES["fft:rfftfreq"] = [lambda d: _FFT.rfftfreq(5, device=d, requires_grad=True)]
+SAMPLES["fft:_grads"] = [lambda o: (_fft_grads, (o["x"], o["y"]), {})]
+_STFT = [lambda o: (jtorch.stft, (o["x"], 4), {"window": jtorch.hann_window(4), "return_complex": True}),
+         lambda o: (jtorch.stft, (o["x"], 2), {"hop_length": 1, "center": False,
+                                              "return_complex": True})]
+SAMPLES["torch:stft"] = _STFT
+SAMPLES["method:stft"] = [lambda o: (jtorch.Tensor.stft, (o["x"], 4),
+                                     {"window": jtorch.hann_window(4), "return_complex": True})]
+_NOLA = ("istft reads the summed window's minimum (torch's NOLA check calls .item(), which meta "
+         "tensors refuse): tests/fft/test_stft.py compares it with torch")
+NOT_SWEPT.update({"torch:istft": _NOLA, "method:istft": _NOLA})

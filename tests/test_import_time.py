@@ -16,7 +16,8 @@ LAZY = ("jtorch.optim", "jtorch.optim.lr_scheduler", "jtorch.utils", "jtorch.uti
         "jtorch._dynamo", "jtorch.compiler", "jtorch.fx", "jtorch.serialization",
         "jtorch.kernels.cpu.sort_entries", "jtorch.kernels.cpu.resample_entries",
         "jtorch.kernels.cpu.pooling_entries", "jtorch.kernels.cpu.normalization",
-        "jtorch.kernels.cpu.optim", "jtorch.kernels.cpu.indexing")
+        "jtorch.kernels.cpu.optim", "jtorch.kernels.cpu.indexing", "jtorch.kernels.cpu.fft",
+        "rocket_fft")
 
 # scipy's linear-algebra package and what it pulls in: Numba's BLAS binding needs only the
 # extension module scipy.linalg.cython_blas (jtorch/kernels/source.py's _bind_blas)

@@ -142,6 +142,9 @@ def _part(input: Tensor, imag_part: bool) -> Tensor:
         if imag_part:
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
         return input
+    if dispatch.needs_grad((input,)):  # a recorded copy: Re(z), Im(z) = Re(-1j * z)
+        d = input.dtype.to_real()  # (torch: a view, RealBackward0 / ImagBackward0)
+        return (input * -1j).to(d) if imag_part else input.to(d)
     if _meta.read_hook is not None and input._a.__class__ is _META and input._a.fake is not None:
         _meta.read_hook(input, "a view of a complex tensor's real or imaginary part")
     d = input.dtype.to_real()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .. import autograd
 from .. import dtypes as _dt
+from ..fft import _stft
 from ..kernels.defs import binary as B
 from ..sparse._coo import DENSE_METHODS as _SPARSE_METHODS
 from ..tensor import Tensor
@@ -39,6 +40,7 @@ from . import (
 )
 from .aten import TENSOR_METHODS as _ATEN_METHODS
 from .linalg_decomp import METHODS as _LINALG_METHODS
+from .misc_numeric import METHODS as _MISC_NUMERIC_METHODS
 from .special import METHODS as _SPECIAL_METHODS
 
 _gen = pointwise.GENERATED_METHODS  # methods made by the pointwise factories, by torch name
@@ -363,12 +365,14 @@ METHODS: dict = {
     "histc": numeric.histc, "ldexp": numeric.ldexp, "ldexp_": numeric.ldexp_,
     **_LINALG_METHODS,  # det, inverse, cholesky, qr, svd, lu_solve, ... (ops/linalg_decomp.py)
     **_SPECIAL_METHODS,  # lgamma, digamma, polygamma, mvlgamma, i0, frexp, nextafter
+    **_MISC_NUMERIC_METHODS,  # igamma(c)(_), histogram (ops/misc_numeric.py)
     **_ATEN_METHODS,  # adjoint, dsplit, resize_, new, sum_to_size, apply_, ... (ops/aten.py)
     **_SPARSE_METHODS,  # to_sparse, to_dense, coalesce, values, ... (sparse/_coo.py)
     "float_power_": numeric._float_power_, "fill_diagonal_": numeric._fill_diagonal_,
     "diagonal_scatter": numeric.diagonal_scatter, "select_scatter": numeric.select_scatter,
     "slice_scatter": numeric.slice_scatter, "as_strided_scatter": numeric.as_strided_scatter,
     "index_reduce": numeric.index_reduce, "index_reduce_": numeric._index_reduce_,
+    "stft": _stft.stft, "istft": _stft.istft,  # jtorch/fft/_stft.py
 
     # -- autograd (jtorch/autograd/__init__.py) ------------------------------------------------
     "backward": autograd._tensor_backward,

@@ -207,6 +207,14 @@ SAMPLES = {
         jtorch.tensor([0, 2, 2, 5]), jtorch.tensor([0, 3, 1, 2, 3]), v, d), [_r(5), _r(4, 2)]),
     "_sparse_csr_sddmm": (lambda a, b: jtorch.kernels.defs.sparse.csr_sddmm_op(
         jtorch.tensor([0, 2, 2, 5]), jtorch.tensor([0, 3, 1, 2, 3]), a, b), [_r(3, 2), _r(4, 2)]),
+    # FFTs between real tensors (promoted in, c2r transforms out): tests/fft checks each
+    # transform's rule against torch's with complex cotangents
+    "_fft_c2c": (lambda x: jtorch.fft.irfft(jtorch.fft.fftn(x, s=(4, 3), norm="ortho"), n=5),
+                 [_r(3, 4)]),
+    "_fft_r2c": (lambda x: jtorch.fft.irfft(jtorch.fft.rfft(x, n=7) * 2, n=5)
+                 + jtorch.fft.hfft(jtorch.fft.ihfft(x, n=4, dim=0), n=3, dim=0).sum(0), [_r(3, 5)]),
+    "_fft_c2r": (lambda x: jtorch.fft.hfftn(jtorch.fft.rfft(x), s=(3, 7), norm="forward"),
+                 [_r(2, 6)]),
     "binary_cross_entropy": (
         lambda x: F.binary_cross_entropy(x, jtorch.tensor([[0.0, 1.0, 0.3], [1.0, 0.0, 0.5]],
                                                           dtype=jtorch.float64)),
@@ -233,6 +241,12 @@ EXEMPT = {
     "grid_sampler_2d_backward": "no double backward for grid_sample yet",
     "grid_sampler_3d_backward": "no double backward for grid_sample yet",
     "_ctc_loss_backward": "no double backward, as torch (_ctc_loss_backward: not implemented)",
+    "_standard_gamma": "random draws whose gradient is the implicit reparameterisation, not a "
+                       "derivative of the sampler: tests/distributions/test_dist_samplers.py "
+                       "checks it against finite differences of the CDF",
+    "poisson": "zero gradient, as torch's (PoissonBackward0)",
+    **dict.fromkeys(["binomial", "_sample_dirichlet", "_standard_gamma_grad", "_dirichlet_grad"],
+                    "no derivative in torch either (not_implemented): backward raises its error"),
 }
 
 

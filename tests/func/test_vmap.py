@@ -26,6 +26,7 @@ _RANDOM = {"dropout", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
            "feature_alpha_dropout", "rrelu", "rrelu_", "bernoulli", "bernoulli_", "multinomial",
            "normal", "normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_",
            "log_normal_", "rand_like", "randn_like", "randint_like", "poisson", "gumbel_softmax",
+           "binomial", "_standard_gamma", "_sample_dirichlet",
            "native_dropout", "dropout_", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout_"}
 _DYNAMIC = {"argwhere", "masked_select", "nonzero", "unique", "unique_consecutive", "where"}

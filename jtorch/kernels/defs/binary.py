@@ -335,16 +335,26 @@ def _zeros2(c, g):
     return tuple(P.zeros_like(g) if n else None for n in c.needs)
 
 
+def _cj(v):
+    """A complex operand conjugated, as torch's rules write it (grad * other.conj()); real ones
+    as they are."""
+    if isinstance(v, Tensor):
+        return v.conj() if v.dtype.is_complex else v
+    return v.conjugate() if isinstance(v, complex) else v
+
+
 def _mul_vjp(c, g):
     x, y = c.args
     n = c.needs
-    return (g * y if n[0] else None, g * x if n[1] else None)
+    return (g * _cj(y) if n[0] else None, g * _cj(x) if n[1] else None)
 
 
 def _div_vjp(c, g):
-    _, y = c.args
+    """Saves the operands, not the quotient (as torch), so the result may be written in place
+    (Gamma.rsample clamps its draws so)."""
+    x, y = c.args
     n = c.needs
-    return (g / y if n[0] else None, -g * c.out / y if n[1] else None)
+    return (g / _cj(y) if n[0] else None, -g * _cj(x / y) / _cj(y) if n[1] else None)
 
 
 def _pow_vjp(c, g):
@@ -430,7 +440,7 @@ for _op, _rule, _saves in [
     (add_op, lambda c, g: (g, g), ""),
     (sub_op, lambda c, g: (g, -g if c.needs[1] else None), ""),
     (mul_op, _mul_vjp, "01"),
-    (div_op, _div_vjp, "1o"),
+    (div_op, _div_vjp, "01"),
     (div_trunc_op, _zeros2, ""),
     (remainder_op, lambda c, g: (g, -g * P.floor_divide(c.args[0], c.args[1])
                                  if c.needs[1] else None), "01"),

@@ -1,5 +1,6 @@
-"""Special functions as pointwise ops (gamma family, Bessel I0/I1, normal distribution, zeta,
-nextafter, frexp's parts), so that they fuse in compiled graphs like any unary or binary op.
+"""Special functions as pointwise ops (gamma family, incomplete gamma, Bessel I0/I1, normal
+distribution, zeta, nextafter, frexp's parts), so that they fuse in compiled graphs like any unary
+or binary op.
 
 The scalar math is in ``kernels/special_math.py`` (float64 inside; ``fm.like`` rounds the result to
 the compute dtype). Integer inputs give the default float dtype, as torch's.
@@ -60,6 +61,10 @@ xlog1py_op = binary("xlog1py", lambda x, y: y if y != y else (
     kernel_name="special_xlog1py_cpu")
 zeta_op = binary("zeta", lambda x, q: fm.like(x, sp.zeta(x, q)), rule=INT_TO_FLOAT,
                  kernel_name="special_zeta_cpu")
+# The regularized incomplete gamma functions P(a, x) and Q(a, x): floating dtypes only, as torch's
+# kernels ("igamma_cpu" not implemented for 'Long').
+igamma_op = binary("igamma", lambda a, x: fm.like(a, sp.igamma(a, x)), cats=_FLOAT)
+igammac_op = binary("igammac", lambda a, x: fm.like(a, sp.igammac(a, x)), cats=_FLOAT)
 nextafter_op = binary("nextafter", lambda x, y: np.nextafter(x, y), cats=_FLOAT,
                       differentiable=False)
 # torch.frexp's two results, one op each (the exponent is computed in the input's dtype and
@@ -128,6 +133,18 @@ def _zeta_vjp(c, g):
     return None, g * -x * _pw("zeta", x + 1.0, q)
 
 
+def _igamma_vjp(sign: float, name: str):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = -d/dx Q(a, x); torch has no derivative in a."""
+    def vjp(c, g):
+        a, x = c.args
+        if c.needs[0]:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        d = P.exp((a - 1) * P.log(x) - x - _pw("lgamma", a))
+        return None, (g * d if sign > 0 else -g * d)
+
+    return vjp
+
+
 def _frexp_vjp(c, g):
     return (g / P.exp2(_pw("frexp_exponent", _x(c))),)
 
@@ -148,6 +165,8 @@ for _op, _rule, _saves in [
     (entr_op, lambda c, g: (g * -(1 + P.log(_x(c))),), "0"),
     (xlog1py_op, _xlog1py_vjp, "01"),
     (zeta_op, _zeta_vjp, "01"),
+    (igamma_op, _igamma_vjp(1.0, "igamma"), "01"),
+    (igammac_op, _igamma_vjp(-1.0, "igammac"), "01"),
     (frexp_mantissa_op, _frexp_vjp, "0"),
 ]:
     defvjp(_op, _rule, _saves)
