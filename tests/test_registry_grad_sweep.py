@@ -9,6 +9,8 @@ rule is itself differentiable.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 import torch
@@ -43,9 +45,10 @@ NO_SECOND_ORDER = {"floor", "ceil", "trunc", "round", "sign", "sgn", "div_trunc"
                    "threshold_backward"}
 
 # torch computes these rules with a float32 constant (1/6), even for float64; igamma's rule
-# takes lgamma of its float32 a (NO_GRAD_OPERANDS), where torch's lgammaf and jtorch's correctly
-# rounded float32 lgamma may differ by an ulp.
-RTOL = {"hardsigmoid": 1e-7, "igamma": 1e-6, "igammac": 1e-6}
+# takes lgamma of its float32 a (NO_GRAD_OPERANDS): each term is within ~6e-8 of the float64
+# truth on both sides, but the broadcast operand's gradient sums terms of both signs, which
+# can magnify that to ~2e-6 relative.
+RTOL = {"hardsigmoid": 1e-7, "igamma": 1e-5, "igammac": 1e-5}
 # torch records the op but has no derivative: backward raises in both.
 NOT_IMPLEMENTED = {"floor_divide"}
 
@@ -76,7 +79,7 @@ def _operands(name: str, rng) -> list:
 
 @pytest.mark.parametrize("name", GRAD_OPS)
 def test_gradient_matches_torch(name):
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     vals = _operands(name, rng)
     for params in PARAMS.get(name, [()]):
         jin = [jtorch.from_numpy(v.copy()).requires_grad_(v.dtype == np.float64) for v in vals]
