@@ -458,6 +458,10 @@ class ConvEpilogueKernel(EpilogueKernel):
         if not (n > 1 and o and ll and c * kk) or \
                 not _ck._per_image(ll, o // groups * (c // groups) * kk * ll):
             return None
+        in_sp = (1,) * (5 - xa.ndim) + xa.shape[2:]
+        if _ck._strategy("forward", xa.dtype, c, o, groups, (1,) * (5 - wa.ndim) + wa.shape[2:],
+                         stride, dilation, in_sp, size) != "im2col":
+            return None  # eager's direct or Winograd kernel beats per-image GEMMs
         shape = plan.out.shape
         flat = [None if f is None else args[f] if type(f) is int else f[0] for f in self._feed]
         shapes = []

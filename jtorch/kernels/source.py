@@ -45,6 +45,7 @@ def fingerprint(*objs) -> str:
         key = o
         cached = _src_hash_cache.get(key)
         if cached is None:
+            o = getattr(o, "py_func", o)  # a Numba dispatcher: its Python function's source
             try:
                 text = inspect.getsource(o) if not isinstance(o, str) else o
                 if not isinstance(o, str):

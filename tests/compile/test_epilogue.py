@@ -333,6 +333,16 @@ def _conv_relu(x, w, b, **kw):
     return F.relu(F.conv2d(x, w, b, **kw))
 
 
+@pytest.fixture(autouse=True)
+def _per_image_convolutions(monkeypatch):
+    """The fused kernel convolves as eager's per-image im2col path does, which eager takes
+    where its direct and Winograd kernels cannot run; these tests force that family (for
+    eager too) so the fused kernel runs on any geometry."""
+    from jtorch.kernels.cpu import conv as ck
+
+    monkeypatch.setattr(ck, "_FORCE", "im2col")
+
+
 # (N, C, O, H, W, k, kwargs): the per-image kernel, odd sizes, stride/dilation/padding, short
 # output rows (gather tables), one image, no images, small planes (eager's batched GEMM)
 _CONVS = [(8, 16, 24, 16, 16, 3, {"padding": 1}),
@@ -371,12 +381,30 @@ def test_the_fused_convolution_is_within_float_tolerance_of_float64():
     f = lambda x, w, b: F.gelu(F.conv2d(x, w, b, padding=1))
     cf = _compile(f)
     got, eager = cf(x, w, b).numpy(), f(x, w, b).numpy()
-    # eager float32 convolutions run the direct kernel (kernels/cpu/conv_direct.py), the fused
-    # path its per-image GEMMs: on these inputs the two round differently (the dyadic inputs
-    # of the test above keep every order exact, and them bitwise equal)
     np.testing.assert_allclose(got, eager, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, ref.numpy(), rtol=1e-4, atol=1e-4)
     assert _conv_kernels(cf)[0]._mods
+
+
+@pytest.mark.parametrize("dtype", [jtorch.float32, jtorch.float64])
+def test_convolutions_on_eagers_direct_or_winograd_kernel_are_not_fused(dtype,
+                                                                                  monkeypatch):
+    """float32 runs the direct micro-kernel and float64 3x3 Winograd, both faster than the
+    per-image GEMMs (N=64, 32->64, 32x32: 37 ms fused against 18 ms for eager's convolution
+    and relu): the group runs eager's convolution, then the epilogue's pass."""
+    from jtorch.kernels.cpu import conv as ck
+
+    monkeypatch.setattr(ck, "_FORCE", "")  # the choice eager makes
+    x, w, b = _dyadic(8, 16, 16, 16, dtype=dtype), _dyadic(24, 16, 3, 3, den=16, seed=1,
+                                                           dtype=dtype), _dyadic(24, seed=2)
+    b = b.to(dtype)
+    assert ck._strategy("forward", x.numpy().dtype, 16, 24, 1, (1, 3, 3), (1, 1, 1),
+                        (1, 1, 1), (1, 16, 16), (1, 16, 16)) != "im2col"
+    f = lambda x, w, b: _conv_relu(x, w, b, padding=1)
+    cf = _compile(f)
+    _bitwise(cf(x, w, b), f(x, w, b))
+    (kern,) = _conv_kernels(cf)
+    assert kern.names == ["convolution", "relu"] and not kern._mods
 
 
 # epilogue operands over (N, C, H, W) = (8, 24, 16, 16): per channel (a batch norm's scale),
@@ -511,6 +539,6 @@ def test_two_products_feeding_one_chain_fuse_once():
     rng = np.random.default_rng(0)
     a, b, c, d = (jtorch.from_numpy(rng.standard_normal(s)) for s in
                   ((6, 5), (5, 4), (6, 3), (3, 4)))
-    f = lambda a, b, c, d: (a @ b - c @ d).tril() * 2  # noqa: E731
+    f = lambda a, b, c, d: (a @ b - c @ d).tril() * 2
     got = jtorch.compile(f)(a, b, c, d)
     np.testing.assert_allclose(got.numpy(), f(a, b, c, d).numpy(), rtol=1e-12, atol=1e-12)

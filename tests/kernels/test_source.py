@@ -20,7 +20,8 @@ def test_pointwise_source_names_its_op_and_dtypes():
     from jtorch.kernels.cpu import pointwise
 
     mod = pointwise.kernels(jtorch.kernels.registry.get("mul"), 2, "float32", "float32")
-    text = open(mod.__file__).read()
+    with open(mod.__file__) as f:
+        text = f.read()
     assert text.startswith("# mul: binary pointwise op, compute float32 -> out float32")
     assert "def c_as(out0, in0, in1):" in text and "def s_2(shape," in text
 
@@ -36,7 +37,7 @@ def test_second_process_loads_kernels_from_disk_cache(tmp_path):
         "print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))\n"
     )
     env = dict(os.environ, JTORCH_CACHE_DIR=str(tmp_path))
-    run = lambda: subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,  # noqa: E731
+    run = lambda: subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                                  text=True, check=True).stdout.split()
     assert run() == ["0", "1"]   # cold: compiled
     assert run() == ["1", "0"]   # warm: loaded from the on-disk cache
@@ -49,3 +50,15 @@ def test_hand_written_kernels_cache_outside_the_package():
     package = os.path.dirname(os.path.abspath(jtorch.__file__))
     assert path.startswith(os.path.join(jtorch._flags.CACHE_DIR, "numba"))
     assert not os.path.abspath(path).startswith(package)
+
+
+def test_fingerprint_of_a_compiled_function_is_the_same_in_every_process():
+    """A Numba dispatcher counts with its Python source (its repr holds an address: a
+    fingerprint of it named a new module, compiled again, in every process)."""
+    script = ("from jtorch.kernels.source import fingerprint\n"
+              "from jtorch.kernels.cpu import conv\n"
+              "print(fingerprint(conv.conv_images), fingerprint(conv.conv_images.py_func))\n")
+    run = lambda: subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                 text=True, check=True).stdout.split()
+    first, second = run(), run()
+    assert first == second and first[0] == first[1]
