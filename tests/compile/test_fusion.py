@@ -292,17 +292,18 @@ def test_row_groups_compute_softmax_and_layer_norm(shape):
 
 def test_row_loops_recompute_cheap_values_and_store_expensive_ones_once():
     """Layer norm reads x three times and writes only its output (its centred values are
-    computed again in each loop); softmax stores its exp once, in a loop of its own."""
+    computed again in each loop); softmax stores its exp once, in the loop that sums it."""
     x, w, b = jtorch.randn(6, 40), jtorch.randn(40), jtorch.randn(40)
     cf = jtorch.compile(_layer_norm)
     np.testing.assert_allclose(cf(x, w, b).numpy(), _layer_norm(x, w, b).numpy(), rtol=2e-6,
                                atol=2e-6)
     (k,) = _rows(cf)
-    assert "np.empty" not in k.source and k.source.count("for i in range(C):") == 3
+    assert "np.empty" not in k.source and k.source.count("for i in range(") == 3
     cf = jtorch.compile(_softmax)
     _bitwise(cf(x).isnan(), _softmax(x).isnan())
     (k,) = _rows(cf)
     assert k.source.count("np.empty(C") == 1 and k.source.count("_f_exp_scalar(") == 1
+    assert k.source.count("for i in range(") == 3  # max; exp, its store and sum; the scale
 
 
 def test_compiled_softmax_and_layer_norm_decompose_into_one_row_kernel():
@@ -541,3 +542,16 @@ def test_deterministic_mode_leaves_reductions_over_all_dims_to_eager():
         assert not _reducing(cf)
     finally:
         jtorch.use_deterministic_algorithms(False)
+
+
+def test_row_sums_of_long_float32_rows_keep_float64_accuracy_across_blocks():
+    """A float32 row sum accumulates in float32 within blocks of 256 and in float64 across
+    them: a row of 2^20 values sums as accurately as a short one. One float32 accumulator per
+    vector lane would reach 2^15 here, where 2^-10 is below half an ulp: 5e-4 lost."""
+    x = jtorch.full((2, 1 << 20), 1 + 2.0**-10) + jtorch.rand(2, 1 << 20) * 2.0**-12
+    cf = jtorch.compile(lambda x: (x * 2.0).sum(-1) + (x * 0.5).mean(-1))
+    got = cf(x).numpy()
+    (k,) = _rows(cf)
+    assert "for lo in range(0, C, 256):" in k.source
+    x64 = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(got, (x64 * 2).sum(-1) + (x64 * 0.5).mean(-1), rtol=3e-7)
