@@ -16,7 +16,7 @@ from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_
                         set_deterministic_debug_mode, set_float32_matmul_precision,
                         set_warn_always, use_deterministic_algorithms)
 from .device import device
-from .dtypes import (bool, can_cast, cdouble, cfloat, chalf, channels_last, channels_last_3d,
+from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, chalf, channels_last, channels_last_3d,
                      complex64, complex128, contiguous_format, double, dtype, finfo, float, float16,
                      float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64,
                      layout, long, memory_format, preserve_format, promote_types, result_type, short,

@@ -44,6 +44,7 @@ def _make(name: str, dtype) -> type:
 FloatTensor = _make("FloatTensor", _dt.float32)
 DoubleTensor = _make("DoubleTensor", _dt.float64)
 HalfTensor = _make("HalfTensor", _dt.float16)
+BFloat16Tensor = _make("BFloat16Tensor", _dt.bfloat16)
 ByteTensor = _make("ByteTensor", _dt.uint8)
 CharTensor = _make("CharTensor", _dt.int8)
 ShortTensor = _make("ShortTensor", _dt.int16)
@@ -53,7 +54,7 @@ BoolTensor = _make("BoolTensor", _dt.bool)
 ComplexFloatTensor = _make("ComplexFloatTensor", _dt.complex64)
 ComplexDoubleTensor = _make("ComplexDoubleTensor", _dt.complex128)
 
-_BY_NAME = {c.__name__: c for c in (FloatTensor, DoubleTensor, HalfTensor, ByteTensor,
+_BY_NAME = {c.__name__: c for c in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor,
                                      CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor,
                                      ComplexFloatTensor, ComplexDoubleTensor)}
 
@@ -71,6 +72,6 @@ def set_default_tensor_type(t) -> None:
     _dt.set_default_dtype(t.dtype)
 
 
-__all__ = ["BoolTensor", "ByteTensor", "CharTensor", "ComplexDoubleTensor", "ComplexFloatTensor",
+__all__ = ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "ComplexDoubleTensor", "ComplexFloatTensor",
            "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor",
            "set_default_tensor_type"]

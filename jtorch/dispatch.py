@@ -56,7 +56,8 @@ def needs_grad(inputs) -> bool:
             return True
     return False
 
-_float16 = _dt.float16
+_HALF = _dt.HALF
+_HALF_NP = tuple(d.np for d in _HALF)
 _float32 = _dt.float32
 _bool = _dt.bool
 _TENSOR = Tensor
@@ -125,7 +126,7 @@ def _plan(op: registry.OpDef, args: tuple) -> list:
     """[common, compute, result, dense loop pattern, half, dense loops] of a call, memoised on
     the operands' kinds and the default dtype. The pattern names each operand's role in the
     contiguous loop variants when all tensors share one C-contiguous shape ('a' array,
-    's' scalar); ``half`` says whether float16 is involved (those calls run through float32);
+    's' scalar); ``half`` says whether a 16-bit float is involved (those calls run through float32);
     the (serial, parallel) loops for that pattern are filled in on first use."""
     n = len(args)  # spelled out (``_kind`` inlined) for one and two operands: the common calls
     if n == 2:
@@ -143,8 +144,8 @@ def _plan(op: registry.OpDef, args: tuple) -> list:
     if r is None:
         common, compute, result = pointwise_dtypes(op, args)
         pat = "".join("a" if isinstance(x, _TENSOR) else "s" for x in args)
-        half = _float16 in (compute, result) or any(
-            isinstance(x, _TENSOR) and x.dtype is _float16 for x in args)
+        half = compute in _HALF or result in _HALF or any(
+            isinstance(x, _TENSOR) and x.dtype in _HALF for x in args)
         r = _dtype_cache[key] = [common, compute, result, pat, half, None]
     return r
 
@@ -456,7 +457,7 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
         return
     if out_dtype is None:
         out_dtype = _dt._FROM_NP[out.dtype]
-    if out_dtype is _float16 or compute is _float16:
+    if out_dtype in _HALF or compute in _HALF:
         return _run_half(op, args, out, compute)
     shape = out.shape
     if out.flags.c_contiguous:
@@ -464,7 +465,7 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
         flat = [out.reshape(-1)]
         for x in args:
             if isinstance(x, _TENSOR):
-                if x.dtype is _float16:
+                if x.dtype in _HALF:
                     return _run_half(op, args, out, compute)
                 a = x._a
                 if a.shape == shape and a.flags.c_contiguous:
@@ -485,7 +486,7 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
                 except ZeroDivisionError:
                     raise RuntimeError("ZeroDivisionError") from None
                 return
-    if any(isinstance(x, _TENSOR) and x.dtype is _float16 for x in args):
+    if any(isinstance(x, _TENSOR) and x.dtype in _HALF for x in args):
         return _run_half(op, args, out, compute)
     # Broadcast, non-contiguous, or all-scalar inputs: the strided loop fills ``out``.
     _strided(op, args, out, compute, out_dtype)
@@ -567,23 +568,61 @@ def coalesce(shape: tuple, strides: list) -> tuple:
     return cshape, cstr
 
 
+# torch's kernels that read a scalar operand (by position) at full precision, its opmath, where
+# the others cast every operand to the 16-bit common dtype first
+_SCALAR_OPMATH = {"mul": 1, "div": 1, "floor_divide": 1, "lerp": 2}
+
+
 def _run_half(op, args, out: np.ndarray, compute: _dt.dtype) -> None:
-    """Numba has no float16 on CPU: compute in float32 and round the result to float16."""
+    """Numba has no float16 or bfloat16 on CPU: compute in float32 and round the result once
+    (to nearest even, as torch). As in torch, operands of another dtype are first cast to a
+    16-bit common dtype (``x + 0.3`` adds bfloat16's 0.30078125)."""
+    half = compute if compute in _HALF else None
+    if half is _dt.bfloat16 and out.dtype == half.np and (op.name == "cube" or (
+            op.name == "pow" and args[1].__class__ is int and args[1] in (3, -2))):
+        return _pow_bfloat16(args[0], 3 if op.name == "cube" else args[1], out)
+    n_operands = len(args) - op.nparams
     conv = []
-    for x in args:
-        if isinstance(x, _TENSOR) and x.dtype is _float16:
-            conv.append(Tensor._make(x._a.astype(np.float32)))
+    for i, x in enumerate(args):
+        if isinstance(x, _TENSOR):
+            d = x.dtype
+            a = x._a
+            if half is not None and i < n_operands and d is not half and d is not _bool and \
+                    not (a.ndim == 0 and _SCALAR_OPMATH.get(op.name) == i):
+                with np.errstate(over="ignore", invalid="ignore"):
+                    a = a.astype(np.float32).astype(half.np)
+                d = half
+            conv.append(Tensor._make(a.astype(np.float32)) if d in _HALF else x)
+        elif half is not None and i < n_operands and x.__class__ in (float, int) and \
+                _SCALAR_OPMATH.get(op.name) != i:
+            with np.errstate(over="ignore"):
+                r = float(half.np.type(np.float32(x)))
+            conv.append(r if x.__class__ is float or r != x else x)
         else:
             conv.append(x)
-    if compute is _float16:
+    if half is not None:
         compute = _float32
-    if out.dtype == np.float16:
+    if out.dtype in _HALF_NP or half is not None and out.dtype.kind in "fc":
+        # a 16-bit result, or one computed in a 16-bit dtype and cast into a wider out=
         tmp = np.empty(out.shape, np.float32)
         run_pointwise(op, tuple(conv), tmp, compute)
-        with np.errstate(over="ignore"):  # values beyond float16's range round to inf, as in torch
-            out[...] = tmp
+        with np.errstate(over="ignore"):  # values beyond the type's range round to inf, as in torch
+            if out.dtype in _HALF_NP:
+                out[...] = tmp
+            else:
+                out[...] = tmp.astype(half.np).astype(np.float32)
     else:
         run_pointwise(op, tuple(conv), out, compute)
+
+
+def _pow_bfloat16(x: Tensor, exponent: int, out: np.ndarray) -> None:
+    """x ** 3 and x ** -2 of bfloat16 as torch's kernel computes them: the square rounded to
+    bfloat16 first, then times x or its reciprocal."""
+    bf = _dt.bfloat16.np
+    a = x._a.astype(np.float32)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        sq = (a * a).astype(bf).astype(np.float32)
+        out[...] = (sq * a) if exponent == 3 else (np.float32(1) / sq)
 
 
 # -- the generic op call --------------------------------------------------------------------

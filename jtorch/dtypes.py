@@ -11,10 +11,11 @@ from __future__ import annotations
 import builtins
 import threading
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "bool", "can_cast", "cdouble", "cfloat", "chalf", "channels_last", "channels_last_3d",
+    "bfloat16", "bool", "can_cast", "cdouble", "cfloat", "chalf", "channels_last", "channels_last_3d",
     "complex64", "complex128", "contiguous_format", "double", "dtype", "finfo", "float", "float16",
     "float32", "float64", "get_default_dtype", "half", "iinfo", "int", "int8", "int16", "int32",
     "int64", "layout", "long", "memory_format", "preserve_format", "promote_types", "result_type",
@@ -72,7 +73,8 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        return {float32: complex64, float64: complex128, float16: complex64,
+                bfloat16: complex64}.get(self, self)
 
 
 def _by_name(name: str) -> dtype:
@@ -86,6 +88,9 @@ int16 = dtype("int16", np.int16, _INT, "i16", "ShortTensor", "Short", "short int
 int32 = dtype("int32", np.int32, _INT, "i32", "IntTensor", "Int", "int")
 int64 = dtype("int64", np.int64, _INT, "i64", "LongTensor", "Long", "long int")
 float16 = dtype("float16", np.float16, _FLOAT, "f16", "HalfTensor", "Half", "c10::Half")
+# bfloat16 is ml_dtypes' NumPy dtype: arrays hold its bits and ``astype`` rounds to nearest even
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "bf16", "BFloat16Tensor", "BFloat16",
+                 "c10::BFloat16")
 float32 = dtype("float32", np.float32, _FLOAT, "f32", "FloatTensor", "Float", "float")
 float64 = dtype("float64", np.float64, _FLOAT, "f64", "DoubleTensor", "Double", "double")
 complex64 = dtype("complex64", np.complex64, _COMPLEX, "c64", "ComplexFloatTensor", "ComplexFloat",
@@ -97,7 +102,10 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble, chalf = complex64, complex128, complex64
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+       complex128)
+# the 16-bit floats: Numba has no CPU type for them, so kernels compute in float32 and round once
+HALF = (float16, bfloat16)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.np: d for d in ALL}
 _ORDER = {d: i for i, d in enumerate(ALL)}
@@ -150,6 +158,8 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
         if hi.category == _FLOAT or hi.category == _COMPLEX:
             return hi
         return hi  # bool with an integer
+    if a.category == _FLOAT and a in HALF and b in HALF:
+        return float32  # neither 16-bit float holds the other
     if a.category == _INT:
         if uint8 in (a, b):
             other = b if a is uint8 else a
@@ -180,7 +190,7 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     d = to_dtype(d)
-    if d not in (float32, float64, float16):
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default.value = d
 
@@ -250,6 +260,12 @@ def can_cast(from_: dtype, to: dtype) -> builtins.bool:
     return from_.category <= to.category
 
 
+def np_finfo(d: dtype):
+    """NumPy's machine limits of a real float dtype (ml_dtypes' for bfloat16, which NumPy's
+    ``finfo`` does not know)."""
+    return (ml_dtypes.finfo if d is bfloat16 else np.finfo)(d.np)
+
+
 class finfo:
     """Machine limits of a floating dtype (of the real part for complex), as torch.finfo."""
 
@@ -258,7 +274,7 @@ class finfo:
         if not (type.is_floating_point or type.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
                             "handle 'torch.finfo'")
-        info = np.finfo(type.to_real().np)
+        info = np_finfo(type.to_real())
         self.dtype = type.to_real().name
         self.bits = info.bits
         self.eps = builtins.float(info.eps)

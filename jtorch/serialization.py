@@ -79,6 +79,8 @@ class _Writer:
                 flat = np.ascontiguousarray(a).reshape(-1)
                 if flat.dtype == np.complex128:  # stored as (re, im) float64 pairs
                     flat = flat.view(np.float64)
+                elif flat.dtype == _dt.bfloat16.np:  # (safetensors' NumPy side has no BF16)
+                    flat = flat.view(np.uint16)
                 self.arrays[key] = flat
             return {"$t": key, "s": list(a.shape), "dt": obj.dtype.name,
                     "rg": bool(obj.requires_grad), "p": isinstance(obj, Parameter)}
@@ -262,7 +264,7 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
     meta = _header(data)
     if meta is None:  # a plain safetensors file: its tensors by name
         try:
-            arrays = st_load(data)
+            arrays = _plain_bf16(data) or st_load(data)
         except (SafetensorError, ValueError) as e:
             raise RuntimeError(f"jtorch.load: corrupt safetensors file ({e})") from None
         to_meta = _is_meta(map_location)
@@ -284,6 +286,34 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
 
             pickles = _SafeUnpickler(io.BytesIO(raw)).load()
     return _Reader(arrays, pickles, _is_meta(map_location)).dec(tree)
+
+
+def _plain_bf16(data: bytes) -> dict | None:
+    """The arrays of a plain safetensors file holding BF16 tensors, which safetensors' NumPy
+    loader cannot read (None when it has none): each tensor's bytes viewed as bfloat16 or as
+    the other dtypes' NumPy types."""
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    if not any(isinstance(v, dict) and v.get("dtype") == "BF16" for v in header.values()):
+        return None
+    arrays = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        d = _ST_DTYPES.get(info["dtype"])
+        if d is None:
+            raise ValueError(f"unsupported safetensors dtype {info['dtype']}")
+        lo, hi = info["data_offsets"]
+        raw = data[8 + n + lo:8 + n + hi]
+        arrays[name] = np.frombuffer(bytearray(raw), d).reshape(info["shape"])
+    return arrays
+
+
+# safetensors' dtype names as NumPy dtypes (little-endian, as the format stores them)
+_ST_DTYPES = {"BF16": _dt.bfloat16.np, "F16": np.dtype("<f2"), "F32": np.dtype("<f4"),
+              "F64": np.dtype("<f8"), "I8": np.dtype(np.int8), "U8": np.dtype(np.uint8),
+              "I16": np.dtype("<i2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8"),
+              "BOOL": np.dtype(np.bool_), "C64": np.dtype("<c8")}
 
 
 def _is_meta(map_location) -> bool:

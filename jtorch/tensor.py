@@ -341,6 +341,8 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
+        if self.dtype is _dt.bfloat16:  # NumPy has no bfloat16 of its own: torch refuses
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._a
 
     def __array__(self, dtype=None, copy=None):
@@ -350,6 +352,8 @@ class Tensor:
         if a.__class__ is _META_ARRAY:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
+        if self.dtype is _dt.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
         return a.copy() if copy else a

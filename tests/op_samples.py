@@ -290,6 +290,7 @@ PATTERNS = {
     "method:gt": "x y",
     "method:gt_": "x y",
     "method:half": "x",
+    "method:bfloat16": "x",
     "method:heaviside": "x y",
     "method:heaviside_": "x y",
     "method:hsplit": "x 1",

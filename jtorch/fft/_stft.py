@@ -60,8 +60,9 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     """The short-time Fourier transform: (B?, L) -> (B?, n_fft // 2 + 1 or n_fft, n_frames)."""
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
-    if input.dtype is _dt.float16 and (window is None or window.dtype is _dt.float16):
-        raise RuntimeError("MKL FFT doesn't support tensors of type: Half")  # its frames' dtype
+    if input.dtype in _dt.HALF and (window is None or window.dtype is input.dtype):
+        # (the frames' dtype)
+        raise RuntimeError(f"MKL FFT doesn't support tensors of type: {input.dtype.scalar_name}")
     if center:
         from ..nn import functional as F
 

@@ -1,7 +1,7 @@
 """nn.functional's grouped and scaled matrix products, as torch 2.13 runs them on CPU.
 
 ``grouped_mm`` computes (the ``_grouped_mm`` op, ``kernels/defs/grouped_mm.py``) after torch's
-checks: float32 / float16 operands (torch also takes bfloat16), each with one unit stride and
+checks: float32 / bfloat16 / float16 operands, each with one unit stride and
 its other stride a multiple of 16 bytes, int32 offsets where an operand is 2-D, no bias. Its
 result is contiguous (torch pads the last dim's stride to 16 bytes). ``scaled_mm`` takes float8
 (or float4) operands, which jtorch has no dtype for, so every call fails torch's scaling-recipe
@@ -44,7 +44,7 @@ class SwizzleType(enum.IntEnum):
     SWIZZLE_32_4_4 = 1
 
 
-_GROUPED_DTYPES = (_dt.float32, _dt.float16)
+_GROUPED_DTYPES = (_dt.float32, _dt.float16, _dt.bfloat16)
 
 
 def _check_strides(mat: Tensor) -> None:

@@ -196,6 +196,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0 or _no_data(tensor):
         return tensor
+    if tensor.dtype.itemsize == 2 and tensor.dtype.is_floating_point:  # torch's QR has no half
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for '
+                                  f"'{tensor.dtype.scalar_name}'")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = empty(rows, cols, dtype=tensor.dtype).normal_(0, 1, generator=generator)

@@ -93,6 +93,9 @@ class UninitializedTensorMixin:
     def half(self):
         return self._cast(_dt.float16)
 
+    def bfloat16(self):
+        return self._cast(_dt.bfloat16)
+
     def float(self):
         return self._cast(_dt.float32)
 

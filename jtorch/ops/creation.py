@@ -105,7 +105,10 @@ def foreign_array(data):
     cls = getattr(torch, "Tensor", None)
     if cls is None or not isinstance(data, cls):
         return None
-    return data.detach().cpu().resolve_conj().resolve_neg().numpy()
+    data = data.detach().cpu().resolve_conj().resolve_neg()
+    if data.dtype == torch.bfloat16:  # torch's numpy() refuses it: its bits, as ml_dtypes'
+        return data.view(torch.int16).numpy().view(_dt.bfloat16.np)
+    return data.numpy()
 
 
 def _to_numpy(data):
@@ -216,7 +219,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
 def _copy(out: np.ndarray, src: np.ndarray) -> None:
     if src.dtype.kind == "c" and out.dtype.kind != "c":
         src = src.real
-    np.copyto(out, src, casting="unsafe")
+    with np.errstate(over="ignore"):  # beyond a float type's range: inf, silently as in torch
+        np.copyto(out, src, casting="unsafe")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -71,7 +71,7 @@ def _bags_of_offsets(offsets: Tensor, n: int, include_last_offset: bool) -> tupl
     return marks[:n].cumsum(0) - 1, nbags
 
 
-_FLOATS = (_dt.float16, _dt.float32, _dt.float64)  # (no bfloat16 dtype here)
+_FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm=None,

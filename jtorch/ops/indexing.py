@@ -274,7 +274,7 @@ _FLOAT_MAX = {_dt.float32: _FLT_MAX, _dt.complex64: _FLT_MAX, _dt.float64: math.
 def _fast_scalar(d: _dt.dtype, v) -> bool:
     c = v.__class__
     if c is bool:
-        return d is not _dt.float16
+        return d not in _dt.HALF
     if d is _dt.bool:
         return c is float or (c is int and -_INT53 <= v <= _INT53)
     r = _INT_RANGE.get(d)

@@ -524,7 +524,7 @@ def _lr_matmul(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _lr_float_dtype(a: Tensor):
-    return a.dtype if a.dtype in (_dt.float16, _dt.float32, _dt.float64) else _dt.float32
+    return a.dtype if a.dtype in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64) else _dt.float32
 
 
 def _approximate_basis(a: Tensor, q: int, niter, m_: Tensor | None) -> Tensor:
@@ -637,7 +637,7 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int
 # max or a weight that requires grad asks for it, and is zeros in sum mode; max_indices is the
 # word index of each bag's (first) maximum in max mode, bag_size's copy otherwise.
 
-_EB_FLOATS = (_dt.float16, _dt.float32, _dt.float64)
+_EB_FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 def _eb_type_error(arg: str, pos: int, t: Tensor, wanted: str) -> RuntimeError:

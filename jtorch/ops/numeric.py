@@ -353,7 +353,7 @@ def angle(input: Tensor, *, out=None) -> Tensor:
 
 
 def _name(dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
             "bool": "Bool"}.get(str(dtype).split(".")[-1], str(dtype))
 

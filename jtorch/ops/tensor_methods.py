@@ -233,6 +233,7 @@ METHODS: dict = {
     "float": conversion._converter(_dt.float32),
     "double": conversion._converter(_dt.float64),
     "half": conversion._converter(_dt.float16),
+    "bfloat16": conversion._converter(_dt.bfloat16),
     "long": conversion._converter(_dt.int64),
     "int": conversion._converter(_dt.int32),
     "short": conversion._converter(_dt.int16),

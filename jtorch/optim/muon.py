@@ -1,7 +1,6 @@
 """``optim.Muon``: momentum orthogonalised by Newton-Schulz iterations, for 2-D parameters, in
-tensor ops (its step is matrix products, not one elementwise loop). torch runs the
-iterations in bfloat16; jtorch has no bfloat16 and runs them in the parameter's dtype, so its
-steps are the same algorithm with less rounding, not torch's bits."""
+tensor ops (its step is matrix products, not one elementwise loop). As in torch, the
+iterations run in bfloat16."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ def _newton_schulz(grad: Tensor, coeffs: tuple, steps: int, eps: float) -> Tenso
     if len(coeffs) != 3:
         raise ValueError("Coefficients must be a tuple of exactly 3 values")
     a, b, c = coeffs
-    x = grad.clone()
+    x = grad.bfloat16()
     tall = grad.size(0) > grad.size(1)
     if tall:
         x = x.T

@@ -192,7 +192,7 @@ def _softmax(x: SparseTensor, dim: int, dtype, log: bool) -> SparseTensor:
     c = x.coalesce()
     v = c._v if dtype is None else c._v.to(dtype)
     out_dtype = v.dtype
-    if out_dtype in (_dt.float32, _dt.float16):
+    if out_dtype in (_dt.float32, _dt.float16, _dt.bfloat16):
         v = v.to(_dt.float64)  # the sums of exponentials in float64: torch's accuracy
     nd, sd = c.dim(), c.sparse_dim()
     d = wrap_dim(dim, nd)

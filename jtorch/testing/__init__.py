@@ -17,6 +17,12 @@ _TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (
                "complex128": (1e-7, 1e-7)}
 
 
+def _values(t: Tensor) -> np.ndarray:
+    """A tensor's values as a NumPy array (bfloat16, which ``numpy()`` refuses, as float32)."""
+    t = t.detach().resolve_conj()
+    return np.asarray((t.float() if t.dtype is _dt.bfloat16 else t).numpy())
+
+
 def assert_close(actual, expected, *, allow_subclasses: bool = True, rtol=None, atol=None,
                  equal_nan: bool = False, check_device: bool = True, check_dtype: bool = True,
                  check_layout: bool = True, check_stride: bool = False, msg=None) -> None:
@@ -103,8 +109,7 @@ def _tensors(a, e, rtol, atol, equal_nan, check_device, check_dtype, check_strid
         rtol, atol = _TOLERANCES.get(a.dtype.name, (0.0, 0.0)) if check_dtype else \
             max(_TOLERANCES.get(a.dtype.name, (0.0, 0.0)), _TOLERANCES.get(e.dtype.name,
                                                                            (0.0, 0.0)))
-    x = np.asarray(a.detach().resolve_conj().numpy())
-    y = np.asarray(e.detach().resolve_conj().numpy())
+    x, y = _values(a), _values(e)
     if x.dtype.kind == "b":
         x, y = x.astype(np.int64), y.astype(np.int64)
     with np.errstate(all="ignore"):
@@ -157,7 +162,7 @@ def make_tensor(*shape, dtype, device=None, low=None, high=None, requires_grad: 
             else creation.complex(*(creation.empty(shape, dtype=_dt.float64, device=device)
                                     .uniform_(lo, hi) for _ in range(2))).to(d)
         if exclude_zero:
-            t = t.masked_fill(t == 0, float(np.finfo(d.np).tiny) if not d.is_complex else 1e-30)
+            t = t.masked_fill(t == 0, float(_dt.np_finfo(d).tiny) if not d.is_complex else 1e-30)
     else:
         info = np.iinfo(d.np)
         lo = max(int(info.min), -9 if low is None else math.ceil(low))

@@ -84,6 +84,8 @@ def _same_tensor(a: Tensor, b: Tensor, what: str, values: bool = True,
     assert a.requires_grad == b.requires_grad, what
     if not values:
         return
+    if a.dtype is jtorch.bfloat16:  # no NumPy view of it, as in torch: compare its float32 values
+        a, b = a.float(), b.float()
     x, y = a.detach().numpy(), b.detach().numpy()
     if rounding and a.dtype.is_floating_point:  # fused reductions sum in another order
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6, err_msg=what)

@@ -1,5 +1,5 @@
-"""``optim.Muon`` (against the algorithm in float64 NumPy, and against torch, which runs its
-Newton-Schulz iterations in bfloat16, within that rounding) and
+"""``optim.Muon`` (against torch, both running the Newton-Schulz iterations in bfloat16, and
+against the algorithm in float64 NumPy within that rounding) and
 ``optim.swap_in_optimizer_params_and_state``."""
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ def test_muon_steps_follow_the_algorithm(shape, nesterov, adjust):
     for _ in range(3):
         g = np.sin(3 * ref_w)
         ref_w, buf = _one(ref_w, g, buf, nesterov, adjust)
-    np.testing.assert_allclose(run(jtorch), ref_w, rtol=1e-12, atol=1e-12)
-    # torch orthogonalises in bfloat16: the same steps to that rounding
-    np.testing.assert_allclose(run(jtorch), run(torch), rtol=0, atol=3e-3)
+    # both orthogonalise in bfloat16: the float64 steps to that rounding
+    np.testing.assert_allclose(run(jtorch), ref_w, rtol=0, atol=3e-3)
+    np.testing.assert_allclose(run(jtorch), run(torch), rtol=0, atol=1e-3)
 
 
 def _one(w, g, buf, nesterov, adjust, lr=0.02, wd=0.1, mu=0.95):

@@ -178,17 +178,17 @@ EXCLUDED: dict = {
 
 MISSING: dict = {
     'Tensor': [
-                'bfloat16', 'chalf',
+                'chalf',
                 'grad_dtype', 'hash_tensor',                                                                  'index',
         'name',                 'set_', 'slice_inverse',
         'storage_type',
         'to_padded_tensor', 'volatile',
     ],
     'torch': [
-        'BFloat16Tensor', 'Event',         'Stream', 'SymBool', 'SymFloat', 'SymInt',
+        'Event',         'Stream', 'SymBool', 'SymFloat', 'SymInt',
                                 'batch_norm_backward_elemt', 'batch_norm_backward_reduce', 'batch_norm_elemt',
         'batch_norm_gather_stats', 'batch_norm_gather_stats_with_counts',
-        'batch_norm_stats', 'batch_norm_update_stats', 'bfloat16',                         'complex32', 'cond',
+        'batch_norm_stats', 'batch_norm_update_stats',                         'complex32', 'cond',
                 'float8_e4m3fn', 'float8_e4m3fnuz',
         'float8_e5m2', 'float8_e5m2fnuz', 'float8_e8m0fnu',         'get_autocast_cpu_dtype', 'get_autocast_dtype', 'get_autocast_gpu_dtype',
         'get_autocast_xla_dtype', 'get_device_module',

@@ -188,11 +188,9 @@ def test_no_device_conversions_raise_torchs_errors():
             _same(lambda lib, m=method, a=arg: getattr(lib.nn.Linear(2, 2), m)(a))
 
 
-def test_bfloat16_names_the_missing_dtype():
-    if hasattr(jtorch, "bfloat16"):
-        pytest.skip("jtorch has bfloat16 now: Module.bfloat16 casts")
-    with pytest.raises(TypeError, match="bfloat16"):
-        jtorch.nn.Linear(2, 2).bfloat16()
+def test_bfloat16_casts_floating_tensors():
+    m = jtorch.nn.Linear(2, 2).bfloat16()
+    assert m.weight.dtype is jtorch.bfloat16 and m.bias.dtype is jtorch.bfloat16
     m = jtorch.nn.Embedding(3, 2)
     m.weight = None  # no floating tensor left: nothing to cast, as in torch
     assert m.bfloat16() is m

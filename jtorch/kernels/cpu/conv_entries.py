@@ -1,7 +1,7 @@
 """CPU kernel entries of the convolution OpDefs: ``(plan, *tensors) -> Tensor``.
 
 Every convolution runs in 3-D form (``kernels/cpu/conv.py``): conv1d and conv2d arrays are
-viewed as (N, C, 1, [1,] L) with size-1 leading spatial dims. float16 (and bool, for unfold
+viewed as (N, C, 1, [1,] L) with size-1 leading spatial dims. float16 and bfloat16 (and bool, for unfold
 and fold) run the float32 kernels and round once.
 """
 
@@ -15,7 +15,7 @@ from ... import dtypes as _dt
 from ...tensor import Tensor
 from . import conv as _ck
 
-_float16 = _dt.float16
+_HALF = _dt.HALF
 _bool = _dt.bool
 _F32 = np.dtype(np.float32)
 
@@ -37,13 +37,13 @@ def _geo3(stride: tuple, padding: tuple, dilation: tuple, groups: int, size: tup
 
 
 def _compute(d: _dt.dtype) -> np.dtype:
-    """float16 (and bool, for unfold/fold) run the float32 kernels."""
-    return _F32 if d is _float16 or d is _bool else d.np
+    """float16 and bfloat16 and bfloat16 (and bool, for unfold/fold) run the float32 kernels."""
+    return _F32 if d in _HALF or d is _bool else d.np
 
 
 def _result(a: np.ndarray, d: _dt.dtype) -> Tensor:
-    if d is _float16:
-        a = a.astype(np.float16)
+    if d in _HALF:
+        a = a.astype(d.np)
     elif d is _bool:
         a = a != 0
     return Tensor._make(a, None, d)
@@ -54,7 +54,7 @@ def convolution_cpu(plan, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     d = x.dtype
     size = kw["size"]
     xa, wa, ba = x._a, w._a, None if b is None else b._a
-    if d is _float16:  # (the checks allow no bool)
+    if d in _HALF:  # (the checks allow no bool)
         xa, wa, ba = xa.astype(_F32), wa.astype(_F32), None if ba is None else ba.astype(_F32)
     xa, wa = _as5d(xa), _as5d(wa)
     tr = kw["transposed"]

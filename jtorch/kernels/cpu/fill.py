@@ -59,7 +59,7 @@ def _fill_par(out, v):
 
 
 def fill(a: np.ndarray, value) -> None:
-    if a.dtype == np.float16:
+    if a.dtype == np.float16 or a.dtype == _dt.bfloat16.np:  # (no Numba type)
         a[...] = value
         return
     flat = a.reshape(-1)
@@ -191,10 +191,27 @@ def round_half(x):
     return np.float32(math.copysign(np.rint(a / ulp) * ulp, x))
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def round_bfloat16(x):
+    """The bfloat16 nearest to float32 ``x`` (ties to even), as a float32."""
+    a = abs(np.float64(x))
+    if not a < 3.3961775292304e38:  # 2**128 - 2**119: overflow to inf, and nan
+        return np.float32(x) if math.isnan(a) else np.float32(math.copysign(math.inf, x))
+    _, e = math.frexp(a)
+    ulp = math.ldexp(1.0, max(e - 8, -133))
+    return np.float32(math.copysign(np.rint(a / ulp) * ulp, x))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _round16(x, bf):
+    return round_bfloat16(x) if bf else round_half(x)
+
+
 @numba.njit(cache=True, nogil=True)
-def _arange_half(out, start, step, chunk):
-    """ATen's Half arange: float32 accumulation, 16-lane vectors whose base and lanes are
-    rounded to half; ``out`` is float32 holding exactly representable half values."""
+def _arange_half(out, start, step, chunk, bf):
+    """ATen's Half and BFloat16 arange: float32 accumulation, 16-lane vectors whose base and
+    lanes are rounded to the type (``bf``: bfloat16); ``out`` is float32 holding exactly
+    representable values."""
     n = out.size
     width = 16
     for c in range((n + chunk - 1) // chunk):
@@ -202,17 +219,18 @@ def _arange_half(out, start, step, chunk):
         nv = (hi - lo) // (2 * width) * (2 * width)
         for j in range(0, nv, width):
             i0 = lo + j
-            base = round_half(fma(step, np.float32(i0), start))
+            base = _round16(fma(step, np.float32(i0), start), bf)
             out[i0] = base
             for k in range(1, width):
-                out[i0 + k] = round_half(fma(np.float32(k), step, base))
+                out[i0 + k] = _round16(fma(np.float32(k), step, base), bf)
         for i in range(lo + nv, hi):
-            out[i] = round_half(fma(step, np.float32(i), start))
+            out[i] = _round16(fma(step, np.float32(i), start), bf)
 
 
-def arange_half(out: np.ndarray, start: float, step: float) -> None:
-    """torch's float16 arange values, into the float32 array ``out`` (exact half values)."""
-    _arange_half(out, np.float32(start), np.float32(step), _chunk(out.size))
+def arange_half(out: np.ndarray, start: float, step: float, bfloat16: bool = False) -> None:
+    """torch's float16 (bfloat16) arange values, into the float32 array ``out`` (exact values
+    of the type)."""
+    _arange_half(out, np.float32(start), np.float32(step), _chunk(out.size), bfloat16)
 
 
 def arange_int(out: np.ndarray, start: int, step: int) -> None:
@@ -299,7 +317,7 @@ def copy_array(dst: np.ndarray, dst_dtype, src: Tensor) -> None:
     """dst[...] = src (broadcast, cast with torch's rules) through the registry copy kernel."""
     s = src.dtype
     if dst_dtype is _dt.bool or s is _dt.bool:
-        compute = dst_dtype if dst_dtype is not _dt.float16 else _dt.float32
+        compute = dst_dtype if dst_dtype not in _dt.HALF else _dt.float32
     elif s.category == dst_dtype.category:
         compute = _dt.promote_types(s, dst_dtype)
     else:
@@ -367,9 +385,9 @@ def arange_cpu(plan) -> Tensor:
     d, a = res.dtype, res._a
     if d is _dt.float32 or d is _dt.float64:
         arange_float(a, float(start), float(step))
-    elif d is _dt.float16:
+    elif d in _dt.HALF:
         tmp = np.empty(a.shape, np.float32)
-        arange_half(tmp, float(start), float(step))
+        arange_half(tmp, float(start), float(step), d is _dt.bfloat16)
         copy_array(a, d, Tensor._make(tmp))
     elif d is _dt.int64:
         arange_int(a, int(start), int(step))
@@ -406,8 +424,8 @@ def _linspace_values(a: np.ndarray, d, start, end, n: int) -> None:
             tmp = np.empty(n, d.np)
             linspace(tmp, s, e, (e - s) / t(n - 1))
             a[...] = tmp
-    elif d is _dt.float16:
-        _linspace_half(a, start, end, n)
+    elif d in _dt.HALF:
+        _linspace_half(a, d, start, end, n)
     else:  # integers: the step in double, values truncated toward zero
         s, e = float(_real(start, d)), float(_real(end, d))
         tmp = np.empty(n, np.float64)
@@ -415,12 +433,12 @@ def _linspace_values(a: np.ndarray, d, start, end, n: int) -> None:
         copy_array(a, d, Tensor._make(tmp))
 
 
-def _linspace_half(a: np.ndarray, start, end, n: int) -> None:
-    """ATen's Half linspace rounds every operation to half: start + step * half(i) from the
-    front, end - step * half(n - 1 - i) from the back (NumPy's float16 arithmetic rounds
-    each operation the same way)."""
-    h = np.float16
-    s, e = h(_real(start, _dt.float16)), h(_real(end, _dt.float16))
+def _linspace_half(a: np.ndarray, d, start, end, n: int) -> None:
+    """ATen's Half and BFloat16 linspace round every operation to the type: start + step *
+    half(i) from the front, end - step * half(n - 1 - i) from the back (NumPy's float16 and
+    ml_dtypes' bfloat16 arithmetic round each operation the same way)."""
+    h = d.np.type
+    s, e = h(_real(start, d)), h(_real(end, d))
     step = h(np.float32(h(e - s)) / np.float32(h(n - 1)))
     half = n // 2
     with np.errstate(over="ignore", invalid="ignore"):

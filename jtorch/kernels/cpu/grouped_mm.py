@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...tensor import Tensor
 
 
@@ -15,7 +16,7 @@ def _bounds(offs) -> list:
 
 def grouped_mm_cpu(plan, a, b, offs) -> Tensor:
     d = plan.out.dtype
-    ct = np.float32 if d.np == np.float16 else d.np
+    ct = np.float32 if d in _dt.HALF else d.np
     x, y = a._a.astype(ct, copy=False), b._a.astype(ct, copy=False)
     out = np.zeros(plan.out.shape, ct)
     if offs is None:

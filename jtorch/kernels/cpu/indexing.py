@@ -445,12 +445,13 @@ def _f32(t: Tensor) -> Tensor:
 
 
 def _arith(t: Tensor, fn, *others) -> None:
-    """Run in-place arithmetic ``fn(t, *others)``; float16 (no Numba type) through float32."""
-    if t.dtype is not _dt.float16:
+    """Run in-place arithmetic ``fn(t, *others)``; 16-bit floats (no Numba type) through
+    float32."""
+    if t.dtype not in _dt.HALF:
         fn(t, *others)
         return
     tmp = _f32(t)
-    fn(tmp, *[_f32(o) if isinstance(o, Tensor) and o.dtype is _dt.float16 else o
+    fn(tmp, *[_f32(o) if isinstance(o, Tensor) and o.dtype in _dt.HALF else o
               for o in others])
     with np.errstate(over="ignore"):
         t._a[...] = tmp._a
@@ -633,7 +634,7 @@ def index_put_cpu(plan, x: Tensor, values, *tensors) -> Tensor:
         scatter(it_shape, db, 0, it_v, 1, offs.reshape(-1), 0, it_i, sb, 0, it_src, _NO_CHECK,
                 False, mode)
 
-    if accumulate and x.dtype is _dt.float16:  # through a float32 copy of the storage
+    if accumulate and x.dtype in _dt.HALF:  # through a float32 copy of the storage
         tmp = x._st.astype(np.float32)
         run(Tensor._make(tmp, tmp, _dt.float32), src.astype(np.float32))
         with np.errstate(over="ignore"):

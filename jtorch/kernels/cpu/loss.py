@@ -11,6 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ... import dtypes as _dt
 from ...tensor import Tensor
 
 
@@ -74,8 +75,9 @@ def nll_backward(g, per_row, target, weight, has_weight, ignore_index, scale, gi
 # -- kernel entries (``defs/loss.py``): (plan, *tensors) -> Tensor(s) ----------------------------
 
 def _compute(d) -> np.dtype:
-    """The NumPy dtype a loss kernel computes in: float16 runs in float32 (Numba has no half)."""
-    return np.dtype(np.float32) if d.np == np.float16 else d.np
+    """The NumPy dtype a loss kernel computes in: 16-bit floats run in float32 (Numba has no
+    half types)."""
+    return np.dtype(np.float32) if d in _dt.HALF else d.np
 
 
 def _rows(x: np.ndarray, ct: np.dtype) -> np.ndarray:

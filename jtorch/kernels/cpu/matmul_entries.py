@@ -1,7 +1,7 @@
 """CPU kernel entries of the contraction OpDefs: ``(plan, *tensors) -> Tensor(s)``.
 
 Products run ``kernels/cpu/matmul.py`` on 3-D views (BLAS for float/complex, a compiled loop
-for integers); float16 has no BLAS: it computes in float32 and rounds once. ``cdist``'s
+for integers); float16 and bfloat16 have no BLAS: they compute in float32 and rounds once. ``cdist``'s
 forward is a composition of jtorch ops (run here without recording: dispatch records the
 ``cdist`` node and its own gradient rule).
 """
@@ -17,7 +17,7 @@ from ... import dtypes as _dt
 from ...tensor import Tensor
 from . import matmul as _mk
 
-_float16 = _dt.float16
+_HALF = _dt.HALF
 _F32 = np.dtype(np.float32)
 
 
@@ -28,10 +28,10 @@ def mm_cpu(plan, a: Tensor, b: Tensor) -> Tensor:
         a3, b3 = a3[None], b3[None]
     d = a.dtype
     shape = (a3.shape[0], a3.shape[1], b3.shape[2])
-    if d is _float16:
+    if d in _HALF:
         res = np.empty(shape, np.float32)
         _mk.bmm_into(a3.astype(np.float32), b3.astype(np.float32), res)
-        r = _allocator.empty(plan.out.shape, np.dtype(np.float16))
+        r = _allocator.empty(plan.out.shape, d.np)
         r[...] = res.reshape(plan.out.shape)
     else:
         r = _allocator.empty(shape, d.np)
@@ -44,10 +44,10 @@ def batched_matmul_cpu(plan, a: Tensor, b: Tensor) -> Tensor:
     """matmul's batched products (``batched_into``) into a fresh C-contiguous result."""
     d = a.dtype
     shape = plan.out.shape
-    if d is _float16:
+    if d in _HALF:
         res = np.empty(shape, np.float32)
         _mk.batched_into(a._a.astype(np.float32), b._a.astype(np.float32), res)
-        r = _allocator.empty(shape, np.dtype(np.float16))
+        r = _allocator.empty(shape, d.np)
         r[...] = res
     else:
         r = _allocator.empty(shape, d.np)
@@ -61,7 +61,7 @@ def addmm_cpu(plan, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     d = b.dtype
     shape = plan.out.shape
     r = _allocator.empty(shape, d.np)
-    if d is _float16:
+    if d in _HALF:
         res = np.empty(shape, _F32)
         _mk.addmm_into(c._a.astype(_F32), a._a.astype(_F32), b._a.astype(_F32), res, beta, alpha)
         r[...] = res

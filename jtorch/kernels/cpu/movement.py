@@ -3,7 +3,7 @@ entries ``(plan, *tensors) -> Tensor(s)`` of their OpDefs (``defs/movement.py``,
 ``defs/view.py``) at the end of the file.
 
 Movement moves bits, so kernels see every dtype as the unsigned integer of its width
-(``raw``): four specialisations serve all eleven dtypes, float16 included. Operands are
+(``raw``): four specialisations serve all twelve dtypes, the 16-bit floats included. Operands are
 1-D storage buffers plus an element offset and signed element strides (negative strides
 are how ``flip`` reads backwards), over an N-d iteration shape.
 

@@ -1,7 +1,7 @@
 """CPU kernel entries of the pooling OpDefs: ``(plan, *tensors) -> Tensor(s)``.
 
 The kernels (``kernels/cpu/pooling.py``) run over C-contiguous (P, D, H, W) planes of the
-last ``nd`` dims with the plan's windows (``kw["win"]``); float16 computes in float32 and
+last ``nd`` dims with the plan's windows (``kw["win"]``); float16 and bfloat16 compute in float32 and
 rounds once.
 """
 
@@ -21,7 +21,7 @@ _F32 = np.dtype(np.float32)
 
 
 def _compute(d: _dt.dtype) -> np.dtype:
-    return _F32 if d is _dt.float16 else d.np
+    return _F32 if d in _dt.HALF else d.np
 
 
 def _planes(a: np.ndarray, nd: int, ct: np.dtype) -> np.ndarray:

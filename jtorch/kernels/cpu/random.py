@@ -304,7 +304,7 @@ def all_in_range(flat, lo, hi):
 
 # == op entries: ``kernels["cpu"](plan, *tensors)`` of the random OpDefs (``defs/random``) ==
 
-_BITS = {_dt.float16: 11, _dt.float32: 24, _dt.float64: 53}
+_BITS = {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24, _dt.float64: 53}
 
 
 def _flat(a: np.ndarray) -> np.ndarray | None:
@@ -377,10 +377,11 @@ def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
             z = np.empty(n, np.float64)
             _mt.normal_serial(mt, pos, gen._normal, z, float(a), float(b))
             buf = z
-    if d is _dt.float16:
-        buf = buf.astype(np.float16)
+    if d in _dt.HALF:
+        hd = d.np.type
+        buf = buf.astype(hd)
         if dist == UNIFORM:  # torch clamps after rounding to the result's dtype
-            buf[buf == np.float16(b)] = np.float16(a)
+            buf[buf == hd(b)] = hd(a)
     if buf is not flat:
         _store(v, buf)
 
@@ -406,7 +407,7 @@ def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None
     if flat is not None:
         _draw_float(flat, gen, dist, a, b, _BITS[d])
         return
-    work = np.float32 if d is _dt.float16 else np.float64
+    work = np.float32 if d in _dt.HALF else np.float64
     tmp = np.empty(t._a.shape, work)
     _draw_float(tmp.reshape(-1), gen, dist, a, b, _BITS.get(d, 53))
     _copy_array(t._a, d, Tensor._make(tmp))
@@ -432,11 +433,11 @@ def draw_int(t: Tensor, gen, low: int, rng: int) -> None:
 
 
 def _values(t: Tensor) -> np.ndarray:
-    """A contiguous 1-D array of ``t``'s values that compiled kernels accept (no float16)."""
+    """A contiguous 1-D array of ``t``'s values that compiled kernels accept (no 16-bit floats)."""
     a = t._a
-    if a.flags.c_contiguous and t.dtype is not _dt.float16:
+    if a.flags.c_contiguous and t.dtype not in _dt.HALF:
         return a.reshape(-1)
-    d = _dt.float32 if t.dtype is _dt.float16 else t.dtype
+    d = _dt.float32 if t.dtype in _dt.HALF else t.dtype
     tmp = np.empty(a.shape, d.np)
     _copy_array(tmp, d, t)
     return tmp.reshape(-1)
@@ -486,7 +487,7 @@ def _bernoulli_tensor(t: Tensor, p: Tensor, gen) -> None:
     order = sorted(range(t._a.ndim), key=lambda k: -t._a.strides[k])
     v = t._a.transpose(order)
     wide = p.dtype is _dt.float64
-    pa = p._a if p.dtype is not _dt.float16 else p._a.astype(np.float32)
+    pa = p._a if p.dtype not in _dt.HALF else p._a.astype(np.float32)
     pv = np.ascontiguousarray(np.broadcast_to(pa, t._a.shape).transpose(order)).reshape(-1)
     hit = np.empty(v.size, np.bool_)
     with gen._lock:

@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from ... import _threads
+from ... import dtypes as _dt
 from ...tensor import Tensor
 from .. import special_math as _sp
 from .fill import alloc as _alloc
@@ -501,7 +502,7 @@ def standard_gamma_cpu(plan, alpha: Tensor) -> Tensor:
     out = np.empty(a.size, np.float64)
     if a.size:
         seed, _ = plan.kw["generator"]._take(0)
-        args = (a, out, np.uint64(seed), float(np.finfo(plan.out.dtype.np).tiny))
+        args = (a, out, np.uint64(seed), float(_dt.np_finfo(plan.out.dtype).tiny))
         if _threads.use_parallel(a.size):
             _gamma_par(*args, _chunk(a.size))
         else:
@@ -527,7 +528,7 @@ def sample_dirichlet_cpu(plan, alpha: Tensor) -> Tensor:
         g = g / g.sum(-1, keepdims=True)
     else:
         g = g / g
-    info = np.finfo(plan.out.dtype.np)
+    info = _dt.np_finfo(plan.out.dtype)
     top = float(np.nextafter(plan.out.dtype.np.type(1), plan.out.dtype.np.type(0)))
     return _deliver(plan, np.clip(g, float(info.tiny), top))
 

@@ -1,7 +1,7 @@
 """CPU kernel entries of the resampling OpDefs: ``(plan, *tensors) -> Tensor(s)``.
 
 The gather / taps kernels (``kernels/cpu/resample.py``) run over (P, D, H, W) views with the
-tables of the op's ``ResamplePlan`` (``kw["plan"]``); float16 computes in float32 and rounds
+tables of the op's ``ResamplePlan`` (``kw["plan"]``); float16 and bfloat16 compute in float32 and rounds
 once, bool (circular padding) is gathered as bytes, uint8 taps (antialiased) sum in float64
 and round half up.
 """
@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ... import _allocator
+from ... import dtypes as _dt
 from ...tensor import Tensor
 from . import resample as _rk
 
@@ -81,7 +82,7 @@ def constant_pad_cpu(plan, x: Tensor) -> Tensor:
 
 
 def _grid_arrays(x: Tensor, grid: Tensor) -> tuple:
-    compute = np.dtype(np.float32) if x.dtype.np == np.float16 else x.dtype.np
+    compute = np.dtype(np.float32) if x.dtype in _dt.HALF else x.dtype.np
     return (np.ascontiguousarray(x._a, dtype=compute),
             np.ascontiguousarray(grid._a, dtype=compute), compute)
 

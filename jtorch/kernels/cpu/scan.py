@@ -10,10 +10,12 @@ torch's CPU kernels do.
 
 from __future__ import annotations
 
+from ... import dtypes as _dt
 from ...shape import span
 from .. import registry
 from ..codegen import NP_CTOR as _NP_CTOR
 from ..source import load
+from . import half as _half
 from . import reduce as _rk
 from .reduce import _fingerprint, literal
 
@@ -144,8 +146,8 @@ def kernels(op: registry.OpDef, compute: str, total: str, out: str):
 
 def scan_cpu(op: registry.OpDef):
     """The kernel entry of a scan along the plan's dim into a fresh C-contiguous result in
-    the plan's dtype (float32 sums and products accumulate in float64; float16 runs in
-    float32). The compiled module is looked up once per plan (plans are memoised)."""
+    the plan's dtype (float32 sums and products accumulate in float64; float16 and bfloat16 run
+    in float32). The compiled module is looked up once per plan (plans are memoised)."""
     take = op.take is not None
     prepared: dict = {}  # plan -> (compiled module, compute dtype, result dtype)
 
@@ -153,7 +155,7 @@ def scan_cpu(op: registry.OpDef):
         if len(prepared) > 1024:
             prepared.clear()
         out_dtype = plan.out[0].dtype if take else plan.out.dtype
-        compute = _rk._float32 if out_dtype is _rk._float16 else out_dtype
+        compute = _rk._float32 if out_dtype in _dt.HALF else out_dtype
         mod = kernels(op, compute.name, _rk.accumulate_dtype(op, compute).name, compute.name)
         return mod, compute, out_dtype
 
@@ -163,7 +165,7 @@ def scan_cpu(op: registry.OpDef):
         except KeyError:
             mod, compute, out_dtype = prepared[plan] = prepare(plan)
         a = x._a
-        if x.dtype is _rk._float16:
+        if x.dtype in _dt.HALF:
             a = _rk.as_float32(a)
         out = _rk._allocator.empty(a.shape, compute.np)
         flat = out if out.ndim == 1 else out.reshape(-1)
@@ -175,7 +177,7 @@ def scan_cpu(op: registry.OpDef):
                 fn(span(a), O, R, I, sO, sR, sI, flat, idx.reshape(-1))
             else:
                 fn(span(a), O, R, I, sO, sR, sI, flat)
-        res = _rk.result(out, out_dtype) if out_dtype is not compute else \
+        res = _half.result(out, out_dtype) if out_dtype is not compute else \
             _rk.Tensor._make(out, flat, out_dtype)
         if take:
             return res, _rk.Tensor._make(idx, None, _rk._int64)

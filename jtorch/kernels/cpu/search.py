@@ -14,7 +14,10 @@ import numpy as np
 from numba import prange
 
 from ... import _threads
+from ... import dtypes as _dt
 from ...tensor import Tensor
+
+_BF16 = _dt.bfloat16.np
 
 
 @numba.njit(inline="always")
@@ -55,7 +58,7 @@ def _search_par(seq, vals, right, out):
 
 
 def _rows(a: np.ndarray, rows: int) -> np.ndarray:
-    if a.dtype == np.float16:  # exact in float32: the same order
+    if a.dtype == np.float16 or a.dtype == _BF16:  # exact in float32: the same order
         a = a.astype(np.float32)
     return np.ascontiguousarray(a).reshape(rows, -1)
 

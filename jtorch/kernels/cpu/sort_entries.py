@@ -5,28 +5,29 @@ They run the kernels of ``kernels/cpu/sort.py`` (kept apart: editing that file w
 invalidate its Numba disk cache) along the plan's dim of a strided ``(O, R, I)`` view. Sorted
 values and indices of ``sort`` are laid out like the input (its rows are sorted over the
 input seen in its memory order, so no copy is made), as torch gives them; the other results
-are C-contiguous. float16 sorts in float32 and is rounded back (exactly: the values are
-float16's).
+are C-contiguous. float16 and bfloat16 sort in float32 and are rounded back (exactly: the values are
+theirs).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...shape import iter_order, span
 from ...tensor import Tensor
+from . import half as _half
 from . import reduce as _rk
 from . import sort as _so
 
-_float16 = _rk._float16
 _float32 = _rk._float32
 _int64 = _rk._int64
 _I64 = _rk._I64
 
 
 def _sortable(x: Tensor) -> tuple:
-    """(array, compute dtype) for the sort kernels (float16 sorts in float32)."""
-    if x.dtype is _float16:
+    """(array, compute dtype) for the sort kernels (16-bit floats sort in float32)."""
+    if x.dtype in _dt.HALF:
         return _rk.as_float32(x._a), _float32
     return x._a, x.dtype
 
@@ -72,7 +73,7 @@ def _sort_like_input(x: Tensor, d: int, desc: bool) -> tuple:
 def sort_cpu(plan, x: Tensor) -> tuple:
     kw = plan.kw
     vals, inds = _sort_like_input(x, kw["dim"], bool(kw["descending"]))
-    return _rk.result(vals, x.dtype), _indices(inds)
+    return _half.result(vals, x.dtype), _indices(inds)
 
 
 def argsort_cpu(plan, x: Tensor) -> Tensor:
@@ -83,7 +84,7 @@ def argsort_cpu(plan, x: Tensor) -> Tensor:
 def topk_cpu(plan, x: Tensor) -> tuple:
     kw = plan.kw
     vals, inds = sort_rows(x, kw["dim"], bool(kw["largest"]), 0, kw["k"])
-    return _rk.result(vals, x.dtype), _indices(inds)
+    return _half.result(vals, x.dtype), _indices(inds)
 
 
 def _squeeze(a: np.ndarray, shape: tuple) -> np.ndarray:
@@ -95,7 +96,7 @@ def kthvalue_cpu(plan, x: Tensor) -> tuple:
     k = kw["k"]
     vals, inds = sort_rows(x, kw["dim"], False, k - 1, k)
     shape = plan.out[0].shape
-    return _rk.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
+    return _half.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
 
 
 def median_cpu(ignore_nan: bool):
@@ -114,7 +115,7 @@ def median_cpu(ignore_nan: bool):
             else:  # torch: nan (nan cast to the dtype: True, the lowest integer)
                 vals[0] = np.nan if compute.category >= 2 else \
                     True if compute is _rk._bool else np.iinfo(compute.np).min
-            return _rk.result(vals.reshape(()), x.dtype)
+            return _half.result(vals.reshape(()), x.dtype)
         oshape = tuple(1 if k == d else n for k, n in enumerate(a.shape))
         vals = _rk._allocator.empty(oshape, compute.np)
         inds = _rk._allocator.empty(oshape, _I64)
@@ -123,7 +124,7 @@ def median_cpu(ignore_nan: bool):
             fn = _so.median_p if _rk.use_parallel(a.size) and O * I > 1 else _so.median_s
             fn(span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1), ignore_nan)
         shape = plan.out[0].shape
-        return _rk.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
+        return _half.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
 
     return run
 
@@ -140,13 +141,13 @@ def mode_cpu(plan, x: Tensor) -> tuple:
         a, (O, R, I, sO, sR, sI) = _rk.along(a, d if a.ndim else 0, compute)
         _so.mode_s(span(a), O, R, I, sO, sR, sI, vals.reshape(-1), inds.reshape(-1))
     shape = plan.out[0].shape
-    return _rk.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
+    return _half.result(_squeeze(vals, shape), x.dtype), _indices(_squeeze(inds, shape))
 
 
 # -- unique (data-dependent shapes: the plan has no result description) ---------------------
 
 def _unique_result(x: Tensor, uniq, inv, cnt, m: int, kw: dict, inv_shape: tuple):
-    vals = _rk.result(uniq[:m], x.dtype)
+    vals = _half.result(uniq[:m], x.dtype)
     if not kw["return_inverse"] and not kw["return_counts"]:
         return vals
     res = [vals]
@@ -211,7 +212,7 @@ def _unique_dim(x: Tensor, kw: dict, do_sort: bool):
     if m:
         _so.take_rows(rows, order, starts[:m], picked)
     vals = np.moveaxis(picked.reshape((m,) + moved.shape[1:]), 0, d)
-    out = [_rk.result(_rk.contiguous(vals, compute), x.dtype)]
+    out = [_half.result(_rk.contiguous(vals, compute), x.dtype)]
     if kw["return_inverse"]:
         out.append(_indices(inv))
     if kw["return_counts"]:

@@ -242,8 +242,8 @@ def _blocks(ptr: np.ndarray, work: int) -> tuple:
 
 
 def _compute(d: _dt.dtype):
-    """The NumPy dtype a product of ``d`` runs in (float16: float32, rounded once)."""
-    return np.float32 if d is _dt.float16 else d.np
+    """The NumPy dtype a product of ``d`` runs in (16-bit floats: float32, rounded once)."""
+    return np.float32 if d in _dt.HALF else d.np
 
 
 def csr_mm_cpu(plan, rowptr: Tensor, col: Tensor, values: Tensor, dense: Tensor) -> Tensor:
@@ -363,7 +363,7 @@ def _nonzero_rows(x, sizes):
 
 def dense_nonzero_cpu(plan, x: Tensor) -> tuple:
     a = x._a
-    if a.dtype == np.float16:
+    if a.dtype == np.float16 or a.dtype == _dt.bfloat16.np:
         a = a.astype(np.float32)
     elif a.dtype == np.bool_:
         a = a.view(np.uint8)

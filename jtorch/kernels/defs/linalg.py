@@ -163,7 +163,7 @@ def _svdvals_meta(a) -> Plan:
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. "
                            f"Got {d.scalar_name}")
-    if d is _dt.float16:
+    if d in _dt.HALF:
         raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for '{d.scalar_name}'")
     *batch, m, n = a._a.shape
     k = min(m, n)

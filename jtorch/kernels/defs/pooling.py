@@ -345,9 +345,9 @@ def _avg_pool_plan(x, nd: int, kernel_size, stride, padding, ceil_mode, count_in
         _pool2d_shape_check(x, k, s, p, (1, 1), out)
     else:
         _pool3d_shape_check(x, k, s, p, (1, 1, 1), out, "avg_pool3d()", True)
-    if x.dtype is not _dt.int64 and (nd == 2 or x.dtype is not _dt.float16):
+    if x.dtype is not _dt.int64 and (nd == 2 or x.dtype not in _dt.HALF):
         check_dtype(x, "avg_pool2d" if nd == 2 else "avg_pool3d_out_frame", False)
-    elif x.dtype is _dt.float16:
+    elif x.dtype in _dt.HALF:
         raise not_implemented("avg_pool3d_out_frame", x.dtype)
     win = regular_windows(tuple((sp[i], k[i], s[i], p[i], 1, out[i], bool(count_include_pad))
                                 for i in range(nd)), int(divisor_override or 0))

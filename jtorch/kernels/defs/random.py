@@ -23,13 +23,13 @@ from ..cpu import random as _k
 from ..plan import Inplace, Out, Plan, common_device, device_of
 from ..registry import defvjp, op
 
-_BITS = {_dt.float16: 11, _dt.float32: 24, _dt.float64: 53}
+_BITS = {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24, _dt.float64: 53}
 _DIGITS = _BITS
 
 # C++ type names torch prints in bounds errors (c10's TypeMeta names).
 _CNAME = {
     "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-    "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
     "float64": "double", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
@@ -108,7 +108,7 @@ def _bounds(d: _dt.dtype) -> tuple:
     r = _BOUNDS.get(d)
     if r is None:
         if d.is_floating_point:
-            info = np.finfo(d.np)
+            info = _dt.np_finfo(d)
             r = (float(info.min), float(info.max))
         elif d is _dt.bool:
             r = (0, 1)
@@ -333,8 +333,8 @@ def _randperm_meta(*, n: int, dtype, device, generator=None) -> Plan:
         raise not_impl("randperm", d)
     if d.is_floating_point:
         limit = {_dt.float16: ("2049", 2049), _dt.float32: ("2^24+1", (1 << 24) + 1),
-                 _dt.float64: ("2^53+1", (1 << 53) + 1)}[d]
-        if n > limit[1]:
+                 _dt.float64: ("2^53+1", (1 << 53) + 1)}.get(d)  # torch: no bfloat16 limit
+        if limit is not None and n > limit[1]:
             raise RuntimeError(f"n cannot be greater than {limit[0]} for {_tn(d)} type.")
     elif n > 0 and n - 1 > np.iinfo(d.np).max:
         cname = "int" if d is _dt.int32 else f"{d.name}_t"

@@ -19,7 +19,7 @@ from ..registry import defvjp, op
 from .random import not_impl
 
 _WIDE = (_dt.float32, _dt.float64)  # AT_DISPATCH_FLOATING_TYPES
-_POISSON = (_dt.float16, _dt.float32, _dt.float64)
+_POISSON = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 def _floating(x, kernel: str, dtypes=_WIDE) -> None:

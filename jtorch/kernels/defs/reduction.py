@@ -24,6 +24,7 @@ from ... import dtypes as _dt
 from ...shape import wrap_dim
 from ...tensor import Tensor
 from ..cpu import reduce as _rk
+from ..cpu.half import via_float32
 from ..plan import Out, Plan, device_of
 from ..plan import memo as memo_plan
 from ..registry import OpDef, defvjp, reduction, register
@@ -213,7 +214,7 @@ def _extreme_check(kernel: str, full_kernel: str):
 def _reduction(name: str, combine, identity, check=None, **kw) -> OpDef:
     op = reduction(name, combine, identity, **kw)
     op.meta = _reduce_meta(op, check)
-    op.kernels["cpu"] = _rk.reduction_cpu(op, op.dtype_rule == BOOL)
+    op.kernels["cpu"] = via_float32(_rk.reduction_cpu(op, op.dtype_rule == BOOL))
     return op
 
 
@@ -317,7 +318,7 @@ def _aminmax_meta(x, dim=None, keepdim=False) -> Plan:
 
 
 def _op(name: str, meta, cpu, **kw) -> OpDef:
-    return register(OpDef(name, "reduction", meta=meta, kernels={"cpu": cpu}, **kw))
+    return register(OpDef(name, "reduction", meta=meta, kernels={"cpu": via_float32(cpu)}, **kw))
 
 
 argmax_op = _op("argmax", _argmax_meta("argmax"), _rk.argmax_cpu(amax_op), differentiable=False,

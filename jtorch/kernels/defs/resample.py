@@ -38,7 +38,7 @@ from ._lazy import lazy
 _RK = "jtorch.kernels.cpu.resample_entries"  # imported at the first call (_lazy.py)
 
 _F32 = np.float32
-_FLOATS = (_dt.float16, _dt.float32, _dt.float64)
+_FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 @dataclass(eq=False)
@@ -286,7 +286,7 @@ def _interpolate_plan(x, mode: str, size: tuple, scales, align: bool,
     dim = len(shape) - 2
     _check_dtype(x, mode, dim, antialias)
     _check_sizes(list(shape[2:]), list(size), shape)
-    compute = np.dtype(np.float32) if x.dtype is _dt.float16 else x.dtype.np
+    compute = np.dtype(np.float32) if x.dtype in _dt.HALF else x.dtype.np
     if x.dtype is _dt.uint8 and antialias:
         compute = np.dtype(np.float64)
     dt = compute.type
@@ -370,8 +370,9 @@ def _pad_plan(x, pads: list, mode: str, value) -> ResamplePlan:
         lo, hi = pads[2 * j], pads[2 * j + 1]
         out_sp.append(max(n + lo + hi, 0))
         tables.append(_pad_index(n, lo, hi, mode)[: out_sp[-1]].astype(np.int64))
-    # bool (circular only) is gathered as bytes
-    compute = np.dtype(np.uint8) if x.dtype is _dt.bool else x.dtype.np
+    # bool (circular only) is gathered as bytes, bfloat16 (no Numba type) as float32
+    compute = np.dtype(np.uint8) if x.dtype is _dt.bool else np.dtype(np.float32) \
+        if x.dtype is _dt.bfloat16 else x.dtype.np
     return ResamplePlan("gather", _pad_tables(tables, "gather", None), shape,
                         shape[: nd - k] + tuple(out_sp), _PAD_NAME[mode].format(k), compute, k)
 

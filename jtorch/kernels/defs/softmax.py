@@ -14,11 +14,12 @@ from ... import dispatch
 from ... import dtypes as _dt
 from ...shape import broadcast_shapes, wrap_dim
 from ..cpu import reduce as _rk
+from ..cpu.half import via_float32
 from ..plan import Out, Plan, common_device, device_of
 from ..registry import OpDef, defvjp, register
 from .reduction import _plans, cacheable, check_tensor, memo, not_implemented
 
-_FLOATS = (_dt.float16, _dt.float32, _dt.float64)
+_FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 def _softmax_plan(name: str, x, dim, dtype) -> Plan:
@@ -74,7 +75,7 @@ def _backward_plan(g, y, dim) -> Plan:
 
 
 def _op(name: str, meta, cpu, **kw) -> OpDef:
-    return register(OpDef(name, "softmax", meta=meta, kernels={"cpu": cpu}, **kw))
+    return register(OpDef(name, "softmax", meta=meta, kernels={"cpu": via_float32(cpu)}, **kw))
 
 
 softmax_op = _op("softmax", _softmax_meta("softmax"), _rk.softmax_cpu(False),

@@ -22,10 +22,12 @@ class _AutoDefault(NamedTuple):
     chunking_method: str
 
 
-# torch's per-(device type, input dtype) picks for the "auto" settings (bfloat16 rows omitted:
-# jtorch has no bfloat16), and the pick for every other pair.
+# torch's per-(device type, input dtype) picks for the "auto" settings, and the pick for every
+# other pair.
 _AUTO_DEFAULTS: dict = {
+    ("cuda", "bfloat16"): _AutoDefault("compact", "aspect_ratio:2"),
     ("cuda", "float16"): _AutoDefault("compact", "aspect_ratio:2"),
+    ("cpu", "bfloat16"): _AutoDefault("accurate", "aspect_ratio"),
     ("cpu", "float16"): _AutoDefault("accurate", "aspect_ratio"),
 }
 _AUTO_FALLBACK = _AutoDefault("compact", "aspect_ratio:2")

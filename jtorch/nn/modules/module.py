@@ -547,22 +547,7 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def bfloat16(self) -> Module:
-        """torch casts floating parameters and buffers to bfloat16; jtorch has no bfloat16
-        dtype, so a module with any floating tensor raises (one without is returned as is)."""
-        import jtorch
-
-        bf16 = getattr(jtorch, "bfloat16", None)
-        if bf16 is not None:
-            return self._cast_floats(bf16)
-
-        def refuse(t: Tensor) -> Tensor:
-            if t.dtype.is_floating_point:
-                raise TypeError("Module.bfloat16(): jtorch has no bfloat16 dtype (its floating "
-                                "dtypes are float16, float32 and float64); use .half() or "
-                                ".float() instead")
-            return t
-
-        return self._apply(refuse)
+        return self._cast_floats(_dt.bfloat16)
 
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
