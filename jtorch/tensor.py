@@ -145,7 +145,9 @@ class Tensor:
         return self
 
     def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
-        raise AssertionError("Torch not compiled with CUDA enabled")
+        from .nn.modules.module import _no_device
+
+        _no_device("cuda", device)
 
     @property
     def layout(self) -> _dt.layout:

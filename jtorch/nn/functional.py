@@ -288,9 +288,15 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """leaky_relu with slope (lower + upper) / 2 in eval; a uniform slope per element in training."""
+    return _rrelu(input, lower, upper, training, inplace)
+
+
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool, inplace: bool,
+           generator=None) -> Tensor:
+    """``rrelu`` with the slopes drawn from ``generator`` (torch.rrelu's argument)."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = _creation.empty_like(input).uniform_(lower, upper)
+    slope = _creation.empty_like(input).uniform_(lower, upper, generator=generator)
     res = input.where(input >= 0, input * slope)
     return input.copy_(res) if inplace else res
 

@@ -163,12 +163,12 @@ def native_dropout(input: Tensor, p: float, train) -> tuple:
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           generator=None) -> Tensor:
-    return _F().rrelu(input, lower, upper, training)
+    return _F()._rrelu(input, lower, upper, training, False, generator)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False, generator=None) -> Tensor:
-    return _F().rrelu(input, lower, upper, training, inplace=True)
+    return _F()._rrelu(input, lower, upper, training, True, generator)
 
 
 # -- grid sampling with integer modes -----------------------------------------------------------

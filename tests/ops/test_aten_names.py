@@ -261,3 +261,16 @@ def test_tensor_methods_beside_them():
     with pytest.raises(RuntimeError):
         x.pin_memory()
     assert x.module_load(jtorch.ones(2)).tolist() == [1.0, 1.0]
+
+
+def test_rrelu_draws_its_training_slopes_from_the_given_generator():
+    x = jtorch.randn(500)
+    a = jtorch.rrelu(x, training=True, generator=jtorch.Generator().manual_seed(3))
+    jtorch.manual_seed(123)  # the default generator's state does not matter
+    b = jtorch.rrelu(x, training=True, generator=jtorch.Generator().manual_seed(3))
+    c = x.clone()
+    jtorch.rrelu_(c, training=True, generator=jtorch.Generator().manual_seed(3))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.numpy(), c.numpy())
+    d = jtorch.rrelu(x, training=True, generator=jtorch.Generator().manual_seed(4))
+    assert not np.array_equal(a.numpy(), d.numpy())

@@ -181,11 +181,14 @@ def test_no_device_conversions_raise_torchs_errors():
     for method in ("cuda", "xpu", "ipu", "mtia"):
         _same(lambda lib, m=method: getattr(lib.nn.Linear(2, 2), m)())
         _same(lambda lib, m=method: type(getattr(lib.nn.ReLU(), m)()).__name__)
-    for method in ("xpu", "ipu", "mtia"):
-        for arg in (0, "cpu", "cuda", method, f"{method}:1"):
+    for method in ("cuda", "xpu", "ipu", "mtia"):
+        for arg in (0, "cpu", "cuda", "meta", method, f"{method}:1"):
             if (method, arg) == ("ipu", "ipu:1"):
                 continue  # torch gets as far as its dispatcher's missing-backend error
             _same(lambda lib, m=method, a=arg: getattr(lib.nn.Linear(2, 2), m)(a))
+    for arg in (0, "cpu", "meta", "cuda", "cuda:1"):
+        _same(lambda lib, a=arg: lib.ones(2).cuda(a))
+        _same(lambda lib, a=arg: lib.ones(2).cuda(lib.device(a) if isinstance(a, str) else a))
 
 
 def test_bfloat16_casts_floating_tensors():

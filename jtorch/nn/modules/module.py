@@ -24,6 +24,7 @@ T_destination = TypeVar("T_destination", bound=dict[str, Any])
 # torch's errors for the accelerators a CPU-only build lacks, beside Tensor.cuda's: (no device
 # given, the device's name in "Invalid device, must be ... device").
 _NO_DEVICE = {
+    "cuda": (AssertionError("Torch not compiled with CUDA enabled"), "cuda"),
     "xpu": (AssertionError("Torch not compiled with XPU enabled"), "xpu"),
     "ipu": (RuntimeError("PyTorch is not linked with support for ipu devices"), "ipu"),
     "mtia": (AssertionError("Torch not compiled with MTIA enabled. Ensure you have `import "
