@@ -20,10 +20,17 @@ from .ops import special as _sp
 from .ops.misc_numeric import gammainc, gammaincc  # the incomplete gamma functions (igamma)
 from .tensor import Tensor
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
-           "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
-           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
-           "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
+           "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc",
+           "gammaincc", "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e",
+           "i1", "i1e", "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma",
+           "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax",
+           "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
 
 _pw = dispatch.pointwise
 
@@ -63,6 +70,74 @@ def _binary(op, name: str):
 xlog1py = _binary(S.xlog1py_op, "xlog1py")
 zeta = _binary(S.zeta_op, "zeta")
 xlogy = _binary(_p.B.xlogy_op, "xlogy")
+
+
+def _bessel(name: str):
+    """torch.special's Bessel and Airy functions; a few name their argument ``x``, as torch's."""
+    op = S.BESSEL_OPS[name]
+    if name in ("airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                "spherical_bessel_j0"):
+        def fn(x: Tensor, *, out=None) -> Tensor:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"special_{name}(): argument 'x' (position 1) must be Tensor, not "
+                                f"{type(x).__name__}")
+            return _pw(op, (x,), out)
+    else:
+        def fn(input: Tensor, *, out=None) -> Tensor:
+            _p._check_tensor(input, f"special_{name}")
+            return _pw(op, (input,), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"torch.special.{name} (OpDef {name!r}): float32/float64 (integers give the "
+                  "default float dtype); not differentiable, as torch's.")
+    return fn
+
+
+def _polynomial(name: str):
+    """A polynomial of x of degree n: either may be a Python number (not both), n is truncated
+    to an integer, and n < 0 gives 0, as torch's."""
+    op = S.POLYNOMIAL_OPS[name]
+
+    def fn(x, n, *, out=None) -> Tensor:
+        if not isinstance(x, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(
+                f"special_{name}() received an invalid combination of arguments - got "
+                f"({type(x).__name__}, {type(n).__name__}), but expected one of:\n"
+                " * (Tensor x, Tensor n, *, Tensor out = None)\n"
+                " * (Number x, Tensor n, *, Tensor out = None)\n"
+                " * (Tensor x, Number n, *, Tensor out = None)\n")
+        return _pw(op, (x, n), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"torch.special.{name} (OpDef {name!r}): x or n may be a Python number; n is "
+                  "truncated to an integer, n < 0 gives 0; not differentiable, as torch's.")
+    return fn
+
+
+airy_ai = _bessel("airy_ai")
+bessel_j0 = _bessel("bessel_j0")
+bessel_j1 = _bessel("bessel_j1")
+bessel_y0 = _bessel("bessel_y0")
+bessel_y1 = _bessel("bessel_y1")
+modified_bessel_i0 = _bessel("modified_bessel_i0")
+modified_bessel_i1 = _bessel("modified_bessel_i1")
+modified_bessel_k0 = _bessel("modified_bessel_k0")
+modified_bessel_k1 = _bessel("modified_bessel_k1")
+scaled_modified_bessel_k0 = _bessel("scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _bessel("scaled_modified_bessel_k1")
+spherical_bessel_j0 = _bessel("spherical_bessel_j0")
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t")
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u")
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v")
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w")
+shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t")
+shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u")
+shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v")
+shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p")
 
 
 def gammaln(input: Tensor, *, out=None) -> Tensor:

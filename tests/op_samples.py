@@ -2392,6 +2392,22 @@ SAMPLES.update({
 SAMPLES["special:ndtri"] = [lambda o: (jtorch.special.ndtri, (o["x"].sigmoid(),), {})]
 SAMPLES["special:xlog1py"] = [lambda o: (jtorch.special.xlog1py, (o["x"], o["y"]), {})]
 SAMPLES["special:zeta"] = [lambda o: (jtorch.special.zeta, (o["x"] + 2, o["y"]), {})]
+# torch.special's Bessel/Airy functions and orthogonal polynomials (degree a number or a tensor)
+SAMPLES.update({
+    f"special:{n}": [lambda o, n=n: (getattr(jtorch.special, n), (o["x"],), {})]
+    for n in ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+              "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+              "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0")
+})
+SAMPLES.update({
+    f"special:{n}": [lambda o, n=n: (getattr(jtorch.special, n), (o["x"], 3), {}),
+                     lambda o, n=n: (getattr(jtorch.special, n), (o["x"], o["i"]), {})]
+    for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+              "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+              "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+              "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+              "laguerre_polynomial_l", "legendre_polynomial_p")
+})
 
 # -- ops/misc_numeric.py: igamma, gradient, histograms, low-rank SVD/PCA, ATen embedding_bag and
 # recurrent forms (tests/ops/test_misc_torch_names.py and test_igamma.py compare values) --------

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 import jtorch
 from jtorch import dispatch
+from jtorch.kernels.defs.special import BESSEL_OPS, POLYNOMIAL_OPS
 from jtorch.kernels.registry import LOGICAL, REGISTRY
 
 from helpers import ATOL32, RTOL32, exact_like, raises_as, same
@@ -86,6 +87,15 @@ def _quotient_overflows(x, y, *rest):
         return np.isfinite(x) & np.isfinite(y) & (y != 0) & np.isinf(x / y)
 
 
+def _recurrence_unstarted(x, n):
+    return np.isnan(x.astype(np.float64)) & (n.astype(np.float64) >= 2)
+
+
+def _recurrence_unbounded(x, n):
+    n = n.astype(np.float64)
+    return (n >= 2**20) & (n < 2**63)
+
+
 _FMOD_QUIRK = (_quotient_overflows, ("torch's vectorised fmod returns nan where x / y overflows, "
                                      "its scalar path (and C fmod) the exact remainder"))
 TORCH_QUIRKS = {
@@ -99,6 +109,18 @@ TORCH_QUIRKS = {
     ("polygamma", "int64"): (lambda x: x < 0, (
         "torch's float32 trigamma at the poles (negative integers): sin(pi x) with pi rounded is "
         "~1e-7, not 0, so it gives a finite 1e15 where float64 gives 1e32")),
+    **{(op, d): (_recurrence_unstarted, (
+        "x = nan, n >= 2: the recurrence's first value is nan, so its loop never runs and torch "
+        "returns its uninitialised result (whatever the register holds; jtorch gives nan)"))
+       for op in ("chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                  "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                  "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w")
+       for d in ("float32", "float64")},
+    **{(op, d): (lambda x, n: _recurrence_unstarted(x, n) | _recurrence_unbounded(x, n), (
+        "as the Chebyshev polynomials at x = nan; and torch's recurrence runs n steps (L_n(x) for "
+        "x > 0 and P_n(x) for |x| < 1 stay finite, so nothing stops it early): n = 2**31 takes "
+        "seconds, 2**62 does not finish"))
+       for op in ("laguerre_polynomial_l", "legendre_polynomial_p") for d in DTYPES},
 }
 
 
@@ -234,15 +256,26 @@ FLOAT32_DEFINED = {
 }
 
 
-def _run_both(jfn, tfn, jargs, targs, what, exact=True):
+# Ops whose integer operands torch computes in float32 arithmetic, losing what the result needs
+# (the phase x - pi/4 of J and Y at x = 100, the long recurrences of the polynomials): their
+# integer operands are held, as float32 ones are, to the exact result (the float64 computation
+# on the operands converted to the float dtype of the result, rounded).
+INTS_EXACT = {*BESSEL_OPS, *POLYNOMIAL_OPS}
+
+
+def _run_both(jfn, tfn, jargs, targs, what, exact=True, ints_exact=False):
     """jtorch raises what torch raises (the message too for RuntimeError and
-    NotImplementedError), or returns the same result: the exact one for float32 (``exact``)."""
+    NotImplementedError), or returns the same result: the exact one for float32 (``exact``),
+    and with ``ints_exact`` for integer operands too."""
     try:
         expected = tfn(*targs)
     except Exception as e:  # noqa: BLE001 - the oracle decides what is an error
         full = isinstance(e, (RuntimeError, NotImplementedError))
         raises_as(e, lambda: jfn(*jargs), message="full" if full else "type only")
         return "raised"
+    if exact and ints_exact and expected.is_floating_point():
+        targs = [a.to(expected.dtype) if isinstance(a, torch.Tensor) and not a.is_floating_point()
+                 else a for a in targs]
     if exact:
         expected = exact_like(tfn, targs, expected)
     same(jfn(*jargs), expected, rtol=RTOL, atol=ATOL, path=what)
@@ -317,7 +350,7 @@ def test_op_matches_torch(name, dtype):
         for label, arrays, view in _cases(op, dtype):
             jargs, targs = _make_args(op, dtype, arrays, view, params)
             _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, {label}, params={params}]",
-                      exact=name not in FLOAT32_DEFINED)
+                      exact=name not in FLOAT32_DEFINED, ints_exact=name in INTS_EXACT)
 
 
 # Python scalar operands: torch treats them as lower-priority "wrapped numbers".
@@ -366,7 +399,7 @@ def test_op_with_python_scalars_matches_torch(name, dtype):
                 pass
         ran += 1
         _run_both(jfn, tfn, jargs, targs, f"{name}[{dtype}, scalar {s!r} at {pos}]",
-                  exact=name not in FLOAT32_DEFINED)
+                  exact=name not in FLOAT32_DEFINED, ints_exact=name in INTS_EXACT)
     if not ran:
         pytest.skip(f"torch.{name} takes no Python scalar operands")
 

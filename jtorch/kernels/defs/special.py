@@ -1,9 +1,10 @@
 """Special functions as pointwise ops (gamma family, incomplete gamma, Bessel I0/I1, normal
-distribution, zeta, nextafter, frexp's parts), so that they fuse in compiled graphs like any unary
-or binary op.
+distribution, zeta, nextafter, frexp's parts; torch.special's Bessel, Airy and orthogonal
+polynomial functions), so that they fuse in compiled graphs like any unary or binary op.
 
-The scalar math is in ``kernels/special_math.py`` (float64 inside; ``fm.like`` rounds the result to
-the compute dtype). Integer inputs give the default float dtype, as torch's.
+The scalar math is in ``kernels/special_math.py``, ``bessel_math.py`` and ``polynomial_math.py``
+(float64 inside; ``fm.like`` rounds the result to the compute dtype). Integer inputs give the
+default float dtype, as torch's.
 """
 # ruff: noqa: PLR0124  (x != x is the nan test)
 
@@ -13,7 +14,9 @@ import numpy as np
 
 from ... import dispatch
 from ...tensor import Tensor
+from .. import bessel_math as bm
 from .. import fastmath as fm
+from .. import polynomial_math as pm
 from .. import special_math as sp
 from ..registry import INT_TO_FLOAT, REGISTRY, binary, defvjp, unary
 from . import _prims as P
@@ -73,6 +76,35 @@ frexp_mantissa_op = unary("frexp_mantissa", lambda x: fm.like(x, math.frexp(x)[0
                           check=_frexp_check)
 frexp_exponent_op = unary("frexp_exponent", lambda x: fm.like(x, math.frexp(x)[1]), cats=_FLOAT,
                           check=_frexp_check, differentiable=False)
+
+
+# torch.special's Bessel and Airy functions of x and orthogonal polynomials of (x, n): torch builds
+# their kernels for float32 and float64 only, and defines no derivative (their results do not
+# require grad). A polynomial's n is an operand like x (promoted with it; torch truncates it).
+
+
+def _float32_64(name: str):
+    def check(common, args):
+        if common.category == 2 and common.itemsize < 4:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{common.scalar_name}'")
+
+    return check
+
+
+BESSEL_OPS = {name: unary(name, getattr(bm, name), rule=INT_TO_FLOAT, check=_float32_64(name),
+                          differentiable=False)
+              for name in ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+                           "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+                           "modified_bessel_k1", "scaled_modified_bessel_k0",
+                           "scaled_modified_bessel_k1", "spherical_bessel_j0")}
+POLYNOMIAL_OPS = {name: binary(name, getattr(pm, name), rule=INT_TO_FLOAT, check=_float32_64(name),
+                               differentiable=False)
+                  for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u",
+                               "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                               "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+                               "hermite_polynomial_h", "hermite_polynomial_he",
+                               "laguerre_polynomial_l", "legendre_polynomial_p")}
 
 
 # -- gradient rules (jtorch ops; the special functions' derivatives are special functions) ----
