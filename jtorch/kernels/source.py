@@ -39,7 +39,8 @@ def kernel_dir() -> str:
 def fingerprint(*objs) -> str:
     """A hash over source texts of functions/modules a kernel inlines (so edits invalidate).
     A function counts with the whole file that defines it: a scalar lambda calls helpers of
-    its module (``_fmod_fast``), whose edits must reach the kernels too."""
+    its module (``_fmod_fast``), whose edits must reach the kernels too; and with the files of
+    the kernel modules it names (``sp.digamma`` in a lambda of ``defs/special.py``)."""
     h = hashlib.sha1()
     for o in objs:
         key = o
@@ -50,12 +51,26 @@ def fingerprint(*objs) -> str:
                 text = inspect.getsource(o) if not isinstance(o, str) else o
                 if not isinstance(o, str):
                     text += _file_hash(inspect.getsourcefile(o))
+                    text += "".join(_file_hash(p) for p in _named_kernel_files(o))
             except (OSError, TypeError):
                 text = repr(o)
             cached = hashlib.sha1(text.encode()).hexdigest()
             _src_hash_cache[key] = cached
         h.update(cached.encode())
     return h.hexdigest()
+
+
+def _named_kernel_files(fn) -> list:
+    """The files of the ``jtorch.kernels`` modules a function names as globals (fastmath has
+    its own fingerprint in every kernel header)."""
+    names, env = getattr(getattr(fn, "__code__", None), "co_names", ()), getattr(fn, "__globals__", {})
+    files = []
+    for n in names:
+        m = env.get(n)
+        if isinstance(m, ModuleType) and m.__name__.startswith("jtorch.kernels.") and \
+                not m.__name__.startswith("jtorch.kernels.fastmath"):
+            files.append(getattr(m, "__file__", None))
+    return files
 
 
 _file_hashes: dict = {}

@@ -62,3 +62,16 @@ def test_fingerprint_of_a_compiled_function_is_the_same_in_every_process():
                                  text=True, check=True).stdout.split()
     first, second = run(), run()
     assert first == second and first[0] == first[1]
+
+
+def test_fingerprint_of_a_scalar_lambda_covers_the_kernel_modules_it_names(monkeypatch):
+    """digamma's scalar is a lambda of defs/special.py calling special_math: an edit of
+    special_math.py must change the kernels' cache key too."""
+    from jtorch.kernels import special_math
+
+    fn = jtorch.kernels.registry.get("digamma").scalar
+    monkeypatch.setattr(source, "_src_hash_cache", {})
+    before = source.fingerprint(fn)
+    monkeypatch.setattr(source, "_src_hash_cache", {})
+    monkeypatch.setitem(source._file_hashes, special_math.__file__, "edited")
+    assert source.fingerprint(fn) != before
