@@ -715,6 +715,8 @@ def make_view(t: Tensor, v: View) -> Tensor:
             return t._view(t._a[v.key])
         if v.reshape is not None:  # a row-major source reshaped
             return t._view(t._a.reshape(v.reshape))
+        if v.dtype is not None:
+            return _dtype_view(t, v)
         off = v.offset * isz
         if off <= st.nbytes:  # the storage is one dense 1-D buffer (arguments by position: 2x)
             try:
@@ -724,8 +726,25 @@ def make_view(t: Tensor, v: View) -> Tensor:
                 pass
         return t._view(np.lib.stride_tricks.as_strided(st[v.offset:], tuple(v.shape),
                                                        tuple([s * isz for s in v.strides])))
+    if v.dtype is not None:
+        return _dtype_view(t, v)
     return t._view(MetaArray(tuple(v.shape), st.dtype, tuple([s * isz for s in v.strides]),
                              v.offset, st.fake))
+
+
+def _dtype_view(t: Tensor, v: View) -> Tensor:
+    """``make_view`` for a view in another dtype: the storage read as ``v.dtype`` (same base
+    and version counter), the view over it."""
+    d, st = v.dtype, t._st
+    n = st.nbytes // d.itemsize
+    strides = tuple([s * d.itemsize for s in v.strides])
+    if st.__class__ is _META:
+        return Tensor._make(MetaArray(tuple(v.shape), d.np, strides, v.offset, st.fake),
+                            MetaArray((n,), d.np, None, 0, st.fake), d,
+                            t._base if t._base is not None else t)
+    st = np.ndarray((n,), d.np, buffer=st) if st.flags.c_contiguous else st.view(d.np)
+    a = np.ndarray(v.shape, d.np, buffer=st, offset=min(v.offset, n) * d.itemsize, strides=strides)
+    return Tensor._make(a, st, d, t._base if t._base is not None else t)
 
 
 def meta_result(out, args: tuple, op: registry.OpDef):

@@ -1005,6 +1005,50 @@ SAMPLES["torch:imag"] = [
     lambda o: (jtorch.imag, (jtorch.complex(o["x"], o["y"]),), {}),
     lambda o: (jtorch.imag, (o["x"],), {}),  # real input: error
 ]
+
+
+def _cplx(o):
+    return jtorch.complex(o["x"], o["y"])
+
+
+def _pairs(o):
+    return jtorch.view_as_real(_cplx(o))
+
+
+SAMPLES.update({
+    "torch:view_as_real": [lambda o: (jtorch.view_as_real, (_cplx(o),), {}),
+                           lambda o: (jtorch.view_as_real, (o["x"],), {})],  # real: error
+    "torch:view_as_real_copy": [lambda o: (jtorch.view_as_real_copy, (_cplx(o),), {})],
+    "torch:view_as_complex": [lambda o: (jtorch.view_as_complex, (_pairs(o),), {}),
+                              lambda o: (jtorch.view_as_complex, (o["x"],), {}),  # no pairs
+                              lambda o: (jtorch.view_as_complex, (o["i"],), {})],  # dtype
+    "torch:view_as_complex_copy": [lambda o: (jtorch.view_as_complex_copy, (_pairs(o),), {})],
+})
+
+
+def _seg_lengths(x):
+    """Valid segment lengths for ``x``'s dim 0 (one leading row, then the rest)."""
+    n = x.shape[0] if x.ndim else 1
+    return jtorch.tensor([min(1, n), n - min(1, n)])
+
+
+SAMPLES["torch:segment_reduce"] = [
+    lambda o: (jtorch.segment_reduce, (o["x"], "sum"), {"lengths": _seg_lengths(o["x"])}),
+    lambda o: (jtorch.segment_reduce, (o["x"], "max"), {"lengths": _seg_lengths(o["x"]),
+                                                         "initial": 0.5}),
+    lambda o: (jtorch.segment_reduce, (o["x"], "mean"), {"offsets": jtorch.tensor([0, 1])}),
+    lambda o: (jtorch.segment_reduce, (_r(2, 3, 4), "prod"),
+               {"lengths": jtorch.tensor([[1, 2], [3, 0]]), "axis": 1}),
+    lambda o: (_segment_grads, (o["x"],), {}),
+]
+
+
+def _segment_grads(x):
+    """segment_reduce's forward and backward."""
+    a = x.detach().requires_grad_()
+    lengths = _seg_lengths(a).to(a.device)
+    jtorch.segment_reduce(a, "prod", lengths=lengths, initial=2.0).sum().backward()
+    return a.grad
 SAMPLES["torch:meshgrid"] = [
     lambda o: (jtorch.meshgrid, (_vec(o["x"], 3), _vec(o["y"], 2)), {"indexing": "ij"}),
     lambda o: (jtorch.meshgrid, (_vec(o["x"], 3), _vec(o["y"], 2), _vec(o["z"], 4)),

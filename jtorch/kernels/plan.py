@@ -36,16 +36,18 @@ class View:
     views are made from the plan on every device (no kernel). ``perm``, when given, says the
     view is that permutation of the source's dims, ``key`` a NumPy basic index giving the
     same view, ``reshape`` a shape the row-major source takes: a CPU array applies them
-    directly.
+    directly. ``dtype``, when given, reads the bytes as another dtype (view_as_real,
+    view_as_complex); the geometry is then counted in its elements.
     """
 
-    __slots__ = ("key", "offset", "perm", "reshape", "shape", "src", "strides")
+    __slots__ = ("dtype", "key", "offset", "perm", "reshape", "shape", "src", "strides")
 
     def __init__(self, shape: tuple, strides: tuple, offset: int, src: int = 0,
                  perm: tuple | None = None, key=None) -> None:
         self.shape, self.strides, self.offset, self.src, self.perm = shape, strides, offset, src, perm
         self.key = key
         self.reshape = None  # the view is the source (row-major) reshaped to this shape
+        self.dtype = None
 
     def __repr__(self) -> str:
         return f"View({list(self.shape)}, strides={self.strides}, offset={self.offset}, of={self.src})"

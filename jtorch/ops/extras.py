@@ -487,6 +487,16 @@ def _copy_variant(name: str, view):
     return fn
 
 
+def _no_complex_grad(x):
+    """torch's view_as_complex_copy records no gradient for its complex result: it refuses."""
+    from .. import dispatch
+
+    if builtins.isinstance(x, Tensor) and dispatch.needs_grad((x,)):
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+    return x
+
+
 for _name, _view in [
     ("alias_copy", lambda x: x.view(x.shape)),
     ("as_strided_copy", lambda x, size, stride, storage_offset=None:
@@ -509,6 +519,8 @@ for _name, _view in [
     ("unfold_copy", lambda x, dimension, size, step: x.unfold(dimension, size, step)),
     ("unsqueeze_copy", lambda x, dim=None, *, axis=None: x.unsqueeze(dim, axis=axis)),
     ("view_copy", lambda x, size: x.view(size)),
+    ("view_as_real_copy", lambda x: views.view_as_real(x)),
+    ("view_as_complex_copy", lambda x: views.view_as_complex(_no_complex_grad(x))),
     ("narrow_copy", lambda x, dim, start, length: x.narrow(dim, start, length)),
 ]:
     _copy_variant(_name, _view)

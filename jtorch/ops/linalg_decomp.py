@@ -437,7 +437,24 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     """The first n columns of the product of the Householder reflectors (LAPACK's orgqr)."""
     _check(A, "linalg_householder_product", "input")
     _check(tau, "linalg_householder_product", "tau", 2)
+    if dispatch.needs_grad((A, tau)):
+        return _deliver(_householder_composite(A, tau), out)
     return _deliver(dispatch.call(D.householder_product_op, A, tau), out)
+
+
+def _householder_composite(A: Tensor, tau: Tensor) -> Tensor:
+    """The product in recorded jtorch ops, so autograd gives its gradient: Q = H_1 ... H_k E
+    (E the first n columns of I), each H_i = I - tau_i v_i v_i^H applied from the right end;
+    v_i is column i of A below the diagonal, with a unit diagonal entry."""
+    D._householder_meta(A, tau)  # torch's checks
+    m, n = A.shape[-2], A.shape[-1]
+    eye = creation.eye(m, n, dtype=A.dtype, device=A.device)
+    v = A.tril(-1) + eye
+    q = eye.expand(*A.shape[:-2], m, n)
+    for i in reversed(range(tau.shape[-1])):
+        vi = v[..., :, i:i + 1]
+        q = q - (tau[..., i:i + 1].unsqueeze(-1) * vi) @ (_H(vi) @ q)
+    return q
 
 
 def orgqr(input: Tensor, tau: Tensor) -> Tensor:

@@ -71,6 +71,8 @@ __all__ = [
     "unbind",
     "unflatten",
     "unsqueeze",
+    "view_as_complex",
+    "view_as_real",
     "vsplit",
     "vstack",
 ]
@@ -140,6 +142,35 @@ def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
 
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     return _view(V.view_op, self, shape=other._a.shape)
+
+
+def _tensor_arg(x, fn: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type_name(x)}")
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor as real (real, imag) pairs in a new last dim, sharing its storage (a
+    write through either shows in the other), e.g. to hand complex data to real-only code.
+
+    >>> import jtorch as torch
+    >>> torch.view_as_real(torch.tensor([1 + 2j]))
+    tensor([[1., 2.]])
+    """
+    _tensor_arg(input, "view_as_real")
+    return _call(V.view_as_real_op, input)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """The inverse of view_as_real: a last dim of two reals read as one complex number, over
+    the same storage.
+
+    >>> import jtorch as torch
+    >>> torch.view_as_complex(torch.tensor([[1.0, 2.0]]))
+    tensor([1.+2.j])
+    """
+    _tensor_arg(input, "view_as_complex")
+    return _call(V.view_as_complex_op, input)
 
 
 def reshape(input: Tensor, shape) -> Tensor:

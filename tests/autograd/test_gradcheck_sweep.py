@@ -23,6 +23,11 @@ POINTWISE = ("unary", "binary", "ternary")
 _LSTM = jtorch.nn.LSTM(3, 2).double()
 
 
+def _eig_parts(lam, v):
+    """Eigenvalues as real pairs and |eigenvectors| (invariant under their phases)."""
+    return jtorch.view_as_real(lam), v.abs()
+
+
 def _r(*shape, seed=0, positive=False):
     a = np.random.default_rng(seed + sum(shape)).standard_normal(shape)
     if positive:
@@ -160,6 +165,12 @@ SAMPLES = {
                    [_r(4, 3)]),
     "linalg_qr": (lambda a: jtorch.linalg.qr(a), [_r(4, 3)]),
     "linalg_lu_factor_ex": (lambda a: jtorch.linalg.lu_factor_ex(a).LU, [_r(2, 3, 3)]),
+    "linalg_eig": (lambda a: _eig_parts(*jtorch.linalg.eig(a)), [_r(2, 3, 3)]),
+    "segment_reduce": (lambda x: jtorch.segment_reduce(x, "prod", lengths=jtorch.tensor(
+        [[2, 0, 1], [1, 1, 1]]), axis=1, initial=1.5), [_r(2, 3, 2)]),
+    "view_as_real": (lambda x: jtorch.view_as_real(jtorch.view_as_complex(x) * (1 + 2j)),
+                     [_r(2, 3, 2)]),
+    "view_as_complex": (lambda x: jtorch.view_as_complex(x).abs(), [_r(2, 3, 2)]),
     "cdist": (lambda a, b: jtorch.cdist(a, b), [_r(2, 3), _r(3, 3)]),
     "embedding": (lambda w: F.embedding(jtorch.tensor([1, 0, 1]), w), [_r(3, 2)]),
     "copy_": (lambda x, y: (x * 1).copy_(y), [_r(2, 3), _r(3)]),

@@ -25,6 +25,7 @@ NO_JOINT: dict = {
                     _VIEW),
     **dict.fromkeys(["cumprod", "prod", "min", "nanmedian"], _READS),
     **dict.fromkeys(["masked_select", "masked_scatter"], "a data-dependent op: a graph break"),
+    "linalg_eig": "its gradient rule checks values (the eigenvectors' phase) and conjugates",
 }
 
 

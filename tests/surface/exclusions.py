@@ -196,12 +196,10 @@ MISSING: dict = {
                                                                             'lobpcg',
 
 
-                                                 'segment_reduce',
         'set_autocast_cpu_dtype',         'set_autocast_dtype', 'set_autocast_gpu_dtype',
         'set_autocast_xla_dtype',         'slice_inverse',
         'sym_constrain_range', 'sym_constrain_range_for_size', 'sym_fresh_size',         'thread_safe_generator', 'uint16',
-        'uint32', 'uint64',         'view_as_complex', 'view_as_complex_copy',
-        'view_as_real', 'view_as_real_copy', 'while_loop',
+        'uint32', 'uint64',         'while_loop',
     ],
     'torch.autograd': [
         'enforce_grad_layout_policy', 'handle_torch_function', 'is_tensor_like', 'variable',

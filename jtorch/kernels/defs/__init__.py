@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     resample,
     rnn,
     scan,
+    segment,
     softmax,
     sort,
     sparse,

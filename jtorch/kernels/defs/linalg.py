@@ -247,6 +247,8 @@ def _mm_grads(op, a, b, need_a, need_b, g):
     as the transpose of a row-major product, so after the view rule it is the contiguous
     gradient of the weight, with no copy at accumulation."""
     call = dispatch.call
+    if a.dtype.is_complex:  # the adjoint is conjugated: g b^H and a^H g
+        a, b = a.conj(), b.conj()
     ga = gb = None
     if need_a:
         ga = call(op, b, g.mT).mT if _transposed(a) else call(op, g, b.mT)
@@ -267,6 +269,8 @@ def _batched_matmul_vjp(c, g):
     a, b = c.args
     n = c.needs
     call = dispatch.call
+    if a.dtype.is_complex:
+        a, b = a.conj(), b.conj()
     return (call(batched_matmul_op, g, b.mT) if n[0] else None,
             call(batched_matmul_op, a.mT, g) if n[1] else None)
 

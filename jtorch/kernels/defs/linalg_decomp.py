@@ -14,6 +14,7 @@ from ... import dtypes as _dt
 from ..plan import Out, Plan, common_device, device_of
 from ..registry import defvjp, op
 from ._lazy import lazy
+from .view import view_as_real_op
 
 _E = "jtorch.kernels.cpu.lapack_entries"  # imported at the first call (_lazy.py)
 
@@ -184,12 +185,12 @@ solve_triangular_op = op("linalg_solve_triangular", "extern", _solve_triangular_
 eigh_op = op("linalg_eigh", "extern", _eigh_meta, lazy(_E, "eigh_cpu"))
 svd_op = op("linalg_svd", "extern", _svd_meta, lazy(_E, "svd_cpu"))
 qr_op = op("linalg_qr", "extern", _qr_meta, lazy(_E, "qr_cpu"))
-# non-differentiable here: geqrf and eig as in torch's tables for geqrf; eig's complex
-# gradients wait for complex autograd
+# non-differentiable as in torch's tables: geqrf. householder_product's gradient comes from
+# the composite ``ops/linalg_decomp.householder_product`` records when an input needs one.
 geqrf_op = op("geqrf", "extern", _geqrf_meta, lazy(_E, "geqrf_cpu"), differentiable=False)
 householder_product_op = op("linalg_householder_product", "extern", _householder_meta,
                             lazy(_E, "householder_cpu"), differentiable=False)
-eig_op = op("linalg_eig", "extern", _eig_meta, lazy(_E, "eig_cpu"), differentiable=False)
+eig_op = op("linalg_eig", "extern", _eig_meta, lazy(_E, "eig_cpu"))
 lu_permutation_op = op("lu_unpack_permutation", "extern", _lu_permutation_meta,
                        lazy(_E, "lu_permutation_cpu"), differentiable=False)
 
@@ -215,6 +216,12 @@ def tri_solve(a, b, upper: bool, left: bool = True, unit: bool = False):
         return dispatch.call(solve_triangular_op, a, b, upper=upper, unitriangular=unit)
     return _H(dispatch.call(solve_triangular_op, _H(a), _H(b), upper=not upper,
                             unitriangular=unit))
+
+
+def _part(z, k: int):
+    """The real (k=0) or imaginary (k=1) part of complex ``z``, as a view_as_real view (a
+    recorded op, which compiled code can trace)."""
+    return dispatch.call(view_as_real_op, z)[..., k]
 
 
 def _first(g):
@@ -281,6 +288,8 @@ def _eigh_vjp(c, g):
     lam, v = c.out
     gl, gv = g
     vhgv = _H(v) @ gv
+    if v.dtype.is_complex:
+        _check_phase(vhgv.diagonal(0, -2, -1), "linalg_eigh_backward")
     vhgv = (vhgv - _H(vhgv)) * 0.5
     e = lam.unsqueeze(-2) - lam.unsqueeze(-1)
     n = lam.shape[-1]
@@ -289,6 +298,39 @@ def _eigh_vjp(c, g):
     inner = vhgv / e
     inner = inner - inner * eye + _diag_embed(gl.to(inner.dtype))
     return (v @ (inner @ _H(v)),)
+
+
+def _check_phase(vhgv_diag, name: str) -> None:
+    """torch's check that the loss does not depend on the eigenvectors' phases (each is
+    defined up to e^{i phi}): Im(diag(V^H gV)) must vanish."""
+    im = _part(vhgv_diag, 1)
+    if im.is_meta or not im.numel():  # no values (tracing): torch skips it for subclasses too
+        return
+    if not bool((im.abs() <= 1e-2).all()):
+        raise RuntimeError(f"{name}: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on "
+                           "this quantity, so it is ill-defined.")
+
+
+def _eig_vjp(c, g):
+    """torch's linalg_eig_backward for general A = V diag(L) V^-1, V's columns of norm one:
+    V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(E)) V^H, E_ij = L_j - L_i.
+    A real input gets the real part."""
+    lam, v = c.out
+    gl, gv = g
+    vh = _H(v)
+    vhgv = vh @ gv
+    diag = vhgv.diagonal(0, -2, -1)
+    _check_phase(diag, "linalg_eig_backward")
+    vhgv = vhgv - vh @ (v * _part(diag, 0).unsqueeze(-2))
+    lc = lam.conj()
+    e = lc.unsqueeze(-2) - lc.unsqueeze(-1)
+    n = lam.shape[-1]
+    eye = e.new_ones(n).diag_embed() if n else e
+    inner = vhgv / (e + eye)
+    inner = inner - inner * eye + _diag_embed(gl)
+    ga = solve(vh, inner @ vh)
+    return (ga if c._meta[0][1].is_complex else _part(ga, 0),)
 
 
 def _svd_vjp(c, g):
@@ -361,20 +403,34 @@ def _qr_vjp(c, g):
 
 
 def _lu_factor_vjp(c, g):
-    """torch's linalg_lu_backward for square A = P L U: P L^-H (tril(L^H gL, -1) +
-    triu(gU U^H)) U^-H, gL and gU the strict lower and upper parts of gLU."""
+    """torch's linalg_lu_backward for A = P L U, L (m, k) unit lower, U (k, n) upper, gL and gU
+    the strict lower and upper parts of gLU. Square: P L^-H (tril(L^H gL, -1) + triu(gU U^H))
+    U^-H; wide and tall split A into its leading k x k block and the rest."""
     lu, piv, _ = c.out
     m, n = lu.shape[-2], lu.shape[-1]
-    if m != n:
-        raise NotImplementedError("linalg.lu_factor: the gradient of a non-square LU "
-                                  "factorization is not implemented")
+    k = min(m, n)
     glu = g[0]
-    eye = lu.new_ones(n).diag_embed() if n else lu
-    lo = lu.tril(-1) + eye
-    up = lu.triu()
-    phi = (_H(lo) @ glu.tril(-1)).tril(-1) + (glu.triu() @ _H(up)).triu()
-    x = tri_solve(_H(lo), phi, upper=True, unit=True)
-    x = tri_solve(_H(up), x, upper=False, left=False)
+    from ...ops.views import cat
+
+    eye = lu.new_ones(k).diag_embed() if k else lu[..., :0, :0]
+    lo = lu[..., :, :k].tril(-1)
+    lo = cat([lo[..., :k, :] + eye, lo[..., k:, :]], -2) if m > k else lo + eye
+    up = lu[..., :k, :].triu()
+    gl, gu = glu[..., :, :k], glu[..., :k, :]
+    if m == n:
+        phi = (_H(lo) @ gl.tril(-1)).tril(-1) + (gu.triu() @ _H(up)).triu()
+        x = tri_solve(_H(lo), phi, upper=True, unit=True)
+        x = tri_solve(_H(up), x, upper=False, left=False)
+    elif m < n:  # A1 = P L^-H [(L^H gL - triu(gU) U^H)_lower U1^-H + triu(gU1)], A2 = P L^-H gU2
+        x = (_H(lo) @ gl - gu.triu() @ _H(up)).tril(-1)
+        x = tri_solve(_H(up[..., :k]), x, upper=False, left=False)
+        x = cat([x + gu[..., :k].triu(), gu[..., k:]], -1)
+        x = tri_solve(_H(lo), x, upper=True, unit=True)
+    else:  # A1 = P [L1^-H (gU U^H - L^H tril(gL))_upper + tril(gL1)] U^-H, A2 = P gL2 U^-H
+        x = (gu @ _H(up) - _H(lo) @ gl.tril(-1)).triu()
+        x = tri_solve(_H(lo[..., :k, :]), x, upper=True, unit=True)
+        x = cat([x + gl[..., :k, :].tril(-1), gl[..., k:, :]], -2)
+        x = tri_solve(_H(up), x, upper=False, left=False)
     p = dispatch.call(lu_permutation_op, piv, m=m, dtype=lu.dtype)
     return (p @ x,)
 
@@ -389,3 +445,4 @@ defvjp(eigh_op, _eigh_vjp, "o", name="LinalgEighBackward0")
 defvjp(svd_op, _svd_vjp, "0o", name="LinalgSvdBackward0")
 defvjp(qr_op, _qr_vjp, "0o", name="LinalgQrBackward0")
 defvjp(lu_factor_ex_op, _lu_factor_vjp, "o", name="LinalgLuFactorExBackward0")
+defvjp(eig_op, _eig_vjp, "o", name="LinalgEigBackward0")

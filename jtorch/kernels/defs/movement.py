@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ... import dispatch
 from ... import dtypes as _dt
 from ...device import CPU, META
 from ...shape import wrap_dim
@@ -26,7 +27,7 @@ from .view import (  # noqa: F401  (the view records live with their geometry)
     _dup_message, as_strided__op, as_strided_op, chunk_op, diagonal_op, expand_op, narrow_op,
     permute_op, select_op, slice_op, split_op, split_with_sizes_op, squeeze__op, squeeze_op, t__op,
     t_op, transpose__op, transpose_op, unbind_op, unfold_op, unsqueeze__op, unsqueeze_op,
-    view_dtype_op, view_op)
+    view_as_complex_op, view_as_real_op, view_dtype_op, view_op)
 
 
 # -- copying movement ops: meta rules -------------------------------------------------------
@@ -376,6 +377,12 @@ def _repeat_vjp(c, g):
     return (g.reshape(shape),)
 
 
+def _dense(g):
+    """A row-major copy: always a recorded op, as a compiled backward may be handed a
+    broadcast gradient that looked dense when it was traced."""
+    return g.clone(memory_format=_dt.contiguous_format)
+
+
 for _op, _rule, _saves in [
     (view_op, _view_vjp, ""),
     (squeeze_op, _view_vjp, ""),
@@ -408,5 +415,8 @@ for _op, _rule, _saves in [
     (triu_op, lambda c, g: (g.triu(c.kw["diagonal"]),), ""),
     (tril__op, lambda c, g: (g.tril(c.kw["diagonal"]),), ""),
     (triu__op, lambda c, g: (g.triu(c.kw["diagonal"]),), ""),
+    # torch's rules: each view's gradient is the other view of the (contiguous) gradient
+    (view_as_real_op, lambda c, g: (dispatch.call(view_as_complex_op, _dense(g)),), ""),
+    (view_as_complex_op, lambda c, g: (dispatch.call(view_as_real_op, _dense(g)),), ""),
 ]:
     defvjp(_op, _rule, _saves)

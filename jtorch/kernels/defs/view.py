@@ -219,6 +219,43 @@ def _view_dtype_meta(x, *, dtype: _dt.dtype) -> Plan:
     return Plan(Out(tuple(shape), d, tuple(strides)), {"dtype": d, "offset": off}, device_of(x))
 
 
+# -- complex numbers as real pairs ---------------------------------------------------------
+
+def _view_as_real_meta(x) -> Plan:
+    """Each complex element as its (real, imag) pair in a new last dim of size 2: the strides
+    and the offset counted in reals, over the same storage."""
+    if not x.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    v = View((*x._a.shape, 2), tuple(2 * s for s in x.stride()) + (1,), 2 * x.storage_offset())
+    v.dtype = x.dtype.to_real()
+    return Plan(v, {}, device_of(x))
+
+
+def _view_as_complex_meta(x) -> Plan:
+    """The inverse of view_as_real, with torch's checks (a last dim of 2 reals at stride 1,
+    even strides and an even offset)."""
+    d = x.dtype
+    if d not in (_dt.float32, _dt.float64, _dt.float16):
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, "
+                           f"but got a tensor of scalar type: {d.scalar_name}")
+    shape, strides, off = x._a.shape, x.stride(), x.storage_offset()
+    if not shape:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if off % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    if d is _dt.float16:
+        raise RuntimeError("view_as_complex: complex32 (ComplexHalf) is not supported")
+    v = View(tuple(shape[:-1]), tuple(s // 2 for s in strides[:-1]), off // 2)
+    v.dtype = _dt.complex64 if d is _dt.float32 else _dt.complex128
+    return Plan(v, {}, device_of(x))
+
+
 # -- permutations --------------------------------------------------------------------------
 
 def _permuted(x, dims: tuple) -> Plan:
@@ -670,6 +707,8 @@ view_op = _view("view", _view_meta, _hinted("ViewBackward0"), _mk.view_copy_cpu,
                 cpu_view=_view_cpu, cpu_view_kw=lambda a, shape, reshape=False: {"shape": a.shape})
 view_dtype_op = _view("view_dtype", _view_dtype_meta, None, _mk.view_dtype_cpu,
                       differentiable=False)
+view_as_real_op = _view("view_as_real", _view_as_real_meta, "ViewAsRealBackward0")
+view_as_complex_op = _view("view_as_complex", _view_as_complex_meta, "ViewAsComplexBackward0")
 permute_op = _view("permute", _permute_meta, "PermuteBackward0",   # also movedim, T
                    cpu_view=_permute_cpu, cpu_view_kw=lambda a, dims: {"dims": _perms[(a.ndim, dims)]})
 transpose_op = _view("transpose", _transpose_meta, "TransposeBackward0",  # swapaxes, mT
