@@ -163,6 +163,20 @@ def defvjp(op: OpDef, vjp: Callable, saves: str | None = None, name: str | None 
         op.grad_name = name
 
 
+def holomorphic(rule: Callable) -> Callable:
+    """A rule written as ``g * f'(z)`` made torch's for complex values, ``g * conj(f'(z))``:
+    the rules are linear in ``g``, so that is ``conj(rule(conj(g)))`` (a real input of a
+    complex result then takes the real part, as its gradient's cast does)."""
+
+    def vjp(c, g):
+        if not g.dtype.is_complex:
+            return rule(c, g)
+        return tuple(None if r is None else r.conj() for r in rule(c, g.conj()))
+
+    vjp.__name__ = getattr(rule, "__name__", "vjp")
+    return vjp
+
+
 _jitted: dict[tuple, Callable] = {}
 
 

@@ -11,7 +11,18 @@ from numba import njit
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .. import fastmath as fm
-from ..registry import ALL_CATS, COMPARE, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS, binary, defvjp, ternary
+from ..registry import (
+    ALL_CATS,
+    COMPARE,
+    INT_CATS,
+    INT_TO_FLOAT,
+    LOGICAL,
+    REAL_CATS,
+    binary,
+    defvjp,
+    holomorphic,
+    ternary,
+)
 from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
@@ -446,7 +457,7 @@ for _op, _rule, _saves in [
                                  if c.needs[1] else None), "01"),
     (fmod_op, lambda c, g: (g, -g * P.div_trunc(c.args[0], c.args[1])
                             if c.needs[1] else None), "01"),
-    (pow_op, _pow_vjp, "01o"),
+    (pow_op, holomorphic(_pow_vjp), "01o"),
     (atan2_op, _atan2_vjp, "01"),
     (hypot_op, lambda c, g: (g * c.args[0] / c.out, g * c.args[1] / c.out), "01o"),
     (copysign_op, _copysign_vjp, "0o"),

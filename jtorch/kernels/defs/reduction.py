@@ -27,7 +27,7 @@ from ..cpu import reduce as _rk
 from ..cpu.half import via_float32
 from ..plan import Out, Plan, device_of
 from ..plan import memo as memo_plan
-from ..registry import OpDef, defvjp, reduction, register
+from ..registry import OpDef, defvjp, holomorphic, reduction, register
 from . import combine as C
 from .combine import logaddexp, maximum, minimum  # noqa: F401  (kernels import them from here)
 
@@ -697,7 +697,7 @@ defvjp(sum_op, _sum_vjp, "", name=_overload("Sum"))
 defvjp(mean_op, _mean_vjp, "", name=_overload("Mean"))
 defvjp(nansum_op, _nansum_vjp, "0")
 defvjp(nanmean_op, _nanmean_vjp, "0", name="DivBackward0")  # torch: nansum(x) / count
-defvjp(prod_op, _prod_vjp, "0o", name=_overload("Prod"))
+defvjp(prod_op, holomorphic(_prod_vjp), "0o", name=_overload("Prod"))
 defvjp(amax_op, _minmax_vjp, "0o", name=_amax_name("AmaxBackward0"))
 defvjp(amin_op, _minmax_vjp, "0o", name=_amax_name("AminBackward0"))
 defvjp(aminmax_op, _aminmax_vjp, "0o")

@@ -16,10 +16,9 @@ from ... import dtypes as _dt
 from ...shape import wrap_dim
 from ..cpu import scan as _sk
 from ..plan import Out, Plan, device_of
-from ..registry import OpDef, defvjp, register
+from ..registry import OpDef, defvjp, holomorphic, register
 from . import combine as C
-from .reduction import FLOAT, SAME, SUM, _plans, cacheable, check_tensor, holds, memo, \
-    not_implemented
+from .reduction import FLOAT, SAME, SUM, _plans, cacheable, check_tensor, holds, memo, not_implemented
 
 _int64 = _dt.int64
 
@@ -167,7 +166,7 @@ def _logcumsumexp_vjp(c, g):
 
 
 defvjp(cumsum_op, _cumsum_vjp, "")
-defvjp(cumprod_op, _cumprod_vjp, "0o")
+defvjp(cumprod_op, holomorphic(_cumprod_vjp), "0o")
 defvjp(logcumsumexp_op, _logcumsumexp_vjp, "0o")
 defvjp(cummax_op, _cummaxmin_vjp, "o")
 defvjp(cummin_op, _cummaxmin_vjp, "o")

@@ -9,8 +9,19 @@ import numpy as np
 from numba import njit
 
 from .. import fastmath as fm
-from ..registry import (ALL_CATS, COMPARE, FLOAT_CATS, INT_CATS, INT_TO_FLOAT, LOGICAL, REAL_CATS,
-                        binary, defvjp, unary)
+from ..registry import (
+    ALL_CATS,
+    COMPARE,
+    FLOAT_CATS,
+    INT_CATS,
+    INT_TO_FLOAT,
+    LOGICAL,
+    REAL_CATS,
+    binary,
+    defvjp,
+    holomorphic,
+    unary,
+)
 from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
@@ -258,6 +269,11 @@ def _logit_eps_vjp(c, g):
     return (P.where((x < lo) | (x > hi), 0.0, g / (x * (1 - x))),)
 
 
+# rules written g * f'(z): for complex values torch's are g * conj(f'(z))
+_HOLOMORPHIC = {square_op, cube_op, sqrt_op, rsqrt_op, reciprocal_op, exp_op, exp2_op, expm1_op,
+                log_op, log2_op, log10_op, log1p_op, sin_op, cos_op, tan_op, asin_op, acos_op,
+                atan_op, sinh_op, cosh_op, tanh_op, asinh_op, acosh_op, atanh_op, sigmoid_op}
+
 for _op, _rule, _saves in [
     (neg_op, lambda c, g: (-g,), ""),
     (abs_op, lambda c, g: (g * P.sign(_x(c)),), "0"),
@@ -320,7 +336,7 @@ for _op, _rule, _saves in [
      "0o"),
     (copy_op, lambda c, g: (g,), ""),
 ]:
-    defvjp(_op, _rule, _saves)
+    defvjp(_op, holomorphic(_rule) if _op in _HOLOMORPHIC else _rule, _saves)
 copy_op.grad_name = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
 square_op.grad_name = "PowBackward0"
 cube_op.grad_name = "PowBackward0"
