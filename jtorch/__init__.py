@@ -48,6 +48,7 @@ from .ops.distance import cdist, cosine_similarity, pairwise_distance  # noqa: F
 from .ops.pooling import TOP_LEVEL as _pool_top; globals().update(_pool_top)  # noqa: E702
 from .ops.extras import *  # noqa: F401,F403
 from .ops.numeric import *  # noqa: F401,F403
+from .ops.control_flow import *  # noqa: F401,F403
 from .ops.misc_numeric import *  # noqa: F401,F403
 from .ops.special import *  # noqa: F401,F403
 from .ops.segment import segment_reduce  # noqa: F401

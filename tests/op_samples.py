@@ -2331,6 +2331,12 @@ NOT_SWEPT.update({
                  "set_autocast_xla_enabled", "is_autocast_cache_enabled",
                  "set_autocast_cache_enabled", "clear_autocast_cache",
                  "autocast_increment_nesting", "autocast_decrement_nesting")},
+    "torch:cond": "takes branch functions (tests/ops/test_control_flow.py)",
+    "torch:while_loop": "takes loop functions (tests/ops/test_control_flow.py)",
+    **{f"torch:{n}": "autocast's dtype state, no tensor (tests/test_autocast_ops.py)"
+       for n in ("get_autocast_dtype", "set_autocast_dtype", "get_autocast_cpu_dtype",
+                 "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
+                 "get_autocast_xla_dtype", "set_autocast_xla_dtype")},
 })
 
 

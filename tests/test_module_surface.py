@@ -118,10 +118,10 @@ def test_make_tensor(dtype):
 
 # -- torch.amp ------------------------------------------------------------------------------
 
-def test_autocast_regions_run_and_keep_dtypes():
+def test_autocast_regions_run_and_cast_matmuls():
     x = jtorch.ones(2, 3)
     with jtorch.autocast("cpu"):
-        assert (x @ x.t()).dtype is jtorch.float32
+        assert (x @ x.t()).dtype is jtorch.bfloat16  # as torch (tests/test_autocast_ops.py)
     with jtorch.amp.autocast("cpu", dtype=jtorch.float16, enabled=False):
         pass
 

@@ -1,9 +1,10 @@
-"""torch.amp: autocast and the gradient scaler. jtorch's autocast does not cast ops to a lower
-precision (torch's CPU autocast runs matmuls and convolutions in bfloat16; jtorch has the dtype
-but not the per-op cast lists) and there is no CUDA device yet, so autocast regions run every
-op in its own dtype (CUDA autocast warns once that it is disabled, as torch does without
-CUDA), and the scaler is disabled where its device is unavailable: ``scale`` returns the loss,
-``step`` steps the optimizer, ``update`` does nothing."""
+"""torch.amp: autocast and the gradient scaler. CPU autocast casts as torch's does: matmuls,
+convolutions, ``linear``, ``prelu`` and attention run in bfloat16 (or the region's float16),
+losses, ``prod``, linalg, fft and a few pooling/padding ops in float32, everything else in its
+inputs' dtypes (``amp.state`` holds the lists' casts). There is no CUDA device yet: CUDA
+autocast warns that it is disabled, as torch does without CUDA, and the scaler is disabled
+where its device is unavailable: ``scale`` returns the loss, ``step`` steps the optimizer,
+``update`` does nothing."""
 
 from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available
 from .grad_scaler import GradScaler

@@ -15,6 +15,7 @@ import math
 
 from .. import _settings, dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 
@@ -53,7 +54,13 @@ def call_key(args: tuple, kwargs: dict, scope: Scope) -> tuple:
     if kwargs:
         ak.append(tuple([(k, value_key(x)) for k, x in kwargs.items()]))
     return (dispatch.grad_state.enabled, _dt._default.value, tuple(ak),
-            scope.state() if scope.live else None, _settings._State.deterministic)
+            scope.state() if scope.live else None, _settings._State.deterministic,
+            _amp.on and _autocast_key())
+
+
+def _autocast_key():
+    """CPU autocast's dtype when it is on in this thread (a traced graph holds its casts)."""
+    return _amp.state.dtype["cpu"] if _amp.state.enabled.get("cpu") else False
 
 
 def masked_key(args: tuple, kwargs: dict, scope: Scope, mask: dict) -> tuple:
@@ -82,7 +89,8 @@ def masked_key(args: tuple, kwargs: dict, scope: Scope, mask: dict) -> tuple:
     if kwargs:
         ak.append(tuple([(k, key(x)) for k, x in kwargs.items()]))
     return (dispatch.grad_state.enabled, _dt._default.value, tuple(ak),
-            scope.state() if scope.live else None, _settings._State.deterministic)
+            scope.state() if scope.live else None, _settings._State.deterministic,
+            _amp.on and _autocast_key())
 
 
 def tensor_leaves(v, out: list) -> list:
@@ -106,6 +114,8 @@ def explain_miss(old: tuple, new: tuple, names: list) -> str:
         return f"default dtype changed: expected {old[1].name}, got {new[1].name}"
     if old[4] != new[4]:
         return f"deterministic algorithms changed: expected {old[4]}, got {new[4]}"
+    if old[5] != new[5]:
+        return f"autocast changed: expected {old[5]}, got {new[5]}"
     oa, na = old[2], new[2]
     if len(oa) != len(na):
         return f"number of arguments changed: expected {len(oa)}, got {len(na)}"

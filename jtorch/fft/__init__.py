@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import fft as _F
 from ..tensor import Tensor
 
@@ -191,6 +192,7 @@ def _c2r_1d(fn: str, x: Tensor, n, dim: int, norm, forward: bool, out) -> Tensor
     return _write_out(_F.c2r(x, (d,), code, size, forward), out, "_fft_c2r", (x,))
 
 
+@_amp.fp32_op
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
         out: Tensor | None = None) -> Tensor:
     """The 1-D discrete Fourier transform (real input gives the full complex spectrum).
@@ -205,6 +207,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     return _r2c_1d("fft", input, n, dim, norm, True, False, out)
 
 
+@_amp.fp32_op
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The 1-D inverse discrete Fourier transform."""
@@ -215,6 +218,7 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _r2c_1d("ifft", input, n, dim, norm, False, False, out)
 
 
+@_amp.fp32_op
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The 1-D transform of real input: the n // 2 + 1 non-negative frequencies."""
@@ -223,6 +227,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _r2c_1d("rfft", input, n, dim, norm, True, True, out)
 
 
+@_amp.fp32_op
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The inverse of rfft: n real values (default n = 2 * (input.size(dim) - 1))."""
@@ -231,6 +236,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _c2r_1d("irfft", input, n, dim, _norm_arg(norm, "irfft"), False, out)
 
 
+@_amp.fp32_op
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its one-sided half: real output."""
@@ -239,6 +245,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2r_1d("hfft", input, n, dim, _norm_arg(norm, "hfft"), True, out)
 
 
+@_amp.fp32_op
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The inverse of hfft: the one-sided inverse transform of real input."""
@@ -356,6 +363,7 @@ def _ihfftn(fn: str, input, s, dim, norm, out) -> Tensor:
 _2D = (-2, -1)
 
 
+@_amp.fp32_op
 def fftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The n-D discrete Fourier transform over ``dim`` (all dims by default), each padded or
@@ -363,18 +371,21 @@ def fftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _fftn_c2c("fftn", input, s, dim, norm, True, out)
 
 
+@_amp.fp32_op
 def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The n-D inverse discrete Fourier transform."""
     return _fftn_c2c("ifftn", input, s, dim, norm, False, out)
 
 
+@_amp.fp32_op
 def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The n-D transform of real input, one-sided in the last transformed dim."""
     return _rfftn("rfftn", input, s, dim, norm, out)
 
 
+@_amp.fp32_op
 def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """The inverse of rfftn."""
@@ -393,24 +404,28 @@ def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _ihfftn("ihfftn", input, s, dim, norm, out)
 
 
+@_amp.fp32_op
 def fft2(input: Tensor, s=None, dim=_2D, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """fftn over the last two dims."""
     return _fftn_c2c("fft2", input, s, dim, norm, True, out)
 
 
+@_amp.fp32_op
 def ifft2(input: Tensor, s=None, dim=_2D, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """ifftn over the last two dims."""
     return _fftn_c2c("ifft2", input, s, dim, norm, False, out)
 
 
+@_amp.fp32_op
 def rfft2(input: Tensor, s=None, dim=_2D, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """rfftn over the last two dims."""
     return _rfftn("rfft2", input, s, dim, norm, out)
 
 
+@_amp.fp32_op
 def irfft2(input: Tensor, s=None, dim=_2D, norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """irfftn over the last two dims."""

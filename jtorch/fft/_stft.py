@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import fft as _F
 from ..tensor import Tensor
 
@@ -53,6 +54,7 @@ def _window_str(window) -> str:
     return "None" if window is None else f"{_tstr(window, True)}{{{_sizes(window)}}}"
 
 
+@_amp.fp32_op
 def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
          normalized: bool = False, onesided: bool | None = None,

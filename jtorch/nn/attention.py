@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..amp import state as _amp
 from ..tensor import Tensor
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -39,6 +40,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     torch.Size([2, 4, 8])
     """
     J = _J()
+    if _amp.on:
+        query, key, value, attn_mask = _amp.lower(query, key, value, attn_mask)
     L, S = query.shape[-2], key.shape[-2]
     scale_factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if is_causal:

@@ -19,6 +19,7 @@ tensor([[[[ 5.,  7.],
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..ops import creation as _c
 from ..tensor import Tensor
 
@@ -160,6 +161,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
                        "fractional_max_pool3d")
 
 
+@_amp.fp32_op
 def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples: Tensor | None = None):
     """2-D fractional max pooling; ``return_indices`` adds the argmax indices."""
@@ -168,6 +170,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_r
     return out if return_indices else out[0]
 
 
+@_amp.fp32_op
 def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples: Tensor | None = None):
     """3-D fractional max pooling; ``return_indices`` adds the argmax indices."""

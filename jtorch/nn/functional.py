@@ -17,6 +17,7 @@ import warnings
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import unary as U
 from ..ops import creation as _creation
 from ..ops import reduction as _red
@@ -314,6 +315,8 @@ from .attention import multi_head_attention_forward, scaled_dot_product_attentio
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1)."""
+    if _amp.on:
+        input, weight = _amp.lower(input, weight)
     if weight.numel() != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")

@@ -21,6 +21,7 @@ import warnings
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import loss as L
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
@@ -133,6 +134,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """-input[n, target[n], ...] * weight[target[n]] (input holds log-probabilities); 'mean'
     divides by the summed weights of the targets that are not ``ignore_index``."""
+    if _amp.on:
+        input, weight = _amp.fp32(input, weight)
     reduction = _reduction(size_average, reduce, reduction)
     return _nll(input, target, weight, reduction, ignore_index)
 
@@ -207,6 +210,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     >>> jtorch.nn.functional.cross_entropy(jtorch.zeros(2, 4), jtorch.tensor([0, 3]))
     tensor(1.3863)
     """
+    if _amp.on:
+        input, target, weight = _amp.fp32(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if input.shape == target.shape:
         return _ce_probs(input, target, weight, reduction, ignore_index, label_smoothing)
@@ -216,6 +221,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                 ignore_index)
 
 
+@_amp.fp32_op
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
@@ -256,6 +262,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """(input - target)^2; with ``weight``, 'mean' is sum(w * l) / sum(w)."""
+    if _amp.on:
+        input, target, weight = _amp.fp32(input, target, weight)
     _size_warning(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy(size_average, reduce)
@@ -272,6 +280,7 @@ def _float_loss(x: Tensor, kernel: str) -> None:
                                   f"'{dispatch.torch_name(x.dtype)}'")
 
 
+@_amp.fp32_op
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """|input - target|; with ``weight``, 'mean' is sum(w * l) / sum(w)."""
@@ -284,6 +293,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _reduce(err, _get_enum(reduction))
 
 
+@_amp.fp32_op
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 z^2 / beta where z = |input - target| < beta, z - beta / 2 elsewhere."""
@@ -300,6 +310,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return _reduce(_pw.where(z < beta, diff * diff * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
+@_amp.fp32_op
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """0.5 z^2 where z = |input - target| < delta, delta * (z - delta / 2) elsewhere."""
@@ -314,6 +325,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(loss, _get_enum(reduction))
 
 
+@_amp.fp32_op
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) with each log clamped at -100, as torch does."""
@@ -333,6 +345,7 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
     return broadcast_shapes(a, b)
 
 
+@_amp.fp32_op
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -357,6 +370,7 @@ def _logsigmoid_op():
     return U.logsigmoid_op
 
 
+@_amp.fp32_op
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """target * (log target - input) pointwise (input holds log-probabilities); 'batchmean'
@@ -380,6 +394,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     return out
 
 
+@_amp.fp32_op
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
@@ -428,6 +443,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 
 # -- margin and embedding losses ---------------------------------------------------------------
 
+@_amp.fp32_op
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input))."""
@@ -452,6 +468,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss, reduction)
 
 
+@_amp.fp32_op
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
     """sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])), over the
@@ -477,6 +494,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     return _reduce(loss, reduction)
 
 
+@_amp.fp32_op
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """max(0, -target * (input1 - input2) + margin)."""
@@ -488,6 +506,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_amp.fp32_op
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """input where target == 1, max(0, margin - input) where target == -1."""
@@ -498,6 +517,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     return _reduce(out, reduction)
 
 
+@_amp.fp32_op
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1."""
@@ -519,6 +539,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(out, reduction)
 
 
+@_amp.fp32_op
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
@@ -576,6 +597,7 @@ def _ctc_lengths(lengths, what: str, got: tuple) -> tuple:
                     f"tuple of ints target_lengths, ...) or the same with Tensor lengths")
 
 
+@_amp.fp32_op
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The Connectionist Temporal Classification loss of log-probabilities (T, N, C) (or

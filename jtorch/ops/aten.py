@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..amp.grad_scaler import GradScaler
 from ..dtypes import contiguous_format
 from ..tensor import Tensor
@@ -47,6 +48,10 @@ __all__ = [
     "from_dlpack",
     "from_file",
     "frombuffer",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "get_autocast_xla_dtype",
     "grid_sampler",
     "grid_sampler_2d",
     "grid_sampler_3d",
@@ -76,8 +81,12 @@ __all__ = [
     "rrelu",
     "rrelu_",
     "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
     "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
     "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
+    "set_autocast_xla_dtype",
     "set_autocast_xla_enabled",
     "set_flush_denormal",
     "sym_sqrt",
@@ -432,57 +441,96 @@ def sym_sum(args):
 legacy_contiguous_format = contiguous_format  # torch keeps the old name as an alias
 
 
-# autocast state: regions change nothing here (``amp``), but its switches are kept and read
-_autocast = {"cpu": False, "xla": False, "cache": True, "nesting": 0}
-
+# autocast state: per thread, in ``amp.state`` (the casts of autocast regions live there too)
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    return _autocast.get(device_type or "cuda", False) if device_type != "cpu" else \
-        _autocast["cpu"]
+    return _amp.is_enabled("cuda" if device_type is None else device_type)
 
 
 def set_autocast_enabled(device_type, enabled=None) -> None:
     if enabled is None:  # the legacy one-argument form sets CUDA's
-        return
-    _autocast[device_type] = bool(enabled)
+        device_type, enabled = "cuda", device_type
+    _amp.set_enabled(device_type, enabled)
 
 
 def is_autocast_cpu_enabled() -> bool:
-    return _autocast["cpu"]
+    _amp.deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return _amp.is_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
-    _autocast["cpu"] = bool(enabled)
+    _amp.deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    _amp.set_enabled("cpu", enabled)
 
 
 def is_autocast_xla_enabled() -> bool:
-    return _autocast["xla"]
+    _amp.deprecated("is_autocast_xla_enabled()", "is_autocast_enabled('xla')")
+    return _amp.is_enabled("xla")
 
 
 def set_autocast_xla_enabled(enabled: bool) -> None:
-    _autocast["xla"] = bool(enabled)
+    _amp.deprecated("set_autocast_xla_enabled(enabled)", "set_autocast_enabled('xla', enabled)")
+    _amp.set_enabled("xla", enabled)
+
+
+def get_autocast_dtype(device_type: str):
+    return _amp.get_dtype(device_type)
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    _amp.set_dtype(device_type, dtype)
+
+
+def get_autocast_cpu_dtype():
+    _amp.deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return _amp.get_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    _amp.deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    _amp.set_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    _amp.deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return _amp.get_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    _amp.deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    _amp.set_dtype("cuda", dtype)
+
+
+def get_autocast_xla_dtype():
+    _amp.deprecated("get_autocast_xla_dtype()", "get_autocast_dtype('xla')")
+    return _amp.get_dtype("xla")
+
+
+def set_autocast_xla_dtype(dtype) -> None:
+    _amp.deprecated("set_autocast_xla_dtype(dtype)", "set_autocast_dtype('xla', dtype)")
+    _amp.set_dtype("xla", dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
-    return _autocast["cache"]
+    return _amp.state.cache
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    _autocast["cache"] = bool(enabled)
+    _amp.state.cache = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
-    """No cast cache to clear: autocast casts nothing here."""
+    """No cast cache to clear: each autocast op casts its operands afresh."""
 
 
 def autocast_increment_nesting() -> int:
-    _autocast["nesting"] += 1
-    return _autocast["nesting"]
+    _amp.state.nesting += 1
+    return _amp.state.nesting
 
 
 def autocast_decrement_nesting() -> int:
-    _autocast["nesting"] -= 1
-    return _autocast["nesting"]
+    _amp.state.nesting -= 1
+    return _amp.state.nesting
 
 
 # -- Tensor methods torch has beside these ----------------------------------------------------

@@ -17,6 +17,7 @@ torch.Size([1, 3, 3])
 from __future__ import annotations
 
 from .. import dispatch
+from ..amp import state as _amp
 from ..kernels.defs import conv as D
 from ..kernels.defs.conv import _plans  # noqa: F401  (the memoised plans; tests read them)
 from ..tensor import Tensor
@@ -28,6 +29,8 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
 def _conv_t(nd: int, input, weight, bias, stride, padding, output_padding, groups,
             dilation) -> Tensor:
     """One transposed ``convolution`` call; an unbatched input as a batch of one."""
+    if _amp.on:
+        input, weight, bias = _amp.lower(input, weight, bias)
     if isinstance(input, Tensor) and input._a.ndim == nd + 1:
         return _conv_t(nd, input.unsqueeze(0), weight, bias, stride, padding, output_padding,
                        groups, dilation).squeeze(0)
@@ -46,6 +49,8 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     >>> F.conv1d(jtorch.ones(20, 16, 50), jtorch.ones(33, 16, 3), stride=2).shape
     torch.Size([20, 33, 24])
     """
+    if _amp.on:
+        input, weight, bias = _amp.lower(input, weight, bias)
     if isinstance(input, Tensor) and input._a.ndim == 2:  # unbatched: a batch of one
         return conv1d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                       groups).squeeze(0)
@@ -60,6 +65,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     >>> F.conv2d(jtorch.ones(1, 3, 8, 8), jtorch.ones(4, 3, 3, 3), padding=1).shape
     torch.Size([1, 4, 8, 8])
     """
+    if _amp.on:
+        input, weight, bias = _amp.lower(input, weight, bias)
     if isinstance(input, Tensor) and input._a.ndim == 3:  # unbatched: a batch of one
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                       groups).squeeze(0)
@@ -74,6 +81,8 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     >>> F.conv3d(jtorch.ones(1, 2, 4, 4, 4), jtorch.ones(3, 2, 3, 3, 3)).shape
     torch.Size([1, 3, 2, 2, 2])
     """
+    if _amp.on:
+        input, weight, bias = _amp.lower(input, weight, bias)
     if isinstance(input, Tensor) and input._a.ndim == 4:  # unbatched: a batch of one
         return conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                       groups).squeeze(0)

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _allocator, dispatch
 from .. import dtypes as _dt
 from .. import meta as _meta
+from ..amp import state as _amp
 from ..device import get_default_device, set_default_device, to_device
 from ..kernels.defs import conversion as _conv
 from ..kernels.defs import creation as C
@@ -664,6 +665,7 @@ def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     return deliver(dispatch.call(C.complex_op, real, imag), out)
 
 
+@_amp.fp32_op
 def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``."""
     from . import pointwise as P

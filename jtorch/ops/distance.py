@@ -9,6 +9,7 @@ composed sqrt would give. The other two are compositions of jtorch ops.
 from __future__ import annotations
 
 from .. import dispatch
+from ..amp import state as _amp
 from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -17,6 +18,7 @@ from . import reduction as _red
 __all__ = ["cdist", "cosine_similarity", "pairwise_distance"]
 
 
+@_amp.fp32_op
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """p-norm distance between each pair of rows of ``x1`` (..., P, M) and ``x2`` (..., R, M).

@@ -17,6 +17,7 @@ import math
 from .. import dispatch
 from .. import dtypes as _dt
 from .._settings import WarnOnce
+from ..amp import state as _amp
 from ..kernels.defs import linalg as L
 from ..shape import broadcast_shapes
 from ..tensor import SparseOperandError, Tensor
@@ -37,11 +38,15 @@ def _deliver(res: Tensor, out: Tensor | None) -> Tensor:
 
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors (BLAS for float/complex)."""
+    if _amp.on:
+        input, mat2 = _amp.lower(input, mat2)
     return _deliver(dispatch.call(L.mm_op, input, mat2), out)
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size."""
+    if _amp.on:
+        input, mat2 = _amp.lower(input, mat2)
     return _deliver(dispatch.call(L.bmm_op, input, mat2), out)
 
 
@@ -128,6 +133,8 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """
     _check_tensor(input, "matmul")
     _check_tensor(other, "matmul", 2, "other")
+    if _amp.on:
+        input, other = _amp.lower(input, other)
     da, db = input.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -202,6 +209,8 @@ def _scaled_sum(input, prod, beta, alpha, name: str) -> Tensor:
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
           out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2): one kernel (BLAS product, then the scaled sum)."""
+    if _amp.on:
+        input, mat1, mat2 = _amp.lower(input, mat1, mat2)
     return _deliver(dispatch.call(L.addmm_op, input, mat1, mat2, beta=beta, alpha=alpha), out)
 
 
@@ -214,12 +223,16 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1,
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
+    if _amp.on:
+        input, batch1, batch2 = _amp.lower(input, batch1, batch2)
     return _deliver(_scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out: Tensor | None = None) -> Tensor:
     """beta * input + alpha * sum_i batch1[i] @ batch2[i] (one mm over the joined batch)."""
+    if _amp.on:
+        input, batch1, batch2 = _amp.lower(input, batch1, batch2)
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if batch1.dim() != 3 else
                            "batch2 must be a 3D tensor")
@@ -269,6 +282,8 @@ def multi_dot(tensors, *, out: Tensor | None = None) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """Dot products along ``dim`` (broadcast over the other dims; conj(x) for complex)."""
+    if _amp.on:
+        x, y = _amp.lower(x, y)
     if x.dtype.is_complex:
         x = x.conj()
     return _deliver((x * y).sum(dim), out)
@@ -488,6 +503,7 @@ def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _deliver((ai * bi).reshape([x * y for x, y in zip(a._a.shape, b._a.shape)]), out)
 
 
+@_amp.fp32_op
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     if input.dim() != 2:
@@ -497,6 +513,7 @@ def trace(input: Tensor) -> Tensor:
 
 # -- norms of matrices --------------------------------------------------------------------
 
+@_amp.fp32_op
 def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
     """Singular values of the matrices in ``A`` (..., M, N), descending."""
     return _deliver(dispatch.call(L.svdvals_op, A)[0], out)
@@ -564,6 +581,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None,
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias (one BLAS call on the transposed weight, no copy)."""
+    if _amp.on:
+        input, weight, bias = _amp.lower(input, weight, bias)
     if weight.dim() not in (1, 2):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.dim()}D")

@@ -16,6 +16,7 @@ import math
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import linalg_decomp as D
 from ..kernels.defs.linalg_decomp import LinAlgError
 from ..shape import broadcast_shapes
@@ -66,12 +67,14 @@ def _eye_like(a: Tensor, n: int) -> Tensor:
 
 # -- inverses and determinants -----------------------------------------------------------------
 
+@_amp.fp32_op
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     """(inverse, info): info > 0 names the first zero pivot of a singular matrix."""
     _check(A, "linalg_inv_ex")
     return _tuple("linalg_inv_ex", dispatch.call(D.inv_ex_op, A, check_errors=check_errors), out)
 
 
+@_amp.fp32_op
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix; a singular one raises LinAlgError."""
     _check(A, "linalg_inv")
@@ -184,6 +187,7 @@ def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
+@_amp.fp32_op
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of A X = B (left) or X A = B, batches broadcast."""
     _check(A, "linalg_solve_ex")
@@ -210,6 +214,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     return _tuple("linalg_solve_ex", (x, info), out)
 
 
+@_amp.fp32_op
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
     """The solution of A X = B (left) or X A = B; a singular A raises LinAlgError."""
     return _deliver(solve_ex(A, B, left=left, check_errors=True)[0], out)
@@ -234,6 +239,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     return _deliver(D.tri_solve(a, b, upper, left, unitriangular), out)
 
 
+@_amp.fp32_op
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info > 0 is the order of the first leading minor that is not positive."""
     _check(A, "linalg_cholesky_ex")
@@ -241,6 +247,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     return _tuple("linalg_cholesky_ex", res, out)
 
 
+@_amp.fp32_op
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
     """L with A = L L^H (or U with A = U^H U); not positive-definite raises LinAlgError."""
     _check(A, "linalg_cholesky")
@@ -251,6 +258,7 @@ def _cholesky_top(input: Tensor, upper: bool = False, *, out: Tensor | None = No
     return cholesky(input, upper=upper, out=out)
 
 
+@_amp.fp32_op
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *,
                    out: Tensor | None = None) -> Tensor:
     """X with (L L^H) X = B (or (U^H U) X = B), from the Cholesky factor."""
@@ -261,6 +269,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *,
     return _deliver(D.tri_solve(_H(lo), y, upper=True), out)
 
 
+@_amp.fp32_op
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
     """(L L^H)^-1 (or (U^H U)^-1) from the Cholesky factor."""
     _check(L, "cholesky_inverse", "input")
@@ -271,6 +280,7 @@ def cholesky_inverse(L: Tensor, upper: bool = False, *, out: Tensor | None = Non
     return cholesky_solve(eye, L, upper, out=out)
 
 
+@_amp.fp32_op
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out=None):
     """(solution, cloned_coefficient): torch's older spelling of solve_triangular."""
@@ -349,6 +359,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
     return _tuple("linalg_lu", tuple(lu_unpack(lu_, piv)), out)
 
 
+@_amp.fp32_op
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Tensor | None = None) -> Tensor:
     """X with A X = B (A^H X = B when ``adjoint``; X A = B when not ``left``), A = P L U."""
@@ -373,6 +384,7 @@ def _lu_solve_top(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *,
 
 # -- spectral decompositions --------------------------------------------------------------------
 
+@_amp.fp32_op
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """(eigenvalues ascending, eigenvectors as columns) of Hermitian matrices, one triangle
     read."""
@@ -380,23 +392,27 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     return _tuple("linalg_eigh", dispatch.call(D.eigh_op, A, UPLO=UPLO), out)
 
 
+@_amp.fp32_op
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
     """The eigenvalues of Hermitian matrices, ascending."""
     _check(A, "linalg_eigvalsh")
     return _deliver(dispatch.call(D.eigh_op, A, UPLO=UPLO)[0], out)
 
 
+@_amp.fp32_op
 def eig(A: Tensor, *, out=None):
     """(eigenvalues, eigenvectors) of general square matrices, complex."""
     _check(A, "linalg_eig")
     return _tuple("linalg_eig", dispatch.call(D.eig_op, A), out)
 
 
+@_amp.fp32_op
 def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check(A, "linalg_eigvals")
     return _deliver(dispatch.call(D.eig_op, A)[0], out)
 
 
+@_amp.fp32_op
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with A = U diag(S) Vh (LAPACK's gesdd)."""
     _check(A, "linalg_svd")
@@ -416,6 +432,7 @@ def _svd_top(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=N
     return _tuple("svd", (u, s, v), out)
 
 
+@_amp.fp32_op
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """(Q, R) with A = Q R (Householder QR); mode 'r' leaves Q empty."""
     _check(A, "linalg_qr")
@@ -427,12 +444,14 @@ def _qr_top(input: Tensor, some: bool = True, *, out=None):
     return _tuple("qr", dispatch.call(D.qr_op, input, mode="reduced" if some else "complete"), out)
 
 
+@_amp.fp32_op
 def geqrf(input: Tensor, *, out=None):
     """(a, tau): LAPACK's packed Householder QR."""
     _check(input, "geqrf", "input")
     return _tuple("geqrf", dispatch.call(D.geqrf_op, input), out)
 
 
+@_amp.fp32_op
 def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The first n columns of the product of the Householder reflectors (LAPACK's orgqr)."""
     _check(A, "linalg_householder_product", "input")
@@ -457,10 +476,12 @@ def _householder_composite(A: Tensor, tau: Tensor) -> Tensor:
     return q
 
 
+@_amp.fp32_op
 def orgqr(input: Tensor, tau: Tensor) -> Tensor:
     return householder_product(input, tau)
 
 
+@_amp.fp32_op
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False,
           *, out: Tensor | None = None) -> Tensor:
     """Q @ other (or other @ Q, Q^H when ``transpose``) with Q of geqrf's reflectors."""
@@ -511,10 +532,12 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
     return _deliver(matmul(_H(vh) * inv_s.unsqueeze(-2).to(u.dtype), _H(u)), out)
 
 
+@_amp.fp32_op
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
+@_amp.fp32_op
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
                 out: Tensor | None = None, tol=None) -> Tensor:
     """The number of singular values above max(atol, rtol * sigma_max)."""
@@ -568,6 +591,7 @@ _lstsq_top = _removed("lstsq", "`torch.lstsq` is deprecated in favor of `torch.l
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@_amp.fp32_op
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values) of min ||A X - B||, the minimum-norm
     solution from the SVD; the other fields as torch's ``driver`` (default gelsy) fills them."""
@@ -606,6 +630,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     return _R["linalg_lstsq"](x, res, rank, sv)
 
 
+@_amp.fp32_op
 def cond(A: Tensor, p=None, *, out: Tensor | None = None) -> Tensor:
     """The condition number ||A|| ||A^-1|| in norm ``p`` (None: 2, from the singular values)."""
     _check(A, "linalg_cond")
@@ -642,6 +667,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     return views.cat([ones, rest], -1).cumprod(-1)
 
 
+@_amp.fp32_op
 def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
     """The inverse of A read as a (prod(A.shape[:ind]), prod(A.shape[ind:])) matrix."""
     _check(A, "linalg_tensorinv")
@@ -655,6 +681,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
     return _deliver(inv(A.reshape(p, q)).reshape(*cols, *rows), out)
 
 
+@_amp.fp32_op
 def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out: Tensor | None = None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B."""
     _check(A, "linalg_tensorsolve")

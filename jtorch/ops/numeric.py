@@ -17,6 +17,7 @@ import warnings
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import sort as _sort_defs
 from ..tensor import Tensor
 from . import creation, pointwise, views
@@ -133,6 +134,7 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, out, ign
     return _into(out, res)
 
 
+@_amp.fp32_op
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear",
              out=None, axis=None, keepdims=None) -> Tensor:
     """The q-th quantiles of each slice along ``dim`` (of all elements for None); NaN where a
@@ -142,6 +144,7 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *, interpolation
                      "quantile")
 
 
+@_amp.fp32_op
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear", out=None, axis=None, keepdims=None) -> Tensor:
     """quantile ignoring NaN (NaN only where a slice is all NaN)."""

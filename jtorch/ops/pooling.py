@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import dispatch
+from ..amp import state as _amp
 from ..kernels.defs import pooling as D
 from ..tensor import Tensor
 
@@ -60,6 +61,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return res if return_indices else res[0]
 
 
+@_amp.fp32_op
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """Maxima over kT x kH x kW windows of (N, C, D, H, W) or (C, D, H, W) input."""
@@ -166,6 +168,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                          count_include_pad=count_include_pad, divisor_override=divisor_override)
 
 
+@_amp.fp32_op
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
     """Means over kT x kH x kW windows of (N, C, D, H, W) or (C, D, H, W) input."""
@@ -212,6 +215,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg(input, output_size, 2)
 
 
+@_amp.fp32_op
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """Adaptive means over D, H and W."""
     return _adaptive_avg(input, output_size, 3)
@@ -253,6 +257,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return res if return_indices else res[0]
 
 
+@_amp.fp32_op
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """Maxima over the adaptive windows of D, H and W."""
     res = adaptive_max_pool3d_with_indices(input, output_size)
@@ -315,6 +320,7 @@ def _unpool(x, indices, nd: int, kernel_size, stride, padding, output_size) -> T
     return _max_unpool(x, indices, _unpool_size(x, k, s, p, output_size), nd)
 
 
+@_amp.fp32_op
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """The partial inverse of max_pool2d: each value put back at its index, zeros elsewhere.
@@ -327,6 +333,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     return _unpool(input, indices, 2, kernel_size, stride, padding, output_size)
 
 
+@_amp.fp32_op
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """The partial inverse of max_pool3d."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 
 from .. import dispatch
+from ..amp import state as _amp
 from ..kernels.defs import binary as B
 from ..kernels.defs import reduction as D
 from ..kernels.defs import scan as S
@@ -146,6 +147,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
     return res if out is None else dispatch.copy_into(out, res)
 
 
+@_amp.fp32_op
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """torch.prod over all elements or one dim; ints and bool multiply in int64."""
     if axis is not None:

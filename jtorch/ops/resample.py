@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import resample as R
 from ..tensor import Tensor
 
@@ -187,6 +188,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     if mode == "constant":
         return dispatch.call(R.constant_pad_nd_op, input, pad=pads,
                              value=0 if value is None else value)
+    if _amp.on and (mode == "replicate" or (mode == "reflect" and len(pads) <= 4)):
+        input, = _amp.fp32(input)  # torch autocasts reflection_pad1d/2d, replication_pad*
     return dispatch.call(R.resample_gather_op, input, pad=pads, mode=mode, value=value)
 
 
@@ -257,6 +260,7 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
                   "See the documentation of grid_sample for details.")
 
 
+@_amp.fp32_op
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the normalised (x, y) locations of ``grid``

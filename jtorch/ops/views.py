@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import movement as M
 from ..kernels.defs import view as V
 from ..shape import broadcast_shapes, wrap_dim
@@ -161,6 +162,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return _call(V.view_as_real_op, input)
 
 
+@_amp.fp32_op
 def view_as_complex(input: Tensor) -> Tensor:
     """The inverse of view_as_real: a last dim of two reals read as one complex number, over
     the same storage.

@@ -341,3 +341,19 @@ def test_bilinear_interpolation_of_uint8_images():
             assert diff.max() <= 1
     same = jtorch.nn.functional.interpolate(jtorch.from_numpy(u), size=(5, 7), mode="bilinear")
     np.testing.assert_array_equal(same.numpy(), u)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pad_half_dtypes_match_torch(mode, dtype):
+    x = np.random.default_rng(3).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    want = TF.pad(torch.from_numpy(x).to(getattr(torch, dtype)), (1, 2, 2, 1), mode=mode)
+    xj = jtorch.from_numpy(x).to(getattr(jtorch, dtype)).requires_grad_()
+    got = JF.pad(xj, (1, 2, 2, 1), mode=mode)
+    assert got.dtype == getattr(jtorch, dtype)
+    np.testing.assert_array_equal(got.float().detach().numpy(), want.float().numpy())
+    got.float().sum().backward()
+    xt = torch.from_numpy(x).to(getattr(torch, dtype)).requires_grad_()
+    TF.pad(xt, (1, 2, 2, 1), mode=mode).float().sum().backward()
+    assert xj.grad.dtype == xj.dtype
+    np.testing.assert_array_equal(xj.grad.float().numpy(), xt.grad.float().numpy())

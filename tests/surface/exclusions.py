@@ -178,28 +178,17 @@ EXCLUDED: dict = {
 
 MISSING: dict = {
     'Tensor': [
-                'chalf',
-                'grad_dtype', 'hash_tensor',                                                                  'index',
-        'name',                 'set_', 'slice_inverse',
-        'storage_type',
-        'to_padded_tensor', 'volatile',
+        'chalf', 'grad_dtype', 'hash_tensor', 'index', 'name', 'set_', 'slice_inverse',
+        'storage_type', 'to_padded_tensor', 'volatile',
     ],
     'torch': [
-        'Event',         'Stream', 'SymBool', 'SymFloat', 'SymInt',
-                                'batch_norm_backward_elemt', 'batch_norm_backward_reduce', 'batch_norm_elemt',
-        'batch_norm_gather_stats', 'batch_norm_gather_stats_with_counts',
-        'batch_norm_stats', 'batch_norm_update_stats',                         'complex32', 'cond',
-                'float8_e4m3fn', 'float8_e4m3fnuz',
-        'float8_e5m2', 'float8_e5m2fnuz', 'float8_e8m0fnu',         'get_autocast_cpu_dtype', 'get_autocast_dtype', 'get_autocast_gpu_dtype',
-        'get_autocast_xla_dtype', 'get_device_module',
-                       'hash_tensor',
-                                                                            'lobpcg',
-
-
-        'set_autocast_cpu_dtype',         'set_autocast_dtype', 'set_autocast_gpu_dtype',
-        'set_autocast_xla_dtype',         'slice_inverse',
-        'sym_constrain_range', 'sym_constrain_range_for_size', 'sym_fresh_size',         'thread_safe_generator', 'uint16',
-        'uint32', 'uint64',         'while_loop',
+        'Event', 'Stream', 'SymBool', 'SymFloat', 'SymInt', 'batch_norm_backward_elemt',
+        'batch_norm_backward_reduce', 'batch_norm_elemt', 'batch_norm_gather_stats',
+        'batch_norm_gather_stats_with_counts', 'batch_norm_stats', 'batch_norm_update_stats',
+        'complex32', 'float8_e4m3fn', 'float8_e4m3fnuz', 'float8_e5m2',
+        'float8_e5m2fnuz', 'float8_e8m0fnu', 'get_device_module', 'hash_tensor', 'lobpcg',
+        'slice_inverse', 'sym_constrain_range', 'sym_constrain_range_for_size',
+        'sym_fresh_size', 'thread_safe_generator', 'uint16', 'uint32', 'uint64',
     ],
     'torch.autograd': [
         'enforce_grad_layout_policy', 'handle_torch_function', 'is_tensor_like', 'variable',

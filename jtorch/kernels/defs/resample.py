@@ -370,9 +370,9 @@ def _pad_plan(x, pads: list, mode: str, value) -> ResamplePlan:
         lo, hi = pads[2 * j], pads[2 * j + 1]
         out_sp.append(max(n + lo + hi, 0))
         tables.append(_pad_index(n, lo, hi, mode)[: out_sp[-1]].astype(np.int64))
-    # bool (circular only) is gathered as bytes, bfloat16 (no Numba type) as float32
+    # bool (circular only) is gathered as bytes, float16/bfloat16 (no Numba type) as float32
     compute = np.dtype(np.uint8) if x.dtype is _dt.bool else np.dtype(np.float32) \
-        if x.dtype is _dt.bfloat16 else x.dtype.np
+        if x.dtype in _dt.HALF else x.dtype.np
     return ResamplePlan("gather", _pad_tables(tables, "gather", None), shape,
                         shape[: nd - k] + tuple(out_sp), _PAD_NAME[mode].format(k), compute, k)
 
