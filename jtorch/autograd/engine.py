@@ -137,6 +137,10 @@ def _clone_like(g: Tensor, t: Tensor) -> Tensor:
     """A copy of ``g`` with ``t``'s strides if ``t`` is dense, else row-major."""
     if not _dense(t):
         return g.contiguous().clone() if g.is_contiguous() else g.contiguous()
+    if t._a.flags.c_contiguous and not g._a.flags.c_contiguous:
+        out = g.contiguous()  # row-major: the blocked copy kernel, no strided-empty detour
+        if out._a.strides == t._a.strides:
+            return out
     from .. import empty_strided
 
     out = empty_strided(tuple(t.shape), t.stride(), dtype=g.dtype, device=g.device)
