@@ -373,21 +373,25 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
 
 # -- gather / scatter family ----------------------------------------------------------------
 
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
-           out=None) -> Tensor:
+def gather(input: Tensor, dim: int | None = None, index: Tensor | None = None, *,
+           sparse_grad: bool = False, out=None, axis=None) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim 0): values picked along ``dim``.
 
     >>> jtorch.tensor([[1, 2], [3, 4]]).gather(1, jtorch.tensor([[1], [0]]))
     tensor([[2],
             [3]])
     """
+    dim = dim if axis is None else axis
+    if dim is None or index is None:
+        raise TypeError('gather() missing 2 required positional argument: "dim", "index"')
     if not isinstance(index, Tensor):
         raise TypeError(f"expected Tensor for index, got {type(index).__name__}")
     return _deliver(out, _call(D.gather_op, input, index, dim=dim), "gather")
 
 
-def _gather_method(self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
-    return gather(self, dim, index)
+def _gather_method(self: Tensor, dim: int | None = None, index: Tensor | None = None, *,
+                   sparse_grad: bool = False, axis=None) -> Tensor:
+    return gather(self, dim, index, axis=axis)
 
 
 def _scatter_args(index, src, value) -> tuple:
@@ -433,15 +437,20 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                  include_self=include_self)
 
 
-def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+def index_select(input: Tensor, dim: int | None = None, index: Tensor | None = None, *, out=None,
+                 axis=None) -> Tensor:
     """Rows (slices along ``dim``) of ``input`` picked by a 1-D ``index``."""
+    dim = dim if axis is None else axis
+    if dim is None or index is None:
+        raise TypeError('index_select() missing 2 required positional argument: "dim", "index"')
     if not isinstance(index, Tensor):
         raise TypeError(f"expected Tensor for index, got {type(index).__name__}")
     return _deliver(out, _call(D.index_select_op, input, index, dim=dim), "index_select")
 
 
-def _index_select_method(self: Tensor, dim: int, index: Tensor) -> Tensor:
-    return index_select(self, dim, index)
+def _index_select_method(self: Tensor, dim: int | None = None, index: Tensor | None = None, *,
+                         axis=None) -> Tensor:
+    return index_select(self, dim, index, axis=axis)
 
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:

@@ -316,13 +316,21 @@ def _unflatten_method(self: Tensor, dim: int, sizes) -> Tensor:
     return unflatten(self, dim, sizes)
 
 
-def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+def narrow(input: Tensor, dim: int | None = None, start=None, length: int | None = None, *,
+           axis=None) -> Tensor:
+    dim = _axis(dim, axis, "narrow")
+    if start is None or length is None:
+        raise TypeError("narrow() missing required arguments: 'start' and 'length'")
     if input._a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     return _call(V.narrow_op, input, dim=dim, start=start.__index__(), length=length.__index__())
 
 
-def select(input: Tensor, dim: int, index: int) -> Tensor:
+def select(input: Tensor, dim: int | None = None, index: int | None = None, *,
+           axis=None) -> Tensor:
+    dim = _axis(dim, axis, "select")
+    if index is None:
+        raise TypeError("select() missing 1 required positional argument: 'index'")
     if input._a.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     return _call(V.select_op, input, dim=dim, index=index.__index__())

@@ -579,3 +579,24 @@ def test_stack_and_cat_backward_is_one_view_op(monkeypatch):
     jtorch.cat(xs).sum().backward()
     assert sorted(calls) == ["split_with_sizes_op", "unbind_op"]
     assert all(x.grad.tolist() == [2.0, 2.0, 2.0] for x in xs)
+
+
+def test_axis_alias_of_select_narrow_gather_index_select():
+    """torch's argument parser takes ``axis=`` for ``dim`` in these too (function and method)."""
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[2, 0, 1, 1]])
+    for lib in (torch, jtorch):
+        t, i = lib.from_numpy(x.copy()), lib.from_numpy(idx.copy())
+        got = [lib.select(t, axis=1, index=2), t.select(axis=0, index=1),
+               lib.narrow(t, axis=1, start=1, length=2), t.narrow(axis=0, start=1, length=1),
+               lib.gather(t, axis=0, index=i), t.gather(axis=0, index=i),
+               lib.index_select(t, axis=1, index=i[0]), t.index_select(axis=0, index=i[0, :2])]
+        if lib is torch:
+            want = [g.numpy() for g in got]
+        else:
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.numpy(), w)
+        with pytest.raises(TypeError):
+            lib.select(t, index=1)
+        with pytest.raises(TypeError):
+            lib.gather(t)
