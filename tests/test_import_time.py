@@ -17,6 +17,7 @@ LAZY = ("jtorch.optim", "jtorch.optim.lr_scheduler", "jtorch.utils", "jtorch.uti
         "jtorch.kernels.cpu.sort_entries", "jtorch.kernels.cpu.resample_entries",
         "jtorch.kernels.cpu.pooling_entries", "jtorch.kernels.cpu.normalization",
         "jtorch.kernels.cpu.optim", "jtorch.kernels.cpu.indexing", "jtorch.kernels.cpu.fft",
+        "jtorch.kernels.cpu.conv_entries", "jtorch.kernels.cpu.conv",
         "rocket_fft")
 
 # scipy's linear-algebra package and what it pulls in: Numba's BLAS binding needs only the

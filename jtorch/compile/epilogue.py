@@ -41,8 +41,6 @@ import numpy as np
 
 from .. import _allocator, _flags, _threads, dispatch
 from ..kernels import codegen
-from ..kernels.cpu import conv as _ck
-from ..kernels.cpu import conv_entries as _ce
 from ..kernels.cpu import matmul as _mk
 from ..kernels.defs.conv import convolution_op
 from ..kernels.registry import REGISTRY, OpDef
@@ -404,7 +402,7 @@ class ConvEpilogueKernel(EpilogueKernel):
         return "\n".join([
             fusion.kernel_source(self._fused.template, kinds),
             f"# the convolution {self.names[0]}: images split over the threads",
-            f"# conv sources {fingerprint(_ck.conv_images)[:16]}",
+            f"# conv sources {fingerprint(_conv_kernels()[0].conv_images)[:16]}",
             "from jtorch.kernels.cpu.conv import _conv_image_into",
             "",
             codegen.NJIT,
@@ -451,6 +449,7 @@ class ConvEpilogueKernel(EpilogueKernel):
         """``conv_epilogue``'s outputs, or None where eager would not convolve per image in
         parallel or an epilogue operand does not fit one image's layouts."""
         kw = plan.kw
+        _ck, _ce = _conv_kernels()
         stride, padding, dilation, groups, size = _ce._geo3(
             kw["stride"], kw["padding"], kw["dilation"], kw["groups"], kw["size"])
         n, c, o = xa.shape[0], xa.shape[1], wa.shape[0]
@@ -506,6 +505,14 @@ class ConvEpilogueKernel(EpilogueKernel):
 
     def __repr__(self) -> str:
         return f"ConvEpilogueKernel({', '.join(self.names)})"
+
+
+def _conv_kernels():
+    """(kernels.cpu.conv, kernels.cpu.conv_entries): imported when a convolution's epilogue is
+    first compiled, not with jtorch (tests/test_import_time.py)."""
+    from ..kernels.cpu import conv, conv_entries
+
+    return conv, conv_entries
 
 
 def _image_layout(shape: tuple, shapes: list):

@@ -25,9 +25,11 @@ import numpy as np
 from ... import dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
-from ..cpu import conv_entries as _ck
 from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
+from ._lazy import lazy
+
+_CK = "jtorch.kernels.cpu.conv_entries"  # imported at the first call (_lazy.py)
 
 _float16 = _dt.float16
 
@@ -419,13 +421,13 @@ def _col2im_meta(x, *, output_size, kernel_size, dilation=1, padding=0, stride=1
 
 
 # (input, weight, bias | None) -> output {stride, padding, dilation, groups, transposed, size}
-convolution_op = op("convolution", "extern", _convolution_meta, _ck.convolution_cpu)
+convolution_op = op("convolution", "extern", _convolution_meta, lazy(_CK, "convolution_cpu"))
 # (input, grad_output) -> grad_weight {kernel, stride, padding, dilation, groups}
 conv_weight_op = op("convolution_backward_weight", "extern", _conv_weight_meta,
-                    _ck.conv_weight_cpu)
+                    lazy(_CK, "conv_weight_cpu"))
 # (input,) -> (N, C*K, L) / (N, C*K, L) -> (N, C, H, W) {kernel, dilation, padding, stride, size}
-im2col_op = op("im2col", "extern", _im2col_meta, _ck.im2col_cpu)
-col2im_op = op("col2im", "extern", _col2im_meta, _ck.col2im_cpu)
+im2col_op = op("im2col", "extern", _im2col_meta, lazy(_CK, "im2col_cpu"))
+col2im_op = op("col2im", "extern", _col2im_meta, lazy(_CK, "col2im_cpu"))
 
 
 # -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------
