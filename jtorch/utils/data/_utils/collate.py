@@ -116,8 +116,10 @@ def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | 
             raise RuntimeError("each element in list of batch should be of equal size")
         columns = [rec(samples) for samples in zip(*batch)]
         return columns if isinstance(elem, tuple) else _rebuild_sequence(elem, columns)
-    if _creation.foreign_array(elem) is not None:  # torch's tensors (torchvision's transforms)
-        return collate_numpy_array_fn([_creation.foreign_array(e) for e in batch])
+    first = _creation.foreign_array(elem)
+    if first is not None:  # torch's tensors (torchvision's transforms), each converted once
+        return collate_numpy_array_fn([first] + [_creation.foreign_array(batch[i])
+                                                 for i in range(1, len(batch))])
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
