@@ -269,9 +269,10 @@ class Tensor:
             if not isinstance(g, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(g).__name__}")
-            if g._a.shape != self._a.shape:
+            gs = tuple(g.shape) if g.is_sparse else g._a.shape  # (embedding's sparse grads)
+            if gs != self._a.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size "
-                                   f"'{list(g._a.shape)}' to a tensor of size "
+                                   f"'{list(gs)}' to a tensor of size "
                                    f"'{list(self._a.shape)}'. Please ensure that the gradient "
                                    "and the tensor are the same size")
             if g.dtype is not self.dtype:

@@ -18,6 +18,8 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 from .node import AccumulateGrad, anomaly, edge_of
 
+_TENSOR = Tensor
+
 _state = dispatch.grad_state
 
 
@@ -83,7 +85,7 @@ def _retain(node, grads: list, create_graph: bool) -> None:
 def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set) -> None:
     t = acc.variable
     if t.grad is None:
-        if not create_graph:
+        if not create_graph and (g.__class__ is _TENSOR or not g.is_sparse):
             # torch's layout contract: .grad has the strides of a dense leaf (row-major for
             # others), so optimizers see the same layout in param and grad; and the engine
             # may hand one tensor (or views of it) to several leaves: own a copy
@@ -95,8 +97,8 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
                 g = Tensor._make(g._a, dtype=g.dtype)
             handed.add(_root(g))
         t.grad = g
-    elif create_graph:
-        t.grad = t.grad + g
+    elif create_graph or (t.grad.__class__ is not _TENSOR and t.grad.is_sparse):
+        t.grad = t.grad + g  # (a sparse sum is a new tensor: the indices concatenated)
     else:
         t.grad.add_(g)
     for fn in list(t.__dict__.get("_post_acc_hooks", ())):

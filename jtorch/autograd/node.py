@@ -237,8 +237,8 @@ class OpNode(Node):
                 out.append(None)
                 continue
             shape, dtype = meta
-            if r._a.shape != shape:
-                r = sum_to(r, shape)
+            if (r.__class__ is _TENSOR or not r.is_sparse) and r._a.shape != shape:
+                r = sum_to(r, shape)  # (a sparse gradient, embedding's, has its input's shape)
             if r.dtype is not dtype:
                 r = r.to(dtype)
             out.append(r)

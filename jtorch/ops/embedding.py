@@ -45,7 +45,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None,
         D.embedding_op.meta(weight, input, padding_idx=padding_idx)  # the checks come first
         _renorm(weight, input, max_norm, norm_type)
     return dispatch.call(D.embedding_op, weight, input, padding_idx=padding_idx,
-                         scale_grad_by_freq=scale_grad_by_freq)
+                         scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

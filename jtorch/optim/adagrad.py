@@ -31,6 +31,8 @@ class Adagrad(Optimizer):
     tensor([0.9000, 0.9000])
     """
 
+    _sparse_grads = True
+
     _group_setdefaults = {"foreach": None, "maximize": False, "differentiable": False,
                           "fused": None}
     _has_step_state = True
@@ -96,7 +98,25 @@ class Adagrad(Optimizer):
                 if scalars is None:
                     clr = lr / (1 + (step - 1) * lr_decay)
                     scalars = by_step[step] = (-clr, eps, wd, bool(maximize))
+                if g.is_sparse:
+                    _sparse_update(p, g, state["sum"], *scalars)
+                    continue
                 update("adagrad", (p, g, state["sum"]), scalars)
             if batch is not None:
                 batch.run()
         return loss
+
+
+def _sparse_update(p: Tensor, g: Tensor, state_sum: Tensor, neg_clr: float, eps: float,
+                   wd: float, maximize: bool) -> None:
+    """torch's sparse Adagrad step: only the rows the (coalesced) gradient holds change."""
+    from ..sparse._coo import sparse_coo_tensor
+
+    if wd != 0:
+        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+    g = (-g if maximize else g).coalesce()
+    idx, vals = g._indices(), g._values()
+    size = tuple(g.shape)
+    state_sum.add_(sparse_coo_tensor(idx, vals.pow(2), size))
+    std = state_sum.sparse_mask(g)._values().sqrt_().add_(eps)
+    p.add_(sparse_coo_tensor(idx, vals / std, size), alpha=neg_clr)

@@ -39,6 +39,9 @@ class Adam(Optimizer):
                           "decoupled_weight_decay": False, "fused": None}
     _has_step_state = True
 
+    def _sparse_error(self) -> str:
+        return "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(self, params, lr: float | Tensor = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,

@@ -142,6 +142,8 @@ class LBFGS(Optimizer):
     tensor([1.])
     """
 
+    _sparse_grads = True
+
     def __init__(self, params, lr: float | Tensor = 1, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,
@@ -174,6 +176,8 @@ class LBFGS(Optimizer):
         for p in self._params:
             if p.grad is None:
                 view = p.new_zeros(p.numel())
+            elif p.grad.is_sparse:
+                view = p.grad.to_dense().view(-1)
             else:
                 view = p.grad.view(-1)
             views.append(_real(view).view(-1))

@@ -239,6 +239,8 @@ def _use_no_grad(step: Callable) -> Callable:
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        if not self._sparse_grads:
+            _refuse_sparse(self)
         if dispatch.mode is not None and _compiling():
             from ..compile.api import disable
 
@@ -247,6 +249,16 @@ def _use_no_grad(step: Callable) -> Callable:
             return step(self, *args, **kwargs)
 
     return wrapper
+
+
+def _refuse_sparse(opt: Optimizer) -> None:
+    """torch's error for a sparse gradient (embedding's ``sparse=True``) reaching an optimizer
+    without a sparse update."""
+    for group in opt.param_groups:
+        for p in group["params"]:
+            g = p._grad
+            if g is not None and g.is_sparse:
+                raise RuntimeError(opt._sparse_error())
 
 
 def _no_grad_step(step: Callable, opt: Optimizer, *args, **kwargs):
@@ -309,6 +321,12 @@ class Optimizer:
     _group_setdefaults: dict = {}
     # Whether this optimizer's per-parameter state holds a ``step`` counter.
     _has_step_state: bool = False
+    # Whether its step takes sparse gradients (SGD, Adagrad, SparseAdam and LBFGS do)
+    _sparse_grads: bool = False
+
+    def _sparse_error(self) -> str:
+        name = next(c.__name__ for c in type(self).__mro__ if c.__module__.startswith("jtorch."))
+        return f"{name} does not support sparse gradients"
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults

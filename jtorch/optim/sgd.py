@@ -32,6 +32,7 @@ class SGD(Optimizer):
 
     _group_setdefaults = {"nesterov": False, "maximize": False, "foreach": None,
                           "differentiable": False, "fused": False}
+    _sparse_grads = True
 
     def __init__(self, params, lr: float | Tensor = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float | Tensor = 0, nesterov: bool = False,
@@ -72,6 +73,14 @@ class SGD(Optimizer):
                 if group["fused"] and getattr(self, "_need_device_dtype_check_for_fused", True):
                     _check_fused(p)
                     self._need_device_dtype_check_for_fused = False
+                if g.is_sparse:  # embedding's sparse gradient
+                    if wd != 0:  # torch's decay adds the dense parameter to it
+                        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, "
+                                           "sparse) instead.")
+                    if momentum == 0:  # only the rows it holds move
+                        p.add_(g, alpha=lr if maximize else -lr)
+                        continue
+                    g = g.to_dense()  # the buffer and the decay are dense (torch's sum, too)
                 buf = None
                 first = False
                 if momentum != 0:

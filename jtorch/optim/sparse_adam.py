@@ -1,11 +1,13 @@
-"""``optim.SparseAdam``: torch's lazy Adam for sparse gradients. jtorch has no sparse tensors,
-so a step with any gradient raises torch's error for dense gradients; the constructor checks
-and validation are torch's."""
+"""``optim.SparseAdam``: torch's lazy Adam for sparse gradients (``nn.Embedding(...,
+sparse=True)``'s): the moments and the parameter change only in the rows a step's gradient
+holds. Dense gradients raise torch's error."""
 
 from __future__ import annotations
 
+import math
+
 from ..tensor import Tensor
-from .optimizer import Optimizer, _eval_closure, _use_no_grad
+from .optimizer import Optimizer, _eval_closure, _scalar, _use_no_grad
 
 __all__ = ["SparseAdam"]
 
@@ -47,13 +49,55 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
                              "support complex parameters")
 
+    _sparse_grads = True
+
     @_use_no_grad
     def step(self, closure=None):
         """Perform a single optimization step."""
+        from ..ops.creation import zeros_like
+
         loss = _eval_closure(closure)
         for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, maximize = _scalar(group["lr"]), group["eps"], group.get("maximize", False)
             for p in group["params"]:
-                if p._grad is not None and not p._grad.is_sparse:
+                g = p._grad
+                if g is None:
+                    continue
+                if not g.is_sparse:
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                state["step"] += 1
+                _sparse_adam(p, -g if maximize else g, state["exp_avg"], state["exp_avg_sq"],
+                             state["step"], lr, beta1, beta2, eps)
         return loss
+
+
+def _sparse_adam(p: Tensor, g: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, step: int,
+                 lr: float, beta1: float, beta2: float, eps: float) -> None:
+    """torch's ``F.sparse_adam`` for one parameter: the moments move toward the coalesced
+    gradient's rows, and those rows of ``p`` take the bias-corrected step."""
+    from ..sparse._coo import sparse_coo_tensor
+
+    g = g.coalesce()  # the update is not linear: one value per row
+    idx, vals = g._indices(), g._values()
+    if vals.numel() == 0:
+        return
+    size = tuple(g.shape)
+    old_avg = exp_avg.sparse_mask(g)._values()
+    avg_update = vals.sub(old_avg).mul_(1 - beta1)
+    exp_avg.add_(sparse_coo_tensor(idx, avg_update, size))
+    old_sq = exp_avg_sq.sparse_mask(g)._values()
+    sq_update = vals.pow(2).sub_(old_sq).mul_(1 - beta2)
+    exp_avg_sq.add_(sparse_coo_tensor(idx, sq_update, size))
+    numer = avg_update.add_(old_avg)
+    denom = sq_update.add_(old_sq).sqrt_().add_(eps)
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr * math.sqrt(bias_correction2) / bias_correction1
+    p.add_(sparse_coo_tensor(idx, -step_size * numer.div_(denom), size))

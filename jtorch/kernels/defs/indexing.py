@@ -746,7 +746,7 @@ def _nonzero_meta(x: Tensor) -> Plan:
 # -- embedding ------------------------------------------------------------------------------
 
 def _embedding_meta(weight: Tensor, indices: Tensor, *, padding_idx=None,
-                    scale_grad_by_freq: bool = False) -> Plan:
+                    scale_grad_by_freq: bool = False, sparse: bool = False) -> Plan:
     if not isinstance(indices, Tensor) or indices.dtype not in _INT_INDEX:
         name = indices.type() if isinstance(indices, Tensor) else type(indices).__name__
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
@@ -763,7 +763,8 @@ def _embedding_meta(weight: Tensor, indices: Tensor, *, padding_idx=None,
             padding_idx += n
     dev = common_device(weight, indices)
     return Plan(Out(tuple(indices._a.shape) + (weight._a.shape[1],), weight.dtype),
-                {"padding_idx": padding_idx, "scale_grad_by_freq": scale_grad_by_freq}, dev)
+                {"padding_idx": padding_idx, "scale_grad_by_freq": scale_grad_by_freq,
+                 "sparse": sparse}, dev)
 
 
 def _one_hot_meta(x: Tensor, *, num_classes: int) -> Plan:
@@ -1041,6 +1042,8 @@ def _embedding_vjp(c, g):
     idx = c.args[1]
     flat = idx.reshape(-1).to(_int64)
     g2 = g.reshape(-1, weight_shape[1])
+    if c.kw.get("sparse"):
+        return _embedding_sparse_grad(c, flat, g2, weight_shape), None
     if c.kw["scale_grad_by_freq"]:
         counts = flat.new_zeros(weight_shape[0]).index_add_(0, flat, flat.new_ones(flat.shape))
         g2 = g2 / counts.index_select(0, flat).unsqueeze(1).to(g2.dtype)
@@ -1049,6 +1052,21 @@ def _embedding_vjp(c, g):
         g2 = g2.masked_fill((flat == pad).unsqueeze(1), 0.0)
     gw = g.new_zeros(weight_shape).index_add(0, flat % weight_shape[0], g2)
     return gw, None
+
+
+def _embedding_sparse_grad(c, flat: Tensor, g2: Tensor, weight_shape: tuple):
+    """torch's embedding_sparse_backward: an uncoalesced COO gradient with a row per looked-up
+    index (rows of ``padding_idx`` left out)."""
+    from ...sparse._coo import sparse_coo_tensor
+
+    if c.kw["scale_grad_by_freq"]:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    pad = c.kw["padding_idx"]
+    if pad is not None:
+        keep = flat != pad
+        flat, g2 = flat[keep], g2[keep]
+    return sparse_coo_tensor(flat.reshape(1, -1), g2, weight_shape)
 
 
 for _op, _rule, _saves, _name in [
