@@ -91,6 +91,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                            f"instead (while checking arguments for embedding_bag)")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -121,7 +123,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     pad = padding_idx
     if pad is not None and pad < 0:
         pad += n
-    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.unsqueeze(1)
     dim = weight._a.shape[1]

@@ -123,3 +123,22 @@ def test_compiled_model_gives_the_sparse_gradient():
     m.zero_grad()
     m(x).sum().backward()
     np.testing.assert_array_equal(want, m[0].weight.grad.to_dense().numpy())
+
+
+@pytest.mark.parametrize("mode,pad,psw", [("sum", None, False), ("mean", None, False),
+                                          ("sum", 2, False), ("sum", None, True)])
+def test_embedding_bag_sparse_gradient_matches_torch(mode, pad, psw):
+    got = {}
+    for lib in (torch, jtorch):
+        lib.manual_seed(0)
+        e = lib.nn.EmbeddingBag(6, 2, mode=mode, sparse=True, padding_idx=pad)
+        w = lib.tensor([0.5, 1.0, 2.0, 3.0]) if psw else None
+        e(lib.tensor([1, 2, 4, 4]), lib.tensor([0, 2]), per_sample_weights=w).pow(2).sum() \
+            .backward()
+        g = e.weight.grad
+        assert g.is_sparse
+        got[lib.__name__] = (g._indices().numpy(), g._values().numpy())
+        with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+            lib.nn.EmbeddingBag(6, 2, mode="max", sparse=True)(lib.tensor([[1, 2]]))
+    np.testing.assert_array_equal(got["jtorch"][0], got["torch"][0])
+    np.testing.assert_allclose(got["jtorch"][1], got["torch"][1], rtol=1e-6)
