@@ -15,7 +15,8 @@ from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_
                         is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled,
                         set_deterministic_debug_mode, set_float32_matmul_precision,
                         set_warn_always, use_deterministic_algorithms)
-from .device import device
+from .device import device, get_device_module  # noqa: F401
+from ._streams import Event, Stream  # noqa: F401
 from .dtypes import (bfloat16, bool, can_cast, cdouble, cfloat, chalf, channels_last, channels_last_3d,
                      complex64, complex128, contiguous_format, double, dtype, finfo, float, float16,
                      float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64,
@@ -101,7 +102,7 @@ builtins_bool = _builtins.bool
 # never touch: ``jtorch.optim.Adam``, ``jtorch.utils.data``, ``jtorch.save`` and
 # ``from jtorch.utils.data import DataLoader`` work as before, and ``dir(jtorch)`` lists them.
 # tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
-_LAZY_SUBMODULES = frozenset({"_dynamo", "accelerator", "amp", "backends", "compiler", "cuda",
+_LAZY_SUBMODULES = frozenset({"_dynamo", "accelerator", "amp", "backends", "compiler", "cpu", "cuda",
                               "distributions", "func", "fx", "mps", "onnx", "optim",
                               "serialization", "testing", "utils", "version", "xpu"})
 _LAZY_NAMES = {"load": "serialization", "save": "serialization", "vmap": "func",

@@ -86,3 +86,25 @@ def set_default_device(d) -> None:
 
 def get_default_device() -> device:
     return _default.device
+
+
+def get_device_module(device=None):
+    """The module of a device type (``jtorch.cpu``, ``jtorch.cuda``, ...); no device: the
+    current accelerator's, or ``jtorch.cpu`` where there is none (here)."""
+    import importlib
+
+    cls = globals()["device"]  # (the argument shadows the class)
+    if isinstance(device, cls):
+        name = device.type
+    elif isinstance(device, str):
+        name = cls(device).type
+    elif device is None:
+        name = "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
+                           f"None")
+    try:
+        return importlib.import_module(f"jtorch.{name}")
+    except ImportError:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
+                           f"'torch.{name}'.") from None

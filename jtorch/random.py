@@ -34,6 +34,7 @@ __all__ = [
     "manual_seed",
     "seed",
     "set_rng_state",
+    "thread_safe_generator",
 ]
 
 _DEFAULT_SEED = 67280421310721  # torch's seed of a fresh CPU generator
@@ -202,3 +203,16 @@ def resolve(generator, fn: str) -> Generator:
         raise TypeError(f"{fn}(): argument 'generator' must be torch.Generator, not "
                         f"{type(generator).__name__}")
     return generator
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator a DataLoader thread worker draws from (its own, so workers do not share
+    state); None elsewhere, which makes random ops use the default generator. jtorch's
+    DataLoader workers are processes, so this is None."""
+    from .utils.data import get_worker_info
+
+    info = get_worker_info()
+    rng = getattr(info, "rng", None)
+    if info is not None and getattr(info, "worker_method", None) == "thread" and rng is not None:
+        return rng.torch_generator
+    return None

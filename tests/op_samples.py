@@ -2332,6 +2332,8 @@ NOT_SWEPT.update({
                  "set_autocast_cache_enabled", "clear_autocast_cache",
                  "autocast_increment_nesting", "autocast_decrement_nesting")},
     "torch:cond": "takes branch functions (tests/ops/test_control_flow.py)",
+    "torch:get_device_module": "returns a module (tests/test_cpu_module.py)",
+    "torch:thread_safe_generator": "returns a generator or None (tests/test_cpu_module.py)",
     "torch:while_loop": "takes loop functions (tests/ops/test_control_flow.py)",
     **{f"torch:{n}": "autocast's dtype state, no tensor (tests/test_autocast_ops.py)"
        for n in ("get_autocast_dtype", "set_autocast_dtype", "get_autocast_cpu_dtype",

@@ -28,11 +28,12 @@ seed = _random.seed
 initial_seed = _random.initial_seed
 get_rng_state = _random.get_rng_state
 set_rng_state = _random.set_rng_state
+thread_safe_generator = _random.thread_safe_generator
 
 __all__ = [
     "Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed",
     "manual_seed", "multinomial", "normal", "rand", "rand_like", "randint", "randint_like",
-    "randn", "randn_like", "randperm", "seed", "set_rng_state",
+    "randn", "randn_like", "randperm", "seed", "set_rng_state", "thread_safe_generator",
 ]
 
 _call = dispatch.call

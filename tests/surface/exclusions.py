@@ -182,13 +182,12 @@ MISSING: dict = {
         'storage_type', 'to_padded_tensor', 'volatile',
     ],
     'torch': [
-        'Event', 'Stream', 'SymBool', 'SymFloat', 'SymInt', 'batch_norm_backward_elemt',
+        'SymBool', 'SymFloat', 'SymInt', 'batch_norm_backward_elemt',
         'batch_norm_backward_reduce', 'batch_norm_elemt', 'batch_norm_gather_stats',
         'batch_norm_gather_stats_with_counts', 'batch_norm_stats', 'batch_norm_update_stats',
-        'complex32', 'float8_e4m3fn', 'float8_e4m3fnuz', 'float8_e5m2',
-        'float8_e5m2fnuz', 'float8_e8m0fnu', 'get_device_module', 'hash_tensor', 'lobpcg',
-        'slice_inverse', 'sym_constrain_range', 'sym_constrain_range_for_size',
-        'sym_fresh_size', 'thread_safe_generator', 'uint16', 'uint32', 'uint64',
+        'complex32', 'float8_e4m3fn', 'float8_e4m3fnuz', 'float8_e5m2', 'float8_e5m2fnuz',
+        'float8_e8m0fnu', 'hash_tensor', 'lobpcg', 'slice_inverse', 'sym_constrain_range',
+        'sym_constrain_range_for_size', 'sym_fresh_size', 'uint16', 'uint32', 'uint64',
     ],
     'torch.autograd': [
         'enforce_grad_layout_policy', 'handle_torch_function', 'is_tensor_like', 'variable',
