@@ -68,8 +68,9 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import nn  # noqa: E402,F401
 from .compile import api as _compile_api  # noqa: E402
-from ._sym import (_assert, compiled_with_cxx11_abi, sym_float, sym_int, sym_ite,  # noqa: E402,F401
-                   sym_max, sym_min, sym_not)
+from ._sym import (SymBool, SymFloat, _assert, compiled_with_cxx11_abi, sym_float,  # noqa: E402,F401
+                   sym_int, sym_ite, sym_max, sym_min, sym_not)
+from .compile.symbolic import SymInt  # noqa: E402,F401
 
 # ``jtorch.compile`` is the decorator; the package ``jtorch/compile`` stays importable by path
 compile = _compile_api.compile

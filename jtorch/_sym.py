@@ -13,6 +13,22 @@ import numpy as np
 from .compile.symbolic import SymInt
 
 _ALL = (np.integer, np.floating, int, float)
+
+
+class SymFloat(float):
+    """torch's symbolic float. jtorch's traces make sizes symbolic, never floats, so none is
+    ever made here; ``isinstance(x, SymFloat)`` is False for a plain float, as in torch."""
+
+
+class SymBool:
+    """torch's symbolic bool (a traced comparison of sizes); jtorch's guards compare sizes
+    eagerly, so none is ever made here."""
+
+    def __init__(self, value: bool) -> None:
+        self._value = bool(value)
+
+    def __bool__(self) -> bool:
+        return self._value
 _FLOATS = (np.floating, float)
 
 

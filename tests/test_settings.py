@@ -320,3 +320,14 @@ def test_switching_determinism_recompiles():
     jtorch.use_deterministic_algorithms(True)
     np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
     assert len(cf.entries) == 2
+
+
+def test_symbolic_number_classes_answer_isinstance_as_torch():
+    import torch
+
+    for lib in (torch, jtorch):
+        assert not isinstance(3, lib.SymInt) and not isinstance(3.0, lib.SymFloat)
+        assert not isinstance(True, lib.SymBool)
+        assert issubclass(lib.SymInt, object) and lib.SymInt.__name__ == "SymInt"
+    n = jtorch.compile(lambda x: x.shape[0] * 2, dynamic=True)(jtorch.ones(3))
+    assert isinstance(n, jtorch.SymInt) and n == 6  # a traced size is one

@@ -182,7 +182,7 @@ MISSING: dict = {
         'storage_type', 'to_padded_tensor', 'volatile',
     ],
     'torch': [
-        'SymBool', 'SymFloat', 'SymInt', 'batch_norm_backward_elemt',
+        'batch_norm_backward_elemt',
         'batch_norm_backward_reduce', 'batch_norm_elemt', 'batch_norm_gather_stats',
         'batch_norm_gather_stats_with_counts', 'batch_norm_stats', 'batch_norm_update_stats',
         'complex32', 'float8_e4m3fn', 'float8_e4m3fnuz', 'float8_e5m2', 'float8_e5m2fnuz',
