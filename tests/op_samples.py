@@ -2379,6 +2379,8 @@ NOT_SWEPT.update({
     "method:resize_": "replaces the tensor's memory and shape in place, which traces and vmap "
                       "cannot follow (tests/ops/test_aten_names.py)",
     "method:resize_as_": "resize_ to another tensor's shape (tests/ops/test_aten_names.py)",
+    "method:set_": "points the tensor at another storage, which traces and vmap cannot follow "
+                   "(tests/ops/test_aten_names.py)",
     "torch:resize_as_": "resize_ to another tensor's shape (tests/ops/test_aten_names.py)",
     "method:resize": "deprecated copy-then-resize_ (tests/ops/test_aten_names.py)",
     "method:resize_as": "deprecated copy-then-resize_ (tests/ops/test_aten_names.py)",

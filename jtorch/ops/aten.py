@@ -667,6 +667,55 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     return self
 
 
+def set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+    """Make ``self`` look at another storage: ``source``'s (a tensor: its very view; a storage
+    or a tensor with ``size``: a strided view at ``storage_offset`` elements), or a new empty
+    one. Views of the old storage keep it."""
+    from .. import dispatch
+    from ..tensor import _Storage
+
+    if self._requires_grad and self.grad_fn is None and dispatch.grad_state.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if source is None:
+        a = np.empty((0,), self.dtype.np)
+        st = a
+    elif isinstance(source, Tensor) and size is None and stride is None and storage_offset == 0:
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {source.dtype.cpp_name} to a tensor "
+                               f"of type {self.dtype.cpp_name}")
+        a, st = source._a, source._st
+    else:
+        if isinstance(source, Tensor):
+            if source.dtype is not self.dtype:
+                raise RuntimeError(f"Could not set tensor of type {source.dtype.cpp_name} to a "
+                                   f"tensor of type {self.dtype.cpp_name}")
+            st = source._st
+        elif isinstance(source, _Storage):
+            st = source._st.view(np.uint8).reshape(-1).view(self.dtype.np)
+        else:
+            raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
+                            f"{type(source).__name__}")
+        shape = (st.size - storage_offset,) if size is None else tuple(int(n) for n in size)
+        if stride is None:
+            stride = [1] * len(shape)
+            for i in range(len(shape) - 2, -1, -1):
+                stride[i] = stride[i + 1] * max(shape[i + 1], 1)
+        need = storage_offset + 1 + sum((n - 1) * abs(k) for n, k in zip(shape, stride)) \
+            if all(shape) else 0
+        if need > st.size:
+            raise RuntimeError(f"setStorage: sizes {list(shape)}, strides {list(stride)}, "
+                               f"storage offset {storage_offset}, and itemsize "
+                               f"{self.dtype.itemsize} requiring a storage size of "
+                               f"{need * self.dtype.itemsize} are out of bounds for storage of "
+                               f"size {st.size * self.dtype.itemsize}")
+        a = np.lib.stride_tricks.as_strided(st[storage_offset:], shape,
+                                            [k * st.itemsize for k in stride])
+    self._a, self._st = a, st
+    dispatch.bump_version(self)
+    return self
+
+
 def resize_as_(self: Tensor, the_template: Tensor, memory_format=None) -> Tensor:
     return resize_(self, tuple(the_template.shape))
 
@@ -748,6 +797,7 @@ TENSOR_METHODS = {
     "dim_order": dim_order, "is_nonzero": is_nonzero, "is_set_to": is_set_to,
     "output_nr": property(output_nr), "pin_memory": pin_memory, "record_stream": record_stream,
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as,
+    "set_": set_,
     "sum_to_size": sum_to_size, "module_load": module_load,
     "reinforce": reinforce, "new": new,
 }

@@ -274,3 +274,41 @@ def test_rrelu_draws_its_training_slopes_from_the_given_generator():
     np.testing.assert_array_equal(a.numpy(), c.numpy())
     d = jtorch.rrelu(x, training=True, generator=jtorch.Generator().manual_seed(4))
     assert not np.array_equal(a.numpy(), d.numpy())
+
+
+def test_set_points_at_another_storage_as_torch():
+    def run(t):
+        a, b = t.zeros(2, 3), t.arange(6.0).view(3, 2)
+        v0 = a._version
+        a.set_(b)
+        out = [a.clone(), tuple(a.stride()), a._version - v0,
+               a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()]
+        b[0, 0] = 100
+        out.append(a[0, 0].item())
+        c = t.zeros(5)
+        c.set_(b.untyped_storage(), 1, (2, 2), (1, 2))
+        out.append(c.clone())
+        c.set_(b, 2, (2,))
+        out.append(c.clone())
+        d = t.ones(3)
+        d.set_()
+        out.append(tuple(d.shape))
+        x = t.zeros(4)
+        y = x.view(2, 2)
+        x.set_(t.ones(3))
+        out.append(y.clone())  # a view keeps the old storage
+        return out
+
+    got, want = run(jtorch), run(torch)
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        else:
+            assert g == w
+    for t in (torch, jtorch):
+        with pytest.raises(RuntimeError, match="Could not set tensor of type long int to a tensor "
+                                               "of type float"):
+            t.zeros(2).set_(t.zeros(2, dtype=t.int64))
+        w = t.zeros(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            w.set_(t.ones(2))
