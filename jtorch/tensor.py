@@ -275,12 +275,16 @@ class Tensor:
                                    f"'{list(gs)}' to a tensor of size "
                                    f"'{list(self._a.shape)}'. Please ensure that the gradient "
                                    "and the tensor are the same size")
-            if g.dtype is not self.dtype:
+            gd = self.__dict__.get("_grad_dtype", self.dtype) if self.__dict__ else self.dtype
+            if gd is not None and g.dtype is not gd:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{g.dtype.cpp_name}' to "
                     f"a tensor "
-                    f"with grad_dtype '{self.dtype.scalar_name}'. The gradient must match the "
-                    "tensor's grad_dtype (defaults to the tensor's dtype).")
+                    f"with grad_dtype '{gd.scalar_name}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    "its gradient may break downstream systems that assume they match.")
             if g.device.type != self.device.type:
                 raise RuntimeError(
                     f"attempting to assign a gradient with device type '{g.device.type}' to a "

@@ -84,6 +84,10 @@ def _retain(node, grads: list, create_graph: bool) -> None:
 
 def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set) -> None:
     t = acc.variable
+    if t.__dict__ and "_grad_dtype" in t.__dict__:  # a leaf's grad_dtype: the grad's cast
+        gd = t.__dict__["_grad_dtype"]
+        if gd is not None and g.dtype is not gd:
+            g = g.to(gd)
     if t.grad is None:
         if not create_graph and (g.__class__ is _TENSOR or not g.is_sparse):
             # torch's layout contract: .grad has the strides of a dense leaf (row-major for

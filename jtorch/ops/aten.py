@@ -716,6 +716,31 @@ def set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=N
     return self
 
 
+def _get_grad_dtype(self: Tensor):
+    """The dtype backward gives this leaf's ``.grad`` (its own unless set; None: any)."""
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    return self.__dict__.get("_grad_dtype", self.dtype)
+
+
+def _set_grad_dtype(self: Tensor, d) -> None:
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if d is not None and not isinstance(d, _dt.dtype):
+        raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
+                           f"{type(d).__name__}")
+    g = self._grad
+    if g is not None and d is not None and g.dtype is not d:
+        raise RuntimeError(f"Cannot set grad_dtype to '{d.scalar_name}' because there is already a "
+                           f"gradient with dtype '{g.dtype.cpp_name}'. Please clear the gradient "
+                           f"(.grad = None) before changing grad_dtype, or ensure the new "
+                           f"grad_dtype matches the existing gradient's dtype.")
+    if d is self.dtype:
+        self.__dict__.pop("_grad_dtype", None)
+    else:
+        self.__dict__["_grad_dtype"] = d
+
+
 def resize_as_(self: Tensor, the_template: Tensor, memory_format=None) -> Tensor:
     return resize_(self, tuple(the_template.shape))
 
@@ -797,7 +822,7 @@ TENSOR_METHODS = {
     "dim_order": dim_order, "is_nonzero": is_nonzero, "is_set_to": is_set_to,
     "output_nr": property(output_nr), "pin_memory": pin_memory, "record_stream": record_stream,
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as,
-    "set_": set_,
+    "set_": set_, "grad_dtype": property(_get_grad_dtype, _set_grad_dtype),
     "sum_to_size": sum_to_size, "module_load": module_load,
     "reinforce": reinforce, "new": new,
 }

@@ -312,3 +312,32 @@ def test_set_points_at_another_storage_as_torch():
         w = t.zeros(2, requires_grad=True)
         with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
             w.set_(t.ones(2))
+
+
+def test_grad_dtype_as_torch():
+    def run(t):
+        out = []
+        x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        out.append(str(x.grad_dtype))
+        x.grad_dtype = t.float64
+        (x * 2).sum().backward()
+        out.append((str(x.grad.dtype), x.grad.tolist()))
+        x.grad = None
+        x.grad_dtype = None
+        out.append(str(x.grad_dtype))
+        x.grad = t.ones(3, dtype=t.float64)  # any dtype now
+        out.append(str(x.grad.dtype))
+        for bad in (lambda: setattr(x, "grad_dtype", t.float16),
+                    lambda: (x * 2).grad_dtype, lambda: setattr(x * 2, "grad_dtype", t.float64),
+                    lambda: setattr(x, "grad_dtype", "float")):
+            with pytest.raises(RuntimeError) as e:
+                bad()
+            out.append(str(e.value))
+        y = t.zeros(2, requires_grad=True)
+        y.grad_dtype = t.float64
+        with pytest.raises(RuntimeError) as e:
+            y.grad = t.ones(2)
+        out.append(str(e.value))
+        return out
+
+    assert run(jtorch) == run(torch)

@@ -178,7 +178,7 @@ EXCLUDED: dict = {
 
 MISSING: dict = {
     'Tensor': [
-        'chalf', 'grad_dtype', 'hash_tensor', 'index', 'name', 'slice_inverse',
+        'chalf', 'hash_tensor', 'index', 'name', 'slice_inverse',
         'storage_type', 'to_padded_tensor', 'volatile',
     ],
     'torch': [
