@@ -4,7 +4,8 @@ Eagerly a predicate's value picks what runs, as Python would. Under a mode that 
 values (``jtorch.compile``'s tracer, ``vmap``) ``cond`` runs both branches and selects their
 outputs with ``where``: the branches must then agree in structure, shape and dtype (torch's
 rule for traced branches), and they are pure by torch's contract, so computing both changes
-only the cost. ``while_loop``'s trip count depends on values, so under tracing it is a graph
+only the cost. With grad mode on, the tracer reads the predicate instead (a graph break; an
+error with ``fullgraph=True``), so that the branch not taken sends no gradient. ``while_loop``'s trip count depends on values, so under tracing it is a graph
 break (an error with ``fullgraph=True``), and under vmap torch's error."""
 
 from __future__ import annotations
@@ -61,7 +62,11 @@ def cond(pred, true_fn, false_fn, operands=()):
     """
     pred = _check_pred(pred, "cond")
     operands = _check_operands(operands, "operands", False)
-    if not isinstance(pred, Tensor) or dispatch.mode is None:
+    if not isinstance(pred, Tensor) or dispatch.mode is None or (
+            dispatch.grad_state.enabled and _tracing()):
+        # under the compiler with grad mode on: ``where`` would send zero gradients through
+        # the branch not taken, and 0 * nan (a sqrt of a negative there) is nan; reading the
+        # predicate (a graph break; an error with fullgraph=True) keeps eager's gradients
         return (true_fn if bool(pred) else false_fn)(*operands)
     # a traced or batched predicate: both branches, outputs selected
     a, b = true_fn(*operands), false_fn(*operands)
@@ -81,6 +86,12 @@ def cond(pred, true_fn, false_fn, operands=()):
                 f"{list(x.shape)} {x.dtype} and {list(y.shape)} {y.dtype}")
         picked.append(_where(cond_t, x, y))
     return _rebuild(a, iter(picked))
+
+
+def _tracing() -> bool:
+    from ..compile import tracer
+
+    return bool(tracer.active) and dispatch.mode is tracer.active[-1]
 
 
 def _where(c: Tensor, x: Tensor, y: Tensor) -> Tensor:

@@ -24,7 +24,9 @@ def test_cond_eager_compiled_and_vmapped(sign):
         return jtorch.cond(x.sum() > 0, t, f, (x, y))
 
     want = t(x, y) if float(x.sum()) > 0 else f(x, y)
-    for got in (run(x, y), jtorch.compile(run, fullgraph=True)(x, y)):
+    with jtorch.no_grad():  # grad mode on, the tracer reads the predicate (a graph break)
+        compiled = jtorch.compile(run, fullgraph=True)(x, y)
+    for got in (run(x, y), compiled, jtorch.compile(run)(x, y)):
         assert isinstance(got, tuple) and len(got) == 2
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
@@ -58,7 +60,8 @@ def test_cond_errors():
     with pytest.raises(RuntimeError, match="only consists of tensor leaves"):
         jtorch.cond(True, lambda x: x, lambda x: x, x)
     f = jtorch.compile(lambda x: jtorch.cond(x.sum() > 0, lambda x: x + 1, lambda x: x[:2], (x,)))
-    with pytest.raises(UncapturedHigherOrderOpError, match="same shape and dtype"):
+    with pytest.raises(UncapturedHigherOrderOpError, match="same shape and dtype"), \
+            jtorch.no_grad():
         f(x)
     assert issubclass(jtorch._dynamo.exc.UncapturedHigherOrderOpError, RuntimeError)
 
@@ -89,3 +92,14 @@ def test_while_loop_errors():
         jtorch.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x[:1]), (z, jtorch.ones(3)))
     with pytest.raises(RuntimeError, match="tensor or int leaves"):
         jtorch.while_loop(lambda i: i < 3, lambda i: i + 1, ("a",))
+
+
+def test_compiled_cond_gradient_ignores_the_branch_not_taken():
+    """A nan in the branch not taken (sqrt of a negative) must not reach the gradient."""
+    def f(x):
+        return jtorch.cond(x.sum() > 0, lambda x: x.sqrt(), lambda x: x * x, (x,))
+
+    for g in (f, jtorch.compile(f)):
+        x = jtorch.tensor([-1.0, -2.0], requires_grad=True)
+        g(x).sum().backward()
+        assert x.grad.tolist() == [-2.0, -4.0]
