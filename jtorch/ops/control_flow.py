@@ -5,8 +5,9 @@ values (``jtorch.compile``'s tracer, ``vmap``) ``cond`` runs both branches and s
 outputs with ``where``: the branches must then agree in structure, shape and dtype (torch's
 rule for traced branches), and they are pure by torch's contract, so computing both changes
 only the cost. With grad mode on, the tracer reads the predicate instead (a graph break; an
-error with ``fullgraph=True``), so that the branch not taken sends no gradient. ``while_loop``'s trip count depends on values, so under tracing it is a graph
-break (an error with ``fullgraph=True``), and under vmap torch's error."""
+error with ``fullgraph=True``), so that the branch not taken sends no gradient.
+``while_loop``'s trip count depends on values, so under tracing it is a graph break (an error
+with ``fullgraph=True``), and under vmap torch's error."""
 
 from __future__ import annotations
 
