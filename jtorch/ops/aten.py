@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -741,6 +742,22 @@ def _set_grad_dtype(self: Tensor, d) -> None:
         self.__dict__["_grad_dtype"] = d
 
 
+def _volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=2)
+    return False
+
+
+def _set_volatile(self: Tensor, value) -> None:
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                  "instead.", UserWarning, stacklevel=2)
+
+
+def _name(self: Tensor) -> None:
+    """A tensor's name in a graph of torch's autograd.Variable days: always None."""
+    return None
+
+
 def resize_as_(self: Tensor, the_template: Tensor, memory_format=None) -> Tensor:
     return resize_(self, tuple(the_template.shape))
 
@@ -823,6 +840,7 @@ TENSOR_METHODS = {
     "output_nr": property(output_nr), "pin_memory": pin_memory, "record_stream": record_stream,
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as,
     "set_": set_, "grad_dtype": property(_get_grad_dtype, _set_grad_dtype),
+    "volatile": property(_volatile, _set_volatile), "name": property(_name),
     "sum_to_size": sum_to_size, "module_load": module_load,
     "reinforce": reinforce, "new": new,
 }

@@ -341,3 +341,15 @@ def test_grad_dtype_as_torch():
         return out
 
     assert run(jtorch) == run(torch)
+
+
+def test_volatile_and_name_as_torch():
+    for t in (torch, jtorch):
+        x = t.ones(2)
+        with pytest.warns(UserWarning, match="volatile was removed"):
+            assert x.volatile is False
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            x.volatile = True
+        assert x.name is None
+        with pytest.raises(AttributeError):
+            x.name = "a"

@@ -178,8 +178,7 @@ EXCLUDED: dict = {
 
 MISSING: dict = {
     'Tensor': [
-        'chalf', 'hash_tensor', 'index', 'name', 'slice_inverse',
-        'storage_type', 'to_padded_tensor', 'volatile',
+        'chalf', 'hash_tensor', 'index', 'slice_inverse', 'storage_type', 'to_padded_tensor',
     ],
     'torch': [
         'batch_norm_backward_elemt',
