@@ -63,6 +63,7 @@ class Case:
     self_timed: bool = False  # the thunk returns its own measurement (subprocess cases)
     warm: bool = True  # make one untimed call before each block
     extra: dict = field(default_factory=dict)  # name -> () -> thunk
+    pairs: tuple = ()  # extra (numerator, denominator) contender pairs to ratio, e.g. a target
     note: str = ""
     rounds: int | None = None  # at most this many rounds / samples (expensive cases)
     samples: int | None = None
@@ -382,6 +383,10 @@ def measure_case(case: Case, st: Settings, limits: dict | None) -> dict:
             pr = pair_ratios(rounds[num], rounds[den])
             if pr:
                 res["ratios"][f"{num}/{den}"] = _summary(pr)
+    for num, den in case.pairs:
+        pr = pair_ratios(rounds[num], rounds[den]) if num in rounds and den in rounds else []
+        if pr:
+            res["ratios"][f"{num}/{den}"] = _summary(pr)
     return res
 
 

@@ -74,6 +74,8 @@ def markdown(doc: dict, charts: list[str] | None = None, note: str = "") -> str:
         for n, b in extras:
             parts = [f"{k} {_t(v['median'], b.get('unit', 's'))}"
                      for k, v in b["contenders"].items() if k not in _ORDER]
+            parts += [f"{k} {v['median']:.2f}" for k, v in b.get("ratios", {}).items()
+                      if k.split("/")[-1] not in _ORDER]  # the case's own pairs
             lines.append(f"- `{n}`: " + ", ".join(parts))
     if doc.get("errors"):
         lines += ["", "Errors:", ""] + [f"- `{k}`: {v}" for k, v in doc["errors"].items()]

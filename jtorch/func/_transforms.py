@@ -302,9 +302,12 @@ def _grad_and_value_impl(func, argnums, has_aux: bool, args: tuple, kwargs: dict
                                f"Tensor, got tensor with {output.dim()} dims. Maybe you wanted to "
                                "use the vjp or jacrev APIs instead?")
         flat_diff, spec = tree_flatten(diff_args)
-        grads = _autograd_grad((output,), flat_diff, create_graph=keep)
-        grads = tree_unflatten([_export(g, call, keep) for g in grads], spec)
-        output = _export(output, call, keep)
+        # a graph of the gradients only where the caller can differentiate them: the
+        # output reaches a leaf outside this call (a gradient never reaches more than it)
+        keep_graph = keep and output.requires_grad and _reaches_outside(output, call)
+        grads = _autograd_grad((output,), flat_diff, create_graph=keep_graph)
+        grads = tree_unflatten([_export(g, call, keep_graph) for g in grads], spec)
+        output = _export(output, call, keep_graph)
         if has_aux:
             return grads, (output, _export_aux(aux, call, keep))
         return grads, output

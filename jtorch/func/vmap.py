@@ -390,7 +390,26 @@ def _reduce(lvl: _Level, op, args: tuple, plan, params: dict):
                 res = _map(res, lambda r: r.reshape((r.shape[0],) + (1,) * nd))
             return _map(res, lvl.wrap)
         kw["dim"] = _dims(kw["dim"], nd)
+        if op.name == "sum" and _sums_ones(p, kw):
+            # every summed dim has size 1 (a gradient summed to an example's shape): one
+            # pointwise pass (0 + x, as the sum's accumulator) instead of the reduction's loops
+            res = p + 0.0
+            return lvl.wrap(res if kw.get("keepdim") else res.reshape(
+                [n for d, n in enumerate(p.shape) if d not in _dim_set(kw["dim"])]))
         return _map(op(p, *args[1:], **kw), lvl.wrap)
+
+
+def _dim_set(d) -> tuple:
+    return tuple(d) if isinstance(d, (tuple, list)) else (d,)
+
+
+def _sums_ones(p, kw: dict) -> bool:
+    """Whether a physical sum over ``kw["dim"]`` adds one element per result (real floating
+    dtypes, no dtype= cast), so the values pass through."""
+    if kw.get("dtype") is not None or not p.dtype.is_floating_point or p.dtype.is_complex:
+        return False
+    shape = p._a.shape
+    return all(shape[d] == 1 for d in _dim_set(kw["dim"]))
 
 
 def _map(res, fn):
@@ -539,6 +558,12 @@ def _matmul(lvl, op, args, plan, params):
     with _outer(lvl):
         if op.name == "addmm":
             c, a, b = args
+            pa = lvl.phys(a)
+            if pa is not None and lvl.phys(b) is None and c.__class__ is _TENSOR and \
+                    lvl.phys(c) is None and (c._a.ndim < 2 or c._a.shape[0] == 1):
+                # a batch of inputs times one weight (a linear layer): one addmm of the rows
+                res = op(c, pa.reshape(-1, pa.shape[-1]), b, **params)
+                return lvl.wrap(res.reshape(pa.shape[0], pa.shape[1], res.shape[-1]))
             prod = matmul(lvl.batch_first(a, 2), lvl.batch_first(b, 2))
             beta, alpha = params.get("beta", 1), params.get("alpha", 1)
             cc = lvl.batch_first(c, 2) if lvl.phys(c) is not None else c
@@ -627,6 +652,8 @@ def _nll_weights(t, w, ignore: int, c: int, b: int):
     valid = t != ignore
     wt = valid.to(w.dtype if w is not None else _float()) if w is None else \
         w[t.clamp(0, c - 1)] * valid
+    if w is None and wt.shape[0] == b:  # one target each: its 0/1 weight as it is
+        return wt
     return wt.reshape(b, -1).sum(1)
 
 
@@ -646,7 +673,7 @@ def _nll_loss(lvl, op, args, plan, params):
         rows = op(x, t, w, reduction="none", ignore_index=ign)
         if red == "none":
             return lvl.wrap(rows.reshape((b,) + tuple(args[1].shape)))
-        per = rows.reshape(b, n).sum(1)
+        per = rows + 0.0 if n == 1 else rows.reshape(b, n).sum(1)  # 0 + x: a sum of one
         if red == "mean":
             per = per / _nll_weights(t, w, ign, x.shape[-1], b).to(per.dtype)
         return lvl.wrap(per)
@@ -665,7 +692,7 @@ def _nll_loss_backward(lvl, op, args, plan, params):
         else:
             if red == "mean":
                 gg = gg / _nll_weights(t, w, ign, x.shape[-1], b).to(gg.dtype)
-            rows = gg.reshape(b, 1).expand(b, n).reshape(-1)
+            rows = gg.reshape(b) if n == 1 else gg.reshape(b, 1).expand(b, n).reshape(-1)
         gx = op(rows, x, t, w, reduction="none", ignore_index=ign)
         return lvl.wrap(gx.reshape((b,) + tuple(inp.shape)))
 

@@ -62,4 +62,5 @@ def per_example_grads(batch: int) -> Case:
 
     return Case(make, kind="other", extra={
         f"{n}_batched": (lambda n=n: _batched(_lib(n), batch)) for n in ("jtorch", "torch")},
+        pairs=(("jtorch", "jtorch_batched"), ("torch", "torch_batched")),
         note=f"MLP {_D}-{_H}-{_H}-{_C}; target: jtorch within 2x of jtorch_batched")

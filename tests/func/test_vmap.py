@@ -344,6 +344,20 @@ def test_nll_loss_over_a_batch_reduces_per_example():
     np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
 
 
+def test_a_sum_over_size_one_dims_follows_torch():
+    """A sum whose summed dims have size 1 (a gradient summed to an example's shape) keeps
+    the reduction's values and dtypes: -0.0 sums to 0.0, ints to int64."""
+    x = np.array([[[-0.0, 1.5, np.nan]], [[2.0, -0.0, np.inf]]])
+    for dtype in ("float64", "float32", "int32"):
+        for f in (lambda a: a.sum(0), lambda a: a.sum((0,), keepdim=True),
+                  lambda a: a.sum(-2)):
+            v = (np.nan_to_num(x, posinf=7.0) if dtype == "int32" else x).astype(dtype)
+            got, want = jtorch.vmap(f)(jtorch.from_numpy(v)), torch.vmap(f)(torch.from_numpy(v))
+            assert str(got.dtype) == str(want.dtype) and got.shape == want.shape
+            np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_grad_of_a_vmapped_function_and_vmap_of_grad_agree_with_torch():
     x, w = _X[:, 0], _W  # (5, 4) and (4, 6)
     res = []
