@@ -205,6 +205,12 @@ def test_activations_close(name):
     fn = getattr(JF, name, None) or getattr(jtorch, name)
     tfn = getattr(TF, name, None) or getattr(torch, name)
     tol = {"rtol": 2 ** -4, "atol": 4e-3} if name == "logit" else BF16_TOL
+    if name == "gelu" and torch.backends.cpu.get_cpu_capability() != "AVX2":
+        # torch's AVX512 vector loop overflows at the largest values (nan at +inf, inf at
+        # 3.39e38; its AVX2 build and its scalar loop give inf and 3.39e38, as here)
+        big = jtorch.tensor([float("inf"), 3.3895e38, -3.3895e38], dtype=jtorch.bfloat16)
+        assert fn(big).float().tolist() == [float("inf"), big[1].item(), -0.0]
+        t = t[~(t.float().abs() > 1e38)]
     same(fn(jtorch.tensor(t)), tfn(t), **tol)
 
 
