@@ -12,6 +12,7 @@ allowlist aside): no code in the file runs. Tensors that shared a storage share 
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import pickle
@@ -375,8 +376,19 @@ def unsupported_global(module: str, name: str) -> str:
     """torch's message for a global that a weights-only load refuses."""
     return (f"Weights only load failed. Unsupported global: GLOBAL {module}.{name} was not an "
             f"allowed global by default. Please use `torch.serialization.add_safe_globals"
-            f"([{name}])` or the `torch.serialization.safe_globals([{name}])` context manager "
+            f"([{module}.{name}])` or the `torch.serialization.safe_globals([{module}.{name}])` "
+            f"context manager "
             f"to allowlist this global if you trust this class/function.")
+
+
+def _allowed_as_jtorch(module: str, name: str, safe: dict):
+    """The jtorch object at torch's ``module.name`` (a class torch pickled) when the allowlist
+    holds it, else None."""
+    try:
+        obj = getattr(importlib.import_module("j" + module), name)
+    except (ImportError, AttributeError):
+        return None
+    return obj if any(obj is v for v in safe.values()) else None
 
 
 class _Unpickler(pickle.Unpickler):
@@ -393,6 +405,8 @@ class _Unpickler(pickle.Unpickler):
         if obj is not None:
             return obj
         obj = self.safe.get(f"{module}.{name}")
+        if obj is None and (module == "torch" or module.startswith("torch.")):
+            obj = _allowed_as_jtorch(module, name, self.safe)
         if obj is not None:
             return obj
         if self.weights_only:

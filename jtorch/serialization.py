@@ -30,6 +30,7 @@ import math
 import os
 import pickle
 import struct
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -235,7 +236,7 @@ def _header(data: bytes) -> dict | None:
     return meta
 
 
-def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = True,
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
          mmap=None, **pickle_load_args):
     """Read a checkpoint: torch's zip format (what ``torch.save`` and ``save`` write), a
     safetensors file (its tensors as a dict) or jtorch's own format. ``weights_only=True``
@@ -248,6 +249,8 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
 
     from . import _torch_zip
 
+    weights_only = _weights_only(weights_only, pickle_module)
+    pickle_module = pickle if pickle_module is None else pickle_module
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             data = fh.read()
@@ -286,6 +289,31 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only: bool = Tru
 
             pickles = _SafeUnpickler(io.BytesIO(raw)).load()
     return _Reader(arrays, pickles, _is_meta(map_location)).dec(tree)
+
+
+def _weights_only(weights_only: bool | None, pickle_module) -> bool:
+    """torch's choice of ``weights_only``: True unless a ``pickle_module`` is given, forced
+    either way by ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` or (when the call leaves it unset)
+    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD``."""
+    unset = weights_only is None
+    if unset:
+        weights_only = pickle_module is None
+    yes = ("1", "y", "yes", "true")
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in yes
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in yes
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        weights_only = True
+    elif force_no and unset:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+                      "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+                      "weights_only=False.", UserWarning, stacklevel=3)
+        weights_only = False
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    return weights_only
 
 
 def _plain_bf16(data: bytes) -> dict | None:

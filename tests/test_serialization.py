@@ -291,6 +291,28 @@ def test_torch_pickled_modules_need_weights_only_false(tmp_path):
                                net(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
 
 
+def test_torch_pickled_modules_load_with_their_classes_allowlisted(tmp_path):
+    # the classes a torch checkpoint names are torch's; allowlisting jtorch's same classes
+    # (what ``import jtorch as torch`` code passes to safe_globals) admits them
+    import torch
+
+    path = tmp_path / "net.pt"
+    net = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 1), torch.nn.ReLU(), torch.nn.PixelShuffle(2))
+    torch.save(net, path)
+    nn = jtorch.nn
+    allowed = [nn.Sequential, nn.modules.conv.Conv2d, nn.modules.activation.ReLU,
+               nn.modules.pixelshuffle.PixelShuffle]
+    with jtorch.serialization.safe_globals(allowed[:-1]):
+        with pytest.raises(pickle.UnpicklingError, match="PixelShuffle"):
+            jtorch.load(path)
+    with jtorch.serialization.safe_globals(allowed):
+        back = jtorch.load(path)
+    assert isinstance(back[2], nn.PixelShuffle)
+    x = np.random.default_rng(0).standard_normal((1, 4, 3, 3)).astype(np.float32)
+    np.testing.assert_allclose(back(jtorch.from_numpy(x)).detach().numpy(),
+                               net(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
+
+
 def test_torch_files_jtorch_cannot_read_say_so(tmp_path, monkeypatch):
     import torch
 
@@ -348,3 +370,28 @@ def test_tuples_of_five_round_trip():
     obj = (jtorch.ones(2), np.arange(3), "storage", 4, (5,))
     got = _roundtrip(obj, weights_only=False)
     assert got[0].tolist() == [1.0, 1.0] and got[1].tolist() == [0, 1, 2] and got[2:] == obj[2:]
+
+
+@pytest.mark.parametrize("name", ["torch", "jtorch"])
+def test_weights_only_default_and_environment_overrides(name, tmp_path, monkeypatch):
+    # torch.load's weights_only=None: True unless a pickle_module is given; the two
+    # TORCH_FORCE_* variables override it, the NO variant only when the call leaves it unset
+    lib = pytest.importorskip(name)
+    path = tmp_path / "a.pt"
+    lib.save(np.arange(3.0), path)
+    with pytest.raises(pickle.UnpicklingError, match=r"add_safe_globals\(\[numpy\._core\.multiarray"):
+        lib.load(path)
+    assert lib.load(path, pickle_module=pickle).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):
+        lib.load(path, pickle_module=pickle, weights_only=True)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected"):
+        assert lib.load(path).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(pickle.UnpicklingError):
+        lib.load(path, weights_only=True)
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "true")
+    with pytest.raises(RuntimeError, match="Only one of"):
+        lib.load(path)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    with pytest.raises(pickle.UnpicklingError):
+        lib.load(path, weights_only=False)

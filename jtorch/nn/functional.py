@@ -276,7 +276,7 @@ def _check_p(p: float) -> None:
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1 / (1 - p) (training only)."""
     _check_p(p)
-    if not training:
+    if not training or p == 0 or input.numel() == 0:  # torch returns the input and draws nothing
         return input
     keep = _creation.empty_like(input).bernoulli_(1 - p) if p < 1 else _creation.zeros_like(input)
     scale = keep.div_(1 - p) if p < 1 else keep

@@ -145,3 +145,13 @@ def test_state_round_trips_and_generators_are_independent():
     jtorch.rand(10)
     np.testing.assert_array_equal(jtorch.rand(4, generator=h).numpy(),
                                   torch.rand(4, generator=torch.Generator().manual_seed(1)).numpy())
+
+
+def test_dropout_with_p_zero_returns_the_input_and_draws_nothing():
+    # torch's CPU dropout returns the input itself for p=0 or no elements: the stream stays put
+    for lib in (torch, jtorch):
+        x = lib.ones(3, 4)
+        assert lib.nn.functional.dropout(x, 0.0) is x
+        assert lib.nn.Dropout(0.0)(x) is x
+    _same(lambda t, g: [t.nn.functional.dropout(t.ones(5, 5), 0.0), t.nn.functional.dropout(t.ones(0, 3)),
+                        t.dropout(t.ones(2, 2), 0.0, True), t.rand(4)])
