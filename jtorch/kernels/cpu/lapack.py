@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import prange
 from numba.extending import overload
 from numba.np import linalg as _nl
 
@@ -194,13 +195,25 @@ def _fcopy(a):
 
 
 # -- kernels over a batch ---------------------------------------------------------------------
+#
+# Each kernel runs over the span [lo, hi) of its batch; ``<name>`` runs the whole batch in the
+# calling thread (LAPACK/BLAS threads one large matrix), ``<name>_par`` splits it into ``parts``
+# spans run on Numba's threads, one LAPACK call per matrix (the caller makes BLAS serial).
+# A row-major matrix is the column-major storage of its transpose, so where the transposed
+# problem gives the result directly (inv, det, cholesky, svd) LAPACK works in the output
+# itself, or in a plain contiguous copy, instead of a transposed scratch.
+
 
 @numba.njit(cache=True, nogil=True)
-def lu_factor(a, lu, piv, info):
-    """getrf of each matrix: ``lu`` (B, m, n), ``piv`` (B, k) one-based, ``info`` (B,)."""
+def _span(n, parts, p):
+    return n * p // parts, n * (p + 1) // parts
+
+
+@numba.njit(cache=True, nogil=True)
+def _lu_factor_span(a, lu, piv, info, lo, hi):
     k = min(a.shape[1], a.shape[2])
     ipiv = np.zeros(max(k, 1), _INT)
-    for b in range(a.shape[0]):
+    for b in range(lo, hi):
         w = _fcopy(a[b])
         info[b] = getrf(w, ipiv)
         lu[b] = w
@@ -209,29 +222,62 @@ def lu_factor(a, lu, piv, info):
 
 
 @numba.njit(cache=True, nogil=True)
-def inv(a, out, info):
-    """getrf + getri of each square matrix; info > 0 names the first zero pivot."""
-    n = a.shape[1]
-    ipiv = np.zeros(max(n, 1), _INT)
-    for b in range(a.shape[0]):
-        w = _fcopy(a[b])
-        r = getrf(w, ipiv)
-        info[b] = r
-        if r == 0:
-            getri(w, ipiv)
-        else:
-            w[:, :] = np.nan
-        out[b] = w
+def lu_factor(a, lu, piv, info):
+    """getrf of each matrix: ``lu`` (B, m, n), ``piv`` (B, k) one-based, ``info`` (B,)."""
+    _lu_factor_span(a, lu, piv, info, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def lu_factor_par(a, lu, piv, info, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _lu_factor_span(a, lu, piv, info, lo, hi)
 
 
 @numba.njit(cache=True, nogil=True)
-def det(a, out):
-    """The determinant from getrf's diagonal and the pivots' sign."""
+def _inv_span(a, out, info, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
-    for b in range(a.shape[0]):
-        w = _fcopy(a[b])
-        getrf(w, ipiv)
+    for b in range(lo, hi):
+        w = out[b]
+        w[:, :] = a[b]
+        if getrf(w.T, ipiv) == 0:  # inv(a^T) = inv(a)^T: the row-major result in place
+            getri(w.T, ipiv)
+            info[b] = 0
+            continue
+        f = _fcopy(a[b])  # singular: a's own factorization names the zero pivot, as torch's
+        r = getrf(f, ipiv)
+        info[b] = r
+        if r == 0:
+            getri(f, ipiv)
+        else:
+            f[:, :] = np.nan
+        w[:, :] = f
+
+
+@numba.njit(cache=True, nogil=True)
+def inv(a, out, info):
+    """getrf + getri of each square matrix; info > 0 names the first zero pivot."""
+    _inv_span(a, out, info, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def inv_par(a, out, info, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _inv_span(a, out, info, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _det_span(a, out, lo, hi):
+    n = a.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    w = np.empty((n, n), a.dtype)
+    for b in range(lo, hi):
+        w[:, :] = a[b]
+        if getrf(w.T, ipiv) != 0:  # det(a^T) = det(a); singular: a's own zero pivot, as torch
+            w[:, :] = a[b].T
+            getrf(w.T, ipiv)
         d = np.ones(1, a.dtype)[0]
         for j in range(n):
             d *= w[j, j]
@@ -241,13 +287,28 @@ def det(a, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def slogdet(a, sign, logabs):
-    """sign (unit modulus, or 0) and log|det| from getrf's diagonal."""
+def det(a, out):
+    """The determinant from getrf's diagonal and the pivots' sign."""
+    _det_span(a, out, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def det_par(a, out, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _det_span(a, out, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _slogdet_span(a, sign, logabs, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
-    for b in range(a.shape[0]):
-        w = _fcopy(a[b])
-        getrf(w, ipiv)
+    w = np.empty((n, n), a.dtype)
+    for b in range(lo, hi):
+        w[:, :] = a[b]
+        if getrf(w.T, ipiv) != 0:  # det(a^T) = det(a); singular: a's own zero pivot, as torch
+            w[:, :] = a[b].T
+            getrf(w.T, ipiv)
         s = np.ones(1, a.dtype)[0]
         la = 0.0
         for j in range(n):
@@ -266,11 +327,23 @@ def slogdet(a, sign, logabs):
 
 
 @numba.njit(cache=True, nogil=True)
-def solve(a, rhs, out, info):
-    """gesv of each (n, n) matrix against its (n, k) right-hand sides."""
+def slogdet(a, sign, logabs):
+    """sign (unit modulus, or 0) and log|det| from getrf's diagonal."""
+    _slogdet_span(a, sign, logabs, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def slogdet_par(a, sign, logabs, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _slogdet_span(a, sign, logabs, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _solve_span(a, rhs, out, info, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
-    for b in range(a.shape[0]):
+    for b in range(lo, hi):
         w = _fcopy(a[b])
         x = _fcopy(rhs[b])
         info[b] = gesv(w, ipiv, x)
@@ -278,60 +351,108 @@ def solve(a, rhs, out, info):
 
 
 @numba.njit(cache=True, nogil=True)
+def solve(a, rhs, out, info):
+    """gesv of each (n, n) matrix against its (n, k) right-hand sides."""
+    _solve_span(a, rhs, out, info, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def solve_par(a, rhs, out, info, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _solve_span(a, rhs, out, info, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _cholesky_span(a, out, info, upper, lo, hi):
+    n = a.shape[1]
+    # a's lower triangle is the upper one of a^T (column-major a^T is a's row-major storage),
+    # and potrf's upper factor of a^T, read row-major, is a's lower factor (and vice versa)
+    uplo = ord("L") if upper else ord("U")
+    for b in range(lo, hi):
+        w = out[b]
+        w[:, :] = a[b]
+        info[b] = potrf(uplo, w.T)
+        for i in range(n):
+            if upper:
+                for j in range(i):
+                    w[i, j] = 0
+            else:
+                for j in range(i + 1, n):
+                    w[i, j] = 0
+
+
+@numba.njit(cache=True, nogil=True)
 def cholesky(a, out, info, upper):
     """potrf reading one triangle; the other triangle of the result is zero."""
-    n = a.shape[1]
-    uplo = ord("U") if upper else ord("L")
-    for b in range(a.shape[0]):
-        w = _fcopy(a[b])
-        info[b] = potrf(uplo, w)
-        for i in range(n):
-            for j in range(n):
-                keep = j >= i if upper else j <= i
-                out[b, i, j] = w[i, j] if keep else 0
+    _cholesky_span(a, out, info, upper, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def cholesky_par(a, out, info, upper, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _cholesky_span(a, out, info, upper, lo, hi)
 
 
 @numba.njit(cache=True, nogil=True)
-def eigh(a, vals, vecs, upper, want_vectors):
-    """syevd/heevd: ascending eigenvalues, eigenvectors as columns."""
+def _eigh_span(a, vals, vecs, info, upper, want_vectors, lo, hi):
     uplo = ord("U") if upper else ord("L")
     jobz = ord("V") if want_vectors else ord("N")
-    worst = 0
-    for b in range(a.shape[0]):
+    for b in range(lo, hi):
         w = _fcopy(a[b])
-        r = syevd(jobz, uplo, w, vals[b])
-        if r != 0 and worst == 0:
-            worst = r
+        info[b] = syevd(jobz, uplo, w, vals[b])
         if want_vectors:
             vecs[b] = w
-    return worst
 
 
 @numba.njit(cache=True, nogil=True)
-def svd(a, u, s, vh, full, want_vectors):
-    """gesdd: jobz 'A' (full), 'S' (thin) or 'N' (values only)."""
+def eigh(a, vals, vecs, info, upper, want_vectors):
+    """syevd/heevd: ascending eigenvalues, eigenvectors as columns."""
+    _eigh_span(a, vals, vecs, info, upper, want_vectors, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def eigh_par(a, vals, vecs, info, upper, want_vectors, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _eigh_span(a, vals, vecs, info, upper, want_vectors, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _svd_span(a, u, s, vh, info, full, want_vectors, lo, hi):
+    # a^T = conj(V) S U^T: gesdd of the row-major storage (column-major a^T) puts conj(V) in
+    # column-major, which is vh = V^H row-major, and U^T in column-major, which is u row-major
     jobz = ord("N") if not want_vectors else ord("A") if full else ord("S")
-    worst = 0
-    for b in range(a.shape[0]):
-        w = _fcopy(a[b])
-        uu = np.empty((u.shape[2], u.shape[1]), a.dtype).T
-        vv = np.empty((vh.shape[2], vh.shape[1]), a.dtype).T
-        r = gesdd(jobz, w, s[b], uu, vv)
-        if r != 0 and worst == 0:
-            worst = r
+    w = np.empty((a.shape[1], a.shape[2]), a.dtype)
+    no = np.empty((1, 1), a.dtype)
+    for b in range(lo, hi):
+        w[:, :] = a[b]
         if want_vectors:
-            u[b] = uu
-            vh[b] = vv
-    return worst
+            info[b] = gesdd(jobz, w.T, s[b], vh[b].T, u[b].T)
+        else:
+            info[b] = gesdd(jobz, w.T, s[b], no, no)
 
 
 @numba.njit(cache=True, nogil=True)
-def qr(a, q, r, complete, want_q):
-    """geqrf, R from its upper triangle, Q (m, q.shape[2]) from orgqr."""
+def svd(a, u, s, vh, info, full, want_vectors):
+    """gesdd: jobz 'A' (full), 'S' (thin) or 'N' (values only)."""
+    _svd_span(a, u, s, vh, info, full, want_vectors, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def svd_par(a, u, s, vh, info, full, want_vectors, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _svd_span(a, u, s, vh, info, full, want_vectors, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _qr_span(a, q, r, complete, want_q, lo, hi):
     m, n = a.shape[1], a.shape[2]
     k = min(m, n)
     tau = np.zeros(max(k, 1), a.dtype)
-    for b in range(a.shape[0]):
+    for b in range(lo, hi):
         w = _fcopy(a[b])
         geqrf(w, tau)
         for i in range(r.shape[1]):
@@ -347,6 +468,19 @@ def qr(a, q, r, complete, want_q):
         if m > 0 and qc > 0:
             orgqr(qq, tau, k)
         q[b] = qq
+
+
+@numba.njit(cache=True, nogil=True)
+def qr(a, q, r, complete, want_q):
+    """geqrf, R from its upper triangle, Q (m, q.shape[2]) from orgqr."""
+    _qr_span(a, q, r, complete, want_q, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def qr_par(a, q, r, complete, want_q, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _qr_span(a, q, r, complete, want_q, lo, hi)
 
 
 @numba.njit(cache=True, nogil=True)

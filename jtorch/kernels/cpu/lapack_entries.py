@@ -2,15 +2,19 @@
 
 Each entry views its operands as C-contiguous (B, m, n) batches, runs one compiled loop of
 ``lapack.py`` into fresh arrays, and raises torch's ``LinAlgError`` where the plan asks it
-to check LAPACK's ``info`` (the ``_ex`` variants return it instead).
+to check LAPACK's ``info`` (the ``_ex`` variants return it instead). A batch whose work pays
+for it runs over Numba's threads, one LAPACK call per matrix with BLAS serial in each; a
+single matrix (or a small batch) runs in the calling thread, where LAPACK's BLAS is threaded.
 """
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
+from ... import _threads
 from ...tensor import Tensor
 from ..defs.linalg_decomp import LinAlgError
 from . import lapack as _lp
@@ -22,6 +26,25 @@ def _batch(x: Tensor) -> np.ndarray:
     a = x._a
     *lead, m, n = a.shape
     return np.ascontiguousarray(a).reshape(math.prod(lead), m, n)
+
+
+def _run(name: str, a3: np.ndarray, *args):
+    """``lapack.<name>`` over the batch ``a3`` (its first argument), or ``<name>_par`` over
+    Numba's threads where the batch has more than one matrix and enough work."""
+    batch, m, n = a3.shape
+    if batch > 1 and _threads.use_parallel(batch * m * n * min(m, n)) and \
+            _threads.serial_blas.available():
+        parts = min(batch, numba.get_num_threads())
+        if parts > 1:
+            with _threads.serial_blas():
+                return getattr(_lp, name + "_par")(a3, *args, parts)
+    return getattr(_lp, name)(a3, *args)
+
+
+def _first(info: np.ndarray) -> int:
+    """The first non-zero ``info`` of a batch (0 when every matrix succeeded)."""
+    bad = np.flatnonzero(info)
+    return int(info[bad[0]]) if bad.size else 0
 
 
 def _make(arr: np.ndarray, out) -> Tensor:
@@ -67,7 +90,7 @@ def lu_factor_cpu(plan, a: Tensor) -> tuple:
     lu_o, piv_o, info_o = plan.out
     a3 = _batch(a)
     lu, piv, info = _mats(lu_o), _vecs(piv_o), np.zeros(a3.shape[0], _I32)
-    _lp.lu_factor(a3, lu, piv, info)
+    _run("lu_factor", a3, lu, piv, info)
     return _make(lu, lu_o), _make(piv, piv_o), _make(info, info_o)
 
 
@@ -75,7 +98,7 @@ def inv_cpu(plan, a: Tensor) -> tuple:
     inv_o, info_o = plan.out
     a3 = _batch(a)
     out, info = _mats(inv_o), np.zeros(a3.shape[0], _I32)
-    _lp.inv(a3, out, info)
+    _run("inv", a3, out, info)
     if plan.kw["check_errors"]:
         _raise_info(info, a._a.ndim > 2, _inv_message)
     return _make(out, inv_o), _make(info, info_o)
@@ -84,7 +107,7 @@ def inv_cpu(plan, a: Tensor) -> tuple:
 def det_cpu(plan, a: Tensor) -> Tensor:
     a3 = _batch(a)
     out = np.empty(a3.shape[0], plan.out.dtype.np)
-    _lp.det(a3, out)
+    _run("det", a3, out)
     return _make(out, plan.out)
 
 
@@ -92,7 +115,7 @@ def slogdet_cpu(plan, a: Tensor) -> tuple:
     s_o, l_o = plan.out
     a3 = _batch(a)
     s, la = np.empty(a3.shape[0], s_o.dtype.np), np.empty(a3.shape[0], l_o.dtype.np)
-    _lp.slogdet(a3, s, la)
+    _run("slogdet", a3, s, la)
     return _make(s, s_o), _make(la, l_o)
 
 
@@ -100,7 +123,7 @@ def solve_cpu(plan, a: Tensor, b: Tensor) -> tuple:
     x_o, info_o = plan.out
     a3, b3 = _batch(a), _batch(b)
     x, info = _mats(x_o), np.zeros(a3.shape[0], _I32)
-    _lp.solve(a3, b3, x, info)
+    _run("solve", a3, b3, x, info)
     if plan.kw["check_errors"]:
         _raise_info(info, a._a.ndim > 2, _solve_message)
     return _make(x, x_o), _make(info, info_o)
@@ -110,7 +133,7 @@ def cholesky_cpu(plan, a: Tensor) -> tuple:
     l_o, info_o = plan.out
     a3 = _batch(a)
     out, info = _mats(l_o), np.zeros(a3.shape[0], _I32)
-    _lp.cholesky(a3, out, info, plan.kw["upper"])
+    _run("cholesky", a3, out, info, plan.kw["upper"])
     if plan.kw["check_errors"]:
         _raise_info(info, a._a.ndim > 2, _chol_message)
     return _make(out, l_o), _make(info, info_o)
@@ -127,7 +150,9 @@ def eigh_cpu(plan, a: Tensor) -> tuple:
     w_o, v_o = plan.out
     a3 = _batch(a)
     w, v = _vecs(w_o), _mats(v_o)
-    info = _lp.eigh(a3, w, v, plan.kw["UPLO"] == "U", True)
+    infos = np.zeros(a3.shape[0], _I32)
+    _run("eigh", a3, w, v, infos, plan.kw["UPLO"] == "U", True)
+    info = _first(infos)
     if info:
         raise LinAlgError(f"linalg.eigh: The algorithm failed to converge because the input matrix "
                           f"is ill-conditioned or has too many repeated eigenvalues (error code: "
@@ -140,7 +165,9 @@ def svd_cpu(plan, a: Tensor) -> tuple:
     a3 = _batch(a)
     u, s, vh = _mats(u_o), _vecs(s_o), _mats(vh_o)
     if a3.shape[1] and a3.shape[2]:
-        info = _lp.svd(a3, u, s, vh, plan.kw["full_matrices"], True)
+        infos = np.zeros(a3.shape[0], _I32)
+        _run("svd", a3, u, s, vh, infos, plan.kw["full_matrices"], True)
+        info = _first(infos)
         if info:
             raise LinAlgError(f"linalg.svd: The algorithm failed to converge because the input "
                               f"matrix is ill-conditioned or has too many repeated singular "
@@ -157,7 +184,7 @@ def qr_cpu(plan, a: Tensor) -> tuple:
     mode = plan.kw["mode"]
     q = _mats(q_o) if mode != "r" else np.empty((a3.shape[0], a3.shape[1], 0), a3.dtype)
     r = _mats(r_o)
-    _lp.qr(a3, q, r, mode == "complete", mode != "r")
+    _run("qr", a3, q, r, mode == "complete", mode != "r")
     return (_make(q, q_o) if mode != "r" else Tensor._make(np.empty(0, a3.dtype), None, q_o.dtype),
             _make(r, r_o))
 
