@@ -14,6 +14,7 @@ import numpy as np
 from ..harness import Case, register
 from ._util import functional, rand
 
+
 class Mats(NamedTuple):
     """``batch`` square matrices of side ``n`` (batch 0: one plain 2-D matrix)."""
 
