@@ -15,6 +15,7 @@ import threading
 import warnings
 
 from .. import dtypes as _dt
+from ..tensor import Tensor
 
 # whether some thread has CPU autocast on: the gate every op function reads
 on = False
@@ -86,9 +87,10 @@ def deprecated(old: str, new: str) -> None:
 # -- the casts ----------------------------------------------------------------------------
 
 def _cast(x, target):
-    d = getattr(x, "dtype", None)
-    if d is None or d is target or not d.is_floating_point or d is _dt.float64 \
-            or x.device.type != "cpu":
+    if not isinstance(x, Tensor):
+        return x
+    d = x.dtype
+    if d is target or not d.is_floating_point or d is _dt.float64 or x.device.type != "cpu":
         return x
     return x.to(target)
 
