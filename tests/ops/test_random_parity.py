@@ -155,3 +155,34 @@ def test_dropout_with_p_zero_returns_the_input_and_draws_nothing():
         assert lib.nn.Dropout(0.0)(x) is x
     _same(lambda t, g: [t.nn.functional.dropout(t.ones(5, 5), 0.0), t.nn.functional.dropout(t.ones(0, 3)),
                         t.dropout(t.ones(2, 2), 0.0, True), t.rand(4)])
+
+
+@pytest.mark.skipif(intel_cpu(), reason="torch may draw exponential_ from MKL's stream on Intel "
+                                        "CPUs, as it does bernoulli_")
+@pytest.mark.parametrize("gen", [False, True])
+def test_exponential_and_multinomial_match_torch(gen):
+    def make(t, g):
+        p = t.rand(3, 9, generator=g)
+        return [t.empty(40, 3).exponential_(generator=g),
+                t.empty(5, 7, dtype=t.float64).t().exponential_(0.7, generator=g),
+                t.empty(33, dtype=t.bfloat16).exponential_(3.0, generator=g).float(),
+                t.multinomial(p, 1, generator=g), t.multinomial(p, 5, generator=g),
+                t.multinomial(p[0].double(), 9, generator=g),
+                t.multinomial(p, 40, replacement=True, generator=g),
+                t.multinomial(p[1].half(), 12, True, generator=g),
+                t.multinomial(p.double(), 20, True, generator=g),
+                t.rand(3, generator=g)]  # the stream after them is torch's too
+
+    _same(make, 11, gen=gen)
+
+
+def test_multinomial_errors_match_torch():
+    for t in (torch, jtorch):
+        for p, k, r, msg in [([1.0, -1.0], 2, True, "encountering probability entry < 0"),
+                             ([1.0, float("inf")], 2, True, "entry = infinity or NaN"),
+                             ([1.0, float("nan")], 2, True, "encountering probability entry < 0"),
+                             ([0.0, 0.0], 2, True, "sum of probabilities <= 0"),
+                             ([1.0, -1.0], 1, False, "contains either `inf`, `nan` or element"),
+                             ([0.0, 0.0], 1, False, "sum of probabilities <= 0")]:
+            with pytest.raises(RuntimeError, match=msg.replace("(", "\\(").replace(")", "\\)")):
+                t.multinomial(t.tensor(p), k, r)

@@ -379,3 +379,49 @@ def bernoulli_tensor(mt, pos, out, p, wide):
             out[i] = _u53(mt, pos) < p[i]
         else:
             out[i] = _u24(mt, pos) < np.float32(p[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def exponential64(mt, pos, out, lambd):
+    """torch's CPU ``exponential_`` (``exponential_distribution<double>``, element by element):
+    -1/lambd * log1p(-u), u from the low 53 bits of a 64-bit draw."""
+    c = -1.0 / lambd
+    for i in range(out.size):
+        out[i] = c * math.log1p(-_u53(mt, pos))
+
+
+@numba.njit(cache=True, nogil=True)
+def multinomial_replace(mt, pos, p, out, cum):
+    """torch's CPU multinomial with replacement: per row, the running sums of ``p`` in
+    ``cum``'s precision (float64 for float64 rows, float32 for the others) divided by their
+    total, the last set to 1; per sample, a uniform double and a binary search for the first
+    sum not below it. Returns 0, or the error of the first bad row (1: an entry < 0 or nan,
+    3: inf, 2: the sum is not > 0)."""
+    rows, n = p.shape
+    k = out.shape[1]
+    for r in range(rows):
+        s = cum.dtype.type(0)
+        for j in range(n):
+            v = p[r, j]
+            if not v >= 0:
+                return 1
+            if not math.isfinite(v):
+                return 3
+            s += cum.dtype.type(v)
+            cum[j] = s
+        if not s > 0:
+            return 2
+        for j in range(n):
+            cum[j] /= s
+        for j in range(k):
+            u = _u53(mt, pos)
+            cum[n - 1] = 1
+            lo, hi = 0, n
+            while hi - lo > 0:
+                mid = lo + (hi - lo) // 2
+                if cum[mid] < u:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[r, j] = lo
+    return 0

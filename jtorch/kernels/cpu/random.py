@@ -3,9 +3,9 @@ that run in parallel.
 
 Uniform, normal, integer, permutation and bernoulli samples come from the generator's MT19937
 engine as torch's CPU kernels draw them (``mt19937.py``), in torch's element order
-(``_ordered``). The other samplers (exponential, cauchy, log-normal, geometric, multinomial,
-complex dtypes) take a 64-bit key from the engine (``Generator._take``) and run Philox
-streams: block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that
+(``_ordered``), and so do exponential and multinomial. The other samplers (cauchy,
+log-normal, geometric, complex dtypes) take a 64-bit key from the engine
+(``Generator._take``) and run Philox streams: block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that
 key, four 32-bit words, and each kernel maps output element ``i`` to a fixed block and word
 (4 elements per block for 32-bit draws, 2 for 64-bit draws). So their numbers depend only on
 the key and the element index: the parallel loops produce the same stream as the serial ones,
@@ -177,119 +177,6 @@ def sample_float(out: np.ndarray, seed: int, offset: int, dist: int, a: float, b
         _float_range(*args, 0, nblk)
 
 
-# -- multinomial -----------------------------------------------------------------------------
-
-@numba.njit(cache=True, nogil=True)
-def _multinomial_row(p, out, r, k, replacement, seed, offset):
-    """Sample row ``r``; returns 0, or 1 (inf/nan/negative) or 2 (sum <= 0) on bad input."""
-    n = p.shape[1]
-    cdf = np.empty(n, np.float64)
-    total = 0.0
-    last = -1
-    for j in range(n):
-        v = p[r, j]
-        if not (v >= 0.0 and v < np.inf):
-            return 1
-        total += v
-        cdf[j] = total
-        if v > 0.0:
-            last = j
-    if not total > 0.0:
-        return 2
-    if replacement:
-        base = offset + np.uint64(r) * np.uint64(k)
-        for s in range(k):
-            x0, x1, _, _ = _block(seed, base + np.uint64(s))
-            t = _u53(x0, x1) * total
-            lo, hi = 0, n
-            while lo < hi:  # first j with cdf[j] > t
-                mid = (lo + hi) // 2
-                if cdf[mid] > t:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            out[r, s] = lo if lo < n else last
-        return 0
-    # Without replacement: the k largest of p_j / E_j, E_j ~ Exp(1), in decreasing order
-    # (successive draws proportional to the remaining weights).
-    base = offset + np.uint64(r) * np.uint64(n)
-    keys = np.empty(k, np.float64)
-    idx = np.empty(k, np.int64)
-    size = 0
-    for j in range(n):
-        x0, x1, _, _ = _block(seed, base + np.uint64(j))
-        key = p[r, j] / -math.log1p(-_u53(x0, x1))
-        if size < k:
-            c = size
-            size += 1
-            while c > 0 and keys[(c - 1) // 2] > key:  # sift up (min-heap)
-                keys[c], idx[c] = keys[(c - 1) // 2], idx[(c - 1) // 2]
-                c = (c - 1) // 2
-            keys[c], idx[c] = key, j
-        elif key > keys[0]:
-            _sift_down(keys, idx, 0, size, key, j)
-    for end in range(size - 1, -1, -1):  # pop the minimum to the back: decreasing order
-        out[r, end] = idx[0]
-        _sift_down(keys, idx, 0, end, keys[end], idx[end])
-    return 0
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _sift_down(keys, idx, c, size, key, j):
-    while True:
-        child = 2 * c + 1
-        if child >= size:
-            break
-        if child + 1 < size and keys[child + 1] < keys[child]:
-            child += 1
-        if keys[child] >= key:
-            break
-        keys[c], idx[c] = keys[child], idx[child]
-        c = child
-    if c < size:
-        keys[c], idx[c] = key, j
-
-
-@numba.njit(cache=True, nogil=True)
-def _multinomial_rows(p, out, k, replacement, seed, offset, lo, hi):
-    """Rows lo..hi-1; returns the first error code (0 if none)."""
-    code = 0
-    for r in range(lo, hi):
-        e = _multinomial_row(p, out, r, k, replacement, seed, offset)
-        if e and not code:
-            code = e
-    return code
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _multinomial_par(p, out, k, replacement, seed, offset, chunk):
-    rows = p.shape[0]
-    nchunk = (rows + chunk - 1) // chunk
-    err = np.zeros(nchunk, np.int64)
-    for c in numba.prange(nchunk):
-        err[c] = _multinomial_rows(p, out, k, replacement, seed, offset, c * chunk,
-                                   min(rows, (c + 1) * chunk))
-    for c in range(nchunk):
-        if err[c]:
-            return err[c]
-    return 0
-
-
-def multinomial_blocks(rows: int, n: int, k: int, replacement: bool) -> int:
-    return rows * (k if replacement else n)
-
-
-def multinomial(p: np.ndarray, out: np.ndarray, k: int, replacement: bool, seed: int,
-                offset: int, parallel: bool) -> int:
-    """Sample ``k`` category indices per row of the C-contiguous float64 (rows, n) ``p``
-    into int64 (rows, k) ``out``, using ``multinomial_blocks`` blocks. Returns 0, or the
-    error code of the first bad row (1: inf/nan/negative entry, 2: sum <= 0)."""
-    args = (p, out, k, bool(replacement), np.uint64(seed), np.uint64(offset))
-    if parallel:
-        return _multinomial_par(*args, max(1, -(-p.shape[0] // (4 * _threads.get_num_threads()))))
-    return _multinomial_rows(*args, 0, p.shape[0])
-
-
 # -- argument checks -------------------------------------------------------------------------
 
 @numba.njit(cache=True, nogil=True)
@@ -386,6 +273,20 @@ def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
         _store(v, buf)
 
 
+def _torch_exponential(t: Tensor, gen, lambd: float) -> None:
+    """exponential_ as torch's CPU kernel draws it: doubles in torch's element order, cast to
+    the dtype (16-bit floats through float32, as c10's conversions go)."""
+    v = _ordered(t._a)
+    buf = np.empty(v.size, np.float64)
+    with gen._lock:
+        _mt.exponential64(gen._mt, gen._pos, buf, float(lambd))
+    if t.dtype is not _dt.float64:
+        buf = buf.astype(np.float32)
+        if t.dtype in _dt.HALF:
+            buf = buf.astype(t.dtype.np)
+    _store(v, buf)
+
+
 def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None:
     """Sample ``dist`` into ``t`` in place: uniform, normal and bernoulli as torch does
     (``_torch_fill``); the others directly into float32/float64 memory, else through a
@@ -395,6 +296,9 @@ def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None
         return
     if dist == BERNOULLI or (dist in (UNIFORM, NORMAL) and d in _BITS):
         _torch_fill(t, gen, dist, a, b)
+        return
+    if dist == EXPONENTIAL and d in _BITS:
+        _torch_exponential(t, gen, a)
         return
     if d.is_complex:  # real and imaginary parts are independent real samples
         rd = d.to_real()
@@ -528,26 +432,45 @@ def randperm_cpu(plan) -> Tensor:
     return res
 
 
+_MULTINOMIAL_ERRORS = {
+    1: "invalid multinomial distribution (encountering probability entry < 0)",
+    2: "invalid multinomial distribution (sum of probabilities <= 0)",
+    3: "invalid multinomial distribution (encountering probability entry = infinity or NaN)"}
+
+
 def multinomial_cpu(plan, x: Tensor) -> Tensor:
+    """torch's two CPU algorithms, with its draws: without replacement (or one sample) the
+    largest k of p / q with q ~ Exp(1) (``exponential_``), else per sample a uniform double
+    searched in the normalised running sums (``mt19937.multinomial_replace``)."""
     kw = plan.kw
     k, replacement, gen = kw["num_samples"], kw["replacement"], kw["generator"]
     nd = x._a.ndim
     n = x._a.shape[-1]
     rows = x._a.shape[0] if nd == 2 else 1
-    a = x._a
-    if x.dtype is _dt.float64 and a.flags.c_contiguous:
-        p = a.reshape(rows, n)
+    d = x.dtype
+    work = np.float64 if d is _dt.float64 else np.float32
+    p = np.empty(x._a.shape, work)
+    _copy_array(p, _dt.float64 if d is _dt.float64 else _dt.float32, x)
+    p = p.reshape(rows, n)
+    if not replacement or k == 1:
+        if not (np.isfinite(p).all() and (p >= 0).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (p.sum(1) == 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        q = Tensor._make(np.empty(x._a.shape, d.np), None, d)
+        _torch_exponential(q, gen, 1.0)
+        ratio = (x._a / q._a).reshape(rows, n)  # in x's dtype, as torch's div_out
+        if k == 1:
+            res = np.argmax(ratio, axis=1).reshape(rows, 1)
+        else:  # topk: the largest first
+            res = np.argsort(-ratio.astype(np.float64), axis=1, kind="stable")[:, :k]
+        res = np.ascontiguousarray(res, np.int64)
     else:
-        p = np.empty(a.shape, np.float64)
-        _copy_array(p, _dt.float64, x)
-        p = p.reshape(rows, n)
-    res = np.empty((rows, k), np.int64)
-    s, off = gen._take(multinomial_blocks(rows, n, k, replacement))
-    code = multinomial(p, res, k, replacement, s, off, _threads.use_parallel(rows * max(n, k)))
-    if code == 1:
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if code == 2:
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        res = np.empty((rows, k), np.int64)
+        with gen._lock:
+            code = _mt.multinomial_replace(gen._mt, gen._pos, p, res, np.empty(n, work))
+        if code:
+            raise RuntimeError(_MULTINOMIAL_ERRORS[code])
     return Tensor._make(res if nd == 2 else res.reshape(k))
 
 
