@@ -160,7 +160,7 @@ def test_dropout_with_p_zero_returns_the_input_and_draws_nothing():
 @pytest.mark.skipif(intel_cpu(), reason="torch may draw exponential_ from MKL's stream on Intel "
                                         "CPUs, as it does bernoulli_")
 @pytest.mark.parametrize("gen", [False, True])
-def test_exponential_and_multinomial_match_torch(gen):
+def test_exponential_cauchy_log_normal_geometric_and_multinomial_match_torch(gen):
     def make(t, g):
         p = t.rand(3, 9, generator=g)
         return [t.empty(40, 3).exponential_(generator=g),
@@ -171,6 +171,11 @@ def test_exponential_and_multinomial_match_torch(gen):
                 t.multinomial(p, 40, replacement=True, generator=g),
                 t.multinomial(p[1].half(), 12, True, generator=g),
                 t.multinomial(p.double(), 20, True, generator=g),
+                t.empty(6, 4).t().cauchy_(1.0, 2.0, generator=g),
+                t.empty(30, dtype=t.float64).log_normal_(0.5, 1.5, generator=g),
+                t.empty(5, 3).log_normal_(generator=g),
+                t.empty(40, dtype=t.float64).geometric_(0.3, generator=g),
+                t.empty(9, dtype=t.int64).geometric_(0.6, generator=g),
                 t.rand(3, generator=g)]  # the stream after them is torch's too
 
     _same(make, 11, gen=gen)

@@ -425,3 +425,25 @@ def multinomial_replace(mt, pos, p, out, cum):
                     hi = mid
             out[r, j] = lo
     return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def cauchy64(mt, pos, out, median, sigma):
+    """torch's CPU ``cauchy_``: median + sigma * tan(pi * (u - 0.5)), u a 53-bit uniform."""
+    for i in range(out.size):
+        out[i] = median + sigma * math.tan(math.pi * (_u53(mt, pos) - 0.5))
+
+
+@numba.njit(cache=True, nogil=True)
+def geometric64(mt, pos, out, p):
+    """torch's CPU ``geometric_``: ceil(log(u) / log1p(-p)), u a 53-bit uniform."""
+    for i in range(out.size):
+        out[i] = np.ceil(math.log(_u53(mt, pos)) / math.log1p(-p))
+
+
+@numba.njit(cache=True, nogil=True)
+def log_normal64(mt, pos, cache, out, mean, std):
+    """torch's CPU ``log_normal_``: exp of ``normal_distribution<double>`` (libm's exp)."""
+    normal_serial(mt, pos, cache, out, mean, std)
+    for i in range(out.size):
+        out[i] = math.exp(out[i])

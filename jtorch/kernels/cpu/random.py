@@ -3,9 +3,8 @@ that run in parallel.
 
 Uniform, normal, integer, permutation and bernoulli samples come from the generator's MT19937
 engine as torch's CPU kernels draw them (``mt19937.py``), in torch's element order
-(``_ordered``), and so do exponential and multinomial. The other samplers (cauchy,
-log-normal, geometric, complex dtypes) take a 64-bit key from the engine
-(``Generator._take``) and run Philox streams: block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that
+(``_ordered``), and so do exponential, cauchy, log-normal, geometric and multinomial. Complex
+samples take a 64-bit key from the engine (``Generator._take``) and run Philox streams: block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that
 key, four 32-bit words, and each kernel maps output element ``i`` to a fixed block and word
 (4 elements per block for 32-bit draws, 2 for 64-bit draws). So their numbers depend only on
 the key and the element index: the parallel loops produce the same stream as the serial ones,
@@ -273,17 +272,26 @@ def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
         _store(v, buf)
 
 
-def _torch_exponential(t: Tensor, gen, lambd: float) -> None:
-    """exponential_ as torch's CPU kernel draws it: doubles in torch's element order, cast to
-    the dtype (16-bit floats through float32, as c10's conversions go)."""
+def _torch_double_fill(t: Tensor, gen, dist: int, a: float, b: float = 0.0) -> None:
+    """exponential_, cauchy_, log_normal_ and geometric_ as torch's CPU kernels draw them:
+    one ``*_distribution<double>`` sample per element in torch's element order, cast to the
+    dtype (16-bit floats through float32, as c10's conversions go)."""
     v = _ordered(t._a)
     buf = np.empty(v.size, np.float64)
+    mt, pos = gen._mt, gen._pos
     with gen._lock:
-        _mt.exponential64(gen._mt, gen._pos, buf, float(lambd))
+        if dist == EXPONENTIAL:
+            _mt.exponential64(mt, pos, buf, float(a))
+        elif dist == CAUCHY:
+            _mt.cauchy64(mt, pos, buf, float(a), float(b))
+        elif dist == GEOMETRIC:
+            _mt.geometric64(mt, pos, buf, float(a))
+        else:
+            _mt.log_normal64(mt, pos, gen._normal, buf, float(a), float(b))
     if t.dtype is not _dt.float64:
-        buf = buf.astype(np.float32)
-        if t.dtype in _dt.HALF:
-            buf = buf.astype(t.dtype.np)
+        if t.dtype.is_floating_point:
+            buf = buf.astype(np.float32)
+        buf = buf.astype(t.dtype.np)
     _store(v, buf)
 
 
@@ -297,8 +305,9 @@ def fill_dist(t: Tensor, gen, dist: int, a: float = 0.0, b: float = 0.0) -> None
     if dist == BERNOULLI or (dist in (UNIFORM, NORMAL) and d in _BITS):
         _torch_fill(t, gen, dist, a, b)
         return
-    if dist == EXPONENTIAL and d in _BITS:
-        _torch_exponential(t, gen, a)
+    if dist in (EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC) and (d in _BITS or (
+            dist == GEOMETRIC and not d.is_complex)):
+        _torch_double_fill(t, gen, dist, a, b)
         return
     if d.is_complex:  # real and imaginary parts are independent real samples
         rd = d.to_real()
@@ -458,7 +467,7 @@ def multinomial_cpu(plan, x: Tensor) -> Tensor:
         if (p.sum(1) == 0).any():
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         q = Tensor._make(np.empty(x._a.shape, d.np), None, d)
-        _torch_exponential(q, gen, 1.0)
+        _torch_double_fill(q, gen, EXPONENTIAL, 1.0)
         ratio = (x._a / q._a).reshape(rows, n)  # in x's dtype, as torch's div_out
         if k == 1:
             res = np.argmax(ratio, axis=1).reshape(rows, 1)
