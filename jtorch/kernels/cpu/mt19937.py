@@ -337,7 +337,7 @@ def randperm(mt, pos, out):
 @numba.njit(cache=True, nogil=True)
 def key64(mt, pos):
     """A 64-bit draw: the key of a counter-based stream for the samplers that run in
-    parallel (dropout masks, multinomial, exponential)."""
+    parallel (complex samples; gamma, beta, poisson and binomial draws)."""
     return next64(mt, pos)
 
 

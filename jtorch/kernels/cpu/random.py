@@ -4,8 +4,9 @@ that run in parallel.
 Uniform, normal, integer, permutation and bernoulli samples come from the generator's MT19937
 engine as torch's CPU kernels draw them (``mt19937.py``), in torch's element order
 (``_ordered``), and so do exponential, cauchy, log-normal, geometric and multinomial. Complex
-samples take a 64-bit key from the engine (``Generator._take``) and run Philox streams: block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that
-key, four 32-bit words, and each kernel maps output element ``i`` to a fixed block and word
+samples take a 64-bit key from the engine (``Generator._take``) and run Philox streams:
+block ``b`` of a call is the Philox output for the 128-bit counter ``b`` under that key, four
+32-bit words, and each kernel maps output element ``i`` to a fixed block and word
 (4 elements per block for 32-bit draws, 2 for 64-bit draws). So their numbers depend only on
 the key and the element index: the parallel loops produce the same stream as the serial ones,
 whatever the thread count.
