@@ -101,8 +101,12 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
                 g = Tensor._make(g._a, dtype=g.dtype)
             handed.add(_root(g))
         t.grad = g
-    elif create_graph or (t.grad.__class__ is not _TENSOR and t.grad.is_sparse):
-        t.grad = t.grad + g  # (a sparse sum is a new tensor: the indices concatenated)
+    elif t.grad.__class__ is not _TENSOR and t.grad.is_sparse:
+        # a sparse sum is a new tensor (the indices concatenated); with a dense gradient,
+        # dense + sparse (torch's order: sparse + dense is not defined)
+        t.grad = t.grad + g if g.is_sparse else g + t.grad
+    elif create_graph:
+        t.grad = t.grad + g
     else:
         t.grad.add_(g)
     for fn in list(t.__dict__.get("_post_acc_hooks", ())):

@@ -142,3 +142,13 @@ def test_embedding_bag_sparse_gradient_matches_torch(mode, pad, psw):
             lib.nn.EmbeddingBag(6, 2, mode="max", sparse=True)(lib.tensor([[1, 2]]))
     np.testing.assert_array_equal(got["jtorch"][0], got["torch"][0])
     np.testing.assert_allclose(got["jtorch"][1], got["torch"][1], rtol=1e-6)
+
+
+def test_a_dense_gradient_after_a_sparse_one_accumulates_dense():
+    for lib in (torch, jtorch):
+        e = lib.nn.Embedding(4, 2, sparse=True)
+        e(lib.tensor([1])).sum().backward()
+        e.weight.sum().backward()  # sparse .grad, then a dense gradient: a dense sum
+        e(lib.tensor([2])).sum().backward()
+        assert not e.weight.grad.is_sparse
+        assert e.weight.grad[:, 0].tolist() == [1.0, 2.0, 2.0, 1.0]
