@@ -85,7 +85,9 @@ class SavedTensor:
         self.packed = self.unpack = None
         if nr < 0:
             self.data = t
-        elif _meta.detach_hook is None:  # the output's parts: the tensor is made if it is read
+        elif _meta.detach_hook is None or getattr(_meta.detach_hook, "keeps_outputs", False):
+            # the output's parts: the tensor is made if it is read (under vmap it is then the
+            # same stand-in, whose physical tensor carries the graph second order needs)
             self.data = (t._a, t._st, t.dtype, t._vc)
         else:
             self.data = t.detach()

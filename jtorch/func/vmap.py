@@ -128,7 +128,7 @@ class _Level:
             if isinstance(a, (tuple, list)):
                 if self._outer_grad(a):
                     return True
-            elif a.__class__ is _TENSOR:
+            elif isinstance(a, _TENSOR):  # (nn.Parameter too)
                 p = self.phys(a)
                 if p is not None:
                     if p._requires_grad:
@@ -155,7 +155,7 @@ class _Level:
             if r._requires_grad:
                 if inner is None:
                     inner = all(self.inner.get(id(a)) is a for a in args
-                                if a.__class__ is _TENSOR and a._requires_grad)
+                                if isinstance(a, _TENSOR) and a._requires_grad)
                 if inner:
                     self.inner[id(r)] = r
         return res
@@ -849,6 +849,9 @@ def _run_level(func, args, dims, kwargs, size: int, randomness: str, out_dims):
     dispatch.mode = lvl
     _meta_mod.read_hook = functools.partial(_read, lvl)
     _meta_mod.detach_hook = functools.partial(_detach, lvl)
+    # autograd keeps a node's saved outputs as this stand-in's array, not as a detached alias:
+    # a gradient computed from them stays differentiable (vmap of grad, then grad again)
+    _meta_mod.detach_hook.keeps_outputs = True
     _active.append(lvl)
     try:
         out = func(*_unflatten(args, iter(ins)), **kwargs)
