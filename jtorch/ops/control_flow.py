@@ -20,14 +20,9 @@ __all__ = ["cond", "while_loop"]
 
 
 def _leaves(tree, out: list) -> list:
-    if isinstance(tree, (list, tuple)):
-        for v in tree:
-            _leaves(v, out)
-    elif isinstance(tree, dict):
-        for v in tree.values():
-            _leaves(v, out)
-    else:
-        out.append(tree)
+    from ..func._transforms import tree_flatten  # (jtorch.func loads at first use)
+
+    out.extend(tree_flatten(tree)[0])
     return out
 
 
@@ -86,7 +81,9 @@ def cond(pred, true_fn, false_fn, operands=()):
                 f"Expected true_fn and false_fn outputs to have the same shape and dtype, got "
                 f"{list(x.shape)} {x.dtype} and {list(y.shape)} {y.dtype}")
         picked.append(_where(cond_t, x, y))
-    return _rebuild(a, iter(picked))
+    from ..func._transforms import tree_flatten, tree_unflatten
+
+    return tree_unflatten(picked, tree_flatten(a)[1])
 
 
 def _tracing() -> bool:
@@ -99,16 +96,6 @@ def _where(c: Tensor, x: Tensor, y: Tensor) -> Tensor:
     from .pointwise import where
 
     return where(c if c.dtype is _dt.bool else c.bool(), x, y)
-
-
-def _rebuild(tree, it):
-    if isinstance(tree, tuple):
-        return tuple(_rebuild(v, it) for v in tree)
-    if isinstance(tree, list):
-        return [_rebuild(v, it) for v in tree]
-    if isinstance(tree, dict):
-        return {k: _rebuild(v, it) for k, v in tree.items()}
-    return next(it)
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):
