@@ -302,7 +302,9 @@ def test_row_loops_recompute_cheap_values_and_store_expensive_ones_once():
     cf = jtorch.compile(_softmax)
     _bitwise(cf(x).isnan(), _softmax(x).isnan())
     (k,) = _rows(cf)
-    assert k.source.count("np.empty(C") == 1 and k.source.count("_f_exp_scalar(") == 1
+    assert k.source.count("np.empty(C") == 1
+    # one loop function computes exp (in its full blocks and its remainder) and stores it
+    assert sum("_f_exp_scalar(" in f for f in k.source.split("\ndef ")[1:]) == 1
     assert k.source.count("for i in range(") == 3  # max; exp, its store and sum; the scale
 
 
@@ -552,6 +554,6 @@ def test_row_sums_of_long_float32_rows_keep_float64_accuracy_across_blocks():
     cf = jtorch.compile(lambda x: (x * 2.0).sum(-1) + (x * 0.5).mean(-1))
     got = cf(x).numpy()
     (k,) = _rows(cf)
-    assert "for lo in range(0, C, 256):" in k.source
+    assert "for j in range(256):" in k.source and "acc += np.float64(part)" in k.source
     x64 = x.numpy().astype(np.float64)
     np.testing.assert_allclose(got, (x64 * 2).sum(-1) + (x64 * 0.5).mean(-1), rtol=3e-7)
