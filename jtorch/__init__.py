@@ -53,6 +53,7 @@ from .ops.control_flow import *  # noqa: F401,F403
 from .ops.misc_numeric import *  # noqa: F401,F403
 from .ops.special import *  # noqa: F401,F403
 from .ops.segment import segment_reduce  # noqa: F401
+from .ops.lobpcg import lobpcg  # noqa: F401
 from .ops.linalg_decomp import TOP_LEVEL as _linalg_top; globals().update(_linalg_top)  # noqa: E702
 from .ops.aten import *  # noqa: F401,F403
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401  (and the torch.sparse namespace)

@@ -18,6 +18,9 @@ from .ops.linalg_decomp import (
                                 householder_product,
                                 inv,
                                 inv_ex,
+                                ldl_factor,
+                                ldl_factor_ex,
+                                ldl_solve,
                                 lstsq,
                                 lu,
                                 lu_factor,
@@ -41,7 +44,8 @@ from .ops.reduction import vector_norm
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh",
-    "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+    "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
     "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
     "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",

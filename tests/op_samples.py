@@ -2601,3 +2601,25 @@ SAMPLES["method:stft"] = [lambda o: (jtorch.Tensor.stft, (o["x"], 4),
 _NOLA = ("istft reads the summed window's minimum (torch's NOLA check calls .item(), which meta "
          "tensors refuse): tests/fft/test_stft.py compares it with torch")
 NOT_SWEPT.update({"torch:istft": _NOLA, "method:istft": _NOLA})
+
+
+# LDL^T (ops/linalg_decomp.py): symmetric indefinite matrices, the (3, 4) ``x`` for the shape
+# error; solve from the factors with a broadcast right-hand side
+def _sym(*batch, seed=0):
+    a = _r(*batch, 3, 3, seed=seed)
+    return a + a.mT
+
+
+SAMPLES["linalg:ldl_factor_ex"] = [
+    lambda o: (_LA.ldl_factor_ex, (_sym(2),), {}),
+    lambda o: (_LA.ldl_factor_ex, (o["x"],), {}),
+    lambda o: (_LA.ldl_factor_ex, (_sym(),), {"hermitian": True, "check_errors": True}),
+]
+SAMPLES["linalg:ldl_factor"] = [lambda o: (_LA.ldl_factor, (_sym(2),), {})]
+SAMPLES["linalg:ldl_solve"] = [
+    lambda o: (lambda a, b: _LA.ldl_solve(*_LA.ldl_factor(a), b), (_sym(2), _r(3, 2)), {}),
+    lambda o: (_LA.ldl_solve, (_sym(), _long([1, 2, 3]), o["x"]), {}),
+]
+NOT_SWEPT["torch:lobpcg"] = ("iterates until its residuals converge, reading their norms every step "
+                             "(meta tensors have no values): tests/ops/test_lobpcg.py compares it "
+                             "with torch.linalg.eigh")

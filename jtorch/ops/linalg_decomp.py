@@ -39,7 +39,8 @@ _R = {name: _return_type(name, fields) for name, fields in {
     "linalg_lu_factor": ("LU", "pivots"), "linalg_lu_factor_ex": ("LU", "pivots", "info"),
     "linalg_lu": ("P", "L", "U"), "lu_unpack": ("P", "L", "U"),
     "triangular_solve": ("solution", "cloned_coefficient"), "geqrf": ("a", "tau"),
-    "_lu_with_info": ("LU", "pivots", "info")}.items()}
+    "_lu_with_info": ("LU", "pivots", "info"), "linalg_ldl_factor": ("LD", "pivots"),
+    "linalg_ldl_factor_ex": ("LD", "pivots", "info")}.items()}
 
 
 def _tuple(name: str, res: tuple, out=None):
@@ -382,6 +383,68 @@ def _lu_solve_top(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *,
     return lu_solve(LU_data, LU_pivots, b, out=out)
 
 
+# -- LDL ---------------------------------------------------------------------------------------
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
+    """(LD, pivots, info) of LAPACK's sytrf (hetrf for Hermitian complex A): the Bunch-Kaufman
+    factorization A = P L D L^H P^T of A's lower triangle, for symmetric indefinite matrices
+    Cholesky cannot take. Pivots are one-based, negative pairs for D's 2x2 blocks."""
+    _check(A, "linalg_ldl_factor_ex")
+    res = dispatch.call(D.ldl_factor_ex_op, A, hermitian=hermitian)
+    if check_errors:
+        _ldl_check(res[2], "torch.linalg.ldl_factor_ex")
+    return _tuple("linalg_ldl_factor_ex", res, out)
+
+
+def _ldl_check(info: Tensor, name: str) -> None:
+    """torch's error for info > 0 (an exactly zero block of D): its generic one, a
+    RuntimeError, since torch has no LinAlgError message for sytrf."""
+    if info.is_meta:  # no values to check
+        return
+    flat = info.reshape(-1)
+    bad = flat.nonzero()
+    if bad.numel():
+        raise RuntimeError(f"{name}: Unknown error code: {int(flat[int(bad[0, 0].item())].item())}.")
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):
+    """(LD, pivots) of ldl_factor_ex; a singular D raises as torch's does."""
+    _check(A, "linalg_ldl_factor")
+    ld, piv, info = dispatch.call(D.ldl_factor_ex_op, A, hermitian=hermitian)
+    _ldl_check(info, "torch.linalg.ldl_factor")
+    return _tuple("linalg_ldl_factor", (ld, piv), out)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
+              out: Tensor | None = None) -> Tensor:
+    """X with A X = B from ldl_factor's (LD, pivots) (LAPACK's sytrs / hetrs); batch dims
+    broadcast. Pivots may be any integer dtype."""
+    _check(LD, "linalg_ldl_solve", "LD")
+    _check(pivots, "linalg_ldl_solve", "pivots", 2)
+    _check(B, "linalg_ldl_solve", "B", 3)
+    name = "torch.linalg.ldl_solve"
+    _batch, n = D.check_ldl(LD, name)
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{B.dtype.scalar_name} and A of type {LD.dtype.scalar_name} instead.")
+    if B.ndim < 2:
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not B.ndim
+                         else "Dimension out of range (expected to be in range of [-1, 0], but "
+                         "got -2)")
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
+    d = pivots.dtype
+    if d.is_floating_point or d.is_complex or d is _dt.bool:
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got {d.scalar_name}")
+    batch = tuple(broadcast_shapes(B.shape[:-2], LD.shape[:-2]))
+    ld, piv = LD.expand(*batch, n, n), pivots.expand(*batch, n)
+    b = B.expand(*batch, *B.shape[-2:])
+    return _deliver(dispatch.call(D.ldl_solve_op, ld, piv, b, hermitian=hermitian), out)
+
 # -- spectral decompositions --------------------------------------------------------------------
 
 @_amp.fp32_op
@@ -713,7 +776,8 @@ def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False, *,
 # names for jtorch.linalg, the top level and Tensor's methods
 LINALG = {f.__name__: f for f in (
     inv, inv_ex, det, slogdet, matrix_power, matrix_exp, solve, solve_ex, solve_triangular,
-    cholesky, cholesky_ex, lu_factor, lu_factor_ex, lu, lu_solve, eigh, eigvalsh, eig, eigvals,
+    cholesky, cholesky_ex, lu_factor, lu_factor_ex, lu, lu_solve, ldl_factor, ldl_factor_ex,
+    ldl_solve, eigh, eigvalsh, eig, eigvals,
     svd, qr, householder_product, pinv, matrix_rank, lstsq, cond, cross, diagonal, vander,
     tensorinv, tensorsolve)}
 LINALG["LinAlgError"] = LinAlgError

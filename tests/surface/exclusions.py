@@ -185,7 +185,7 @@ MISSING: dict = {
         'batch_norm_backward_reduce', 'batch_norm_elemt', 'batch_norm_gather_stats',
         'batch_norm_gather_stats_with_counts', 'batch_norm_stats', 'batch_norm_update_stats',
         'complex32', 'float8_e4m3fn', 'float8_e4m3fnuz', 'float8_e5m2', 'float8_e5m2fnuz',
-        'float8_e8m0fnu', 'hash_tensor', 'lobpcg', 'slice_inverse', 'sym_constrain_range',
+        'float8_e8m0fnu', 'hash_tensor', 'slice_inverse', 'sym_constrain_range',
         'sym_constrain_range_for_size', 'sym_fresh_size', 'uint16', 'uint32', 'uint64',
     ],
     'torch.autograd': [

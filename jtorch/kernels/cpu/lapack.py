@@ -7,13 +7,21 @@ call the LAPACK wrappers Numba itself binds (its helper library over scipy's LAP
 ``gesv``) and keep ``info`` per matrix. Each kernel is one compiled loop over a C-contiguous
 (B, m, n) batch that copies each matrix into a column-major scratch (as torch does) and writes
 the results row-major. Triangular solves are compiled substitution loops.
+
+Routines Numba does not bind (``sytrf``/``hetrf``, ``sytrs``/``hetrs``) come from scipy's
+``cython_lapack``: their addresses enter LLVM's symbol table as ``jtorch_<routine>`` when this
+module loads, and compiled code calls them by that name, so a cached kernel links to them in a
+new process too.
 """
 
 from __future__ import annotations
 
+import ctypes
+
 import numba
 import numpy as np
-from numba import prange
+from llvmlite import binding as _ll
+from numba import prange, types
 from numba.extending import overload
 from numba.np import linalg as _nl
 
@@ -180,6 +188,98 @@ def _gesv(a, ipiv, b):
     def impl(a, ipiv, b):
         n = a.shape[0]
         return fn(kind, n, b.shape[1], a.ctypes, max(n, 1), ipiv.ctypes, b.ctypes, max(n, 1))
+    return impl
+
+
+# -- LAPACK routines from scipy's cython_lapack (Fortran ABI: every argument by pointer) ---------
+
+_CYTHON = ("sytrf", "hetrf", "sytrs", "hetrs")
+_NARGS = {"sytrf": 8, "hetrf": 8, "sytrs": 9, "hetrs": 9}
+
+
+def _bind_cython_lapack() -> None:
+    """Enter each routine's address as ``jtorch_<prefix><routine>`` (private ctypes prototypes:
+    ``ctypes.pythonapi``'s own are shared with other code)."""
+    from scipy.linalg import cython_lapack
+
+    obj = ctypes.py_object
+    name_of = ctypes.PYFUNCTYPE(ctypes.c_char_p, obj)(("PyCapsule_GetName", ctypes.pythonapi))
+    pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, obj, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+    for routine in _CYTHON:
+        for p in "sdcz":
+            if routine.startswith("he") and p in "sd":
+                continue
+            cap = cython_lapack.__pyx_capi__[p + routine]
+            _ll.add_symbol("jtorch_" + p + routine, pointer(cap, name_of(cap)))
+
+
+_bind_cython_lapack()
+
+
+def _cython_fn(dtype, routine: str, hermitian: bool = False):
+    """The bound routine for ``dtype`` (``he`` for a Hermitian complex one, else ``sy``)."""
+    p = _nl.get_blas_kind(dtype, "jtorch.linalg")
+    if hermitian and p in "cz":
+        routine = "he" + routine[2:]
+    sig = types.void(*([types.voidptr] * _NARGS[routine]))
+    return types.ExternalFunction("jtorch_" + p + routine, sig)
+
+
+def sytrf(hermitian, a, ipiv):
+    """Bunch-Kaufman LDL^T (LDL^H when ``hermitian`` and complex) of the lower triangle of the
+    column-major (n, n) storage ``a`` in place; returns info."""
+
+
+def sytrs(hermitian, a, ipiv, b):
+    """Solve with sytrf's factors in ``a`` and ``ipiv``; ``b`` (column-major (n, k) storage)
+    is overwritten by the solution; returns info."""
+
+
+@overload(sytrf)
+def _sytrf(hermitian, a, ipiv):
+    sy, he = _cython_fn(a.dtype, "sytrf"), _cython_fn(a.dtype, "sytrf", True)
+
+    def impl(hermitian, a, ipiv):
+        n = a.shape[0]
+        uplo = np.full(1, ord("L"), np.uint8)
+        dims = np.full(2, max(n, 1), _INT)  # n, lda
+        dims[0] = n
+        lwork = np.full(1, -1, _INT)
+        info = np.zeros(1, _INT)
+        work = np.zeros(1, a.dtype)
+        for query in (True, False):  # the work size, then the factorization
+            if not query:
+                lwork[0] = max(int(work[0].real), 1)
+                work = np.zeros(lwork[0], a.dtype)
+            if hermitian:
+                he(uplo.ctypes, dims[0:1].ctypes, a.ctypes, dims[1:2].ctypes, ipiv.ctypes,
+                   work.ctypes, lwork.ctypes, info.ctypes)
+            else:
+                sy(uplo.ctypes, dims[0:1].ctypes, a.ctypes, dims[1:2].ctypes, ipiv.ctypes,
+                   work.ctypes, lwork.ctypes, info.ctypes)
+        return info[0]
+    return impl
+
+
+@overload(sytrs)
+def _sytrs(hermitian, a, ipiv, b):
+    sy, he = _cython_fn(a.dtype, "sytrs"), _cython_fn(a.dtype, "sytrs", True)
+
+    def impl(hermitian, a, ipiv, b):
+        n = a.shape[0]
+        uplo = np.full(1, ord("L"), np.uint8)
+        dims = np.full(3, max(n, 1), _INT)  # n, nrhs, lda (= ldb)
+        dims[0] = n
+        dims[1] = b.shape[0]
+        info = np.zeros(1, _INT)
+        if hermitian:
+            he(uplo.ctypes, dims[0:1].ctypes, dims[1:2].ctypes, a.ctypes, dims[2:3].ctypes,
+               ipiv.ctypes, b.ctypes, dims[2:3].ctypes, info.ctypes)
+        else:
+            sy(uplo.ctypes, dims[0:1].ctypes, dims[1:2].ctypes, a.ctypes, dims[2:3].ctypes,
+               ipiv.ctypes, b.ctypes, dims[2:3].ctypes, info.ctypes)
+        return info[0]
     return impl
 
 
@@ -561,3 +661,57 @@ def pivots_to_permutation(piv, perm):
                 t = perm[b, j]
                 perm[b, j] = perm[b, p]
                 perm[b, p] = t
+
+
+@numba.njit(cache=True, nogil=True)
+def _ldl_factor_span(a, ld, piv, info, hermitian, lo, hi):
+    n = a.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    for b in range(lo, hi):
+        w = ld[b]  # row j of w is column j of the column-major factor
+        for j in range(n):
+            for i in range(n):
+                w[j, i] = a[b, i, j] if i >= j else 0
+        info[b] = sytrf(hermitian, w, ipiv)
+        for j in range(n):
+            piv[b, j] = ipiv[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def ldl_factor(a, ld, piv, info, hermitian):
+    """sytrf/hetrf of each matrix's lower triangle (torch's ``tril`` first): ``ld`` (B, n, n)
+    holds the column-major factors, ``piv`` (B, n) LAPACK's pivots, ``info`` (B,)."""
+    _ldl_factor_span(a, ld, piv, info, hermitian, 0, a.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def ldl_factor_par(a, ld, piv, info, hermitian, parts):
+    for p in prange(parts):
+        lo, hi = _span(a.shape[0], parts, p)
+        _ldl_factor_span(a, ld, piv, info, hermitian, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _ldl_solve_span(ldt, piv, rhs, out, hermitian, lo, hi):
+    n = ldt.shape[1]
+    ipiv = np.zeros(max(n, 1), _INT)
+    for b in range(lo, hi):
+        x = out[b]  # (k, n): row c is right-hand side c, the column-major (n, k) storage
+        x[:, :] = rhs[b].T
+        for j in range(n):
+            ipiv[j] = piv[b, j]
+        sytrs(hermitian, ldt[b], ipiv, x)
+
+
+@numba.njit(cache=True, nogil=True)
+def ldl_solve(ldt, piv, rhs, out, hermitian):
+    """sytrs/hetrs: ``ldt`` (B, n, n) the factors' column-major storage, ``rhs`` (B, n, k),
+    ``out`` (B, k, n) the solutions' column-major storage."""
+    _ldl_solve_span(ldt, piv, rhs, out, hermitian, 0, ldt.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def ldl_solve_par(ldt, piv, rhs, out, hermitian, parts):
+    for p in prange(parts):
+        lo, hi = _span(ldt.shape[0], parts, p)
+        _ldl_solve_span(ldt, piv, rhs, out, hermitian, lo, hi)

@@ -227,3 +227,29 @@ def lu_permutation_cpu(plan, piv: Tensor) -> Tensor:
     rows = perm.reshape(-1)
     out[np.repeat(np.arange(p.shape[0]), m), rows, np.tile(np.arange(m), p.shape[0])] = 1
     return _make(out, plan.out)
+
+
+def _col_major(arr: np.ndarray, out) -> Tensor:
+    """The (B, c, r) C-contiguous ``arr`` as the (..., r, c) result ``out`` with the
+    column-major matrices' strides its plan names (torch's layout for LAPACK's results)."""
+    isz = arr.itemsize
+    return Tensor._make(np.ndarray(out.shape, arr.dtype, arr, 0, tuple(s * isz for s in out.strides)),
+                        None, out.dtype)
+
+
+def ldl_factor_cpu(plan, a: Tensor) -> tuple:
+    ld_o, piv_o, info_o = plan.out
+    a3 = _batch(a)
+    ld, piv, info = np.empty(a3.shape, a3.dtype), _vecs(piv_o), np.zeros(a3.shape[0], _I32)
+    _run("ldl_factor", a3, ld, piv, info, plan.kw["hermitian"])
+    return _col_major(ld, ld_o), _make(piv, piv_o), _make(info, info_o)
+
+
+def ldl_solve_cpu(plan, ld: Tensor, piv: Tensor, b: Tensor) -> Tensor:
+    *lead, n, k = b.shape
+    batch = math.prod(lead)
+    ldt = np.ascontiguousarray(ld._a.swapaxes(-1, -2)).reshape(batch, n, n)
+    p = np.ascontiguousarray(piv._a, _I32).reshape(batch, n)
+    x = np.empty((batch, k, n), ldt.dtype)
+    _run("ldl_solve", ldt, p, _batch(b), x, plan.kw["hermitian"])
+    return _col_major(x, plan.out)

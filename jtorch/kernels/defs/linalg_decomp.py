@@ -174,6 +174,62 @@ def _lu_permutation_meta(piv, *, m: int, dtype) -> Plan:
     return Plan(Out((*piv._a.shape[:-1], m, m), dtype), {"m": m, "dtype": dtype}, device_of(piv))
 
 
+def col_major_strides(shape: tuple) -> tuple:
+    """torch's strides for a batch of column-major matrices (batched_matrix_contiguous_strides
+    with f_contig): row-major batches, each size counted at least 1."""
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    st.reverse()
+    if len(shape) >= 2:
+        st[-2], st[-1] = 1, max(shape[-2], 1)
+    return tuple(st)
+
+
+def check_ldl(a, fn: str) -> tuple:
+    """torch's checks of sytrf's input (squareCheckInputs, then checkFloatingOrComplex)."""
+    if a._a.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    *batch, m, n = a._a.shape
+    if m != n:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are {m} by "
+                           f"{n} matrices")
+    d = a.dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{d.scalar_name}")
+    return tuple(batch), n
+
+
+def _no_low_precision(d: _dt.dtype, kernel: str) -> None:
+    if d.itemsize < 4 or d is _dt.bfloat16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
+
+
+def _ldl_factor_meta(a, *, hermitian: bool = False) -> Plan:
+    batch, n = check_ldl(a, "torch.linalg.ldl_factor_ex")
+    _no_low_precision(a.dtype, "ldl_factor_kernel_cpu")
+    shape = (*batch, n, n)
+    outs = (Out(shape, a.dtype, col_major_strides(shape)), Out((*batch, n), _dt.int32),
+            Out(batch, _dt.int32))
+    return Plan(outs, {"hermitian": bool(hermitian)}, device_of(a))
+
+
+def _ldl_solve_meta(ld, piv, b, *, hermitian: bool = False) -> Plan:
+    """LD (*, n, n), pivots (*, n), B (*, n, k) with equal batch dims (the public function
+    checks and broadcasts them as torch does)."""
+    batch, n = check_ldl(ld, "torch.linalg.ldl_solve")
+    _same_dtype(ld, b, "torch.linalg.ldl_solve")
+    sb = tuple(b._a.shape)
+    if sb[:-2] != batch or sb[-2] != n or tuple(piv._a.shape) != (*batch, n):
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of LD {list(ld.shape)}, "
+                           f"pivots {list(piv.shape)} and B {list(sb)}")
+    _no_low_precision(ld.dtype, "ldl_solve_kernel_cpu")
+    return Plan(Out(sb, b.dtype, col_major_strides(sb)), {"hermitian": bool(hermitian)},
+                common_device(ld, piv, b))
+
+
 lu_factor_ex_op = op("linalg_lu_factor_ex", "extern", _lu_factor_meta, lazy(_E, "lu_factor_cpu"))
 inv_ex_op = op("linalg_inv_ex", "extern", _inv_meta, lazy(_E, "inv_cpu"))
 det_op = op("linalg_det", "extern", _det_meta, lazy(_E, "det_cpu"))
@@ -191,6 +247,9 @@ geqrf_op = op("geqrf", "extern", _geqrf_meta, lazy(_E, "geqrf_cpu"), differentia
 householder_product_op = op("linalg_householder_product", "extern", _householder_meta,
                             lazy(_E, "householder_cpu"), differentiable=False)
 eig_op = op("linalg_eig", "extern", _eig_meta, lazy(_E, "eig_cpu"))
+# no derivative in torch either: backward raises its "derivative ... is not implemented"
+ldl_factor_ex_op = op("linalg_ldl_factor_ex", "extern", _ldl_factor_meta, lazy(_E, "ldl_factor_cpu"))
+ldl_solve_op = op("linalg_ldl_solve", "extern", _ldl_solve_meta, lazy(_E, "ldl_solve_cpu"))
 lu_permutation_op = op("lu_unpack_permutation", "extern", _lu_permutation_meta,
                        lazy(_E, "lu_permutation_cpu"), differentiable=False)
 
