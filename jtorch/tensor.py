@@ -265,32 +265,10 @@ class Tensor:
 
     @grad.setter
     def grad(self, g) -> None:
-        if g is not None:
-            if not isinstance(g, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
-                                f"type {type(g).__name__}")
-            gs = tuple(g.shape) if g.is_sparse else g._a.shape  # (embedding's sparse grads)
-            if gs != self._a.shape:
-                raise RuntimeError(f"attempting to assign a gradient of size "
-                                   f"'{list(gs)}' to a tensor of size "
-                                   f"'{list(self._a.shape)}'. Please ensure that the gradient "
-                                   "and the tensor are the same size")
-            gd = self.__dict__.get("_grad_dtype", self.dtype) if self.__dict__ else self.dtype
-            if gd is not None and g.dtype is not gd:
-                raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{g.dtype.cpp_name}' to "
-                    f"a tensor "
-                    f"with grad_dtype '{gd.scalar_name}'. The gradient must match the "
-                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
-                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
-                    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
-                    "its gradient may break downstream systems that assume they match.")
-            if g.device.type != self.device.type:
-                raise RuntimeError(
-                    f"attempting to assign a gradient with device type '{g.device.type}' to a "
-                    f"tensor with device type '{self.device.type}'. Please ensure that the "
-                    "gradient and the tensor are on the same device")
-        self._grad = g
+        if _meta.effect_hook is not None:  # traced: a step a cached call replays
+            _meta.effect_hook("setting Tensor.grad", _set_grad, (self, g), {}, reads=False)
+            return
+        _set_grad(self, g)
 
     @grad.deleter
     def grad(self) -> None:
@@ -574,3 +552,33 @@ def wrap(a: np.ndarray) -> Tensor:
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def _set_grad(self: Tensor, g) -> None:
+    """``Tensor.grad = g``, with torch's checks of ``g``."""
+    if g is not None:
+        if not isinstance(g, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(g).__name__}")
+        gs = tuple(g.shape) if g.is_sparse else g._a.shape  # (embedding's sparse grads)
+        if gs != self._a.shape:
+            raise RuntimeError(f"attempting to assign a gradient of size "
+                               f"'{list(gs)}' to a tensor of size "
+                               f"'{list(self._a.shape)}'. Please ensure that the gradient "
+                               "and the tensor are the same size")
+        gd = self.__dict__.get("_grad_dtype", self.dtype) if self.__dict__ else self.dtype
+        if gd is not None and g.dtype is not gd:
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{g.dtype.cpp_name}' to "
+                f"a tensor "
+                f"with grad_dtype '{gd.scalar_name}'. The gradient must match the "
+                "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                "its gradient may break downstream systems that assume they match.")
+        if g.device.type != self.device.type:
+            raise RuntimeError(
+                f"attempting to assign a gradient with device type '{g.device.type}' to a "
+                f"tensor with device type '{self.device.type}'. Please ensure that the "
+                "gradient and the tensor are on the same device")
+    self._grad = g

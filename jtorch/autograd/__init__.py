@@ -67,9 +67,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     tensors = _tensors(tensors, "tensors")
     if grad_tensors is None:
         grad_tensors = grad_variables
+    if _meta.effect_hook is not None:
+        # traced: the graph so far runs, then the backward, on real tensors (compiled pieces'
+        # backward graphs), so the leaves get real gradients; a cached call replays it
+        return _meta.effect_hook("backward()", backward, (tensors, grad_tensors, retain_graph,
+                                                          create_graph, None, inputs), {})
     if _meta.read_hook is not None:
-        # traced: a graph break; the graph so far runs, and the backward with it, on real
-        # tensors (compiled pieces' backward graphs), so the leaves get real gradients
         _meta.read_hook(tensors, "backward()")
         prev = dispatch.mode, _meta.read_hook
         dispatch.mode = _meta.read_hook = None

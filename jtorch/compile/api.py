@@ -3,10 +3,13 @@
 A call computes its guard key (``guards.call_key``); a hit replays the cached graph (the whole
 function as one compiled callable); a miss traces the call (``tracer.Tracer``), which also
 computes this call's results. A trace without graph breaks, whose tensors all come from the
-arguments or the function's scope, is cached as one graph; otherwise the key is marked
-"traced": later calls trace again, breaking where Python reads values, and reuse the compiled
-graphs of pieces seen before (keyed by their structure). After ``config.recompile_limit`` keys
-the function runs eagerly with one warning that names the guard that kept failing.
+arguments or the function's scope, is cached as one graph. A trace that broke only at calls
+with effects outside the graph (``backward()``, ``opt.step()``, ``zero_grad()``, setting
+``.grad``: a whole training step) is cached as a ``_Program``, its graphs and those calls in
+order. Otherwise the key is marked "traced": later calls trace again, breaking where Python
+reads values, and reuse the compiled graphs of pieces seen before (keyed by their structure).
+After ``config.recompile_limit`` keys the function runs eagerly with one warning that names the
+guard that kept failing.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ class CompiledFunction:
             return self._miss(key, args, kwargs)
         if e is _TRACED:
             return self._retrace(args, kwargs, self.dynamic is True)[0]
+        if e.__class__ is _Program:
+            return e.run(args, kwargs)
         ins = tensor_leaves(kwargs, tensor_leaves(args, [])) if kwargs else \
             tensor_leaves(args, [])
         vals = e.fn(*[ins[i] if i.__class__ is int else i[0] for i in e.inputs])
@@ -131,7 +136,9 @@ class CompiledFunction:
             for x in tensor_leaves(kwargs, tensor_leaves(args, [])))))
         res, t = self._retrace(args, kwargs, symbolic)
         self.last_key = key
-        if t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
+        if any(s[0] == "call" for s in t.steps):  # calls with effects between graphs
+            self.entries[key] = _program(t, res) or _TRACED
+        elif t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
         else:
             e = self.entries[key] = self._entry(t, res)
@@ -171,7 +178,7 @@ class CompiledFunction:
                 logs.log("graph_breaks", f"Graph break in {self.__name__}: {reason}\n  at {where}")
 
         t = Tracer(sources, names, self.fullgraph, self._run_piece, on_break,
-                   ShapeEnv() if symbolic else None)
+                   ShapeEnv() if symbolic else None, effects=True)
         self._tracer = t
         t.arg_shapes = [tuple(int(n) for n in x._a.shape) for x in leaves]
         with t:
@@ -253,6 +260,96 @@ class CompiledFunction:
         self.scope_ready = False
         self.warned_limit = False
         self.last_key = None
+
+
+class _Program:
+    """A cached call whose trace broke only at calls with effects outside the graph
+    (``backward``, an optimizer's ``step``, ``zero_grad``): its graphs and those calls in
+    order, replayed without running the function's Python again. Values are ``Tracer.spec``s
+    over the call's tensor arguments, scope tensors and earlier graphs' outputs."""
+
+    __slots__ = ("result", "steps")
+
+    def __init__(self, steps: list, result) -> None:
+        self.steps, self.result = steps, result
+
+    def run(self, args, kwargs):
+        leaves = tensor_leaves(kwargs, tensor_leaves(args, [])) if kwargs else \
+            tensor_leaves(args, [])
+        outs: list = []
+        for kind, fn, a, kw in self.steps:
+            if kind == "graph":
+                outs.append(fn(*[_resolve(x, leaves, outs) for x in a]))
+            else:
+                fn(*_resolve(a, leaves, outs), **_resolve(kw, leaves, outs))
+        return _resolve(self.result, leaves, outs)
+
+
+def _resolve(spec, leaves: list, outs: list):
+    kind = spec[0]
+    if kind == "arg":
+        return leaves[spec[1]]
+    if kind == "out":
+        return outs[spec[1]][spec[2]]
+    if kind == "scope" or kind == "const":
+        return spec[1]
+    if kind == "seq":
+        parts = [_resolve(x, leaves, outs) for x in spec[2]]
+        return parts if spec[1] is list else tuple(parts) if spec[1] is tuple else \
+            spec[1](parts)
+    return dict(zip(spec[1], [_resolve(x, leaves, outs) for x in spec[2]]))
+
+
+def _program(t: Tracer, res) -> _Program | None:
+    """The replayable program of trace ``t``, or None where a replay could differ from
+    running the function: a value read, tensors of unknown origin, results or graph outputs
+    kept elsewhere (escaped), an input's geometry changed, symbolic sizes."""
+    if t.unreplayable or t.unknown or t.retargeted or t.shape_env is not None:
+        return None
+    result = t.spec(res)
+    if result is None:
+        return None
+    returned = {id(x) for x in tensor_leaves(res, [])}
+    if any(w() is not None and i not in returned for i, (_, _, w) in t.produced.items()):
+        return None  # a graph's output outlives the call elsewhere (a global, an attribute)
+    steps = []
+    renum: dict = {}  # graph number -> its number in the program, or {output: input spec}
+    for step in t.steps:
+        if step[0] == "call":
+            steps.append(step)
+            continue
+        seg = step[1]
+        ins = [t.spec(x) for _, x in seg.inputs]
+        if None in ins:
+            return None
+        gi = len(renum)
+        if any(n.op == "call_function" for n in seg.graph.nodes):
+            renum[gi] = sum(1 for s in steps if s[0] == "graph")
+            steps.append(("graph", seg.fn, ins, None))
+        else:  # no ops (the results handed back at the end): its outputs are its inputs
+            place = {node: i for i, (node, _) in enumerate(seg.inputs)}
+            out = next(n for n in seg.graph.nodes if n.op == "output")
+            renum[gi] = {k: ins[place[a]] for k, a in enumerate(out.args[0])}
+    return _Program([_renumber(s, renum) for s in steps], _renumber_spec(result, renum))
+
+
+def _renumber(step, renum: dict):
+    kind, fn, a, kw = step
+    if kind == "graph":
+        return (kind, fn, [_renumber_spec(x, renum) for x in a], None)
+    return (kind, fn, _renumber_spec(a, renum), _renumber_spec(kw, renum))
+
+
+def _renumber_spec(spec, renum: dict):
+    kind = spec[0]
+    if kind == "out":
+        r = renum[spec[1]]
+        return r[spec[2]] if r.__class__ is dict else ("out", r, spec[2])
+    if kind == "seq":
+        return ("seq", spec[1], [_renumber_spec(x, renum) for x in spec[2]])
+    if kind == "dict":
+        return ("dict", spec[1], [_renumber_spec(x, renum) for x in spec[2]])
+    return spec
 
 
 def _ikey(x: Tensor, dynamic: bool = False) -> tuple:
@@ -416,14 +513,13 @@ class disable:
             return disable(args[0], reason=self.reason)
         if tracer.active:
             t = tracer.active[-1]
-            t.graph_break(f"call to jtorch.compiler.disable'd function "
-                          f"{getattr(self.fn, '__qualname__', self.fn)}")
-            with t._suspend():
-                _state["disabled"] += 1
-                try:
-                    return self.fn(*args, **kwargs)
-                finally:
-                    _state["disabled"] -= 1
+            # run eagerly, and again by each replay of the cached call
+            return t.effect(f"call to jtorch.compiler.disable'd function "
+                            f"{getattr(self.fn, '__qualname__', self.fn)}", self, args, kwargs,
+                            run=self._run_disabled)
+        return self._run_disabled(*args, **kwargs)
+
+    def _run_disabled(self, *args, **kwargs):
         _state["disabled"] += 1
         try:
             return self.fn(*args, **kwargs)

@@ -217,7 +217,7 @@ class Scope:
             self.add_module(name, v)
         elif _is_user(v) and (inspect.isfunction(v) or inspect.isclass(v)):
             self.add_class(v) if inspect.isclass(v) else self.add_function(v)
-        elif type(v) not in _SCALARS:
+        elif type(v) not in _SCALARS and not _is_optimizer(v):
             return
         self.bindings.append((name, getter))
         self.live = True
@@ -245,6 +245,11 @@ class Scope:
             v = g()
             out.append(v if type(v) in _SCALARS else id(v))
         return tuple(out)
+
+
+def _is_optimizer(v) -> bool:
+    """An optimizer the function names: a cached call replays its ``step`` (by identity)."""
+    return hasattr(v, "param_groups") and hasattr(v, "step") and not isinstance(v, type)
 
 
 def _is_user(obj) -> bool:

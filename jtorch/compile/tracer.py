@@ -11,6 +11,12 @@ When Python needs a value (``bool(t)``, ``t.item()``, printing, a data-dependent
 live fake into the real tensor it stood for (in place: Python's references stay valid), and
 goes on tracing into a new graph. Results therefore always equal eager execution's. With
 ``fullgraph=True`` a break raises ``Unsupported`` naming the reason and the user's line.
+
+Calls whose effects live outside tensors (``backward()``, an optimizer's ``step`` and
+``zero_grad``, ``Tensor.grad = ...``) reach ``effect``: they run eagerly and are recorded, with
+the graphs, as the steps of a program (``steps``) that a cached call replays without running
+the function's Python again, unless something in the trace makes a replay unsafe
+(``unreplayable``: Python read a value, such a call returned one).
 """
 
 from __future__ import annotations
@@ -110,7 +116,8 @@ class Tracer:
     """The mode of one traced call (see the module docstring)."""
 
     def __init__(self, sources: dict, names: dict, fullgraph: bool, run_graph,
-                 on_break=None, shape_env=None, autograd: bool = False) -> None:
+                 on_break=None, shape_env=None, autograd: bool = False,
+                 effects: bool = False) -> None:
         self.sources = sources  # id(tensor) -> where the tensor comes from (for replay)
         self.names = names  # id(tensor) -> placeholder name
         self.fullgraph = fullgraph
@@ -127,12 +134,19 @@ class Tracer:
         # record autograd nodes on the fakes (the joint trace of ``aot.py``): else a value
         # that requires grad gets the placeholder node ``TracedBackward``
         self.autograd = autograd
+        # the call as a replayable program: ("graph", segment) and ("call", fn, args, kwargs)
+        # steps, values as ``spec``s; ``unreplayable`` says why it cannot be (value reads)
+        self.effects = effects  # record calls with effects (a user's call; not sub-traces)
+        self.steps: list = []
+        self.unreplayable: list = []
+        self.produced: dict = {}  # id(real tensor) -> (graph number, output number, weakref)
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):
-        self._prev = (dispatch.mode, _meta.read_hook, _meta.detach_hook)
+        self._prev = (dispatch.mode, _meta.read_hook, _meta.detach_hook, _meta.effect_hook)
         dispatch.mode = self
         _meta.read_hook = self.read
+        _meta.effect_hook = self.effect if self.effects else None
         # the joint trace's autograd saves results detached: no node for those
         _meta.detach_hook = None if self.autograd else self.detach
         active.append(self)
@@ -141,7 +155,7 @@ class Tracer:
         return self
 
     def __exit__(self, *exc) -> None:
-        dispatch.mode, _meta.read_hook, _meta.detach_hook = self._prev
+        dispatch.mode, _meta.read_hook, _meta.detach_hook, _meta.effect_hook = self._prev
         active.remove(self)
         if self.shape_env is not None:
             symbolic.current.remove(self.shape_env)
@@ -176,7 +190,7 @@ class Tracer:
             raise RuntimeError("jtorch.compile: a traced tensor was used after its graph ended "
                                "(it escaped a previous trace)")
         name = self.names.get(id(t)) or ("input" if id(t) in self.sources else "captured")
-        if id(t) not in self.sources:
+        if id(t) not in self.sources and self._produced(t) is None:
             what = f"{t.dtype.name}{list(a.shape)} first used at {user_frame()}"
             if self.fullgraph:
                 raise Unsupported("jtorch.compile: a tensor of unknown origin (neither an "
@@ -405,16 +419,66 @@ class Tracer:
             return
         self.graph_break(what)
 
-    def graph_break(self, reason: str, materialize: bool = True) -> None:
+    def graph_break(self, reason: str, materialize: bool = True, replayable: bool = False
+                    ) -> None:
         where = user_frame()
         if self.fullgraph:
             raise Unsupported(f"{reason} is a graph break (fullgraph=True): compiled code cannot "
                               f"read tensor values\n  at {where}")
         self.breaks.append((reason, where))
+        if not replayable:  # Python read a value: later calls may take another path
+            self.unreplayable.append(reason)
         if self.on_break is not None:
             self.on_break(reason, where)
-        if materialize:
+        if materialize and (not replayable or len(self.seg.graph.nodes)):
             self.flush()
+
+    def effect(self, what: str, fn, args: tuple, kwargs: dict, run=None, reads: bool = True):
+        """``meta.effect_hook``: a call with effects outside the graph (``backward``, an
+        optimizer's ``step``, ``zero_grad``, setting ``.grad``), run eagerly and recorded as a
+        step of the program a cached call replays. A call that ``reads`` tensor values breaks
+        the graph first (the graph so far runs, its operands become real tensors); one that
+        only sets attributes (``zero_grad``, ``.grad = real tensor``) does not: the graph
+        pending cannot read them (a ``.grad`` is no graph input), so it may replay after."""
+        a = kw = None
+        if not reads:
+            a, kw = self.spec(args), self.spec(kwargs)
+        if a is None or kw is None:
+            self.graph_break(what, replayable=True)
+            a, kw = self.spec(args), self.spec(kwargs)
+        if a is None or kw is None:
+            self.unreplayable.append(f"{what} with a tensor of unknown origin")
+        else:
+            self.steps.append(("call", fn, a, kw))
+        with self._suspend():
+            r = (run or fn)(*args, **kwargs)
+        if r is not None:  # the function may use it: a replay would not see a new one
+            self.unreplayable.append(f"{what} returned a value")
+        return r
+
+    def _produced(self, t: Tensor):
+        e = self.produced.get(id(t))
+        return e if e is not None and e[2]() is t else None
+
+    def spec(self, v):
+        """How a replay finds ``v`` (a real tensor, or a structure of them and constants):
+        ("arg", leaf number), ("scope", tensor), ("out", graph, output), ("const", value),
+        ("seq", type, specs), ("dict", keys, specs); None where a tensor has no known origin."""
+        if isinstance(v, _TENSOR):
+            if v._a.__class__ is _META and v._a.fake is not None:
+                return None
+            src = self.sources.get(id(v))
+            if src is not None:
+                return ("arg", src) if src.__class__ is int else ("scope", src)
+            e = self._produced(v)
+            return None if e is None else ("out", e[0], e[1])
+        if type(v) in (tuple, list):
+            parts = [self.spec(x) for x in v]
+            return None if None in parts else ("seq", type(v), parts)
+        if type(v) is dict:
+            parts = [self.spec(x) for x in v.values()]
+            return None if None in parts else ("dict", list(v), parts)
+        return ("const", v)
 
     def _run_eagerly(self, op, args, params, reason: str):
         self.graph_break(reason)
@@ -446,9 +510,13 @@ class Tracer:
         with self._suspend():
             vals = self.run_graph(seg, [real for _, real in seg.inputs])
         self.out_index = {}
+        gi = len(self.graphs) - 1
+        self.steps.append(("graph", seg))
         for t, node in zip(live, nodes):
             k = index[node]
             self.out_index[id(t)] = k
+            if t._a.__class__ is _META:  # a value this graph made (not an input returned)
+                self.produced[id(t)] = (gi, k, weakref.ref(t))
             real = vals[k]
             if real is not t:
                 _adopt(t, real)
@@ -517,12 +585,14 @@ class _Suspended:
         self.tracer, self.grad = tracer, grad
 
     def __enter__(self):
-        self.prev = (dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook)
+        self.prev = (dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook,
+                     _meta.effect_hook)
         dispatch.mode = None
-        _meta.read_hook = _meta.detach_hook = None
+        _meta.read_hook = _meta.detach_hook = _meta.effect_hook = None
         if not self.grad:  # computing fakes: no autograd record on them
             dispatch.grad_hook = None
 
     def __exit__(self, *exc) -> None:
-        dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook = self.prev
+        (dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook,
+         _meta.effect_hook) = self.prev
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
+from .. import meta as _meta
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..kernels.cpu import optim_multi as _om
 from ..kernels.defs.optim import OPS as _OPS
@@ -284,6 +285,9 @@ def _hooked_step(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        if _meta.effect_hook is not None:  # traced: the step, hooks and all, runs eagerly,
+            # and again at each replay of the cached call (one multi-tensor kernel)
+            return _meta.effect_hook("Optimizer.step()", wrapper, args, kwargs)
         self = args[0]
         for pre_hook in chain(_global_optimizer_pre_hooks.values(),
                               self._optimizer_step_pre_hooks.values()):
@@ -504,6 +508,9 @@ class Optimizer:
     # -- gradients and steps ----------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Set the gradients of all optimized tensors to None (or to zero)."""
+        if _meta.effect_hook is not None:  # traced: a step a cached call replays
+            return _meta.effect_hook("Optimizer.zero_grad()", Optimizer.zero_grad, (self,),
+                                     {"set_to_none": set_to_none}, reads=False)
         for group in self.param_groups:
             for p in group["params"]:
                 g = p._grad

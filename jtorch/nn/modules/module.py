@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 from ... import dtypes as _dt
+from ... import meta as _meta
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
 
@@ -430,6 +431,9 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        if _meta.effect_hook is not None:  # traced: a step a cached call replays
+            return _meta.effect_hook("Module.zero_grad()", Module.zero_grad, (self,),
+                                     {"set_to_none": set_to_none}, reads=False)
         for p in self.parameters():
             if p._grad is None:
                 continue
