@@ -280,6 +280,8 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
+        if _meta.detach_hook is not None:  # traced: an alias the graph knows (as detach())
+            return _meta.detach_hook(self)
         return Tensor._make(self._a, self._st, self.dtype)
 
     @data.setter

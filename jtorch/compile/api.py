@@ -136,7 +136,8 @@ class CompiledFunction:
             for x in tensor_leaves(kwargs, tensor_leaves(args, [])))))
         res, t = self._retrace(args, kwargs, symbolic)
         self.last_key = key
-        if any(s[0] == "call" for s in t.steps):  # calls with effects between graphs
+        if any(s[0] == "call" for s in t.steps) or any(  # calls with effects, or .grad inputs
+                id(x) not in t.sources for seg in t.graphs for _, x in seg.inputs):
             self.entries[key] = _program(t, res) or _TRACED
         elif t.breaks or t.unknown or t.escaped or t.retargeted or len(t.graphs) != 1:
             self.entries[key] = _TRACED
@@ -180,6 +181,7 @@ class CompiledFunction:
         t = Tracer(sources, names, self.fullgraph, self._run_piece, on_break,
                    ShapeEnv() if symbolic else None, effects=True)
         self._tracer = t
+        t.arg_leaves = leaves
         t.arg_shapes = [tuple(int(n) for n in x._a.shape) for x in leaves]
         with t:
             if symbolic:
@@ -279,10 +281,38 @@ class _Program:
         outs: list = []
         for kind, fn, a, kw in self.steps:
             if kind == "graph":
-                outs.append(fn(*[_resolve(x, leaves, outs) for x in a]))
+                ins = [_resolve(x, leaves, outs) for x in a]
+                if kw is not None and not _same_geometry(ins, kw):
+                    fn = _eager_graph(fn, ins, kw)  # a .grad of another layout than traced
+                outs.append(fn(*ins))
             else:
                 fn(*_resolve(a, leaves, outs), **_resolve(kw, leaves, outs))
         return _resolve(self.result, leaves, outs)
+
+
+def _geometry(t: Tensor) -> tuple:
+    return (t._a.shape, t._a.strides, t.dtype, t._requires_grad)
+
+
+def _same_geometry(ins: list, checks: list) -> bool:
+    """Whether the ``.grad`` inputs of a graph (``checks``: (input number, geometry, gm))
+    have the geometry the graph was compiled for."""
+    for i, geo, _ in checks:
+        x = ins[i]
+        if not isinstance(x, _TENSOR) or _geometry(x) != geo:
+            return False
+    return True
+
+
+def _eager_graph(fn, ins: list, checks: list):
+    """The graph run op by op (any layout), or torch's error where a ``.grad`` the traced
+    call read is missing now (the function's Python would have taken another path)."""
+    for i, _, _ in checks:
+        if ins[i] is None:
+            raise RuntimeError("jtorch.compile: a cached call read a .grad that is None now (set "
+                               "to None outside the compiled function?); call "
+                               "jtorch.compiler.reset() to trace it again")
+    return checks[0][2]
 
 
 def _resolve(spec, leaves: list, outs: list):
@@ -293,6 +323,8 @@ def _resolve(spec, leaves: list, outs: list):
         return outs[spec[1]][spec[2]]
     if kind == "scope" or kind == "const":
         return spec[1]
+    if kind == "grad":
+        return _resolve(spec[1], leaves, outs)._grad
     if kind == "seq":
         parts = [_resolve(x, leaves, outs) for x in spec[2]]
         return parts if spec[1] is list else tuple(parts) if spec[1] is tuple else \
@@ -325,7 +357,10 @@ def _program(t: Tracer, res) -> _Program | None:
         gi = len(renum)
         if any(n.op == "call_function" for n in seg.graph.nodes):
             renum[gi] = sum(1 for s in steps if s[0] == "graph")
-            steps.append(("graph", seg.fn, ins, None))
+            # a ``.grad`` input is checked at each replay: its layout may change
+            checks = [(i, _geometry(x), seg.gm) for i, ((_, x), sp) in
+                      enumerate(zip(seg.inputs, ins)) if sp[0] == "grad"] or None
+            steps.append(("graph", seg.fn, ins, checks))
         else:  # no ops (the results handed back at the end): its outputs are its inputs
             place = {node: i for i, (node, _) in enumerate(seg.inputs)}
             out = next(n for n in seg.graph.nodes if n.op == "output")
@@ -336,7 +371,7 @@ def _program(t: Tracer, res) -> _Program | None:
 def _renumber(step, renum: dict):
     kind, fn, a, kw = step
     if kind == "graph":
-        return (kind, fn, [_renumber_spec(x, renum) for x in a], None)
+        return (kind, fn, [_renumber_spec(x, renum) for x in a], kw)
     return (kind, fn, _renumber_spec(a, renum), _renumber_spec(kw, renum))
 
 
@@ -349,6 +384,8 @@ def _renumber_spec(spec, renum: dict):
         return ("seq", spec[1], [_renumber_spec(x, renum) for x in spec[2]])
     if kind == "dict":
         return ("dict", spec[1], [_renumber_spec(x, renum) for x in spec[2]])
+    if kind == "grad":
+        return ("grad", _renumber_spec(spec[1], renum))
     return spec
 
 

@@ -237,7 +237,10 @@ class Scope:
         for _, m in self.modules:
             d = m.__dict__
             out.append((tuple([(k, v) for k, v in d.items() if type(v) in _SCALARS]),
-                        tuple([id(v) for v in d["_parameters"].values()]),
+                        # (negative: a parameter that does not require grad; freezing one
+                        # changes which .grad a training step makes)
+                        tuple([id(v) if v is None or v._requires_grad else -id(v)
+                               for v in d["_parameters"].values()]),
                         tuple([id(v) for v in d["_buffers"].values()]),
                         tuple([id(v) for v in d["_modules"].values()]),
                         len(d["_forward_hooks"]), len(d["_forward_pre_hooks"])))

@@ -140,6 +140,7 @@ class Tracer:
         self.steps: list = []
         self.unreplayable: list = []
         self.produced: dict = {}  # id(real tensor) -> (graph number, output number, weakref)
+        self.arg_leaves: list = []  # the call's tensor arguments (their ``.grad`` are known)
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):
@@ -168,9 +169,13 @@ class Tracer:
         g0 = gs.enabled
         gs.enabled = False
         try:
-            return t.view(tuple(t._a.shape))
+            r = t.view(tuple(t._a.shape))
         finally:
             gs.enabled = g0
+        # no autograd view of t (in-place ops on it are allowed, as on eager's detach()); the
+        # graph still knows the alias (its node's ``view_of``)
+        r._base = None
+        return r
 
     def _suspend(self):
         return _Suspended(self)
@@ -190,7 +195,8 @@ class Tracer:
             raise RuntimeError("jtorch.compile: a traced tensor was used after its graph ended "
                                "(it escaped a previous trace)")
         name = self.names.get(id(t)) or ("input" if id(t) in self.sources else "captured")
-        if id(t) not in self.sources and self._produced(t) is None:
+        if id(t) not in self.sources and self._produced(t) is None and \
+                self._grad_of(t) is None:
             what = f"{t.dtype.name}{list(a.shape)} first used at {user_frame()}"
             if self.fullgraph:
                 raise Unsupported("jtorch.compile: a tensor of unknown origin (neither an "
@@ -460,10 +466,22 @@ class Tracer:
         e = self.produced.get(id(t))
         return e if e is not None and e[2]() is t else None
 
+    def _grad_of(self, t: Tensor):
+        """("grad", owner spec) where ``t`` is the ``.grad`` of an argument or a scope tensor
+        (a replay reads that attribute when it gets there), else None."""
+        for i, x in enumerate(self.arg_leaves):
+            if x._grad is t:
+                return ("grad", ("arg", i))
+        for src in self.sources.values():
+            if src.__class__ is not int and src._grad is t:
+                return ("grad", ("scope", src))
+        return None
+
     def spec(self, v):
         """How a replay finds ``v`` (a real tensor, or a structure of them and constants):
-        ("arg", leaf number), ("scope", tensor), ("out", graph, output), ("const", value),
-        ("seq", type, specs), ("dict", keys, specs); None where a tensor has no known origin."""
+        ("arg", leaf number), ("scope", tensor), ("out", graph, output), ("grad", owner spec),
+        ("const", value), ("seq", type, specs), ("dict", keys, specs); None where a tensor has
+        no known origin."""
         if isinstance(v, _TENSOR):
             if v._a.__class__ is _META and v._a.fake is not None:
                 return None
@@ -471,7 +489,9 @@ class Tracer:
             if src is not None:
                 return ("arg", src) if src.__class__ is int else ("scope", src)
             e = self._produced(v)
-            return None if e is None else ("out", e[0], e[1])
+            if e is not None:
+                return ("out", e[0], e[1])
+            return self._grad_of(v)
         if type(v) in (tuple, list):
             parts = [self.spec(x) for x in v]
             return None if None in parts else ("seq", type(v), parts)

@@ -103,6 +103,25 @@ def lenet_step(lib, batch: int, compile: bool):
                  lib.compile if compile else None)
 
 
+def _whole_step(builder):
+    """``builder``'s training step with the compiled contenders compiling the whole step
+    function (zero_grad, forward, backward, the optimizer's step), not the model."""
+
+    def build(lib, batch: int, compile: bool):
+        step = builder(lib, batch, False)
+        if not compile:
+            return step
+        compiled = lib.compile(step)
+        compiled.model = step.model
+        return compiled
+
+    return build
+
+
+mlp_whole_step = _whole_step(mlp_step)
+lenet_whole_step = _whole_step(lenet_step)
+
+
 def check_against_eager(compiled, eager, steps: int = 3) -> None:
     """Run ``steps`` training steps of a compiled step and of its eager twin (same seed, same
     data) and compare the losses and the parameters after them; raise on a difference.
@@ -176,6 +195,15 @@ def mlp_step_case(batch: int) -> Case:
     return _isolated("mlp_step", batch, kind="compute", flops=3 * 2 * batch * (params - 522),
                      note="MLP 784-256-256-10, cross-entropy, SGD(momentum=0.9); each runtime "
                           "in its own process; compiled checked against eager first")
+
+
+@register("train/whole_step", full=("mlp", "demo_cnn"), quick=("mlp",), label="{}")
+def whole_step(model: str) -> Case:
+    builder, batch = {"mlp": ("mlp_whole_step", 128), "demo_cnn": ("lenet_whole_step", 64)}[model]
+    return _isolated(builder, batch, kind="other",
+                     note="the mlp_step / demo_cnn_step training step with the compiled "
+                          "contenders compiling the whole step function (zero_grad, forward, "
+                          "backward, optimizer step); each runtime in its own process")
 
 
 @register("train/lenet_demo_meta", full=(64,), quick=(64,), label="b{}")

@@ -184,7 +184,7 @@ def test_a_call_that_returns_a_value_keeps_tracing():
     assert len(traces) == 3
 
 
-def test_returned_gradients_keep_tracing_and_are_current():
+def test_returned_gradients_are_the_current_ones():
     m = nn.Linear(3, 2)
     x = jtorch.randn(4, 3)
 
@@ -192,13 +192,17 @@ def test_returned_gradients_keep_tracing_and_are_current():
     def grads():
         m.zero_grad()
         (m(x) ** 2).sum().backward()
-        return m.weight.grad  # made by backward: no graph output, no argument
+        return m.weight.grad  # made by backward: a replay reads the attribute again
 
     traces = _count_traces(grads)
-    for _ in range(2):
+    for i in range(3):
+        with jtorch.no_grad():
+            m.weight.mul_(1.5)  # a different gradient each call
         g = grads()
         assert g is m.weight.grad
-    assert len(traces) == 2
+        want = 2 * ((x @ m.weight.detach().t() + m.bias.detach()).t() @ x)
+        np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-5, err_msg=f"call {i}")
+    assert len(traces) == 1
 
 
 def test_an_escaped_graph_output_keeps_tracing():
@@ -302,3 +306,92 @@ def test_step_hooks_run_at_each_replay():
     for _ in range(3):
         step()
     assert calls == ["pre", "post"] * 3 and len(traces) == 1
+
+
+def _gpt_like_step(m, o, x, y):
+    """minGPT's loop: forward, zero_grad, backward, clip_grad_norm_, AdamW."""
+    loss = F.cross_entropy(m(x), y)
+    m.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(m.parameters(), 0.05)
+    o.step()
+    return loss
+
+
+def test_clip_grad_norm_between_backward_and_step_replays():
+    m1, m2 = _mlp(), _mlp()
+    o1 = jtorch.optim.AdamW(m1.parameters(), lr=1e-2)
+    o2 = jtorch.optim.AdamW(m2.parameters(), lr=1e-2)
+    x, y = _data()
+    cstep = jtorch.compile(lambda: _gpt_like_step(m2, o2, x, y))
+    traces = _count_traces(cstep)
+    for i in range(4):
+        want, got = _gpt_like_step(m1, o1, x, y), cstep()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6, err_msg=f"step {i}")
+        for a, b in zip(_params(m1), _params(m2)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert len(traces) == 1
+
+
+def test_manual_sgd_on_p_data_replays():
+    """word_language_model's update: ``p.data.add_(p.grad, alpha=-lr)``."""
+    x, y = _data()
+    m1, m2 = _mlp(), _mlp()
+
+    def step(m):
+        m.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(m.parameters(), 0.25)
+        for p in m.parameters():
+            p.data.add_(p.grad, alpha=-0.5)
+        return loss
+
+    cstep = jtorch.compile(lambda: step(m2))
+    traces = _count_traces(cstep)
+    for _ in range(3):
+        np.testing.assert_allclose(cstep().item(), step(m1).item(), rtol=1e-6)
+        for a, b in zip(_params(m1), _params(m2)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert len(traces) == 1
+
+
+def test_a_grad_of_another_layout_runs_the_graph_op_by_op():
+    m = nn.Linear(3, 2, bias=False)
+    row = jtorch.arange(3.0)
+    base = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    @jtorch.compile
+    def shift():
+        m.weight.grad.add_(row)  # broadcast over rows: a flat loop over another layout errs
+
+    traces = _count_traces(shift)
+    for layout in ("row", "column", "row", "column"):
+        g = jtorch.from_numpy(base.copy()) if layout == "row" else \
+            jtorch.from_numpy(np.ascontiguousarray(base.T)).t()
+        m.weight.grad = g
+        shift()
+        np.testing.assert_array_equal(m.weight.grad.numpy(), base + np.arange(3.0),
+                                      err_msg=layout)
+    assert len(traces) == 1
+    m.weight.grad = None
+    with pytest.raises(RuntimeError, match="None"):
+        shift()
+
+
+def test_freezing_a_parameter_traces_the_step_again():
+    x, y = _data()
+    m1, m2 = _mlp(), _mlp()
+    o1 = jtorch.optim.SGD(m1.parameters(), lr=0.1)
+    o2 = jtorch.optim.SGD(m2.parameters(), lr=0.1)
+    cstep = jtorch.compile(lambda: _gpt_like_step(m2, o2, x, y))
+    traces = _count_traces(cstep)
+    for i in range(4):
+        if i == 2:  # fine-tuning: the first layer stops learning
+            for m in (m1, m2):
+                m[0].weight.requires_grad_(False)
+        np.testing.assert_allclose(cstep().item(), _gpt_like_step(m1, o1, x, y).item(),
+                                   rtol=1e-6)
+        for a, b in zip(_params(m1), _params(m2)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert m2[0].weight.grad is None and len(traces) == 2
