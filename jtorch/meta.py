@@ -181,9 +181,9 @@ read_hook = None
 # is recorded (an alias that does not require grad) instead of a tensor the trace cannot tell
 # from ``t`` (they share one array)
 detach_hook = None
-# ``effect_hook(what, fn, args, kwargs, run=None)``: set while jtorch.compile traces a user's
-# function. Calls whose effects live outside tensors (``backward``, an optimizer's ``step`` and
-# ``zero_grad``, ``Tensor.grad = ...``) hand themselves to it: the graph so far runs, the call
-# runs eagerly (``run`` if given, else ``fn``) and is recorded, so that a cached call replays
-# it between its graphs instead of tracing the function again.
+# ``effect_hook(what, fn, args, kwargs, run=None, reads=True)``: set while jtorch.compile
+# traces a user's function. Calls whose effects live outside tensors (``backward``, an
+# optimizer's ``step`` and ``zero_grad``, setting a tensor's ``.grad``) hand themselves to it:
+# the graph so far runs, the call runs eagerly (``run`` if given, else ``fn``) and is
+# recorded, so that a cached call replays it between its graphs instead of tracing again.
 effect_hook = None

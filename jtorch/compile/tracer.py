@@ -13,10 +13,10 @@ goes on tracing into a new graph. Results therefore always equal eager execution
 ``fullgraph=True`` a break raises ``Unsupported`` naming the reason and the user's line.
 
 Calls whose effects live outside tensors (``backward()``, an optimizer's ``step`` and
-``zero_grad``, ``Tensor.grad = ...``) reach ``effect``: they run eagerly and are recorded, with
-the graphs, as the steps of a program (``steps``) that a cached call replays without running
-the function's Python again, unless something in the trace makes a replay unsafe
-(``unreplayable``: Python read a value, such a call returned one).
+``zero_grad``, setting a tensor's ``.grad``) reach ``effect``: they run eagerly and are
+recorded, with the graphs, as the steps of a program (``steps``) that a cached call replays
+without running the function's Python again, unless something in the trace makes a replay
+unsafe (``unreplayable``: Python read a value, such a call returned one).
 """
 
 from __future__ import annotations
