@@ -3,15 +3,22 @@
 ``--device`` runs them on a real GPU instead, at full block sizes and a tolerance for the
 device's fused multiply-adds.
 
-Usage: ``python tests/cuda/cuda_sim_sweep.py [--device] [op names...]`` (no names: every
-pointwise op). Prints one JSON object: the cases run and the failures, each with its op,
-dtype and error."""
+Ops whose CUDA scalar function is a rebuilt copy with CUDA twins (``cuda.scalars``: floor,
+fmod, signbit, hardtanh, ...) also run on edge values (nan, -nan, +-inf, +-0.0, halfway points,
+subnormals, the largest float, poles; every pair of a smaller set for binary ops), compared
+bit for bit (any nan matches any nan; on a device, ops whose math differs from the CPU's
+libm get the tolerance).
+
+Usage: ``python tests/cuda/cuda_sim_sweep.py [--device] [--twins] [op names...]`` (no names:
+every pointwise op; ``--twins``: those with CUDA twins). Prints one JSON object: the cases run,
+the edge-value cases among them, the ops, and the failures, each with its op, dtype and error."""
 
 import json
 import os
 import sys
 
 DEVICE = "--device" in sys.argv
+TWINS = "--twins" in sys.argv
 if not DEVICE:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
@@ -19,7 +26,7 @@ import numpy as np  # noqa: E402
 
 import jtorch  # noqa: E402
 from jtorch.kernels import registry  # noqa: E402
-from jtorch.kernels.cuda import pointwise, reduce, target  # noqa: E402
+from jtorch.kernels.cuda import pointwise, reduce, scalars, target  # noqa: E402
 
 ARITY = {"unary": 1, "binary": 2, "ternary": 3}
 THREADS = 256 if DEVICE else 8  # the simulator runs each thread as a Python thread
@@ -98,6 +105,76 @@ def pointwise_case(op, dtype: str, failures: list) -> None:
     _check(span.copy_to_host()[2:].reshape(SHAPE), want_b, f"{op.name} {dtype} strided", failures)
 
 
+# exact on a device too (rounding, IEEE remainder, sign bits, selects): compared bit for bit
+EXACT = {"floor", "ceil", "trunc", "round", "frac", "div_trunc", "fmod", "remainder", "floor_divide",
+         "signbit", "nextafter", "hardtanh", "hardsigmoid", "hardswish"}
+
+
+def _edge_values(dtype: str, binary: bool) -> np.ndarray:
+    fi = np.finfo(dtype)
+    nan = np.array(np.nan, dtype)
+    if binary:
+        vals = [nan, -nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -1.5, 2.0, -2.0, 5.3, -5.3,
+                fi.smallest_subnormal, fi.max]
+    else:  # halfway points (round to even), just below one half, poles of digamma, big values
+        vals = [nan, -nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5,
+                np.nextafter(np.array(0.5, dtype), 0), 1.0, -1.0, -2.0, -3.0, 0.3, -7.25, 2.0 ** 22 + 0.5,
+                -(2.0 ** 22 + 0.5), 1e30, -1e30, fi.smallest_subnormal, -fi.smallest_subnormal, fi.max,
+                -fi.max, 1e-3]
+    return np.array(vals, dtype=dtype)
+
+
+def _mismatch(got, want, exact: bool) -> np.ndarray:
+    """Where ``got`` differs from ``want``: in its bits (so -0.0 is not 0.0; any nan matches
+    any nan) or, not ``exact``, beyond the tolerance."""
+    if got.dtype.kind != "f":
+        return got != want
+    nan = np.isnan(got) & np.isnan(want)
+    if not exact:
+        return ~np.isclose(got, want, rtol=RTOL, atol=0, equal_nan=True)
+    ints = f"u{got.dtype.itemsize}"
+    return ~nan & (got.view(ints) != want.view(ints))
+
+
+# more parameter values for the edge cases: signed zeros on both bounds (max/min ties)
+EDGE_PARAMS = {"hardtanh": [(-0.0, 0.0), (0.0, -0.0)]}
+
+
+def edge_case(op, dtype: str, failures: list) -> None:
+    """``op`` on edge values, contiguous operands (every pair of edge values for two inputs),
+    with its default parameters and any in ``EDGE_PARAMS``."""
+    for params in [_params(op), *EDGE_PARAMS.get(op.name, [])]:
+        _edge_case(op, dtype, params, failures)
+
+
+def _edge_case(op, dtype: str, params: tuple, failures: list) -> None:
+    n = op.scalar.__code__.co_argcount - len(params)
+    v = _edge_values(dtype, n > 1)
+    xs = [v] if n == 1 else [np.repeat(v, v.size), np.tile(v, v.size)]
+    if n > 2:
+        xs += [np.full(xs[0].size, 0.5, dtype)] * (n - 2)
+    compute, out, ts = _dtypes(op, xs, params)
+    with np.errstate(all="ignore"):
+        want = op(*ts, *params).numpy()
+    o = target.cuda.device_array(want.size, dtype=want.dtype)
+    pointwise.run_contiguous(op, compute, out, o, *[target.to_device(x) for x in xs],
+                             *[target.to_device(np.full(want.size, p)) for p in params], threads=THREADS)
+    got = o.copy_to_host()
+    bad = np.flatnonzero(_mismatch(got, want, not DEVICE or op.name in EXACT))[:4]
+    if got.dtype != want.dtype or bad.size:
+        at = [tuple(float(x[k]) for x in xs) for k in bad]
+        failures.append({"case": f"{op.name} {dtype} edges {params}", "at": repr(at),
+                         "got": repr(got[bad]), "want": repr(want[bad])})
+
+
+def substituted(op) -> bool:
+    """Whether ``op``'s CUDA scalar function is a rebuilt copy with CUDA twins in it."""
+    from jtorch.kernels import codegen
+
+    cpu = registry.scalar_of(op.name, codegen.scalar_variant(op, "float64"))
+    return scalars.substitute(cpu) is not cpu
+
+
 def reduce_case(name: str, dtype: str, failures: list) -> None:
     op = registry.get(name)
     rng = np.random.default_rng(1)
@@ -127,11 +204,13 @@ def reduce_case(name: str, dtype: str, failures: list) -> None:
 
 def main(names: list) -> None:
     failures: list = []
-    cases = 0
+    cases = edges = 0
     ops = [o for o in registry.REGISTRY.values() if o.family in ARITY and o.scalar is not None
            and 2 in o.cats]
     if names:
         ops = [o for o in ops if o.name in names]
+    if TWINS:
+        ops = [o for o in ops if substituted(o)]
     for op in ops:
         for dtype in ("float32", "float64"):
             cases += 1
@@ -139,6 +218,14 @@ def main(names: list) -> None:
                 pointwise_case(op, dtype, failures)
             except Exception as e:  # noqa: BLE001  (reported, not raised: one sweep, all cases)
                 failures.append({"case": f"{op.name} {dtype}", "error": f"{type(e).__name__}: {e}"[:300]})
+            if not substituted(op):
+                continue
+            edges += 1
+            try:
+                edge_case(op, dtype, failures)
+            except Exception as e:  # noqa: BLE001
+                failures.append({"case": f"{op.name} {dtype} edges",
+                                 "error": f"{type(e).__name__}: {e}"[:300]})
     for name in ("sum", "mean", "amax", "amin"):
         for dtype in ("float32", "float64"):
             cases += 1
@@ -146,8 +233,9 @@ def main(names: list) -> None:
                 reduce_case(name, dtype, failures)
             except Exception as e:  # noqa: BLE001
                 failures.append({"case": f"{name} {dtype}", "error": f"{type(e).__name__}: {e}"[:300]})
-    print(json.dumps({"cases": cases, "failures": failures}))
+    print(json.dumps({"cases": cases, "edge_cases": edges, "ops": [o.name for o in ops],
+                      "failures": failures}))
 
 
 if __name__ == "__main__":
-    main([a for a in sys.argv[1:] if a != "--device"])
+    main([a for a in sys.argv[1:] if not a.startswith("--")])

@@ -11,6 +11,12 @@ import pytest
 SWEEP = os.path.join(os.path.dirname(__file__), "cuda_sim_sweep.py")
 # unary, binary, ternary; promote, int-to-float, compare, logical rules
 OPS = ["neg", "exp", "sigmoid", "atan2", "maximum", "lt", "logical_and", "where", "isclose"]
+# ops whose scalar functions call what CUDA does not lower (np.floor, np.trunc, np.rint, np.fmod,
+# np.signbit, np.nextafter, np.sqrt in fastmath's hypot, the builtin max/min): their CUDA
+# kernels call copies with CUDA twins
+TWIN_OPS = ["floor", "ceil", "trunc", "round", "frac", "div_trunc", "fmod", "remainder", "floor_divide",
+            "signbit", "nextafter", "hypot", "logaddexp", "logaddexp2", "hardsigmoid", "hardswish",
+            "hardtanh", "digamma", "polygamma"]
 
 
 def _sweep(names: list) -> dict:
@@ -27,10 +33,18 @@ def test_simulator_matches_cpu():
     assert res["failures"] == []
 
 
+def test_simulator_twin_ops_match_cpu_on_edge_values():
+    """Every op whose CUDA scalar has CUDA twins (``cuda.scalars``: np.floor, np.fmod,
+    np.signbit, builtin max, ...), on random and edge values (nan, -nan, inf, -0.0, halfway
+    points, subnormals, poles), bit for bit."""
+    res = _sweep(["--twins"])
+    assert set(TWIN_OPS) <= set(res["ops"]), res["ops"]
+    assert res["edge_cases"] == 2 * len(res["ops"])
+    assert res["failures"] == []
+
+
 @pytest.mark.slow
 def test_simulator_every_pointwise_op():
-    from test_cuda_ptx import KNOWN_UNSUPPORTED  # noqa: PLC0415
-
     res = _sweep([])
-    bad = {f["case"].split()[0] for f in res["failures"]}
-    assert bad <= set(KNOWN_UNSUPPORTED), res["failures"]
+    assert res["failures"] == []
+    assert res["edge_cases"] >= 2 * len(TWIN_OPS)

@@ -3,8 +3,10 @@
 The body is the op's SSA line from ``codegen.ssa_line``, the very line the CPU loops of
 ``kernels/cpu/pointwise.py`` and the fused kernels inline (the operands cast to the compute
 dtype, the scalar function, the result cast to the output dtype), calling the same
-``scalar_of`` functions; Numba compiles those as device functions here. One module per
-(op, arity, compute dtype, output dtype) holds two kernels:
+``scalar_of`` functions; Numba compiles those as device functions here (``scalars.scalar_of``:
+where they call what CUDA does not lower, ``np.floor`` or the builtin ``max``, copies that
+call CUDA twins of the same semantics). One module per (op, arity, compute dtype, output
+dtype) holds two kernels:
 - ``contiguous(out0, in0, ...)``: every operand a contiguous array of the output's size;
 - ``strided(geo, out0, bo, in0, b0, ...)``: operands are 1-D spans of storage with a base
   offset each; ``geo`` rows are the shape, then the output's and each input's element
@@ -98,7 +100,7 @@ def source(op: registry.OpDef, arity: int, compute: str, out: str) -> str:
             f"# scalar sources {fp[:16]}",
             "import numpy as np",
             "from jtorch.kernels.cuda.target import cuda",
-            "from jtorch.kernels.registry import scalar_of",
+            "from jtorch.kernels.cuda.scalars import scalar_of",
             *[f"{k} = {v}" for k, v in consts.items()]]
     return "\n".join([*head, "", "", *contiguous, "", "", *strided]) + "\n"
 

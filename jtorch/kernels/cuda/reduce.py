@@ -1,7 +1,8 @@
 """CUDA reductions from the OpDefs' ``map``/``combine``/``post`` and identity, the functions
-the CPU reductions inline (``cpu.reduce.part_of``), over the CPU path's 3-D view of the
-input (``cpu.reduce.plan_reduce``: ``O`` outer by ``I`` inner results, ``R`` reduced values
-each, element strides ``sO``/``sI``/``sR`` in, ``tO``/``tI`` out).
+the CPU reductions inline (``cpu.reduce.part_of``, through ``scalars.part_of``: with CUDA
+twins where they call what CUDA does not lower), over the CPU path's 3-D view of the input
+(``cpu.reduce.plan_reduce``: ``O`` outer by ``I`` inner results, ``R`` reduced values each,
+element strides ``sO``/``sI``/``sR`` in, ``tO``/``tI`` out).
 
 One block computes one result at a time (blocks stride over the results): thread ``t`` folds
 elements ``t, t + T, t + 2T, ...`` in order, then the block combines the ``T`` partials in a
@@ -30,7 +31,7 @@ _SOURCE = """\
 # source fingerprint {fp}
 import numpy as np
 from jtorch.kernels.cuda.target import cuda
-from jtorch.kernels.cpu.reduce import part_of
+from jtorch.kernels.cuda.scalars import part_of
 
 _m = part_of({name!r}, 'map')
 _c = part_of({name!r}, 'combine')
