@@ -292,7 +292,8 @@ def test_row_groups_compute_softmax_and_layer_norm(shape):
 
 def test_row_loops_recompute_cheap_values_and_store_expensive_ones_once():
     """Layer norm reads x three times and writes only its output (its centred values are
-    computed again in each loop); softmax stores its exp once, in the loop that sums it."""
+    computed again in each loop); softmax stores its exp once, in the loop that sums it, to
+    its output row (no scratch row), which its last loop rescales in place."""
     x, w, b = jtorch.randn(6, 40), jtorch.randn(40), jtorch.randn(40)
     cf = jtorch.compile(_layer_norm)
     np.testing.assert_allclose(cf(x, w, b).numpy(), _layer_norm(x, w, b).numpy(), rtol=2e-6,
@@ -302,7 +303,7 @@ def test_row_loops_recompute_cheap_values_and_store_expensive_ones_once():
     cf = jtorch.compile(_softmax)
     _bitwise(cf(x).isnan(), _softmax(x).isnan())
     (k,) = _rows(cf)
-    assert k.source.count("np.empty(C") == 1
+    assert k.source.count("np.empty(C") == 0
     # one loop function computes exp (in its full blocks and its remainder) and stores it
     assert sum("_f_exp_scalar(" in f for f in k.source.split("\ndef ")[1:]) == 1
     assert k.source.count("for i in range(") == 3  # max; exp, its store and sum; the scale
