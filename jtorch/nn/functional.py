@@ -13,11 +13,17 @@ tensor([0., 2.])
 
 from __future__ import annotations
 
+import math
 import warnings
+
+import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
+from .. import random as _random
 from ..amp import state as _amp
+from ..autograd.grad_mode import no_grad as _no_grad
+from ..kernels.cpu import mt19937 as _mt
 from ..kernels.defs import unary as U
 from ..ops import creation as _creation
 from ..ops import reduction as _red
@@ -294,12 +300,73 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 
 def _rrelu(input: Tensor, lower: float, upper: float, training: bool, inplace: bool,
            generator=None) -> Tensor:
-    """``rrelu`` with the slopes drawn from ``generator`` (torch.rrelu's argument)."""
+    """``rrelu`` with the slopes drawn from ``generator`` (torch.rrelu's argument).
+
+    In training, CPU tensors get torch's numbers (``_rrelu_train_cpu``); under a mode
+    (tracing, vmap) or on another device the slopes come from ``uniform_`` (same law)."""
+    _check_rrelu_bounds(lower, upper)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = _creation.empty_like(input).uniform_(lower, upper, generator=generator)
-    res = input.where(input >= 0, input * slope)
+    gen = _random.resolve(generator, "rrelu_" if inplace else "rrelu")
+    if dispatch.mode is None and isinstance(input, Tensor) and input._a.__class__ is np.ndarray:
+        return _rrelu_train_cpu(input, lower, upper, inplace, gen)
+    if inplace:
+        _check_inplace(input)
+    slope = _creation.empty_like(input).uniform_(lower, upper, generator=gen)
+    res = input.where(input > 0, input * slope)
     return input.copy_(res) if inplace else res
+
+
+def _check_rrelu_bounds(lower: float, upper: float) -> None:
+    """torch's checks of at::rrelu, in training and eval alike."""
+    for v, what in ((lower, "lower"), (upper, "upper")):
+        if not math.isfinite(v):
+            raise RuntimeError(f"rrelu: {what} bound must be finite, got {float(v)}")
+    if not lower <= upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+_RRELU_OPMATH = {_dt.float32: np.float32, _dt.float64: np.float64, _dt.bfloat16: np.float32}
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _rrelu_train_cpu(input: Tensor, lower: float, upper: float, inplace: bool, gen) -> Tensor:
+    """rrelu in training as torch's CPU kernel computes it (``rrelu_with_noise_out_cpu``): the
+    elements of ``input.contiguous()`` in order, a slope drawn for each x <= 0 (``mt19937``'s
+    ``rrelu_noise``, in the dtype's opmath type: float32 for float32 and bfloat16), 1 for the
+    others; the result is ``x * noise`` and its gradient ``grad * noise``, as torch's."""
+    if inplace:
+        _check_inplace(input)
+    d = input.dtype
+    acc = _RRELU_OPMATH.get(d)
+    if acc is None:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
+                                  f"'{dispatch.torch_name(d)}'")
+    if acc is np.float32:  # lower_.to<float>(): a checked conversion
+        for v in (lower, upper):
+            if abs(v) > _F32_MAX:
+                raise RuntimeError("value cannot be converted to type float without overflow")
+        lower, upper = float(np.float32(lower)), float(np.float32(upper))
+    xc = input.contiguous()
+    x = xc._a.reshape(-1)
+    if x.dtype != acc:
+        x = x.astype(acc)
+    noise = np.empty(x.shape, acc)
+    with gen._lock:
+        bad = _mt.rrelu_noise(gen._mt, gen._pos, x, noise, float(lower), float(upper))
+    if bad:
+        raise RuntimeError("Expected to - from <= std::numeric_limits<T>::max() to be true, but "
+                           "got false.  (Could this error message be improved?  If so, please "
+                           "report an enhancement request to PyTorch.)")
+    shape = xc._a.shape
+    slopes = Tensor._make(noise.reshape(shape) if noise.dtype == d.np else
+                          noise.astype(d.np).reshape(shape))
+    res = input.mul_(slopes) if inplace else xc * slopes
+    if acc is not d.np.type:  # bfloat16: torch rounds x * r (float32) once, not x * bf16(r)
+        exact = Tensor._make((x * noise).astype(d.np).reshape(shape))
+        with _no_grad():
+            res.copy_(exact)
+    return res
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,

@@ -47,13 +47,8 @@ def test_dropout_family_matches_torch_masks():
               lambda t: t.native_dropout(_x(t, 3, 4), 1.0, True),
               lambda t: t.rrelu(_x(t, 5))):
         _eq(*_both(f), rtol=1e-6, atol=1e-7)
-    # rrelu in training draws a slope per negative element: same law, not torch's numbers
-    x = _x(jtorch, 400)
-    y = jtorch.rrelu(x, 0.1, 0.3, True).numpy()
-    neg = x.numpy() <= 0
-    np.testing.assert_array_equal(y[~neg], x.numpy()[~neg])
-    slope = y[neg] / x.numpy()[neg]
-    assert slope.min() >= 0.1 - 1e-6 and slope.max() <= 0.3 + 1e-6 and slope.std() > 0.03
+    # rrelu in training draws torch's slope per element <= 0 (tests/nn/test_rrelu_parity.py)
+    _eq(*_both(lambda t: t.rrelu(_x(t, 400), 0.1, 0.3, True)))
     z = _x(jtorch, 30)
     assert jtorch.rrelu_(z, training=True) is z
 

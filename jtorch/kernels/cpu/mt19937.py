@@ -22,6 +22,8 @@ are those loops:
 - integers (``random_from_to``): ``draw % range + base`` with a 32-bit draw, or a 64-bit one
   where the range reaches 2**32 (int64, float32 and float64 results);
 - randperm: Fisher-Yates, ``random() % (n - i)``.
+- rrelu in training: a ``uniform_real_distribution<double>`` sample per element <= 0 only
+  (``u * (upper - lower) + lower``, two roundings), none for the others.
 """
 
 from __future__ import annotations
@@ -447,3 +449,27 @@ def log_normal64(mt, pos, cache, out, mean, std):
     normal_serial(mt, pos, cache, out, mean, std)
     for i in range(out.size):
         out[i] = math.exp(out[i])
+
+
+_DBL_MAX = np.finfo(np.float64).max
+
+
+@numba.njit(cache=True, nogil=True)
+def rrelu_noise(mt, pos, x, noise, lower, upper):
+    """torch's CPU ``rrelu_with_noise`` slopes in training (``_rrelu_with_noise_train``): the
+    elements of the contiguous ``x`` in order; where x <= 0 a
+    ``uniform_real_distribution<double>(lower, upper)`` sample (the low 53 bits of a 64-bit
+    draw times 2**-53, then ``u * (upper - lower) + lower`` in two roundings: torch builds
+    Activation.cpp without FMA contraction, and draws no clamp), cast to ``noise``'s dtype;
+    1 elsewhere (no draw). Returns 1, having drawn nothing, where an x <= 0 meets a range
+    ``upper - lower`` above the largest double (torch's check in the distribution), else 0."""
+    w = upper - lower
+    ok = w <= _DBL_MAX
+    for i in range(x.size):
+        if x[i] <= 0:
+            if not ok:
+                return 1
+            noise[i] = _u53(mt, pos) * w + lower
+        else:
+            noise[i] = 1.0
+    return 0
