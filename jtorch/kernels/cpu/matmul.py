@@ -157,6 +157,14 @@ def gemm_strided4(a, b, out):
             np.dot(a[i, j], b[i, j], out[i, j])
 
 
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gemm_strided4_par(a, b, out):
+    for ij in prange(a.shape[0] * a.shape[1]):
+        i = ij // a.shape[1]
+        j = ij - i * a.shape[1]
+        np.dot(a[i, j], b[i, j], out[i, j])
+
+
 def _collapsed(x: np.ndarray):
     """``x`` (..., m, k) as a (batch, m, k) view, or None where its batch dims do not merge."""
     shape = (math.prod(x.shape[:-2]),) + x.shape[-2:]
@@ -164,9 +172,16 @@ def _collapsed(x: np.ndarray):
         return x
     if x.flags.c_contiguous:
         return x.reshape(shape)
-    r = x.reshape(shape)
-    base = x.base
-    return r if r.base is (x if base is None else base) else None
+    # the batch dims merge where each one's stride is the next one's times its size (size-1
+    # dims aside): then reshape is a view; else it would copy (asked first: no copy made)
+    prev = None
+    for n, st in zip(x.shape[:-2], x.strides[:-2]):
+        if n == 1:
+            continue
+        if prev is not None and prev != st * n:
+            return None
+        prev = st
+    return x.reshape(shape)
 
 
 def batched_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -180,8 +195,15 @@ def batched_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     if a3 is not None and b3 is not None:
         bmm_into(a3, b3, o3)
         return
-    if a.ndim == 4 and a.dtype in _BLAS and a.shape[3] and not _threads.use_parallel(a.size + b.size):
-        if _settings._State.deterministic and _threads.serial_blas.available():
+    if a.ndim == 4 and a.dtype in _BLAS and a.shape[3]:
+        # read in place, matrix by matrix (a copy of each operand costs more than the products
+        # of attention's small heads); over the threads from the work bmm_into splits at
+        work = o3.shape[0] * a.shape[2] * a.shape[3] * b.shape[3]
+        if o3.shape[0] > 1 and _threads.use_parallel(work >> 5) and \
+                _threads.serial_blas.available():
+            with _threads.serial_blas():
+                gemm_strided4_par(a, b, out)
+        elif _settings._State.deterministic and _threads.serial_blas.available():
             with _threads.serial_blas():
                 gemm_strided4(a, b, out)
         else:

@@ -1,0 +1,45 @@
+"""Batched products over two batch dims whose operands are transposed views (attention's
+heads split off a projection): read in place matrix by matrix, serially or over the threads,
+and equal to NumPy's product; batch dims that merge are viewed, the others refused (they
+used to be found out by a reshape, which copied them)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jtorch.kernels.cpu import matmul as M
+
+
+def _heads(rng, b, t, h, d):
+    """(b, h, t, d) transposed view of a (b, t, h, d) projection, as q/k/v in attention."""
+    return rng.standard_normal((b, t, h, d)).astype(np.float32).transpose(0, 2, 1, 3)
+
+
+@pytest.mark.parametrize("b", [1, 3, 64, 400])
+def test_strided_heads_products_equal_numpy(b):
+    rng = np.random.default_rng(b)
+    q, k = _heads(rng, b, 6, 3, 16), _heads(rng, b, 6, 3, 16)
+    out = np.empty((b, 3, 6, 6), np.float32)
+    M.batched_into(q, k.transpose(0, 1, 3, 2), out)
+    want = np.matmul(q.astype(np.float64), k.transpose(0, 1, 3, 2).astype(np.float64))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_parallel_strided_products_equal_the_serial_ones_bitwise():
+    rng = np.random.default_rng(0)
+    a, bm = _heads(rng, 200, 32, 4, 16), _heads(rng, 200, 32, 4, 16).transpose(0, 1, 3, 2)
+    o1 = np.empty((200, 4, 32, 32), np.float32)
+    o2 = np.empty_like(o1)
+    M.gemm_strided4(a, bm, o1)
+    M.gemm_strided4_par(a, bm, o2)
+    np.testing.assert_array_equal(o1, o2)
+
+
+def test_collapsed_views_mergeable_batches_and_refuses_the_others():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 5, 6, 7)).astype(np.float32)
+    v = M._collapsed(x[:, :, ::2])  # batch dims (4, 5) still merge: a view
+    assert v.shape == (20, 3, 7) and np.shares_memory(v, x)
+    assert M._collapsed(x.transpose(0, 2, 1, 3)) is None  # (4, 6) batch over (5, 6): no merge
+    assert M._collapsed(x[:, :1]).shape == (4, 6, 7)  # a size-1 batch dim merges with any
