@@ -54,6 +54,9 @@ def demo_lenet(lib):
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
+    # importable by its name: torch.compile of a whole step inlines LeNet.forward and imports
+    # the module of the globals it reads
+    sys.modules[spec.name] = mod
     _demo_cache[name] = mod.LeNet
     return mod.LeNet
 
