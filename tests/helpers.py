@@ -278,3 +278,13 @@ def intel_cpu() -> bool:
             return "GenuineIntel" in f.read(4096)
     except OSError:
         return False
+
+
+def random_array(*shape, dtype=np.float64, seed: int = 0) -> np.ndarray:
+    """Standard normal values of ``shape`` in ``dtype`` (complex: normal real and imaginary
+    parts), the same for a seed."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)

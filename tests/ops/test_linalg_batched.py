@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from helpers import random_array
 
 import jtorch
 from jtorch import _threads
@@ -16,12 +17,7 @@ _B, _N = 24, 32  # 24 * 32^3 multiply-adds: above the parallel grain
 _DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
 
-def _mk(*shape, dtype=np.float64, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
+_mk = random_array
 
 
 def _square(dtype, b=_B, n=_N):

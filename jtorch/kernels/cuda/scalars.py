@@ -155,22 +155,28 @@ _TWIN_IDS = {id(k): v for k, v in TWINS.items()}
 def substitute(value):
     """``value`` with every twin in place: a twin itself, a rebuilt njit dispatcher, fastmath
     stub or module view where ``value`` reaches one, else ``value`` unchanged. Cached."""
+    return _memo(_done, value, _substitute)
+
+
+def _memo(table: dict, value, make):
+    """``make(value)`` once per object (``table``: id -> (object, result)); a value met again
+    while it is being made (a recursive helper) stands for itself."""
     key = id(value)
-    hit = _done.get(key)
+    hit = table.get(key)
     if hit is not None and hit[0] is value:
         return hit[1]
     with _lock:
-        hit = _done.get(key)
+        hit = table.get(key)
         if hit is not None and hit[0] is value:
             return hit[1]
         if key in _busy:
             return value
         _busy.add(key)
         try:
-            new = _substitute(value)
+            new = make(value)
         finally:
             _busy.discard(key)
-        _done[key] = (value, new)
+        table[key] = (value, new)
         return new
 
 
@@ -197,23 +203,7 @@ def rebuild(fn: pytypes.FunctionType) -> pytypes.FunctionType:
     """``fn`` over new globals and closure cells in which every twin is in place (``fn``
     itself where nothing changes). Names are found in the code's ``co_names``: globals,
     builtins, and the attributes of modules it names."""
-    key = id(fn)
-    hit = _rebuilt.get(key)
-    if hit is not None and hit[0] is fn:
-        return hit[1]
-    with _lock:
-        hit = _rebuilt.get(key)
-        if hit is not None and hit[0] is fn:
-            return hit[1]
-        if key in _busy:
-            return fn
-        _busy.add(key)
-        try:
-            new = _rebuild(fn)
-        finally:
-            _busy.discard(key)
-        _rebuilt[key] = (fn, new)
-        return new
+    return _memo(_rebuilt, fn, _rebuild)
 
 
 def _rebuild(fn):
