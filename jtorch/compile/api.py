@@ -305,8 +305,8 @@ def _same_geometry(ins: list, checks: list) -> bool:
 
 
 def _eager_graph(fn, ins: list, checks: list):
-    """The graph run op by op (any layout), or torch's error where a ``.grad`` the traced
-    call read is missing now (the function's Python would have taken another path)."""
+    """The graph run op by op (any layout); an error where a ``.grad`` the traced call read
+    is missing now (the function's Python would have taken another path)."""
     for i, _, _ in checks:
         if ins[i] is None:
             raise RuntimeError("jtorch.compile: a cached call read a .grad that is None now (set "
