@@ -43,3 +43,19 @@ def test_collapsed_views_mergeable_batches_and_refuses_the_others():
     assert v.shape == (20, 3, 7) and np.shares_memory(v, x)
     assert M._collapsed(x.transpose(0, 2, 1, 3)) is None  # (4, 6) batch over (5, 6): no merge
     assert M._collapsed(x[:, :1]).shape == (4, 6, 7)  # a size-1 batch dim merges with any
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 128, 128), (1, 30, 20), (5, 1, 7), (3, 4, 1)])
+def test_outer_products_are_blas_bits(shape, dtype):
+    """An inner size of 1 (per-example weight gradients) runs a product loop: each element is
+    one product, as in BLAS's rank-1 update, so the bits are NumPy's (BLAS's) exactly."""
+    b, m, n = shape
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((b, m, 1)).astype(dtype)
+    c = rng.standard_normal((b, 1, n)).astype(dtype)
+    a[0, 0, 0], c[0, 0, 0] = -0.0, np.inf  # signed zeros and non-finite values pass through
+    out = np.empty((b, m, n), dtype)
+    for x, y in ((a, c), (a[::-1], c[:, :, ::-1])):  # dense and strided operands
+        M.bmm_into(x, y, out)
+        np.testing.assert_array_equal(out, np.matmul(x, y))
