@@ -351,7 +351,7 @@ def _program(t: Tracer, res) -> _Program | None:
             steps.append(step)
             continue
         seg = step[1]
-        ins = [t.spec(x) for _, x in seg.inputs]
+        ins = seg.specs
         if None in ins:
             return None
         gi = len(renum)

@@ -444,10 +444,10 @@ class Tracer:
         optimizer's ``step``, ``zero_grad``, setting ``.grad``), run eagerly and recorded as a
         step of the program a cached call replays. A call that ``reads`` tensor values breaks
         the graph first (the graph so far runs, its operands become real tensors); one that
-        only sets attributes (``zero_grad``, ``.grad = real tensor``) does not: the graph
-        pending cannot read them (a ``.grad`` is no graph input), so it may replay after."""
+        only sets attributes (``zero_grad``, ``.grad = real tensor``) does not where the graph
+        pending reads no ``.grad``: then it may replay after the call."""
         a = kw = None
-        if not reads:
+        if not reads and not any(self._grad_of(x) is not None for _, x in self.seg.inputs):
             a, kw = self.spec(args), self.spec(kwargs)
         if a is None or kw is None:
             self.graph_break(what, replayable=True)
@@ -524,6 +524,8 @@ class Tracer:
                 outs.append(node)
         proxied = {id(t) for t, _, _ in self.proxied.values()}
         self._restore_proxied()
+        # where a replay finds each input, while it is so (a .grad may be reset later)
+        seg.specs = [self.spec(x) for _, x in seg.inputs] if self.effects else None
         seg.graph.output(tuple(outs))
         seg.graph.symbols = seg.symbols
         self.graphs.append(seg)

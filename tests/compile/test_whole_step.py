@@ -395,3 +395,24 @@ def test_freezing_a_parameter_traces_the_step_again():
         for a, b in zip(_params(m1), _params(m2)):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     assert m2[0].weight.grad is None and len(traces) == 2
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad_after_a_graph_that_reads_grads_replays_in_order(set_to_none):
+    """A pending graph that reads a .grad runs before zero_grad() on replay, as in the call."""
+    m = nn.Linear(3, 2)
+    opt = jtorch.optim.SGD(m.parameters(), lr=0.1)
+
+    @jtorch.compile
+    def norm_then_zero():
+        n = m.weight.grad.abs().sum() * 1.0
+        opt.zero_grad(set_to_none=set_to_none)
+        return n
+
+    traces = _count_traces(norm_then_zero)
+    for k in (1.0, 2.0, 3.0):
+        m.weight.grad = jtorch.full((2, 3), k)
+        m.bias.grad = jtorch.full((2,), k)
+        assert norm_then_zero().item() == 6 * k
+        assert m.weight.grad is None if set_to_none else m.weight.grad.abs().sum().item() == 0
+    assert len(traces) == 1
