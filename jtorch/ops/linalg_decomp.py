@@ -146,17 +146,7 @@ _THETA13 = 5.371920351148152
 def matrix_exp(A: Tensor) -> Tensor:
     """exp(A) by scaling and squaring with the degree-13 Pade approximant."""
     _check(A, "linalg_matrix_exp")
-    if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
-                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    d = A.dtype
-    if not (d.is_floating_point or d.is_complex):
-        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
-                           f"input. Got {d.scalar_name}")
-    n = A.shape[-1]
+    _, n = D.check_square(A, "linalg.matrix_exp")
     if A.numel() == 0 or n == 0:
         return A.clone()
     if n == 1:
@@ -423,7 +413,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
     _check(pivots, "linalg_ldl_solve", "pivots", 2)
     _check(B, "linalg_ldl_solve", "B", 3)
     name = "torch.linalg.ldl_solve"
-    _batch, n = D.check_ldl(LD, name)
+    _batch, n = D.check_square(LD, name)
     if B.dtype is not LD.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{B.dtype.scalar_name} and A of type {LD.dtype.scalar_name} instead.")

@@ -187,8 +187,9 @@ def col_major_strides(shape: tuple) -> tuple:
     return tuple(st)
 
 
-def check_ldl(a, fn: str) -> tuple:
-    """torch's checks of sytrf's input (squareCheckInputs, then checkFloatingOrComplex)."""
+def check_square(a, fn: str) -> tuple:
+    """torch's squareCheckInputs, then checkFloatingOrComplex (sytrf's and matrix_exp's input
+    checks, in that order; ``check_matrix`` asks the dtype first); returns (batch, n)."""
     if a._a.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     *batch, m, n = a._a.shape
@@ -208,7 +209,7 @@ def _no_low_precision(d: _dt.dtype, kernel: str) -> None:
 
 
 def _ldl_factor_meta(a, *, hermitian: bool = False) -> Plan:
-    batch, n = check_ldl(a, "torch.linalg.ldl_factor_ex")
+    batch, n = check_square(a, "torch.linalg.ldl_factor_ex")
     _no_low_precision(a.dtype, "ldl_factor_kernel_cpu")
     shape = (*batch, n, n)
     outs = (Out(shape, a.dtype, col_major_strides(shape)), Out((*batch, n), _dt.int32),
@@ -219,7 +220,7 @@ def _ldl_factor_meta(a, *, hermitian: bool = False) -> Plan:
 def _ldl_solve_meta(ld, piv, b, *, hermitian: bool = False) -> Plan:
     """LD (*, n, n), pivots (*, n), B (*, n, k) with equal batch dims (the public function
     checks and broadcasts them as torch does)."""
-    batch, n = check_ldl(ld, "torch.linalg.ldl_solve")
+    batch, n = check_square(ld, "torch.linalg.ldl_solve")
     _same_dtype(ld, b, "torch.linalg.ldl_solve")
     sb = tuple(b._a.shape)
     if sb[:-2] != batch or sb[-2] != n or tuple(piv._a.shape) != (*batch, n):
