@@ -1,5 +1,6 @@
-"""Devices. CPU tensors hold NumPy arrays, meta tensors only their geometry (``meta.py``);
-CUDA support comes with the CUDA backend.
+"""Devices. CPU tensors hold NumPy arrays, meta tensors only their geometry (``meta.py``),
+CUDA tensors Numba device arrays (``cuda_array.py``), where a device or Numba's simulator
+answers.
 
 A device is also a context manager, as in torch: ``with torch.device("meta"):`` makes it the
 default device of factory functions inside the block (how a model is built without memory).
@@ -75,8 +76,30 @@ def to_device(d) -> device:
         return CPU
     if t == "meta":
         return META
-    raise RuntimeError(f"jtorch has no {t} backend in this build; only 'cpu' and 'meta' tensors "
-                       "exist")
+    return cuda_device(d.index)
+
+
+_CUDA: dict = {}
+
+
+def cuda_device(index: int | None = None) -> device:
+    """The one ``device("cuda", i)`` of CUDA device ``i`` (None: the current one), with torch's
+    errors where there is no such device."""
+    if index is not None:
+        dev = _CUDA.get(index)
+        if dev is not None:
+            return dev
+    from . import cuda
+
+    if not cuda.is_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    i = cuda.current_device() if index is None else index
+    if not 0 <= i < cuda.device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    dev = _CUDA.get(i)
+    if dev is None:
+        dev = _CUDA[i] = device("cuda", i)
+    return dev
 
 
 def set_default_device(d) -> None:

@@ -19,6 +19,7 @@ import numpy as np
 from . import _allocator, _flags
 from . import dtypes as _dt
 from ._threads import use_parallel
+from .cuda_array import CudaArray
 from .device import META
 from .kernels import registry
 from .kernels.cpu import pointwise as _pw
@@ -62,6 +63,9 @@ _float32 = _dt.float32
 _bool = _dt.bool
 _TENSOR = Tensor
 _META = MetaArray
+_CUDA = CudaArray
+_NDARRAY = np.ndarray
+
 
 def torch_name(d: _dt.dtype) -> str:
     """torch's C++ scalar-type name ("Float", "Long") used in its error messages."""
@@ -166,8 +170,11 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
     for x in args:
         if isinstance(x, _TENSOR):
             a = x._a
-            if a.__class__ is _META:
-                return _pointwise_meta(op, args, out, inplace, result)
+            if a.__class__ is not _NDARRAY:
+                if a.__class__ is _META:
+                    return _pointwise_meta(op, args, out, inplace, result)
+                if a.__class__ is _CUDA:
+                    return _cuda().pointwise(op, args, out, inplace, plan)
             if shape is None:
                 shape = a.shape
                 n = a.size
@@ -187,6 +194,8 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
     if out is not None:
         if out._a.__class__ is _META:  # CPU operands, a meta out=: the device check there
             return _pointwise_meta(op, args, out, inplace, result)
+        if out._a.__class__ is _CUDA:  # CPU operands, a CUDA out=: the device check there
+            return _cuda().pointwise(op, args, out, inplace, plan)
         if saved_self is None and not inplace and needs_grad(args):
             raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
@@ -344,7 +353,7 @@ def partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     and they are not the same elements in the same layout (layouts too hard to decide pass)."""
     if not a.size or not b.size or not (_dense(a) and _dense(b)):
         return False
-    if a.__class__ is _META:  # meta twins of one storage: element offsets stand for addresses
+    if a.__class__ is not _NDARRAY:  # meta or CUDA views of one storage: element offsets
         a0, b0 = a.offset * a.itemsize, b.offset * b.itemsize
     else:
         a0, b0 = data_ptr(a), data_ptr(b)
@@ -642,7 +651,12 @@ def call(op: registry.OpDef, *args, **params):
     elif plan.device is META:
         res = meta_result(out, args, op)
     else:
-        res = op.kernels[plan.device.type](plan, *args)
+        try:
+            res = op.kernels[plan.device.type](plan, *args)
+        except KeyError:
+            if plan.device.type in op.kernels:
+                raise
+            res = no_kernel(op, plan.device)(plan, *args)
         if out.__class__ is Inplace:
             args[out.src]._vc[0] += 1
     for x in args:  # grad mode is read only where an input requires grad
@@ -653,7 +667,21 @@ def call(op: registry.OpDef, *args, **params):
     return res
 
 
-_NDARRAY = np.ndarray
+def no_kernel(op: registry.OpDef, dev):
+    """The kernel of an op that has none on ``dev``: on CUDA, the CPU kernel over host copies
+    of the operands (``kernels/cuda/eager.py``); elsewhere torch's error."""
+    if dev.type == "cuda" and "cpu" in op.kernels:
+        eager = _cuda()  # (registers the CUDA kernels there are when first imported)
+        return op.kernels.get("cuda") or eager.host_kernel(op)
+    raise NotImplementedError(f"Could not run 'aten::{op.name}' with arguments from the "
+                              f"'{dev.type.upper()}' backend.")
+
+
+def _cuda():
+    """CUDA tensors' eager kernels (imported with the first CUDA tensor's op)."""
+    from .kernels.cuda import eager
+
+    return eager
 
 
 def _sparse():
@@ -693,7 +721,12 @@ def run_plan(op: registry.OpDef, args: tuple, plan: Plan):
     elif plan.device is META:
         res = meta_result(out, args, op)
     else:
-        res = op.kernels[plan.device.type](plan, *args)
+        try:
+            res = op.kernels[plan.device.type](plan, *args)
+        except KeyError:
+            if plan.device.type in op.kernels:
+                raise
+            res = no_kernel(op, plan.device)(plan, *args)
         if out.__class__ is Inplace:
             args[out.src]._vc[0] += 1
     if grad_hook is not None and grad_state.enabled:
@@ -708,6 +741,11 @@ def make_view(t: Tensor, v: View) -> Tensor:
     """A tensor viewing ``t``'s storage at the element geometry of ``v``."""
     st = t._st
     isz = st.itemsize
+    if st.__class__ is _CUDA:
+        if v.dtype is not None:
+            return _dtype_view(t, v)
+        return t._view(CudaArray(tuple(v.shape), st.dtype, tuple([s * isz for s in v.strides]),
+                                 v.offset, st.buf, st.dev))
     if st.__class__ is not _META:
         if v.perm is not None:  # a permutation of the source: NumPy's transpose (~0.2 us)
             return t._view(t._a.transpose(v.perm))
@@ -741,6 +779,12 @@ def _dtype_view(t: Tensor, v: View) -> Tensor:
     if st.__class__ is _META:
         return Tensor._make(MetaArray(tuple(v.shape), d.np, strides, v.offset, st.fake),
                             MetaArray((n,), d.np, None, 0, st.fake), d,
+                            t._base if t._base is not None else t)
+    if st.__class__ is _CUDA:  # the storage's bytes read as ``d``
+        buf = st.buf.view(np.uint8).view(d.np)[:n] if st.dtype.itemsize != d.itemsize else \
+            st.buf.view(d.np)
+        return Tensor._make(CudaArray(tuple(v.shape), d.np, strides, v.offset, buf, st.dev),
+                            CudaArray((n,), d.np, None, 0, buf, st.dev), d,
                             t._base if t._base is not None else t)
     st = np.ndarray((n,), d.np, buffer=st) if st.flags.c_contiguous else st.view(d.np)
     a = np.ndarray(v.shape, d.np, buffer=st, offset=min(v.offset, n) * d.itemsize, strides=strides)
@@ -780,6 +824,8 @@ def copy_into(out: Tensor, res: Tensor) -> Tensor:
         return pointwise(_copy_op(), (res,), out)
     if out.device != res.device:
         raise cross_device(res.device, out.device)
+    if out._a.__class__ is _CUDA:
+        return _cuda().copy_into(out, res)
     if out._a.shape != res._a.shape:
         resize_out(out, res._a.shape)
     if out._a.__class__ is not _META and out._a.size:

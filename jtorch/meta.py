@@ -122,15 +122,15 @@ class MetaArray:
                 if s != -1:
                     known *= s
             shape = tuple(n // known if known and s == -1 else 0 if s == -1 else s for s in shape)
-        return MetaArray(shape, self.dtype, None, self.offset, self.fake)
+        return self._like(shape, self.dtype, None, self.offset)
 
     def transpose(self, *axes) -> MetaArray:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         if not axes:
             axes = tuple(reversed(range(len(self.shape))))
-        return MetaArray(tuple(self.shape[d] for d in axes), self.dtype,
-                         tuple(self.strides[d] for d in axes), self.offset, self.fake)
+        return self._like(tuple(self.shape[d] for d in axes), self.dtype,
+                          tuple(self.strides[d] for d in axes), self.offset)
 
     @property
     def T(self) -> MetaArray:
@@ -139,7 +139,11 @@ class MetaArray:
     def view(self, dtype) -> MetaArray:
         if np.dtype(dtype).itemsize != self.dtype.itemsize:
             raise NotImplementedError(_NO_DATA)
-        return MetaArray(self.shape, dtype, self.strides, self.offset, self.fake)
+        return self._like(self.shape, dtype, self.strides, self.offset)
+
+    def _like(self, shape: tuple, dtype, strides, offset: int) -> MetaArray:
+        """Another geometry over the same storage (a CUDA array keeps its device buffer)."""
+        return MetaArray(shape, dtype, strides, offset, self.fake)
 
     # -- data: none -------------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):

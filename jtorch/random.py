@@ -63,7 +63,13 @@ class Generator:
     counters, and the cached second normal of a Box-Muller pair)."""
 
     def __init__(self, device="cpu"):
-        to_device(device)
+        d = _device(device) if isinstance(device, str) else device
+        if getattr(d, "type", None) == "cuda":
+            from . import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
+        self._device = to_device(device)
         self._lock = threading.Lock()
         self._reseed(_DEFAULT_SEED)
 
@@ -76,7 +82,8 @@ class Generator:
 
     @property
     def device(self) -> _device:
-        return _device("cpu")
+        """CPU, or the CUDA device it was made for (whose ops draw from this same engine)."""
+        return self._device
 
     def manual_seed(self, seed) -> Generator:
         s = _as_seed(seed)

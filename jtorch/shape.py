@@ -249,7 +249,7 @@ def elem_offset(a, storage) -> int:
     which ``Tensor.storage_offset()`` reports 0). A MetaArray carries it; a dense array as large
     as its storage starts at the storage's first element, which skips reading the data pointers
     (microseconds)."""
-    if a.__class__ is MetaArray:
+    if isinstance(a, MetaArray):  # (a CUDA array's too)
         return a.offset
     n = a.size
     if n and n == storage.size:

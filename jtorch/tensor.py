@@ -13,11 +13,13 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import meta as _meta
+from .cuda_array import CudaArray, download, no_numpy
 from .device import CPU, META
 from .meta import MetaArray, storage_for
 from .shape import Size, elem_offset, span
 
 _META_ARRAY = MetaArray
+_CUDA_ARRAY = CudaArray
 
 
 class Tensor:
@@ -115,11 +117,14 @@ class Tensor:
     @property
     def device(self):
         a = self._a
-        return (a.fake or META) if a.__class__ is _META_ARRAY else CPU
+        c = a.__class__
+        if c is _META_ARRAY:
+            return a.fake or META
+        return a.dev if c is _CUDA_ARRAY else CPU
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return self.device.type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
@@ -145,9 +150,26 @@ class Tensor:
         return self
 
     def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
-        from .nn.modules.module import _no_device
+        """A copy on CUDA device ``device`` (an index, "cuda:i" or a torch.device; None: the
+        current one), self where it is there already; torch's errors without CUDA."""
+        from . import cuda
+        from .device import cuda_device
+        from .device import device as _device
 
-        _no_device("cuda", device)
+        if not cuda.is_available():
+            from .nn.modules.module import _no_device
+
+            _no_device("cuda", device)
+        if device is None or isinstance(device, int) and not isinstance(device, bool):
+            dev = cuda_device(device)
+        else:
+            d = _device(device)
+            if d.type != "cuda":
+                raise RuntimeError("Invalid device, must be cuda device")
+            dev = cuda_device(d.index)
+        if memory_format is None:
+            return self.to(dev, non_blocking=non_blocking)
+        return self.to(dev, non_blocking=non_blocking, memory_format=memory_format)
 
     @property
     def layout(self) -> _dt.layout:
@@ -180,9 +202,29 @@ class Tensor:
     def data_ptr(self) -> int:
         if _meta.read_hook is not None:
             _meta.read_hook(self, "Tensor.data_ptr()")
-        if self._a.__class__ is _META_ARRAY:
+        a = self._a
+        if a.__class__ is _META_ARRAY:
             return 0
-        return self._a.__array_interface__["data"][0]
+        if a.__class__ is _CUDA_ARRAY:
+            return a.data_ptr()
+        return a.__array_interface__["data"][0]
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA Array Interface (version 2, as torch's): CuPy, Numba and torch read a CUDA
+        tensor's memory through it without a copy."""
+        a = self._a
+        if a.__class__ is not _CUDA_ARRAY:
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: "
+                                 f"{self.type()} If CUDA data is required use tensor.cuda() to "
+                                 "copy tensor to device memory.")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires "
+                               "grad. If gradients aren't required, use var.detach() to get "
+                               "Variable that doesn't require grad.")
+        return {"typestr": a.dtype.str, "shape": tuple(a.shape),
+                "strides": None if a.flags.c_contiguous else tuple(a.strides),
+                "data": (a.data_ptr() if a.size else 0, False), "version": 2}
 
     def untyped_storage(self):
         if _meta.read_hook is not None:
@@ -286,7 +328,7 @@ class Tensor:
 
     @data.setter
     def data(self, other: Tensor) -> None:
-        if self.device.type != other.device.type:
+        if (self.device.type == "meta") != (other.device.type == "meta"):  # (CPU, CUDA: dense)
             raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and "
                                "`tensor` have incompatible tensor type.")
         self._a, self._st, self.dtype = other._a, other._st, other.dtype
@@ -311,12 +353,17 @@ class Tensor:
             )
         if self._a.__class__ is _META_ARRAY:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        return self._a.reshape(()).item()
+        return self._host().reshape(()).item()
+
+    def _host(self) -> np.ndarray:
+        """The values as a host array (a copy of a CUDA tensor's, for reading them)."""
+        a = self._a
+        return download(a) if a.__class__ is _CUDA_ARRAY else a
 
     def tolist(self):
         if _meta.read_hook is not None:
             _meta.read_hook(self, "Tensor.tolist()")
-        return self._a.tolist()
+        return self._host().tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if _meta.read_hook is not None:
@@ -324,6 +371,10 @@ class Tensor:
         if self._a.__class__ is _META_ARRAY:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
+        if self._a.__class__ is _CUDA_ARRAY:
+            if force:
+                return self.detach().cpu().numpy()
+            raise TypeError(no_numpy(self.device))
         if self._requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
@@ -339,6 +390,8 @@ class Tensor:
         if a.__class__ is _META_ARRAY:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
+        if a.__class__ is _CUDA_ARRAY:
+            raise TypeError(no_numpy(self.device))
         if self.dtype is _dt.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
         if dtype is not None and np.dtype(dtype) != a.dtype:
@@ -370,7 +423,7 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._a.__class__ is _META_ARRAY:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        return self._a.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def __float__(self) -> float:
         return float(self._scalar("float(Tensor)"))
@@ -402,7 +455,10 @@ class Tensor:
         if self._a.__class__ is _META_ARRAY:  # the size instead of values, as torch
             return format_meta(tuple(self._a.shape), self.dtype.name,
                                _dt.get_default_dtype().name, suffixes)
-        return format_tensor(self._a, self.dtype.name, _dt.get_default_dtype().name, suffixes)
+        if self._a.__class__ is _CUDA_ARRAY:  # torch names the device first
+            suffixes.insert(0, f"device='{self.device}'")
+        return format_tensor(self._host(), self.dtype.name, _dt.get_default_dtype().name,
+                             suffixes)
 
     __str__ = __repr__
 
@@ -419,6 +475,9 @@ class Tensor:
         if self._a.__class__ is _META_ARRAY:
             return (_rebuild_meta, (self._a.shape, self._a.strides, self.dtype.name,
                                     self._requires_grad))
+        if self._a.__class__ is _CUDA_ARRAY:
+            return (_rebuild_on, (self._host(), self.dtype.name, self._requires_grad,
+                                  str(self.device)))
         return (_rebuild, (np.array(self._a), self.dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -518,7 +577,10 @@ class _Storage:
     def data_ptr(self) -> int:
         if _meta.read_hook is not None:
             _meta.read_hook(self, "Tensor.data_ptr()")
-        return self._st.__array_interface__["data"][0]
+        st = self._st
+        if st.__class__ is _CUDA_ARRAY:
+            return st.data_ptr()
+        return st.__array_interface__["data"][0]
 
     def nbytes(self) -> int:
         return self._st.nbytes
@@ -535,6 +597,12 @@ def _rebuild_meta(shape, strides, dtype_name, requires_grad):
 
 def _rebuild(arr, dtype_name, requires_grad):
     t = Tensor._make(arr)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _rebuild_on(arr, dtype_name, requires_grad, device):
+    t = Tensor._make(arr).to(device)
     t._requires_grad = requires_grad
     return t
 

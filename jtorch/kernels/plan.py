@@ -9,13 +9,15 @@ compiler records these as node metadata; meta tensors are built from them.
 
 from __future__ import annotations
 
-from ..device import CPU, META
 from .. import meta as _meta
+from ..cuda_array import CudaArray
+from ..device import CPU, META
 from ..meta import MetaArray
 from ..tensor import Tensor
 
 _TENSOR = Tensor
 _META = MetaArray
+_CUDA = CudaArray
 
 
 class Out:
@@ -98,8 +100,11 @@ def common_device(*args):
     for x in args:
         if isinstance(x, _TENSOR):
             a = x._a
-            if a.__class__ is _META:
+            c = a.__class__
+            if c is _META:
                 d = a.fake or META
+            elif c is _CUDA:
+                d = a.dev
             elif a.ndim == 0:
                 continue
             else:
@@ -107,11 +112,22 @@ def common_device(*args):
             if dev is None:
                 dev = d
             elif d is not dev:
-                raise RuntimeError(f"Tensor on device {d} is not on the expected device {dev}!")
+                raise mixed_devices(dev, d)
     return CPU if dev is None else dev
+
+
+def mixed_devices(first, other) -> RuntimeError:
+    """torch's error for one op's tensors on two devices (its meta kernels word it apart)."""
+    if first.type == "cuda" or other.type == "cuda":
+        return RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                            f"two devices, {first} and {other}!")
+    return RuntimeError(f"Tensor on device {other} is not on the expected device {first}!")
 
 
 def device_of(x: Tensor):
     """The device of one tensor operand (the common case of ``common_device``)."""
     a = x._a
-    return (a.fake or META) if a.__class__ is _META else CPU
+    c = a.__class__
+    if c is _META:
+        return a.fake or META
+    return a.dev if c is _CUDA else CPU

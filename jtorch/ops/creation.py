@@ -212,6 +212,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     out = _allocator.empty(arr.shape, d.np)
     _copy(out, arr)
     t = Tensor._make(out, None, d)
+    if dev.type == "cuda":
+        t = t.to(dev)
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -17,6 +17,7 @@ from numba.extending import intrinsic
 
 from ... import _allocator, _settings, _threads, dispatch
 from ... import dtypes as _dt
+from ...cuda_array import CudaArray, download
 from ...tensor import Tensor
 
 
@@ -326,7 +327,10 @@ def copy_array(dst: np.ndarray, dst_dtype, src: Tensor) -> None:
 
 
 def to_copy_cpu(plan, x: Tensor) -> Tensor:
-    """``x`` converted to the plan's dtype (complex to real keeps the real parts)."""
+    """``x`` converted to the plan's dtype (complex to real keeps the real parts); a CUDA
+    ``x`` is read back first."""
+    if x._a.__class__ is CudaArray:
+        x = Tensor._make(download(x._a), None, x.dtype)
     out = alloc(plan.out)
     src = x
     if x.dtype.is_complex and not out.dtype.is_complex:
@@ -349,7 +353,10 @@ def clone_cpu(plan, x: Tensor) -> Tensor:
 
 
 def copy_inplace_cpu(plan, x: Tensor, src: Tensor) -> Tensor:
-    """x[...] = src: cast first, and read a copy when the two share memory."""
+    """x[...] = src: cast first, and read a copy when the two share memory (a CUDA ``src`` is
+    read back first)."""
+    if src._a.__class__ is CudaArray:
+        src = Tensor._make(download(src._a), None, src.dtype)
     if src.dtype is not x.dtype:
         c = np.empty(src._a.shape, x.dtype.np)
         s = src

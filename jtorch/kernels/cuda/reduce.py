@@ -111,7 +111,7 @@ def signature(compute: str, out: str, ins: str | None = None) -> str:
 
 
 def run(op: registry.OpDef, compute: str, out: str, x, shape: tuple, strides: tuple, offset: int,
-        dims: tuple, out0, threads: int = THREADS) -> None:
+        dims: tuple, out0, threads: int = THREADS, max_blocks: int = MAX_BLOCKS) -> None:
     """Reduce ``dims`` of the view (``shape``, element ``strides``, ``offset``) of the 1-D
     device array ``x`` into the contiguous device array ``out0`` of the kept dims. A view
     with no 3-D plan (``cpu.reduce.plan_reduce``) must be made contiguous first."""
@@ -123,6 +123,6 @@ def run(op: registry.OpDef, compute: str, out: str, x, shape: tuple, strides: tu
         return
     if offset:
         x = x[offset:]
-    blocks = min(MAX_BLOCKS, O * I)
+    blocks = min(max_blocks, O * I)  # (blocks stride over the results)
     kernel(op, compute, accumulator(op, compute), out, threads)[blocks, threads](
         x, O, I, R, sO, sI, sR, out0, tO, tI)
