@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _allocator, _flags, _settings, dispatch
 from .._threads import use_parallel
+from ..cuda_array import CudaArray
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
@@ -38,6 +39,7 @@ from .graph_module import GraphModule, subgraph_module
 
 _TENSOR = Tensor
 _NDARRAY = np.ndarray
+_CUDA = CudaArray
 _gs = dispatch.grad_state
 _F16 = np.dtype(np.float16)
 _FUSABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
@@ -527,6 +529,7 @@ class FusedKernel:
         # operands' dtypes are the traced ones: the graph's guards hold them)
         self._half = any(ins[k].meta["val"].dtype.np == _F16 for k in self.tensor_pos) or \
             any(d.np == _F16 for d in self.out_dtypes)
+        self._cuda_launcher = None  # the group's CUDA kernels (``kernels/cuda/fused.py``)
 
     @property
     def source(self) -> str:
@@ -557,6 +560,10 @@ class FusedKernel:
             a = args[k]
             arr = a._a
             if arr.__class__ is not _NDARRAY or (grad and a._requires_grad):
+                if arr.__class__ is _CUDA:  # the same loop body, staged for CUDA
+                    from ..kernels.cuda import fused
+
+                    return fused.run(self, args)
                 return self._eager(*args)
             if not arr.flags.c_contiguous:
                 if not arr.size:

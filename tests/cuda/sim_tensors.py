@@ -332,3 +332,48 @@ def test_cuda_array_interface():
         jtorch.ones(2).__cuda_array_interface__  # noqa: B018
     with pytest.raises(RuntimeError, match="requires grad"):
         c.clone().requires_grad_().__cuda_array_interface__  # noqa: B018
+
+
+def test_compiled_pointwise_groups_launch_one_cuda_kernel():
+    from jtorch.kernels.cuda import fused
+
+    def f(x, y):
+        return (x.sin() + y * 2).exp() * x, x.cos() > 0.5
+
+    g = jtorch.compile(f)
+    jtorch.manual_seed(6)
+    x, y = jtorch.randn(3, 4), jtorch.randn(4)
+    for xx, yy in ((x, y), (x, y[None])):  # row-major; a broadcast operand (strided kernel)
+        before = fused.LAUNCHES[0]
+        got = g(xx.cuda(), yy.cuda())
+        assert fused.LAUNCHES[0] > before
+        for a, b in zip(got, f(xx.cuda(), yy.cuda())):  # bitwise eager CUDA, and CPU
+            same(a, b.cpu())
+        for a, b in zip(got, f(xx, yy)):
+            same(a, b)
+    # a transposed operand: the group runs op by op on the device (eager's layouts)
+    before = fused.LAUNCHES[0]
+    got = g(x.cuda().t().contiguous().t(), y[:3, None].cuda())
+    for a, b in zip(got, f(x.t().contiguous().t(), y[:3, None])):
+        same(a, b)
+    assert not eager.FALLBACKS, dict(eager.FALLBACKS)
+
+
+def test_compiled_training_step_on_cuda():
+    def run(dev):
+        jtorch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 1)).to(dev)
+        o = jtorch.optim.SGD(m.parameters(), lr=0.05)
+        cm = jtorch.compile(m)
+        x = jtorch.randn(6, 4).to(dev)
+        y = jtorch.randn(6, 1).to(dev)
+        losses = []
+        for _ in range(3):
+            o.zero_grad()
+            loss = ((cm(x) - y) ** 2).mean()
+            loss.backward()
+            o.step()
+            losses.append(loss.item())
+        return losses
+
+    np.testing.assert_allclose(run(CUDA), run("cpu"), rtol=1e-5)

@@ -139,3 +139,52 @@ def test_every_pointwise_op_compiles_to_ptx():
             _compile_pointwise(op, "int64")
     print(f"{len(ops) - len({k.split()[0] for k in failed})} of {len(ops)} float ops compile to PTX")
     assert failed == {}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tiled_product_kernel_compiles_for_sm90(dtype):
+    """CUDA tensors' mm/bmm/addmm kernel: shared-memory tiles and barriers, fused
+    multiply-adds of the dtype (``kernels/cuda/matmul.py``)."""
+    from jtorch.kernels.cuda import matmul
+    from jtorch.kernels.source import load
+
+    target = _target()
+    mod = load(f"jt_cuda_gemm_{dtype}", matmul.source(dtype, 16))
+    ptx = target.compile_ptx(mod.gemm, matmul.signature(dtype), cc=(9, 0))
+    ops = _instructions(ptx)
+    assert ".target sm_90" in ptx and ".shared" in ptx
+    assert "bar.sync" in ops
+    assert f"fma.rn.f{dtype[-2:]}" in ops
+
+
+def test_fused_group_kernels_compile_for_sm90():
+    """A compiled graph's pointwise group, staged for CUDA from the CPU kernel's loop body
+    (``kernels/cuda/fused.py``): both launchers compile, the ops' math inlined."""
+    import gc
+
+    import jtorch
+    from jtorch.compile import fusion
+    from jtorch.kernels.cuda import fused
+    from jtorch.kernels.source import load
+
+    target = _target()
+
+    @jtorch.compile
+    def f(x, y):
+        return (x.sin() + y).exp() * x, x.cos() > 0.5
+
+    f(jtorch.randn(3, 4), jtorch.randn(4))
+    fks = [k for k in gc.get_objects() if isinstance(k, fusion.FusedKernel)
+           and k.names[:2] == ["sin", "add"]]
+    assert fks
+    fk = fks[-1]
+    text = fused.source(fk.template)
+    assert "t1[i]" not in text and "@X" not in text  # scratch rows and operands resolved
+    mod = load("jt_cuda_fused", text)
+    nin = len(fk.template[1]) - len(fk.out_dtypes)  # tensors float32, the scalar 0.5 a double
+    ins = ["float32" if j in fk.tensor_pos else "float64" for j in range(nin)]
+    assert ins.count("float64") == 1
+    sigs = fused.signatures(fk.template, [d.name for d in fk.out_dtypes], ins)
+    for which, sig in sigs.items():
+        ptx = target.compile_ptx(getattr(mod, which), sig, cc=(9, 0))
+        assert ".target sm_90" in ptx and ".entry" in ptx
