@@ -28,7 +28,7 @@ _OPERAND = re.compile(r"@X(\d+)@")
 
 def body(template) -> list | None:
     """The group's lines for one element (None: a group this stager does not take)."""
-    head, names, scratch, loops, nout, tensors, reds = template
+    loops, reds = template[3], template[6]
     if reds:
         return None
     reg: dict = {}
