@@ -377,3 +377,29 @@ def test_compiled_training_step_on_cuda():
         return losses
 
     np.testing.assert_allclose(run(CUDA), run("cpu"), rtol=1e-5)
+
+
+OPTIMIZERS = {
+    "sgd": lambda ps: jtorch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "adam": lambda ps: jtorch.optim.Adam(ps, lr=0.01, amsgrad=True),
+    "adamw": lambda ps: jtorch.optim.AdamW(ps, lr=0.01),
+    "rmsprop": lambda ps: jtorch.optim.RMSprop(ps, lr=0.01, centered=True, momentum=0.5),
+    "adagrad": lambda ps: jtorch.optim.Adagrad(ps, lr=0.1),
+    "rprop": lambda ps: jtorch.optim.Rprop(ps),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_optimizer_updates_run_on_the_device_bitwise_cpu(name):
+    res = []
+    for dev in ("cpu", CUDA):
+        jtorch.manual_seed(0)
+        p = jtorch.randn(7, 3).to(dev).requires_grad_()
+        o = OPTIMIZERS[name]([p])
+        for _ in range(3):
+            o.zero_grad()
+            (p * p * jtorch.arange(3.0).to(dev)).sum().backward()
+            o.step()
+        res.append(p)
+    same(res[1], res[0])
+    assert not eager.FALLBACKS, dict(eager.FALLBACKS)

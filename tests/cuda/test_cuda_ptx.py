@@ -188,3 +188,38 @@ def test_fused_group_kernels_compile_for_sm90():
     for which, sig in sigs.items():
         ptx = target.compile_ptx(getattr(mod, which), sig, cc=(9, 0))
         assert ".target sm_90" in ptx and ".entry" in ptx
+
+
+OPTIMIZERS = {
+    "sgd": lambda o, ps: o.SGD(ps, lr=0.1, momentum=0.9), "adam": lambda o, ps: o.Adam(ps),
+    "rmsprop": lambda o, ps: o.RMSprop(ps, centered=True), "adagrad": lambda o, ps: o.Adagrad(ps),
+    "adadelta": lambda o, ps: o.Adadelta(ps), "adamax": lambda o, ps: o.Adamax(ps),
+    "nadam": lambda o, ps: o.NAdam(ps), "radam": lambda o, ps: o.RAdam(ps),
+    "asgd": lambda o, ps: o.ASGD(ps), "rprop": lambda o, ps: o.Rprop(ps),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_optimizer_update_kernels_compile_for_sm90(name, monkeypatch):
+    """Each optimizer's CUDA update: its CPU driver restaged with grid-stride loops
+    (``kernels/cuda/optim.py``), typed by the arguments a real step passes."""
+    import jtorch
+    from jtorch.kernels.cpu import optim as cpu_optim
+    from jtorch.kernels.cuda import optim
+    from jtorch.kernels.source import load
+
+    target = _target()
+    seen = []
+    real = cpu_optim.run
+    monkeypatch.setattr(cpu_optim, "run", lambda n, a, s: (seen.append((n, a, s)), real(n, a, s)))
+    p = jtorch.randn(4, requires_grad=True)
+    opt = OPTIMIZERS[name](jtorch.optim, [{"params": [p], "foreach": False}])  # the op per param
+    (p * p).sum().backward()
+    opt.step()
+    (n, arrays, scalars), = seen
+    assert n == name
+    types = ["float32[::1]"] * len(arrays) + ["boolean" if isinstance(s, bool) else "float32"
+                                              for s in scalars]
+    mod = load(f"jt_cuda_optim_{name}", optim.source(name))
+    ptx = target.compile_ptx(mod.step, f"void({', '.join(types)})", cc=(9, 0))
+    assert ".target sm_90" in ptx and ".entry" in ptx

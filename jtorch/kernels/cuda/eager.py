@@ -29,6 +29,7 @@ from ...tensor import Tensor
 from .. import registry
 from ..plan import Plan, common_device
 from . import matmul as _mm
+from . import optim as _opt
 from . import pointwise as _pw
 from . import reduce as _rd
 from . import target
@@ -381,6 +382,35 @@ def addmm_cuda(plan: Plan, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     return _product(plan, a, b, 0, c, plan.kw["alpha"], plan.kw["beta"])
 
 
+# -- optimizer updates ----------------------------------------------------------------------
+
+def fused_optim_cuda(name: str):
+    """``_fused_<name>_``'s CUDA kernel (``optim.py``: the CPU driver restaged); tensors that
+    are not row-major in the parameter's float dtype take the host path."""
+    host = host_kernel(registry.REGISTRY[f"_fused_{name}_"])
+
+    def kernel(plan: Plan, *tensors) -> tuple:
+        p = tensors[0]
+        dt = p._a.dtype
+        arrays = []
+        for k, t in enumerate(tensors):
+            if t is None or (k and not t._a.size):
+                arrays.append(None)
+                continue
+            a = t._a
+            if a.__class__ is not _CUDA or a.dtype != dt or not a.flags.c_contiguous:
+                return host(plan, *tensors)
+            arrays.append((a.buf, a.offset, a.size))
+        if not _opt.run(name, arrays, plan.kw["scalars"], THREADS, MAX_BLOCKS):
+            return host(plan, *tensors)
+        written = tuple([tensors[w.src] for w in plan.out])
+        for t in written:
+            t._vc[0] += 1
+        return written
+
+    return kernel
+
+
 # -- the host path --------------------------------------------------------------------------
 
 class _Mirrors:
@@ -407,7 +437,7 @@ class _Mirrors:
                 ha = np.ndarray(a.shape, a.dtype, hst, a.offset * a.itemsize, a.strides)
             else:
                 ha = np.empty(a.shape, a.dtype)
-            t = Tensor._make(ha, hst if a.size else None, x.dtype)
+            t = Tensor._make(ha, hst if a.size else None, x.dtype, vc=x._vc)  # (bumps reach x)
             self.tensors[id(t)] = (t, x)
             return t
         if isinstance(x, (list, tuple)) and any(isinstance(y, (_TENSOR, list, tuple)) for y in x):
@@ -477,5 +507,7 @@ registry.REGISTRY["bmm"].kernels["cuda"] = _gemm_kernel("bmm", lambda a: a._a.nd
 registry.REGISTRY["batched_matmul"].kernels["cuda"] = _gemm_kernel("batched_matmul",
                                                                    lambda a: a._a.ndim - 2)
 registry.REGISTRY["addmm"].kernels["cuda"] = addmm_cuda
+for _name in _opt._cpu.KERNELS:
+    registry.REGISTRY[f"_fused_{_name}_"].kernels["cuda"] = fused_optim_cuda(_name)
 for _name in ("sum", "nansum", "mean", "prod", "amax", "amin", "all", "any", "count_nonzero"):
     registry.REGISTRY[_name].kernels["cuda"] = reduction_cuda(registry.REGISTRY[_name])
