@@ -18,8 +18,8 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
                 allow_module_level=True)
 
 import jtorch
-from jtorch import nn
 import jtorch.nn.functional as F
+from jtorch import nn
 from jtorch.kernels.cuda import eager
 
 CUDA = "cuda"
@@ -219,7 +219,7 @@ def test_reductions_run_on_the_device(dtype):
 
 def test_ops_without_cuda_kernels_run_their_cpu_kernels_on_host_copies():
     jtorch.manual_seed(1)
-    a, b = jtorch.randn(4, 5), jtorch.randn(5, 3)
+    a = jtorch.randn(4, 5)
     same(a.cuda().softmax(-1), a.softmax(-1))
     img, w = jtorch.randn(2, 3, 6, 6), jtorch.randn(4, 3, 3, 3)
     same(F.conv2d(img.cuda(), w.cuda(), padding=1), F.conv2d(img, w, padding=1))

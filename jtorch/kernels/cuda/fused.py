@@ -97,7 +97,7 @@ _NUMBA = {"bool": "boolean"}
 def signatures(template, out_dtypes: list, in_types: list) -> dict:
     """Numba signatures of both kernels (for ``compile_ptx``): ``in_types`` per operand, the
     dtype name of a tensor's elements or of a scalar."""
-    _, _, _, _, nout, tensors, _ = template
+    tensors = template[5]
     outs = [f"{_NUMBA.get(d, d)}[::1]" for d in out_dtypes]
     ins = [f"{_NUMBA.get(t, t)}[::1], int64" if j in tensors else _NUMBA.get(t, t)
            for j, t in enumerate(in_types)]

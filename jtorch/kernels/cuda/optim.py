@@ -80,7 +80,7 @@ def run(name: str, arrays: list, scalars: tuple, threads: int, max_blocks: int) 
     """Update in place: ``arrays`` are (span, offset, size) of contiguous CUDA arrays in the
     compute dtype (None for unused buffers). False when the dtype is not one the kernels
     take (the caller's host path runs)."""
-    span0, off0, n = arrays[0]
+    span0, _, n = arrays[0]
     dt = span0.dtype
     if dt not in (np.float32, np.float64):
         return False
