@@ -9,9 +9,14 @@ simulator or the real target when ``numba.cuda`` is imported.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import threading
-from typing import Callable
+import time
+import weakref
+from collections.abc import Callable
 
+import numpy as np
 from numba import config, cuda
 
 SIMULATOR: bool = bool(config.ENABLE_CUDASIM)
@@ -72,3 +77,211 @@ def compile_ptx(fn: Callable, sig: str, cc: tuple = (9, 0)) -> str:
     with _lock, _target_cc(cc):
         ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
     return ptx
+
+
+# -- devices ---------------------------------------------------------------------------------
+# The simulator has one device and no name, multiprocessor count, memory size or L2 size; it
+# runs in host memory, so its device reports the host's memory and one multiprocessor.
+SIMULATOR_NAME = "Numba CUDA simulator"
+
+
+def device_count() -> int:
+    """Devices the driver sees (1 under the simulator, 0 without a driver)."""
+    if SIMULATOR:
+        return 1
+    try:
+        return len(cuda.gpus)
+    except Exception:  # noqa: BLE001  (no driver: no devices, as torch answers)
+        return 0
+
+
+def current_device_index() -> int:
+    """The index of the current thread's device (making its context current, as torch does)."""
+    if SIMULATOR:
+        return 0
+    return int(cuda.get_current_device().id)
+
+
+def select_device(i: int) -> None:
+    """Makes device ``i`` current for the calling thread (Numba refuses to switch a thread's
+    context once it has one: ``device_scope`` switches for a block)."""
+    if SIMULATOR or i == current_device_index():
+        return
+    cuda.select_device(i)
+
+
+@contextlib.contextmanager
+def device_scope(i: int):
+    """Device ``i`` current inside the block (Numba's context push and pop)."""
+    if SIMULATOR or i == current_device_index():
+        yield
+        return
+    with cuda.gpus[i]:
+        yield
+
+
+def _host_memory() -> tuple:
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+        return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        return 0, 0
+
+
+def memory_info(i: int) -> tuple:
+    """(free, total) bytes of device ``i`` (the host's memory under the simulator)."""
+    if SIMULATOR:
+        return _host_memory()
+    with cuda.gpus[i]:
+        free, total = cuda.current_context().get_memory_info()
+    return int(free), int(total)
+
+
+def device_properties(i: int) -> dict:
+    """torch's ``_CudaDeviceProperties`` fields of device ``i``."""
+    if SIMULATOR:
+        major, minor = cuda.gpus[0].compute_capability
+        return {"name": SIMULATOR_NAME, "major": major, "minor": minor,
+                "total_memory": _host_memory()[1], "multi_processor_count": 1,
+                "uuid": cuda.gpus[0].device.uuid.removeprefix("GPU-"), "L2_cache_size": 0,
+                "warp_size": 32, "is_integrated": 0}
+    with cuda.gpus[i]:
+        dev = cuda.get_current_device()
+        total = int(cuda.current_context().get_memory_info()[1])
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        major, minor = dev.compute_capability
+        return {"name": name, "major": major, "minor": minor, "total_memory": total,
+                "multi_processor_count": int(dev.MULTIPROCESSOR_COUNT),
+                "uuid": str(dev.uuid).removeprefix("GPU-"), "L2_cache_size": int(dev.L2_CACHE_SIZE),
+                "warp_size": int(dev.WARP_SIZE), "is_integrated": int(dev.INTEGRATED)}
+
+
+def synchronize() -> None:
+    """Waits for all work on the current device (the simulator runs every launch to completion
+    before it returns: nothing to wait for)."""
+    cuda.synchronize()
+
+
+# -- streams and events ----------------------------------------------------------------------
+# The simulator's streams are markers (every launch runs to completion before it returns) and
+# its events record nothing: ``Event`` below keeps the host time of ``record`` instead, which
+# is when all work queued before it has finished.
+_handles = itertools.count(1)
+
+
+def _as_int(handle) -> int:
+    """A driver handle as an int (ctypes pointers hold it in ``value``, NVIDIA's bindings
+    convert)."""
+    v = getattr(handle, "value", handle)
+    return int(v or 0)
+
+
+def new_stream():
+    """(a stream, its handle as an int): a new stream on the current device."""
+    s = cuda.stream()
+    return s, (next(_handles) if SIMULATOR else _as_int(s.handle))
+
+
+def default_stream():
+    """(the current device's default stream, 0)."""
+    return (None if SIMULATOR else cuda.default_stream()), 0
+
+
+class Event:
+    """A CUDA event on the current device; under the simulator, a host timestamp."""
+
+    def __init__(self, timing: bool) -> None:
+        self._ev = None if SIMULATOR else cuda.event(timing=timing)
+        self.handle = next(_handles) if SIMULATOR else _as_int(self._ev.handle)
+        self.host_time = None
+
+    def record(self, stream) -> None:
+        self.host_time = time.perf_counter()
+        if self._ev is not None:
+            self._ev.record(stream or 0)
+
+    def query(self) -> bool:
+        return True if self._ev is None else self._ev.query()
+
+    def synchronize(self) -> None:
+        if self._ev is not None:
+            self._ev.synchronize()
+
+    def wait(self, stream) -> None:
+        if self._ev is not None:
+            self._ev.wait(stream or 0)
+
+    def elapsed_ms(self, end: Event) -> float:
+        if self._ev is None:
+            return (end.host_time - self.host_time) * 1e3
+        return float(self._ev.elapsed_time(end._ev))
+
+
+# -- memory ----------------------------------------------------------------------------------
+_CUDA_ERROR_OUT_OF_MEMORY = 2
+_leases: dict = {}  # real target: the live leases (numba's AutoFreePointers), held as numba holds its own
+
+
+def device_array(nbytes: int):
+    """A fresh 1-D uint8 device array of ``nbytes`` bytes: one driver allocation (``memory.py``
+    caches them)."""
+    return cuda.device_array(nbytes, dtype=np.uint8)
+
+
+def empty_array(dtype):
+    """A 0-element device array of ``dtype`` (no memory: a NULL pointer)."""
+    return cuda.device_array(0, dtype=dtype)
+
+
+def flush_frees() -> None:
+    """Makes the driver free the arrays that died now: Numba queues frees and flushes them in
+    batches (the simulator's memory is NumPy's, freed at once)."""
+    if not SIMULATOR:
+        cuda.current_context().memory_manager.deallocations.clear()
+
+
+def is_oom(exc: BaseException) -> bool:
+    """Whether an allocation failed for lack of device memory."""
+    return isinstance(exc, MemoryError) or getattr(exc, "code", None) == _CUDA_ERROR_OUT_OF_MEMORY
+
+
+class _HostLease:
+    """The simulator's lease: NumPy keeps it as the base of the typed array and every view of
+    it, so it dies with the last of them."""
+
+    __slots__ = ("__array_interface__", "__weakref__", "block")
+
+    def __init__(self, host: np.ndarray, nbytes: int) -> None:
+        self.block = host
+        self.__array_interface__ = {"data": (host.__array_interface__["data"][0], False),
+                                    "shape": (nbytes,), "typestr": "|u1", "version": 3}
+
+
+def typed_view(block, n: int, dtype: np.dtype, release: Callable[[], None]):
+    """A 1-D device array of ``n`` elements of ``dtype`` over the first bytes of ``block`` (from
+    ``device_array``); ``release()`` runs once the array and every view of it are gone.
+
+    Real target: the array's memory is a numba ``AutoFreePointer`` over the block's address,
+    whose views count references to it as numba's own allocations do (so ``arr[2:5]`` keeps
+    it alive after ``arr`` dies); it is held here until the count reaches zero. Simulator: the
+    array's host memory has a ``_HostLease`` as its NumPy base."""
+    nbytes = n * dtype.itemsize
+    if SIMULATOR:
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        lease = _HostLease(block._ary, nbytes)
+        weakref.finalize(lease, release)
+        return FakeCUDAArray(np.asarray(lease).view(dtype))
+    from numba.cuda.cudadrv import driver
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    base = block.gpu_data
+    key = object()
+
+    def free() -> None:
+        _leases.pop(key, None)
+        release()
+
+    lease = driver.AutoFreePointer(base.context, base.device_pointer, nbytes, finalizer=free)
+    _leases[key] = lease
+    return DeviceNDArray(shape=(n,), strides=(dtype.itemsize,), dtype=dtype, gpu_data=lease.own())
