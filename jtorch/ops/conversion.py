@@ -14,6 +14,7 @@ from ..device import device as _device
 from ..device import to_device
 from ..kernels.defs import conversion as _C
 from .. import meta as _meta
+from ..cuda_array import CudaArray
 from ..meta import MetaArray
 from ..tensor import Tensor
 
@@ -153,6 +154,12 @@ def _part(input: Tensor, imag_part: bool) -> Tensor:
     if a.__class__ is _META:  # the same geometry over the storage read as reals
         st = MetaArray((2 * input._st.shape[0],), d.np)
         view = MetaArray(a.shape, d.np, a.strides, 2 * a.offset + (1 if imag_part else 0))
+        return Tensor._make(view, st, d, base)
+    if a.__class__ is CudaArray:  # as on meta, over the device storage read as reals
+        buf = input._st.buf.view(d.np)
+        st = CudaArray((buf.shape[0],), d.np, None, 0, buf, a.dev)
+        view = CudaArray(a.shape, d.np, a.strides, 2 * a.offset + (1 if imag_part else 0), buf,
+                         a.dev)
         return Tensor._make(view, st, d, base)
     return Tensor._make(a.imag if imag_part else a.real, input._st.view(d.np), d, base)
 
