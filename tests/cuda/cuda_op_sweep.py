@@ -22,15 +22,14 @@ if not DEVICE:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
+from helpers import leaves, tree_map
+from op_samples import PATTERNS, SAMPLES
+from test_op_path import _args, _inputs, _outcome, _target
 
-import jtorch  # noqa: E402
-from jtorch.kernels.cuda import eager  # noqa: E402
-from jtorch.tensor import Tensor  # noqa: E402
-from op_samples import PATTERNS, SAMPLES  # noqa: E402
-from test_op_path import _args, _inputs, _outcome, _target  # noqa: E402
-
-from helpers import leaves, tree_map  # noqa: E402
+import jtorch
+from jtorch.kernels.cuda import eager
+from jtorch.tensor import Tensor
 
 RTOL = {"float32": 1e-4, "float64": 1e-9, "complex64": 1e-4, "complex128": 1e-9,
         "float16": 1e-2, "bfloat16": 2e-2}
