@@ -17,7 +17,7 @@ from ..source import load
 from . import target
 
 TILE = 4 if target.SIMULATOR else 16
-MAX_GRID = 65535
+MAX_GRID = 2 if target.SIMULATOR else 65535  # (blocks stride over tiles and the batch)
 
 _kernels: dict = {}
 
