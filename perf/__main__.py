@@ -1,4 +1,5 @@
-"""Command line: ``python -m perf {run,compare,report,list}`` (see README's Performance suite)."""
+"""Command line: ``python -m perf {run,compare,report,list,gpu}`` (see README's Performance
+suite)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="list benchmark names")
     ls.add_argument("--quick", action="store_true")
     ls.add_argument("--filter", action="append", metavar="PATTERN")
+    g = sub.add_parser("gpu", help="CUDA correctness sweeps and GPU benchmarks (perf/gpu.py)")
+    g.add_argument("--quick", action="store_true", help="small sizes, a few sweep calls")
+    g.add_argument("--out", default="perf-gpu.json")
+    g.add_argument("--simulator", action="store_true",
+                   help="run in Numba's CUDA simulator (a smoke test of the command)")
+    g.add_argument("--skip-sweeps", action="store_true", help="benchmarks only")
     snap = sub.add_parser("_snapshot")  # internal: one benchmark's kernels, in a fresh process
     snap.add_argument("name")
     snap.add_argument("--quick", action="store_true")
@@ -87,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         for e in select(args.quick, _patterns(args.filter)):
             print(e.name)
         return 0
+    if args.cmd == "gpu":
+        from . import gpu
+
+        return gpu.main(args.quick, args.out, args.simulator, args.skip_sweeps)
     if args.cmd == "_snapshot":
         from . import runner
 

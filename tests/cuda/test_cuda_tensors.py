@@ -82,3 +82,20 @@ def test_every_swept_call_and_sample_on_cuda_matches_cpu():
     res = _sweep("--variants=contiguous,noncontig,0-d,0-size", "--samples")
     assert res["calls"] > 4000
     assert res["failures"] == []
+
+
+@pytest.mark.slow
+def test_perf_gpu_command_runs_in_the_simulator(tmp_path):
+    """``python -m perf gpu`` (the sweeps and benchmarks to run on a GPU) end to end, at sizes
+    the simulator runs: a smoke test of the command, not a measurement."""
+    import json
+
+    out = tmp_path / "gpu.json"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(SIM)))
+    r = subprocess.run([sys.executable, "-m", "perf", "gpu", "--quick", "--simulator",
+                        "--out", str(out)], capture_output=True, text=True, cwd=root,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["op_sweep"]["failures"] == [] and doc["pointwise_sweep"]["failures"] == []
+    assert set(doc["benchmarks"]) >= {"copy", "chain", "sgemm", "launch", "demo_cnn"}
