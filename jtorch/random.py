@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 
 import numpy as np
@@ -165,9 +166,20 @@ default_generator = Generator()
 default_generator.manual_seed(_nondeterministic_seed())  # torch seeds its default randomly
 
 
+# The seed ``manual_seed`` set last: every CUDA device's generator starts from it too, as in
+# torch (``jtorch/cuda/random.py`` reads it; seeding touches no CUDA target).
+cuda_seed: list = [None]
+
+
 def manual_seed(seed) -> Generator:
-    """Seed the default generator (``seed`` is converted with ``int()`` as torch does)."""
-    return default_generator.manual_seed(_as_seed(int(seed)))
+    """Seed the default generator (``seed`` is converted with ``int()`` as torch does) and the
+    CUDA generators."""
+    s = _as_seed(int(seed))
+    cuda_seed[0] = s
+    cuda_random = sys.modules.get("jtorch.cuda.random")
+    if cuda_random is not None:
+        cuda_random.reset()
+    return default_generator.manual_seed(s)
 
 
 def seed() -> int:

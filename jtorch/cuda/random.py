@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from .. import random as _random
 from ..random import _DEFAULT_SEED, _as_seed, _nondeterministic_seed
 
 _lock = threading.Lock()
@@ -18,9 +19,16 @@ _seeds: dict[int, list] = {}  # device -> [seed, offset]
 
 def _entry(device: int) -> list:
     e = _seeds.get(device)
-    if e is None:
-        e = _seeds[device] = [_DEFAULT_SEED, 0]
+    if e is None:  # a device's first use: the seed jtorch.manual_seed set, if any
+        s = _random.cuda_seed[0]
+        e = _seeds[device] = [_DEFAULT_SEED if s is None else s, 0]
     return e
+
+
+def reset() -> None:
+    """``jtorch.manual_seed`` ran: every device starts again from its seed."""
+    with _lock:
+        _seeds.clear()
 
 
 def manual_seed(device: int, seed) -> None:

@@ -403,3 +403,12 @@ def test_optimizer_updates_run_on_the_device_bitwise_cpu(name):
         res.append(p)
     same(res[1], res[0])
     assert not eager.FALLBACKS, dict(eager.FALLBACKS)
+
+
+def test_manual_seed_seeds_the_cuda_generators_too():
+    jtorch.manual_seed(1234)
+    assert jtorch.cuda.initial_seed() == 1234
+    jtorch.cuda.manual_seed(7)
+    assert jtorch.cuda.initial_seed() == 7
+    jtorch.manual_seed(99)
+    assert jtorch.cuda.initial_seed() == 99 and jtorch.initial_seed() == 99
