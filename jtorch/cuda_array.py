@@ -14,6 +14,8 @@ Importing this module imports no CUDA target; the first allocation does.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .meta import MetaArray
@@ -153,3 +155,29 @@ def mirror(st: CudaArray) -> np.ndarray:
 def write_back(st: CudaArray, host: np.ndarray) -> None:
     if host.size:
         st.buf.copy_to_device(host)
+
+
+# Host storages in page-locked memory (``Tensor.pin_memory``): id -> weak reference
+_pinned: dict = {}
+
+
+def pin(host: np.ndarray) -> np.ndarray:
+    """A copy of ``host`` in page-locked host memory (transfers from it skip a staging copy),
+    its strides kept where it is dense."""
+    from .kernels.cuda import target
+
+    flat = _dense_span(host)
+    if flat is None:
+        host = np.ascontiguousarray(host)
+        flat = host.reshape(-1)
+    st = target.cuda.pinned_array(flat.shape, dtype=flat.dtype)
+    st[...] = flat
+    key = id(st)
+    _pinned[key] = weakref.ref(st, lambda _, k=key: _pinned.pop(k, None))
+    return np.ndarray(host.shape, host.dtype, st, 0, host.strides) if st.size else st, st
+
+
+def is_pinned(st) -> bool:
+    r = _pinned.get(id(st))
+    return r is not None and r() is st
+

@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import meta as _meta
 from .cuda_array import CudaArray, download, no_numpy
+from .cuda_array import is_pinned as _is_pinned
 from .device import CPU, META
 from .meta import MetaArray, storage_for
 from .shape import Size, elem_offset, span
@@ -139,7 +140,8 @@ class Tensor:
         is_ipu = is_hpu = is_mtia = is_maia = is_vulkan = is_xla = property(lambda self: False)
 
     def is_pinned(self, device=None) -> bool:
-        return False
+        """Whether the storage is page-locked host memory (``pin_memory``)."""
+        return _is_pinned(self._st)
 
     def is_shared(self) -> bool:
         return False

@@ -636,9 +636,19 @@ def output_nr(self: Tensor) -> int:
 
 
 def pin_memory(self: Tensor, device=None) -> Tensor:
-    raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an "
-                       "NVIDIA GPU and installed a driver from "
-                       "http://www.nvidia.com/Download/index.aspx")
+    """A copy in page-locked host memory (self if it is there already), for transfers to CUDA;
+    torch's errors without a device or for a tensor that is not a dense CPU one."""
+    from .. import cuda
+    from ..cuda_array import is_pinned, pin
+
+    if not cuda.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if self.device.type != "cpu" or self.is_sparse:
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    if is_pinned(self._st):
+        return self
+    a, st = pin(self._a)
+    return Tensor._make(a, st, self.dtype)
 
 
 def record_stream(self: Tensor, stream) -> None:

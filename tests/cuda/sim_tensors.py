@@ -412,3 +412,19 @@ def test_manual_seed_seeds_the_cuda_generators_too():
     assert jtorch.cuda.initial_seed() == 7
     jtorch.manual_seed(99)
     assert jtorch.cuda.initial_seed() == 99 and jtorch.initial_seed() == 99
+
+
+def test_pinned_memory():
+    x = jtorch.arange(12.0).reshape(3, 4).t()
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned() and p.pin_memory() is p
+    assert p.stride() == x.stride() and p.tolist() == x.tolist()
+    assert p[1:].is_pinned()  # a view of pinned storage
+    same(p.to(CUDA, non_blocking=True), x)
+    with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+        x.cuda().pin_memory()
+    data = [(jtorch.tensor([float(i)]), jtorch.tensor(i)) for i in range(4)]
+    loader = jtorch.utils.data.DataLoader(data, batch_size=2, pin_memory=True)
+    batches = list(loader)
+    assert all(t.is_pinned() for b in batches for t in b)
+    assert batches[1][0].tolist() == [[2.0], [3.0]]

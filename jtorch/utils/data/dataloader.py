@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from ... import dtypes as _dt
 from ...ops import creation as _creation
+from ...tensor import Tensor
 from . import _utils
 from ._utils.collate import default_collate, default_convert
 from ._utils.fetch import _DatasetKind
@@ -278,6 +279,26 @@ class DataLoader(Generic[_T_co]):
         )
 
 
+def _cuda_available() -> bool:
+    from ... import cuda
+
+    return cuda.is_available()
+
+
+def _pin_batch(data):
+    """torch's ``pin_memory`` of a batch: its CPU tensors (in tuples, lists, dicts, named
+    tuples) copied into page-locked memory."""
+    if isinstance(data, Tensor):
+        return data.pin_memory() if data.device.type == "cpu" and not data.is_sparse else data
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*[_pin_batch(d) for d in data])
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin_batch(d) for d in data)
+    if isinstance(data, dict):
+        return type(data)({k: _pin_batch(v) for k, v in data.items()})
+    return data
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
         self._dataset = loader.dataset
@@ -287,7 +308,10 @@ class _BaseDataLoaderIter:
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
-        if loader.pin_memory:
+        self._pin = False
+        if loader.pin_memory and _cuda_available():
+            self._pin = True  # batches are copied into page-locked memory (``_pin_batch``)
+        elif loader.pin_memory:
             warnings.warn(
                 "'pin_memory' argument is set as true but no accelerator is found, "
                 "then device pinned memory won't be used.",
@@ -318,6 +342,8 @@ class _BaseDataLoaderIter:
 
     def __next__(self) -> Any:
         data = self._next_data()
+        if self._pin:
+            data = _pin_batch(data)
         self._num_yielded += 1
         if (self._dataset_kind == _DatasetKind.Iterable and self._IterableDataset_len_called is not None
                 and self._num_yielded > self._IterableDataset_len_called):
