@@ -659,11 +659,23 @@ def hessian(func, argnums=0):
 _MISSING = object()
 
 
+def _module_class() -> type:
+    """``nn.Module`` (``jtorch.nn`` imports much of jtorch: looked up once, on first use;
+    every parameter of every functional call asks)."""
+    cls = _lazy.get("Module")
+    if cls is None:
+        from ..nn import Module as cls
+
+        _lazy["Module"] = cls
+    return cls
+
+
+_lazy: dict = {}
+
+
 def _swap_tensor(module, name: str, tensor):
     """Put ``tensor`` at ``name`` on ``module`` (``_MISSING``: remove it); the old value."""
-    from ..nn import Module
-
-    if not isinstance(module, Module):
+    if not isinstance(module, _module_class()):
         raise TypeError(f"{module} is not an instance of torch.nn.Module")
     if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
         raise TypeError(f"{tensor} is not an instance of torch.Tensor")
@@ -686,8 +698,6 @@ def _swap_tensor(module, name: str, tensor):
 
 
 def _get_submodule(module, path: str, memo: dict):
-    from ..nn import Module
-
     if not path:
         return module
     if path not in memo:
@@ -697,7 +707,7 @@ def _get_submodule(module, path: str, memo: dict):
             sub = getattr(parent, attr)
         except AttributeError as ex:
             raise AttributeError(f"{parent._get_name()} has no attribute `{attr}`") from ex
-        if not isinstance(sub, Module):
+        if not isinstance(sub, _module_class()):
             raise TypeError(f"submodule `{path}`: {sub} is not an instance of torch.nn.Module")
         memo[path] = sub
     return memo[path]

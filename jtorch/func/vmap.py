@@ -24,13 +24,22 @@ import contextlib
 import functools
 import weakref
 
+import numpy as np
+
 from .. import dispatch
+from .. import dtypes as _dtypes
 from .. import meta as _meta_mod
+from ..amp import state as _amp
+from ..device import CPU
 from ..kernels.plan import Inplace
 from ..meta import MetaArray, storage_for
+from ..shape import wrap_dim
 from ..tensor import Tensor
 
 _TENSOR = Tensor
+_NDARRAY = np.ndarray
+_new = object.__new__
+_REDISPATCH = object()  # ``_Level.run`` without the call's plan: the op is called again
 
 _ITEM_MSG = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
              "over calling .item() on a Tensor, please try to rewrite what you're doing with "
@@ -42,6 +51,15 @@ _FLOW_MSG = ("vmap: It looks like you're attempting to use a Tensor in some data
 _RANDOM_MSG = ("vmap: called random operation while in randomness error mode. Please either "
                "use the 'same' or 'different' randomness flags on vmap or perform the "
                "randomness operation out of vmap")
+
+
+def _meta_array(shape: tuple, dtype, strides: tuple, dev, dense: bool) -> MetaArray:
+    """``MetaArray(shape, dtype, strides, 0, dev)`` from values already of its field types
+    (a NumPy dtype, tuples), ``_dense`` given: a stand-in's geometry, made for every result."""
+    m = _new(MetaArray)
+    m.shape, m.dtype, m.strides, m.offset, m.fake, m._dense, m._flags = \
+        shape, dtype, strides, 0, dev, dense, None
+    return m
 
 
 class _Level:
@@ -69,20 +87,20 @@ class _Level:
         """The stand-in of physical ``phys`` (batch dim first): ``Tensor._make`` spelled out,
         a row-major example with a storage of its own size (the commonest case, cheaply)."""
         a = phys._a
-        dev = phys.device
+        c = a.__class__
+        dev = CPU if c is _NDARRAY else phys.device
         shape = a.shape[1:]
+        dt = a.dtype
         if a.flags.c_contiguous:  # the example's strides are the batch's last ones
-            fake = MetaArray(shape, a.dtype, a.strides[1:], 0, dev)
-            fake._dense = True
+            fake = _meta_array(shape, dt, a.strides[1:], dev, True)
             n = 1
             for d in shape:
                 n *= d
-            st = MetaArray((n,), a.dtype, (a.dtype.itemsize,), 0, dev)
-            st._dense = True
+            st = _meta_array((n,), dt, (dt.itemsize,), dev, True)
         else:
-            fake = MetaArray(shape, a.dtype, a.strides[1:], 0, dev)
+            fake = _meta_array(shape, dt, a.strides[1:], dev, False)
             st = storage_for(fake)
-        t = object.__new__(Tensor)
+        t = _new(Tensor)
         t._a, t._st, t.dtype = fake, st, phys.dtype
         t._requires_grad, t._grad, t.grad_fn, t._base = False, None, None, None
         t._vc, t._retains_grad, t._hooks, t._output_nr = [0], False, None, 0
@@ -101,51 +119,84 @@ class _Level:
     def __call__(self, op, args: tuple, plan, params: dict):
         if op.family == "random":
             return self._random(op, args, plan, params)
-        if not any(self._batched(a) for a in args):
-            return self.run(op, args, params)
+        batched, outer_grad = self._scan(args)
+        if not batched:
+            return self.run(op, args, params, plan)
         rule = _RULES.get(op.name) or _FAMILY_RULES.get(op.family)
         res = None
         gs = dispatch.grad_state
         g0 = gs.enabled
-        if g0 and not self._outer_grad(args):
+        if g0 and not outer_grad:
             gs.enabled = False  # the physical values need no autograd record
+        # the rule's calls run under the enclosing mode (``_Outer``, inlined: every call)
+        prev = dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook
+        dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = \
+            self.outer, self.outer_read, self.outer_detach
         try:
-            with _Outer(self):  # the rule's calls run under the enclosing mode
-                if rule is not None:
-                    res = rule(self, op, args, plan, params)
-                if res is None:
-                    res = self._per_example(op, args, plan, params)
+            if rule is not None:
+                res = rule(self, op, args, plan, params)
+            if res is None:
+                res = self._per_example(op, args, plan, params)
         finally:
+            dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = prev
             gs.enabled = g0
         self._record(op, args, res, plan, params)
         return res
 
-    def _outer_grad(self, args) -> bool:
-        """Whether a gradient outside this vmap may flow through the call: a batched value
-        whose physical tensor requires grad, or an unbatched one that requires grad and is
-        not this vmap's own (``inner``)."""
+    def _scan(self, args) -> tuple:
+        """(whether a value of ``args`` is batched here, whether a gradient outside this vmap
+        may flow through the call): a batched value whose physical tensor requires grad, or
+        an unbatched one that requires grad and is not this vmap's own (``inner``). One pass
+        over the arguments, ``phys`` inlined: every op call under vmap asks both."""
+        vals = self.vals
+        batched = outer = False
         for a in args:
-            if isinstance(a, (tuple, list)):
-                if self._outer_grad(a):
-                    return True
-            elif isinstance(a, _TENSOR):  # (nn.Parameter too)
-                p = self.phys(a)
-                if p is not None:
-                    if p._requires_grad:
-                        return True
-                elif a._requires_grad and self.inner.get(id(a)) is not a:
-                    return True
-        return False
+            c = a.__class__
+            if c is _TENSOR:
+                arr = a._a
+                if arr.__class__ is MetaArray:
+                    e = vals.get(id(arr))  # aliases (x.detach()) share the stand-in's array
+                    if e is not None:
+                        batched = True
+                        if e[1]._requires_grad:
+                            outer = True
+                        continue
+                if a._requires_grad and not outer and self.inner.get(id(a)) is not a:
+                    outer = True
+            elif c is tuple or c is list or isinstance(a, (tuple, list)):
+                b, o = self._scan(a)
+                batched, outer = batched or b, outer or o
+            elif isinstance(a, _TENSOR) and a._requires_grad and not outer and \
+                    self.inner.get(id(a)) is not a:  # a subclass (nn.Parameter): never batched
+                outer = True
+        return batched, outer
 
     def _batched(self, a) -> bool:
         if isinstance(a, (tuple, list)):
-            return any(self._batched(x) for x in a)
+            return self._scan(a)[0]
         return self.phys(a) is not None
 
-    def run(self, op, args: tuple, params: dict):
-        """``op`` on ``args`` under the enclosing mode (physical values or unbatched ones)."""
-        with _outer(self):
-            res = op(*args, **params)
+    def run(self, op, args: tuple, params: dict, plan=_REDISPATCH):
+        """``op`` on ``args`` under the enclosing mode (physical values or unbatched ones).
+        Given the call's ``plan`` (its meta rule already ran on these very arguments), the
+        call goes on from there: to the enclosing mode, else to the kernel."""
+        if plan is _REDISPATCH:
+            with _outer(self):
+                res = op(*args, **params)
+        else:
+            outer = self.outer
+            prev = dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook
+            dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = \
+                outer, self.outer_read, self.outer_detach
+            try:
+                if outer is not None:
+                    res = outer(op, args, plan, params)
+                elif plan is None:  # pointwise: its params are out= and inplace=
+                    res = dispatch.pointwise(op, args, **params)
+                else:
+                    res = dispatch.run_plan(op, args, plan)
+            finally:
+                dispatch.mode, _meta_mod.read_hook, _meta_mod.detach_hook = prev
         inner = None
         for r in res if isinstance(res, tuple) else (res,):
             if r.__class__ is not _TENSOR:
@@ -180,7 +231,10 @@ class _Level:
         """Autograd over the stand-ins: gradients per example (``func.grad`` inside vmap)."""
         if dispatch.grad_hook is None or not dispatch.grad_state.enabled:
             return
-        if not any(isinstance(a, _TENSOR) and a._requires_grad for a in args):
+        for a in args:
+            if isinstance(a, _TENSOR) and a._requires_grad:
+                break
+        else:
             return
         if plan is None:  # pointwise
             dispatch.grad_hook(op, args, res, None)
@@ -366,8 +420,6 @@ def _pointwise(lvl: _Level, op, args: tuple, plan, params: dict):
 
 def _dims(d, nd: int):
     """Logical dim(s) ``d`` of an ``nd``-dim example as physical ones (past the batch dim)."""
-    from ..shape import wrap_dim
-
     if isinstance(d, (tuple, list)):
         return tuple(wrap_dim(x, max(nd, 1)) + 1 for x in d)
     return wrap_dim(d, max(nd, 1)) + 1
@@ -419,18 +471,37 @@ def _map(res, fn):
     return fn(res)
 
 
+def _ntensors(args: tuple) -> int:
+    n = 0
+    for a in args:
+        if isinstance(a, _TENSOR):
+            n += 1
+    return n
+
+
+def _phys_call(op, p: Tensor, kw: dict):
+    """``op(p, **kw)`` on one physical tensor; a view op through ``dispatch.view``, whose
+    NumPy fast path makes the commonest views without running the meta rule again."""
+    if op.cpu_view is not None:
+        return dispatch.view(op, p, **kw)
+    return op(p, **kw)
+
+
 def _dim_op(*names):
     """Ops over one batched tensor whose ``names`` params are dims (shifted past the batch)."""
     def rule(lvl, op, args, plan, params):
-        if len([a for a in args if isinstance(a, _TENSOR)]) != 1 or lvl.phys(args[0]) is None:
-            return None
         x = args[0]
+        p = lvl.phys(x)
+        if p is None or _ntensors(args) != 1:
+            return None
         kw = dict(params)
         for n in names:
             if kw.get(n) is not None:
                 kw[n] = _dims(kw[n], x._a.ndim)
         with _outer(lvl):
-            return _map(op(lvl.phys(x), *args[1:], **kw), lvl.wrap)
+            if len(args) == 1:
+                return _map(_phys_call(op, p, kw), lvl.wrap)
+            return _map(op(p, *args[1:], **kw), lvl.wrap)
     return rule
 
 
@@ -461,7 +532,8 @@ def _view(lvl, op, args, plan, params):
     p = lvl.phys(x)
     kw = dict(params)
     with _outer(lvl):
-        return lvl.wrap(op(p, **{**kw, "shape": (p.shape[0],) + tuple(kw["shape"])}))
+        kw["shape"] = (p._a.shape[0],) + tuple(kw["shape"])
+        return lvl.wrap(_phys_call(op, p, kw))
 
 
 def _expand(lvl, op, args, plan, params):
@@ -477,7 +549,7 @@ def _permute(lvl, op, args, plan, params):
     x = args[0]
     dims = _dims(tuple(params["dims"]), x._a.ndim) if x._a.ndim else ()
     with _outer(lvl):
-        return lvl.wrap(op(lvl.phys(x), dims=(0,) + tuple(dims)))
+        return lvl.wrap(_phys_call(op, lvl.phys(x), {"dims": (0,) + tuple(dims)}))
 
 
 def _t(lvl, op, args, plan, params):
@@ -489,11 +561,9 @@ def _t(lvl, op, args, plan, params):
 
 def _unsqueeze(lvl, op, args, plan, params):
     x = args[0]
-    from ..shape import wrap_dim
-
     d = wrap_dim(params["dim"], x._a.ndim + 1) + 1
     with _outer(lvl):
-        return lvl.wrap(op(lvl.phys(x), dim=d))
+        return lvl.wrap(_phys_call(op, lvl.phys(x), {"dim": d}))
 
 
 def _squeeze(lvl, op, args, plan, params):
@@ -505,7 +575,7 @@ def _squeeze(lvl, op, args, plan, params):
         return lvl.wrap(lvl.phys(x))
     kw["dim"] = _dims(kw["dim"], x._a.ndim)
     with _outer(lvl):
-        return _map(op(lvl.phys(x), **kw), lvl.wrap)
+        return _map(_phys_call(op, lvl.phys(x), kw), lvl.wrap)
 
 
 def _basic_index(lvl, op, args, plan, params):
@@ -515,7 +585,7 @@ def _basic_index(lvl, op, args, plan, params):
     key = params["index"]
     key = key if isinstance(key, tuple) else (key,)
     with _outer(lvl):
-        return lvl.wrap(op(lvl.phys(args[0]), index=(slice(None),) + key))
+        return lvl.wrap(_phys_call(op, lvl.phys(args[0]), {"index": (slice(None),) + key}))
 
 
 def _roll(lvl, op, args, plan, params):
@@ -552,9 +622,8 @@ def _join(lvl, op, args, plan, params):
 
 
 def _matmul(lvl, op, args, plan, params):
-    """mm/bmm/addmm as matmuls, which broadcast the batch dim."""
-    from ..ops.linalg import matmul
-
+    """mm/bmm/addmm as matmuls, which broadcast the batch dim; mm's commonest cases (a linear
+    layer's rows, per-example outer products) straight to the product matmul would make."""
     with _outer(lvl):
         if op.name == "addmm":
             c, a, b = args
@@ -562,9 +631,10 @@ def _matmul(lvl, op, args, plan, params):
             if pa is not None and lvl.phys(b) is None and c.__class__ is _TENSOR and \
                     lvl.phys(c) is None and (c._a.ndim < 2 or c._a.shape[0] == 1):
                 # a batch of inputs times one weight (a linear layer): one addmm of the rows
-                res = op(c, pa.reshape(-1, pa.shape[-1]), b, **params)
-                return lvl.wrap(res.reshape(pa.shape[0], pa.shape[1], res.shape[-1]))
-            prod = matmul(lvl.batch_first(a, 2), lvl.batch_first(b, 2))
+                sa = pa._a.shape
+                res = op(c, pa.reshape(-1, sa[-1]), b, **params)
+                return lvl.wrap(res.reshape(sa[0], sa[1], res._a.shape[-1]))
+            prod = _linalg().matmul(lvl.batch_first(a, 2), lvl.batch_first(b, 2))
             beta, alpha = params.get("beta", 1), params.get("alpha", 1)
             cc = lvl.batch_first(c, 2) if lvl.phys(c) is not None else c
             res = prod * alpha if alpha != 1 else prod
@@ -572,7 +642,17 @@ def _matmul(lvl, op, args, plan, params):
                 res = res + (cc * beta if beta != 1 else cc)
             return lvl.wrap(res)
         a, b = args
-        return lvl.wrap(matmul(lvl.batch_first(a), lvl.batch_first(b)))
+        pa, pb = lvl.phys(a), lvl.phys(b)
+        if op.name == "mm" and not _amp.on and pa is not None:
+            # what ``matmul`` does with these ranks, its checks left to mm's meta rule (run on
+            # the stand-ins): both batched, one batched product; else the rows, one mm
+            if pb is not None:
+                return lvl.wrap(dispatch.call(_linalg_defs().batched_matmul_op, pa, pb))
+            sa = pa._a.shape
+            res = dispatch.call(op, pa.reshape(-1, sa[-1]), b)
+            return lvl.wrap(res.reshape(sa[0], sa[1], res._a.shape[-1]))
+        return lvl.wrap(_linalg().matmul(pa if pa is not None else a,
+                                         pb if pb is not None else b))
 
 
 def _clone_like(lvl, op, args, plan, params):
@@ -639,28 +719,51 @@ def _constant_pad(lvl, op, args, plan, params):
         return lvl.wrap(op(lvl.phys(x), **params))
 
 
+def _linalg():
+    """``ops.linalg`` (which imports much of jtorch: looked up once, on first use)."""
+    m = _lazy.get("linalg")
+    if m is None:
+        from ..ops import linalg as m
+
+        _lazy["linalg"] = m
+    return m
+
+
+def _linalg_defs():
+    m = _lazy.get("defs")
+    if m is None:
+        from ..kernels.defs import linalg as m
+
+        _lazy["defs"] = m
+    return m
+
+
+_lazy: dict = {}
+
+
 def _nll_rows(lvl, args):
     """nll_loss's operands as rows: (input (B*N, C), targets (B*N,), weight, B, N)."""
     inp, tgt, w = args
     x, t = lvl.expanded(inp), lvl.expanded(tgt)
-    return x.reshape(-1, x.shape[-1]), t.reshape(-1), w, x.shape[0], t.reshape(
-        x.shape[0], -1).shape[1]
+    xs, ts = x._a.shape, t._a.shape
+    b = xs[0]
+    if not b:  # (reshape's error for an empty batch)
+        return x.reshape(-1, xs[-1]), t.reshape(-1), w, b, t.reshape(b, -1).shape[1]
+    # reshapes only where the rows are not already there
+    rows = x if len(xs) == 2 else x.reshape(-1, xs[-1])
+    return rows, t if len(ts) == 1 else t.reshape(-1), w, b, t._a.size // b
 
 
-def _nll_weights(t, w, ignore: int, c: int, b: int):
-    """Per example, the summed weight of its counted targets (the mean's denominator)."""
+def _nll_weights(t, w, ignore: int, c: int, b: int, dtype):
+    """Per example, the summed weight of its counted targets (the mean's denominator), in
+    ``dtype``; one target each and no weights: the 0/1 mask itself (a division by it
+    promotes it to the other operand's floating dtype, the same quotients)."""
     valid = t != ignore
-    wt = valid.to(w.dtype if w is not None else _float()) if w is None else \
-        w[t.clamp(0, c - 1)] * valid
-    if w is None and wt.shape[0] == b:  # one target each: its 0/1 weight as it is
-        return wt
-    return wt.reshape(b, -1).sum(1)
-
-
-def _float():
-    from .. import dtypes
-
-    return dtypes.get_default_dtype()
+    if w is None and valid._a.shape[0] == b:
+        return valid
+    wt = valid.to(_dtypes.get_default_dtype()) if w is None else w[t.clamp(0, c - 1)] * valid
+    wt = wt.reshape(b, -1).sum(1)
+    return wt if wt.dtype is dtype else wt.to(dtype)
 
 
 def _nll_loss(lvl, op, args, plan, params):
@@ -675,7 +778,7 @@ def _nll_loss(lvl, op, args, plan, params):
             return lvl.wrap(rows.reshape((b,) + tuple(args[1].shape)))
         per = rows + 0.0 if n == 1 else rows.reshape(b, n).sum(1)  # 0 + x: a sum of one
         if red == "mean":
-            per = per / _nll_weights(t, w, ign, x.shape[-1], b).to(per.dtype)
+            per = per / _nll_weights(t, w, ign, x._a.shape[-1], b, per.dtype)
         return lvl.wrap(per)
 
 
@@ -686,13 +789,19 @@ def _nll_loss_backward(lvl, op, args, plan, params):
     red, ign = params["reduction"], params["ignore_index"]
     with _outer(lvl):
         x, t, w, b, n = _nll_rows(lvl, (inp, tgt, w))
-        gg = lvl.expanded(g)
+        if red == "mean" and g._a.ndim == 0 and lvl.phys(g) is None:
+            # one gradient for every example (autograd's ones): divided by the weights, it
+            # broadcasts to the batch, without the slow strided pass over an expanded one
+            gg = g / _nll_weights(t, w, ign, x._a.shape[-1], b, g.dtype)
+        else:
+            gg = lvl.expanded(g)
+            if red == "mean":
+                gg = gg / _nll_weights(t, w, ign, x._a.shape[-1], b, gg.dtype)
         if red == "none":
             rows = gg.reshape(-1)
         else:
-            if red == "mean":
-                gg = gg / _nll_weights(t, w, ign, x.shape[-1], b).to(gg.dtype)
-            rows = gg.reshape(b) if n == 1 else gg.reshape(b, 1).expand(b, n).reshape(-1)
+            rows = (gg if gg._a.shape == (b,) else gg.reshape(b)) if n == 1 else \
+                gg.reshape(b, 1).expand(b, n).reshape(-1)
         gx = op(rows, x, t, w, reduction="none", ignore_index=ign)
         return lvl.wrap(gx.reshape((b,) + tuple(inp.shape)))
 
@@ -832,12 +941,13 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
             parts.append(_run_level(func, _unflatten(args, iter(sub)), dims, kwargs,
                                     min(chunk_size, size - lo), randomness, out_dims))
         return _concat(parts, out_dims)
-    return _run_level(func, args, dims, kwargs, size, randomness, out_dims)
+    return _run_level(func, args, dims, kwargs, size, randomness, out_dims, leaves)
 
 
-def _run_level(func, args, dims, kwargs, size: int, randomness: str, out_dims):
+def _run_level(func, args, dims, kwargs, size: int, randomness: str, out_dims, leaves=None):
     lvl = _Level(size, randomness)
-    leaves = _flatten(args, [])
+    if leaves is None:
+        leaves = _flatten(args, [])
     ins = []
     for x, d in zip(leaves, dims):
         if d is None:
@@ -883,7 +993,8 @@ def _detach(lvl: _Level, t):
 
 def _unwrap(lvl: _Level, out, out_dims, func):
     leaves = _flatten(out, [])
-    dims = _broadcast_out(out_dims, out, func)
+    dims = [out_dims] * len(leaves) if out_dims is None or isinstance(out_dims, int) else \
+        _broadcast_out(out_dims, out, func)
     res = []
     for x, d in zip(leaves, dims):
         if d is None:
