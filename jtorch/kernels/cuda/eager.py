@@ -383,6 +383,112 @@ def addmm_cuda(plan: Plan, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     return _product(plan, a, b, 0, c, plan.kw["alpha"], plan.kw["beta"])
 
 
+# -- composites: ops written as the device's kernels -------------------------------------------
+
+_FLOAT = frozenset({"float32", "float64"})
+
+
+class _Unrecorded:
+    """Calls inside a kernel are the kernel's: autograd records the op that called it."""
+
+    def __enter__(self):
+        self.g = dispatch.grad_state.enabled
+        dispatch.grad_state.enabled = False
+
+    def __exit__(self, *exc):
+        dispatch.grad_state.enabled = self.g
+
+
+def _apply(name: str, *args) -> Tensor:
+    return dispatch.pointwise(registry.REGISTRY[name], args)
+
+
+def _red(name: str, x: Tensor, dim: int) -> Tensor:
+    return dispatch.call(registry.REGISTRY[name], x, dim=(dim,), keepdim=True)
+
+
+def softmax_cuda(log: bool):
+    """softmax / log_softmax from the device's reductions and pointwise kernels: x - max, its
+    exp, their sum per row (the CPU kernel's formula, summed in the device's order)."""
+    host = host_kernel(registry.REGISTRY["log_softmax" if log else "softmax"])
+
+    def run(plan: Plan, x: Tensor) -> Tensor:
+        d = plan.out.dtype
+        if d.name not in _FLOAT or not x._a.ndim or not x._a.size:
+            return host(plan, x)
+        dim = plan.kw["dim"] % x._a.ndim
+        with _Unrecorded():
+            if x.dtype is not d:
+                x = x.to(d)
+            z = _apply("sub", x, _red("amax", x, dim))
+            e = _apply("exp", z)
+            s = _red("sum", e, dim)
+            return _apply("sub", z, _apply("log", s)) if log else _apply("div", e, s)
+
+    return run
+
+
+def softmax_backward_cuda(log: bool):
+    """The gradients: g - exp(y) * sum(g) (log_softmax), y * (g - sum(g * y)) (softmax)."""
+    host = host_kernel(registry.REGISTRY["_log_softmax_backward_data" if log else
+                                         "_softmax_backward_data"])
+
+    def run(plan: Plan, g: Tensor, y: Tensor) -> Tensor:
+        if plan.out.dtype.name not in _FLOAT or not y._a.ndim or not plan.out.shape or \
+                0 in plan.out.shape:
+            return host(plan, g, y)
+        dim = plan.kw["dim"] % len(plan.out.shape)
+        with _Unrecorded():
+            if log:
+                res = _apply("sub", g, _apply("mul", _apply("exp", y), _red("sum", g, dim)))
+            else:
+                res = _apply("mul", y, _apply("sub", g, _red("sum", _apply("mul", g, y), dim)))
+            if res.dtype is not plan.out.dtype:
+                res = res.to(plan.out.dtype)
+        return res if res._a.flags.c_contiguous else _copy(res)
+
+    return run
+
+
+def cat_cuda(plan: Plan, *tensors: Tensor) -> Tensor:
+    """One copy kernel per input into its slice of the result."""
+    res = empty_cuda(plan)
+    o = res._a
+    if not o.size:
+        return res
+    dim = plan.kw["dim"]
+    step = o.element_strides()
+    off = 0
+    for x in tensors:
+        if o.ndim != 1 and tuple(x._a.shape) == (0,):
+            continue  # (legacy 1-D empty inputs add nothing)
+        n = x._a.shape[dim]
+        if n:
+            shape = list(o.shape)
+            shape[dim] = n
+            view = CudaArray(tuple(shape), o.dtype, o.strides, o.offset + off * step[dim], o.buf,
+                             o.dev)
+            _copy_values(Tensor._make(view, res._st, res.dtype), x)
+        off += n
+    return res
+
+
+def stack_cuda(plan: Plan, *tensors: Tensor) -> Tensor:
+    """One copy kernel per input into its index of the new dim."""
+    res = empty_cuda(plan)
+    o = res._a
+    if not o.size:
+        return res
+    dim = plan.kw["dim"]
+    step = o.element_strides()
+    shape = tuple(n for k, n in enumerate(o.shape) if k != dim)
+    strides = tuple(s for k, s in enumerate(o.strides) if k != dim)
+    for k, x in enumerate(tensors):
+        view = CudaArray(shape, o.dtype, strides, o.offset + k * step[dim], o.buf, o.dev)
+        _copy_values(Tensor._make(view, res._st, res.dtype), x)
+    return res
+
+
 # -- optimizer updates ----------------------------------------------------------------------
 
 def fused_optim_cuda(name: str):
@@ -508,6 +614,12 @@ registry.REGISTRY["bmm"].kernels["cuda"] = _gemm_kernel("bmm", lambda a: a._a.nd
 registry.REGISTRY["batched_matmul"].kernels["cuda"] = _gemm_kernel("batched_matmul",
                                                                    lambda a: a._a.ndim - 2)
 registry.REGISTRY["addmm"].kernels["cuda"] = addmm_cuda
+registry.REGISTRY["softmax"].kernels["cuda"] = softmax_cuda(False)
+registry.REGISTRY["log_softmax"].kernels["cuda"] = softmax_cuda(True)
+registry.REGISTRY["_softmax_backward_data"].kernels["cuda"] = softmax_backward_cuda(False)
+registry.REGISTRY["_log_softmax_backward_data"].kernels["cuda"] = softmax_backward_cuda(True)
+registry.REGISTRY["cat"].kernels["cuda"] = cat_cuda
+registry.REGISTRY["stack"].kernels["cuda"] = stack_cuda
 for _name in _opt._cpu.KERNELS:
     registry.REGISTRY[f"_fused_{_name}_"].kernels["cuda"] = fused_optim_cuda(_name)
 for _name in ("sum", "nansum", "mean", "prod", "amax", "amin", "all", "any", "count_nonzero"):
