@@ -25,7 +25,9 @@ from collections import OrderedDict
 import numpy as np
 
 from . import dtypes as _dt
+from .cuda_array import CudaArray, mirror, upload
 from .device import device as _device
+from .device import to_device
 from .meta import MetaArray
 from .shape import Size
 from .tensor import Tensor
@@ -146,6 +148,7 @@ class _Storages:
         self.data: list = []  # (key, bytes-like)
         self.alive: list = []  # roots and tensors kept alive while their ids are keys
         self.made: dict = {}  # id(tensor) -> its _Reduce
+        self.cuda_roots: dict = {}  # a CUDA storage -> its host copy
 
     def reduce_tensor(self, t: Tensor):
         r = self.made.get(id(t))
@@ -166,6 +169,11 @@ class _Storages:
         if a.__class__ is MetaArray:
             inner = _Reduce(_REBUILD_META, (_Global("torch", d.name), tuple(a.shape),
                                             tuple(t.stride()), rg and not isinstance(t, Parameter)))
+        elif a.__class__ is CudaArray:  # the storage read back, saved at the device's location
+            inner = _Reduce(_REBUILD_TENSOR, (self._cuda_ref(t._st, d), a.offset if a.size else 0,
+                                              tuple(a.shape), tuple(t.stride()),
+                                              rg and not isinstance(t, Parameter),
+                                              _Reduce(_ORDERED_DICT, ())))
         else:
             storage, offset, strides = self._storage(np.asarray(a), d)
             inner = _Reduce(_REBUILD_TENSOR, (storage, offset, tuple(a.shape), strides,
@@ -193,14 +201,22 @@ class _Storages:
             step *= n
         return self._ref(flat, d), 0, tuple(reversed(strides))
 
-    def _ref(self, root: np.ndarray, d) -> tuple:
+    def _ref(self, root: np.ndarray, d, location: str = "cpu") -> tuple:
         key = self.keys.get(id(root))
         if key is None:
             key = self.keys[id(root)] = str(len(self.data))
             self.alive.append(root)
             self.data.append((key, root.reshape(-1).view(np.uint8)))
-        return ("storage", _Global("torch", _STORAGE[d.name]), key, "cpu",
+        return ("storage", _Global("torch", _STORAGE[d.name]), key, location,
                 root.size if root.dtype == d.np else root.nbytes // d.itemsize)
+
+    def _cuda_ref(self, st: CudaArray, d) -> tuple:
+        """A CUDA storage's record: its values copied to the host once per storage."""
+        k = ("cuda", st.data_ptr() if st.shape[0] else id(st), st.shape[0], st.dtype.str)
+        root = self.cuda_roots.get(k)
+        if root is None:
+            root = self.cuda_roots[k] = mirror(st)
+        return self._ref(root, d, str(st.dev))
 
 
 def write(obj, f, pickle_protocol: int = 2) -> None:
@@ -243,6 +259,18 @@ def _write_zip(fh, name: str, records: list) -> None:
 def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, hooks=None,
                     metadata=None):
     arr, d = storage
+    if arr.__class__ is CudaArray:
+        if any(not isinstance(v, int) or v < 0 for v in (offset, *size, *stride)) or \
+                len(size) != len(stride) or (all(size) and offset + sum(
+                    (n - 1) * s for n, s in zip(size, stride)) >= arr.shape[0]):
+            raise RuntimeError(f"jtorch.load: a tensor of size {tuple(size)}, stride "
+                               f"{tuple(stride)} and offset {offset}: not a valid view of its "
+                               "storage (corrupt checkpoint)")
+        t = Tensor._make(CudaArray(tuple(size), d.np, tuple(s * d.itemsize for s in stride),
+                                   offset, arr.buf, arr.dev), arr, d)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
     if isinstance(arr, MetaArray) or arr is None:
         strides = [s * d.itemsize for s in stride]
         return Tensor._make(MetaArray(tuple(size), d.np, strides), None, d)
@@ -268,6 +296,8 @@ def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, hooks=No
 def _rebuild_tensor_v3(storage, offset, size, stride, requires_grad, hooks, dtype,
                        metadata=None):
     arr, _ = storage
+    if arr is not None and arr.__class__ is CudaArray and arr.dtype != dtype.np:
+        arr = CudaArray(arr.shape, dtype.np, None, 0, arr.buf.view(dtype.np), arr.dev)
     return _rebuild_tensor((arr if arr is None or isinstance(arr, MetaArray) else
                             arr.view(dtype.np), dtype), offset, size, stride, requires_grad)
 
@@ -395,7 +425,7 @@ class _Unpickler(pickle.Unpickler):
     def __init__(self, file, records, location, weights_only: bool, safe: dict, **kw) -> None:
         super().__init__(file, **kw)
         self.records = records
-        self.location = location  # (saved location) -> "cpu" | "meta"
+        self.location = location  # (saved location) -> "cpu" | "meta" | "cuda:i"
         self.weights_only = weights_only
         self.safe = safe
         self.loaded: dict = {}
@@ -429,6 +459,8 @@ class _Unpickler(pickle.Unpickler):
             else:
                 raw = self.records(f"data/{key}")
                 got = np.frombuffer(bytearray(raw), d.np) if raw else np.empty(0, d.np)
+                if where != "cpu":  # a CUDA device: the storage uploaded once
+                    got = upload(got, to_device(where))[1]
             self.loaded[key] = got
         return got, d
 
@@ -469,18 +501,24 @@ def read(data: bytes, map_location, weights_only: bool, safe: dict, pickle_modul
     return up.load()
 
 
-def _locator(map_location):
-    """(saved location string) -> "cpu" or "meta", as ``map_location`` asks; torch's error for a
-    CUDA tensor with no mapping (this machine has no CUDA device)."""
-    from .device import to_device
+def _cuda_available() -> bool:
+    from . import cuda
 
+    return cuda.is_available()
+
+
+def _locator(map_location):
+    """(saved location string) -> "cpu", "meta" or "cuda:i", as ``map_location`` asks; torch's
+    error for a CUDA tensor with no mapping where there is no CUDA device."""
     device = _device
 
     def fixed(loc):
-        return to_device(loc).type
+        return str(to_device(loc))
 
     if map_location is None:
         def where(loc):
+            if loc.startswith("cuda") and _cuda_available():
+                return loc
             if loc.startswith("cuda"):
                 raise RuntimeError(
                     "Attempting to deserialize object on a CUDA device but "
@@ -491,12 +529,11 @@ def _locator(map_location):
         return where
     if isinstance(map_location, (str, device)):
         target = fixed(map_location)
-        return lambda loc: "meta" if loc == "meta" or target == "meta" else "cpu"
+        return lambda loc: "meta" if loc == "meta" else target
     if isinstance(map_location, dict):
         def mapped(loc):
             t = map_location.get(loc, loc)
-            t = fixed(t) if isinstance(t, (str, device)) else "cpu"
-            return "meta" if t == "meta" else "cpu"
+            return fixed(t) if isinstance(t, (str, device)) else "cpu"
         return mapped
     if callable(map_location):
         return lambda loc: "meta" if loc == "meta" else "cpu"

@@ -445,3 +445,23 @@ def test_pinned_memory():
     batches = list(loader)
     assert all(t.is_pinned() for b in batches for t in b)
     assert batches[1][0].tolist() == [[2.0], [3.0]]
+
+
+def test_save_and_load_cuda_tensors():
+    import io
+
+    m = nn.Linear(3, 2).cuda()
+    buf = io.BytesIO()
+    jtorch.save({"sd": m.state_dict(), "w": m.weight, "row": m.weight[1:]}, buf)
+    buf.seek(0)
+    back = jtorch.load(buf)
+    assert all(v.device.type == "cuda" for v in back["sd"].values())
+    same(back["sd"]["weight"], m.weight.detach().cpu())
+    assert back["row"].data_ptr() - back["w"].data_ptr() == 3 * 4  # one storage, as saved
+    buf.seek(0)
+    cpu = jtorch.load(buf, map_location="cpu")
+    assert cpu["w"].device.type == "cpu" and cpu["w"].tolist() == m.weight.tolist()
+    buf = io.BytesIO()
+    jtorch.save(nn.Linear(3, 2).state_dict(), buf)
+    buf.seek(0)
+    assert all(v.is_cuda for v in jtorch.load(buf, map_location="cuda").values())
