@@ -288,3 +288,21 @@ def random_array(*shape, dtype=np.float64, seed: int = 0) -> np.ndarray:
     if np.issubdtype(dtype, np.complexfloating):
         a = a + 1j * rng.standard_normal(shape)
     return a.astype(dtype)
+
+
+def run_simulated(path: str) -> None:
+    """Run the pytest file ``path`` in a subprocess under Numba's CUDA simulator (it must be
+    chosen before ``numba.cuda`` is first imported) and assert that every test passed."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(path))))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", path],
+                       check=False, capture_output=True, text=True, env=env, timeout=1800,
+                       cwd=root)
+    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
+    assert " passed" in tail and "skipped" not in tail and "failed" not in tail, tail
+

@@ -5,25 +5,18 @@ block is released only when the array and every view of it have died."""
 
 import gc
 import os
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from helpers import run_simulated
 
 SIM = os.path.join(os.path.dirname(__file__), "sim_memory.py")
 MiB = 1 << 20
 
 
 def test_memory_in_the_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", SIM],
-                       check=False, capture_output=True, text=True, env=env, timeout=600,
-                       cwd=os.path.dirname(os.path.dirname(os.path.dirname(SIM))))
-    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
-    assert " passed" in tail and "skipped" not in tail and "failed" not in tail, tail
+    run_simulated(SIM)
 
 
 @pytest.mark.parametrize("nbytes, size", [

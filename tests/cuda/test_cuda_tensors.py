@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from helpers import raises_like
+from helpers import raises_like, run_simulated
 
 import jtorch
 
@@ -16,13 +16,7 @@ SIM = os.path.join(os.path.dirname(__file__), "sim_tensors.py")
 
 
 def test_cuda_tensors_in_the_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", SIM],
-                       capture_output=True, text=True, env=env, timeout=1800, check=False,
-                       cwd=os.path.dirname(os.path.dirname(os.path.dirname(SIM))))
-    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
-    assert " passed" in tail and "skipped" not in tail and "failed" not in tail, tail
+    run_simulated(SIM)
 
 
 @pytest.mark.parametrize("call", [

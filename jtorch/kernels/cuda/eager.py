@@ -466,11 +466,16 @@ def cat_cuda(plan: Plan, *tensors: Tensor) -> Tensor:
         if n:
             shape = list(o.shape)
             shape[dim] = n
-            view = CudaArray(tuple(shape), o.dtype, o.strides, o.offset + off * step[dim], o.buf,
-                             o.dev)
-            _copy_values(Tensor._make(view, res._st, res.dtype), x)
+            _write_part(res, x, tuple(shape), o.strides, o.offset + off * step[dim])
         off += n
     return res
+
+
+def _write_part(res: Tensor, x: Tensor, shape: tuple, strides: tuple, offset: int) -> None:
+    """``x`` copied into the view (``shape``, byte ``strides``, element ``offset``) of ``res``."""
+    o = res._a
+    view = CudaArray(shape, o.dtype, strides, offset, o.buf, o.dev)
+    _copy_values(Tensor._make(view, res._st, res.dtype), x)
 
 
 def stack_cuda(plan: Plan, *tensors: Tensor) -> Tensor:
@@ -484,8 +489,7 @@ def stack_cuda(plan: Plan, *tensors: Tensor) -> Tensor:
     shape = tuple(n for k, n in enumerate(o.shape) if k != dim)
     strides = tuple(s for k, s in enumerate(o.strides) if k != dim)
     for k, x in enumerate(tensors):
-        view = CudaArray(shape, o.dtype, strides, o.offset + k * step[dim], o.buf, o.dev)
-        _copy_values(Tensor._make(view, res._st, res.dtype), x)
+        _write_part(res, x, shape, strides, o.offset + k * step[dim])
     return res
 
 
