@@ -140,8 +140,9 @@ class Tensor:
         is_ipu = is_hpu = is_mtia = is_maia = is_vulkan = is_xla = property(lambda self: False)
 
     def is_pinned(self, device=None) -> bool:
-        """Whether the storage is page-locked host memory (``pin_memory``)."""
-        return _is_pinned(self._st)
+        """Whether the storage is page-locked host memory (``pin_memory``); a sparse tensor's
+        never is."""
+        return not self.is_sparse and _is_pinned(self._st)
 
     def is_shared(self) -> bool:
         return False

@@ -93,3 +93,8 @@ def test_perf_gpu_command_runs_in_the_simulator(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["op_sweep"]["failures"] == [] and doc["pointwise_sweep"]["failures"] == []
     assert set(doc["benchmarks"]) >= {"copy", "chain", "sgemm", "launch", "demo_cnn"}
+
+
+def test_sparse_tensors_are_never_pinned():
+    assert not jtorch.eye(3).to_sparse().is_pinned()
+    assert not jtorch.ones(2).is_pinned()
