@@ -628,3 +628,5 @@ for _name in _opt._cpu.KERNELS:
     registry.REGISTRY[f"_fused_{_name}_"].kernels["cuda"] = fused_optim_cuda(_name)
 for _name in ("sum", "nansum", "mean", "prod", "amax", "amin", "all", "any", "count_nonzero"):
     registry.REGISTRY[_name].kernels["cuda"] = reduction_cuda(registry.REGISTRY[_name])
+
+from . import conv, indexing, philox, rows  # noqa: E402,F401  (each registers its ops' kernels)

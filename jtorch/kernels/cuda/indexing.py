@@ -1,0 +1,1 @@
+"""Indexing, scatter/gather and the losses that index (nll_loss) on CUDA."""

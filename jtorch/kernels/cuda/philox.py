@@ -1,0 +1,1 @@
+"""Counter-based random numbers on CUDA (Philox4x32-10)."""

@@ -1,0 +1,1 @@
+"""Reductions with indices, statistics, scans, sorts and layer norm on CUDA."""
