@@ -28,6 +28,7 @@ from ...shape import bcast_elem_strides, broadcast_shapes
 from ...tensor import Tensor
 from .. import registry
 from ..plan import Plan, common_device
+from . import cublas as _cublas
 from . import matmul as _mm
 from . import optim as _opt
 from . import pointwise as _pw
@@ -362,7 +363,19 @@ def _product(plan: Plan, a: Tensor, b: Tensor, nbatch: int, z=None, alpha=1.0, b
     if z is not None:
         zst = bcast_elem_strides(z._a, (M, N))
         zs = (z._a.buf, z._a.offset, (0, zst[0], zst[1]))
-    _mm.run(d.name, (nb, M, N, K), sa, sb, (rst.buf, 0, (M * N, N, 1)), zs, alpha, beta)
+    sc = (rst.buf, 0, (M * N, N, 1))
+    if _cublas.binding() is not None and nb and M and N:
+        if _cublas.layout(M, K, *sa[2][1:]) is None:  # no unit stride: row-major for cuBLAS
+            _, sa = _batched(_copy(a), nbatch)
+        if _cublas.layout(K, N, *sb[2][1:]) is None:
+            _, sb = _batched(_copy(b), nbatch)
+        with_z = zs is not None and beta != 0
+        if with_z:  # cuBLAS adds beta * C: C starts as the addend
+            _copy_values(res, z)
+        if _cublas.run(d.name, (nb, M, N, K), sa, sb, sc, alpha, beta if with_z else 0.0,
+                       plan.device.index or 0):
+            return res
+    _mm.run(d.name, (nb, M, N, K), sa, sb, sc, zs, alpha, beta)
     return res
 
 
@@ -629,4 +642,4 @@ for _name in _opt._cpu.KERNELS:
 for _name in ("sum", "nansum", "mean", "prod", "amax", "amin", "all", "any", "count_nonzero"):
     registry.REGISTRY[_name].kernels["cuda"] = reduction_cuda(registry.REGISTRY[_name])
 
-from . import conv, indexing, philox, rows  # noqa: E402,F401  (each registers its ops' kernels)
+from . import conv, indexing, philox, rows  # noqa: F401  (each registers its ops' kernels)
