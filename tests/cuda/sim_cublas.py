@@ -128,3 +128,17 @@ def test_without_a_binding_the_tiled_kernel_runs():
     assert cublas.binding() is None  # the simulator: no cuBLAS
     a, ca = _pair(3, 4)
     _close(ca @ ca.t(), a @ a.t(), jtorch.float32)
+
+
+def test_kernels_calling_the_tiled_product_reach_cublas(stand_in):
+    """Other kernels' GEMMs (convolution's) call ``matmul.run``: cuBLAS takes them too."""
+    from jtorch.kernels.cuda import matmul
+
+    a, ca = _pair(2, 3, 4)
+    b, cb = _pair(4, 5, seed=1)
+    out = jtorch.empty(2, 3, 5, device="cuda")
+    A, B, C = ca._a, cb._a, out._a
+    matmul.run("float32", (2, 3, 5, 4), (A.buf, A.offset, (12, 4, 1)), (B.buf, B.offset, (0, 5, 1)),
+               (C.buf, C.offset, (15, 5, 1)))
+    assert len(stand_in.calls) == 1
+    _close(out, a @ b, jtorch.float32)

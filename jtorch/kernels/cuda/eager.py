@@ -375,7 +375,7 @@ def _product(plan: Plan, a: Tensor, b: Tensor, nbatch: int, z=None, alpha=1.0, b
         if _cublas.run(d.name, (nb, M, N, K), sa, sb, sc, alpha, beta if with_z else 0.0,
                        plan.device.index or 0):
             return res
-    _mm.run(d.name, (nb, M, N, K), sa, sb, sc, zs, alpha, beta)
+    _mm.run(d.name, (nb, M, N, K), sa, sb, sc, zs, alpha, beta, plan.device.index or 0)
     return res
 
 
