@@ -87,7 +87,8 @@ def loop_function(name: str, params: list, body: list, n: str = "m", guard: str 
 
 NP_CTOR = {
     "bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16",
-    "int32": "np.int32", "int64": "np.int64", "float32": "np.float32", "float64": "np.float64",
+    "int32": "np.int32", "int64": "np.int64", "float16": "np.float16", "float32": "np.float32",
+    "float64": "np.float64",
     "complex64": "np.complex64", "complex128": "np.complex128",
 }
 _INTS = ("bool", "uint8", "int8", "int16", "int32", "int64")

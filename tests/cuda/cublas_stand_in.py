@@ -54,6 +54,25 @@ class StandIn:
     def set_math_mode(self, handle: int, mode: int) -> None:
         self.math_modes.append(mode)
 
+    def gemm_strided_batched_ex(self, handle, trans_x, trans_y, m, n, k, p_alpha, px, x_type,
+                                ldx, sx, py, y_type, ldy, sy, p_beta, pc, c_type, ldc, sc,
+                                batch, compute_type, algo):
+        """float16 operands (cudaDataType 2) with float32 scalars and sums (compute 68)."""
+        assert (x_type, y_type, c_type, compute_type, algo) == (2, 2, 2, 68, -1)
+        self.calls.append(("gemm_strided_batched_ex", (trans_x, trans_y), (m, n, k)))
+        alpha = col_major(p_alpha, 1, 1, 1, np.float32)[0, 0]
+        beta = col_major(p_beta, 1, 1, 1, np.float32)[0, 0]
+        for b in range(batch):
+            rx, cx = (m, k) if trans_x == OP_N else (k, m)
+            ry, cy = (k, n) if trans_y == OP_N else (n, k)
+            x = col_major(px + b * sx * 2, rx, cx, ldx, np.float16).astype(np.float32)
+            y = col_major(py + b * sy * 2, ry, cy, ldy, np.float16).astype(np.float32)
+            c = col_major(pc + b * sc * 2, m, n, ldc, np.float16)
+            x = x if trans_x == OP_N else x.T
+            y = y if trans_y == OP_N else y.T
+            prod = alpha * (x @ y)
+            c[...] = prod + beta * c.astype(np.float32) if beta != 0 else prod
+
     def __getattr__(self, name: str):
         dtype = _DTYPES.get(name)
         if dtype is None:

@@ -142,3 +142,18 @@ def test_kernels_calling_the_tiled_product_reach_cublas(stand_in):
                (C.buf, C.offset, (15, 5, 1)))
     assert len(stand_in.calls) == 1
     _close(out, a @ b, jtorch.float32)
+
+
+def test_float16_through_gemm_ex(stand_in):
+    """float16 products go to cublasGemmStridedBatchedEx with float32 sums and scalars."""
+    a, ca = _pair(5, 3, dtype=jtorch.float16)
+    b, cb = _pair(4, 3, dtype=jtorch.float16, seed=1)
+    got, want = ca @ cb.t(), a @ b.t()
+    assert got.dtype == jtorch.float16 and stand_in.calls[-1][0] == "gemm_strided_batched_ex"
+    np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=2e-3,
+                               atol=2e-3)
+    c, cc = _pair(5, 4, dtype=jtorch.float16, seed=2)
+    got = jtorch.addmm(cc, ca, cb.t(), beta=0.5)
+    want = jtorch.addmm(c, a, b.t(), beta=0.5)
+    np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=2e-3,
+                               atol=2e-3)

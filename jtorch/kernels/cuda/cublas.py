@@ -134,6 +134,8 @@ def use(stand_in) -> None:
 
 
 _ROUTINES = {"float32": "sgemm_strided_batched", "float64": "dgemm_strided_batched"}
+# float16 through cublasGemmStridedBatchedEx, summed in float32 (as torch does by default)
+_R_16F, _COMPUTE_32F, _GEMM_DEFAULT = 2, 68, -1  # cudaDataType, cublasComputeType_t, algo
 
 
 def run(dtype: str, shape: tuple, a: tuple, b: tuple, c: tuple, alpha: float, beta: float,
@@ -144,7 +146,7 @@ def run(dtype: str, shape: tuple, a: tuple, b: tuple, c: tuple, alpha: float, be
 
     bnd = binding()
     routine = _ROUTINES.get(dtype)
-    if bnd is None or routine is None:
+    if bnd is None or (routine is None and dtype != "float16"):
         return False
     g = plan(shape, a[1:], b[1:], c[1:])
     if g is None:
@@ -153,10 +155,20 @@ def run(dtype: str, shape: tuple, a: tuple, b: tuple, c: tuple, alpha: float, be
     if dtype == "float32":
         tf32 = _settings.get_float32_matmul_precision() != "highest"
         bnd.set_math_mode(h, _MATH_TF32 if tf32 else _MATH_DEFAULT)
+    base_a, base_b, base_c = buffer_ptr(a[0]), buffer_ptr(b[0]), buffer_ptr(c[0])
+    if dtype == "float16":
+        scalars = np.array([alpha, beta], np.float32)  # (the compute type's)
+        p, size = scalars.ctypes.data, 2
+        bnd.gemm_strided_batched_ex(
+            h, g.trans_x, g.trans_y, g.m, g.n, g.k, p,
+            base_b + g.x_off * size, _R_16F, g.ldx, g.stride_x,
+            base_a + g.y_off * size, _R_16F, g.ldy, g.stride_y, p + 4,
+            base_c + g.c_off * size, _R_16F, g.ldc, g.stride_c, g.batch, _COMPUTE_32F,
+            _GEMM_DEFAULT)
+        return True
     scalars = np.array([alpha, beta], dtype)
     size = scalars.itemsize
     p = scalars.ctypes.data
-    base_a, base_b, base_c = buffer_ptr(a[0]), buffer_ptr(b[0]), buffer_ptr(c[0])
     getattr(bnd, routine)(h, g.trans_x, g.trans_y, g.m, g.n, g.k, p,
                           base_b + g.x_off * size, g.ldx, g.stride_x,
                           base_a + g.y_off * size, g.ldy, g.stride_y, p + size,

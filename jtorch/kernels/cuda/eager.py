@@ -43,6 +43,12 @@ MAX_BLOCKS = 2 if target.SIMULATOR else _pw.MAX_BLOCKS
 FALLBACKS: collections.Counter = collections.Counter()
 
 _NATIVE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"})
+# float16 is loaded and stored natively but computed in float32 (as the CPU path does); casts
+# between it and the other float dtypes run on the device too
+_HALF = "float16"
+_FLOATS = frozenset({"float16", "float32", "float64"})
+# torch's opmath operands: a scalar there is not rounded to the 16-bit dtype first
+_SCALAR_OPMATH = dispatch._SCALAR_OPMATH
 _CUDA = CudaArray
 _TENSOR = Tensor
 
@@ -82,10 +88,12 @@ def pointwise(op: registry.OpDef, args: tuple, out, inplace: bool, plan) -> Tens
         out_dtype = result
         a, st = empty(shape, result.np, dev, dispatch.result_strides(args, shape))
         res = Tensor._make(a, st, result)
-    if half or compute.name not in _NATIVE or out_dtype.name not in _NATIVE:
-        _on_host_into(op, args, res, compute)
-    else:
+    if not half and compute.name in _NATIVE and out_dtype.name in _NATIVE:
         launch(op, compute.name, out_dtype.name, shape, res._a, args)
+    elif half and (ops := _half_operands(op, args, compute, out_dtype)) is not None:
+        launch(op, "float32", out_dtype.name, shape, res._a, ops)
+    else:
+        _on_host_into(op, args, res, compute)
     if out is not None:
         dispatch.bump_version(out)
     if grad:
@@ -95,6 +103,28 @@ def pointwise(op: registry.OpDef, args: tuple, out, inplace: bool, plan) -> Tens
                                    None if saved_self is None else {"_self": saved_self})
                 break
     return res
+
+
+def _half_operands(op: registry.OpDef, args: tuple, compute, out_dtype) -> tuple | None:
+    """The operands of a float16 call computed in float32 on the device, as the CPU path
+    computes it (``dispatch._run_half``): Python numbers rounded to float16 first except at an
+    opmath position, the result rounded once. None where that path differs from this one
+    (operands of other dtypes, a result wider than float16, CPU 0-d tensors)."""
+    if compute.name != _HALF or out_dtype.name not in (_HALF, "bool"):
+        return None
+    n = len(args) - op.nparams
+    operands = []
+    for i, x in enumerate(args):
+        if isinstance(x, _TENSOR):
+            if x._a.__class__ is not _CUDA or (i < n and x.dtype.name != _HALF) or (
+                    i >= n and x.dtype.name not in _NATIVE):
+                return None
+        elif i < n and x.__class__ in (float, int) and _SCALAR_OPMATH.get(op.name) != i:
+            with np.errstate(over="ignore"):
+                r = float(np.float16(np.float32(x)))
+            x = r if x.__class__ is float or r != x else x
+        operands.append(x)
+    return tuple(operands)
 
 
 def launch(op: registry.OpDef, compute: str, out: str, shape: tuple, o: CudaArray,
@@ -176,10 +206,19 @@ def _copy_values(dst: Tensor, src: Tensor) -> None:
     """dst[...] = src (broadcast, cast) on the device, or through the host for dtypes the CUDA
     kernels lack."""
     op = registry.REGISTRY["copy"]
-    if src.dtype.name in _NATIVE and dst.dtype.name in _NATIVE:
-        launch(op, src.dtype.name, dst.dtype.name, tuple(dst._a.shape), dst._a, (src,))
+    if _device_cast(src.dtype.name, dst.dtype.name):
+        compute = "float32" if src.dtype.name == _HALF else src.dtype.name  # (exact widening)
+        launch(op, compute, dst.dtype.name, tuple(dst._a.shape), dst._a, (src,))
     else:
         _on_host_into(op, (src,), dst, src.dtype)
+
+
+def _device_cast(src: str, dst: str) -> bool:
+    """Whether the copy kernel converts ``src`` to ``dst`` on the device: the native dtypes,
+    and float16 to and from floats (one rounding, to nearest even, as NumPy's)."""
+    if _HALF in (src, dst):
+        return src in _FLOATS and dst in _FLOATS
+    return src in _NATIVE and dst in _NATIVE
 
 
 def copy_into(out: Tensor, res: Tensor) -> Tensor:
@@ -208,8 +247,7 @@ def to_copy_cuda(plan: Plan, x: Tensor) -> Tensor:
         return Tensor._make(a, st, o.dtype)
     if x.device != plan.device:  # another device: through the host
         return to_copy_cuda(plan, Tensor._make(download(x._a), None, x.dtype))
-    if x.dtype.name in _NATIVE and o.dtype.name in _NATIVE and not (
-            x.dtype.is_complex or o.dtype.is_complex):
+    if _device_cast(x.dtype.name, o.dtype.name):
         a, st = empty(tuple(o.shape), o.dtype.np, plan.device, o.strides)
         t = Tensor._make(a, st, o.dtype)
         _copy_values(t, x)
@@ -255,6 +293,9 @@ def fill_cuda(plan: Plan, x: Tensor, value_t=None) -> Tensor:
         d = x.dtype
         if d.name in _NATIVE:
             launch(registry.REGISTRY["copy"], d.name, d.name, tuple(x._a.shape), x._a, (value,))
+        elif d.name == _HALF and isinstance(value, (int, float)):  # rounded once, from float64
+            launch(registry.REGISTRY["copy"], "float64", d.name, tuple(x._a.shape), x._a,
+                   (float(value),))
         else:
             _on_host_into(registry.REGISTRY["copy"], (value,), x, d)
     return x
@@ -299,8 +340,8 @@ _BOOL_COMPUTE = frozenset({"all", "any"})
 
 def reduction_cuda(op: registry.OpDef):
     """A generated reduction's CUDA kernel (``reduce.py``: one block per result, a fixed
-    combine tree, so a result is the same on every run); 16-bit and complex dtypes take the
-    host path."""
+    combine tree, so a result is the same on every run); float16 is read widened to float32
+    and the result rounded once, as on CPU; bfloat16 and complex dtypes take the host path."""
     host = host_kernel(op)
     bool_compute = op.name in _BOOL_COMPUTE
 
@@ -308,7 +349,9 @@ def reduction_cuda(op: registry.OpDef):
         o = plan.out
         d = o.dtype
         compute = "bool" if bool_compute else d.name
-        if compute not in _NATIVE or d.name not in _NATIVE or x.dtype.name not in _NATIVE \
+        if x.dtype.name == _HALF and not bool_compute and d.name in _FLOATS and x._a.size:
+            compute = "float32" if d.name == _HALF else d.name  # (read widened, as on CPU)
+        elif compute not in _NATIVE or d.name not in _NATIVE or x.dtype.name not in _NATIVE \
                 or not x._a.size:  # (an empty input: the identity's result, from the host)
             return host(plan, x)
         a = x._a
@@ -320,8 +363,11 @@ def reduction_cuda(op: registry.OpDef):
         res = Tensor._make(ra, rst, d)
         if ra.size:
             out0 = rst.buf[:ra.size]
-            _rd.run(op, compute, d.name, a.buf, tuple(a.shape), a.element_strides(), a.offset,
-                    dims, out0, threads=R_THREADS, max_blocks=MAX_BLOCKS)
+            # a float16 result is computed as float32 and rounded by the store, as on CPU
+            _rd.run(op, compute, "float32" if d.name == _HALF else d.name, a.buf,
+                    tuple(a.shape), a.element_strides(), a.offset,
+                    dims, out0, threads=R_THREADS, max_blocks=MAX_BLOCKS,
+                    widen=x.dtype.name == _HALF)
         return res
 
     return run
@@ -329,7 +375,7 @@ def reduction_cuda(op: registry.OpDef):
 
 # -- products -------------------------------------------------------------------------------
 
-_GEMM = frozenset({"float32", "float64"})
+_GEMM = frozenset({"float16", "float32", "float64"})  # (float16 summed in float32)
 
 
 def _batched(x: Tensor, nbatch: int) -> tuple:

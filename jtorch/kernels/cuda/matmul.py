@@ -23,12 +23,13 @@ MAX_GRID = 2 if target.SIMULATOR else 65535  # (blocks stride over tiles and the
 _kernels: dict = {}
 
 _SOURCE = """\
-# tiled matrix product on CUDA, {dtype}, {tile}x{tile} tiles
+# tiled matrix product on CUDA, {dtype} operands computed in {compute}, {tile}x{tile} tiles
 import numpy as np
 from jtorch.kernels.cuda.target import cuda
 
 _T = {tile}
-_dt = np.{dtype}
+_dt = np.{compute}
+_do = np.{dtype}
 
 
 def gemm(A, oa, sab, sam, sak, B, ob, sbb, sbk, sbn, C, oc, scb, scm, scn,
@@ -49,12 +50,12 @@ def gemm(A, oa, sab, sam, sak, B, ob, sbb, sbk, sbn, C, oc, scb, scm, scn,
                 for t0 in range(0, K, _T):
                     k = t0 + tx
                     if row < M and k < K:
-                        sA[ty, tx] = A[oa + b * sab + row * sam + k * sak]
+                        sA[ty, tx] = _dt(A[oa + b * sab + row * sam + k * sak])
                     else:
                         sA[ty, tx] = _dt(0)
                     k = t0 + ty
                     if k < K and col < N:
-                        sB[ty, tx] = B[ob + b * sbb + k * sbk + col * sbn]
+                        sB[ty, tx] = _dt(B[ob + b * sbb + k * sbk + col * sbn])
                     else:
                         sB[ty, tx] = _dt(0)
                     cuda.syncthreads()
@@ -64,16 +65,22 @@ def gemm(A, oa, sab, sam, sak, B, ob, sbb, sbk, sbn, C, oc, scb, scm, scn,
                 if row < M and col < N:
                     v = _dt(alpha) * acc
                     if has_z:
-                        v += _dt(beta) * Z[oz + b * szb + row * szm + col * szn]
-                    C[oc + b * scb + row * scm + col * scn] = v
+                        v += _dt(beta) * _dt(Z[oz + b * szb + row * szm + col * szn])
+                    C[oc + b * scb + row * scm + col * scn] = _do(v)
                 tj += cuda.gridDim.x
             ti += cuda.gridDim.y
         b += cuda.gridDim.z
 """
 
 
+def compute_dtype(dtype: str) -> str:
+    """float16 operands are multiplied and summed in float32 and the result rounded once (as
+    the CPU path does); other dtypes in their own."""
+    return "float32" if dtype == "float16" else dtype
+
+
 def source(dtype: str, tile: int = TILE) -> str:
-    return _SOURCE.format(dtype=dtype, tile=tile)
+    return _SOURCE.format(dtype=dtype, compute=compute_dtype(dtype), tile=tile)
 
 
 def kernel(dtype: str, tile: int = TILE):

@@ -54,7 +54,7 @@ def reduce(x, O, I, R, sO, sI, sR, out, tO, tI):
         acc = _ct({idt})
         r = t
         while r < R:
-            acc = _ct(_c(acc, _ct(_ci(_m(x[base + r * sR])))))
+            acc = _ct(_c(acc, _ct(_ci(_m({load})))))
             r += _T
         sh[t] = acc
         cuda.syncthreads()
@@ -71,28 +71,35 @@ def reduce(x, O, I, R, sO, sI, sR, out, tO, tI):
 """
 
 
-def source(op: registry.OpDef, compute: str, total: str, out: str, threads: int = THREADS) -> str:
+def source(op: registry.OpDef, compute: str, total: str, out: str, threads: int = THREADS,
+           widen: bool = False) -> str:
+    """``widen``: the input is float16, read as float32 before the op's map (the scalar
+    functions are typed for the CPU's dtypes, as the CPU path reads float16 widened)."""
     if threads & (threads - 1):
         raise ValueError(f"threads must be a power of two, got {threads}")
+    load = "x[base + r * sR]"
     return _SOURCE.format(name=op.name, compute=compute, total=total, out=out, threads=threads,
                           fp=_fingerprint(op), ci=NP_CTOR[compute], ct=NP_CTOR[total],
-                          co=NP_CTOR[out], idt=literal(op.identity, total))
+                          co=NP_CTOR[out], idt=literal(op.identity, total),
+                          load=f"np.float32({load})" if widen else load)
 
 
-def module(op: registry.OpDef, compute: str, total: str, out: str, threads: int = THREADS):
-    key = (op.name, compute, total, out, threads)
+def module(op: registry.OpDef, compute: str, total: str, out: str, threads: int = THREADS,
+           widen: bool = False):
+    key = (op.name, compute, total, out, threads, widen)
     mod = _mods.get(key)
     if mod is None:
         mod = _mods[key] = load(f"jt_cuda_reduction_{op.name}",
-                                source(op, compute, total, out, threads))
+                                source(op, compute, total, out, threads, widen))
     return mod
 
 
-def kernel(op: registry.OpDef, compute: str, total: str, out: str, threads: int = THREADS):
-    key = (op.name, compute, total, out, threads)
+def kernel(op: registry.OpDef, compute: str, total: str, out: str, threads: int = THREADS,
+           widen: bool = False):
+    key = (op.name, compute, total, out, threads, widen)
     k = _kernels.get(key)
     if k is None:
-        k = _kernels[key] = target.jit(module(op, compute, total, out, threads).reduce)
+        k = _kernels[key] = target.jit(module(op, compute, total, out, threads, widen).reduce)
     return k
 
 
@@ -111,7 +118,8 @@ def signature(compute: str, out: str, ins: str | None = None) -> str:
 
 
 def run(op: registry.OpDef, compute: str, out: str, x, shape: tuple, strides: tuple, offset: int,
-        dims: tuple, out0, threads: int = THREADS, max_blocks: int = MAX_BLOCKS) -> None:
+        dims: tuple, out0, threads: int = THREADS, max_blocks: int = MAX_BLOCKS,
+        widen: bool = False) -> None:
     """Reduce ``dims`` of the view (``shape``, element ``strides``, ``offset``) of the 1-D
     device array ``x`` into the contiguous device array ``out0`` of the kept dims. A view
     with no 3-D plan (``cpu.reduce.plan_reduce``) must be made contiguous first."""
@@ -124,5 +132,5 @@ def run(op: registry.OpDef, compute: str, out: str, x, shape: tuple, strides: tu
     if offset:
         x = x[offset:]
     blocks = min(max_blocks, O * I)  # (blocks stride over the results)
-    kernel(op, compute, accumulator(op, compute), out, threads)[blocks, threads](
+    kernel(op, compute, accumulator(op, compute), out, threads, widen)[blocks, threads](
         x, O, I, R, sO, sI, sR, out0, tO, tI)
