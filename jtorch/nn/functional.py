@@ -499,7 +499,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     alpha = 1.7580993408473766
     a = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5
     shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
-    keep = _creation.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    keep = _creation.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
     b = (keep - 1) * (alpha * a) + alpha * a * p
     return input * (keep * a) + b
 
