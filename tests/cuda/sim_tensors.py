@@ -83,9 +83,9 @@ def test_round_trip_keeps_values_dtype_and_strides(dtype):
 
 def test_creation_ops():
     jtorch.manual_seed(3)
-    r = jtorch.randn(3, 4)
+    r = jtorch.randn(3, 4, device=CUDA)  # the device's own stream, reproducible by seed
     jtorch.manual_seed(3)
-    same(jtorch.randn(3, 4, device=CUDA), r)
+    same(jtorch.randn(3, 4, device=CUDA), r.cpu())
     same(jtorch.zeros(2, 3, device=CUDA), jtorch.zeros(2, 3))
     same(jtorch.full((2,), 7, device=CUDA), jtorch.full((2,), 7))
     same(jtorch.arange(5, device=CUDA), jtorch.arange(5))
@@ -237,7 +237,7 @@ def test_softmax_cat_and_stack_run_on_the_device(dtype):
 def test_ops_without_cuda_kernels_run_their_cpu_kernels_on_host_copies():
     jtorch.manual_seed(1)
     a = jtorch.randn(4, 5)
-    img, w = jtorch.randn(2, 3, 6, 6), jtorch.randn(4, 3, 3, 3)
+    img, w = jtorch.randn(2, 3, 6, 6).half(), jtorch.randn(4, 3, 3, 3).half()
     same(F.conv2d(img.cuda(), w.cuda(), padding=1), F.conv2d(img, w, padding=1))
     same(F.max_pool2d(img.cuda(), 2), F.max_pool2d(img, 2))
     idx = jtorch.tensor([2, 0])
