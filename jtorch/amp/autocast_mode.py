@@ -14,15 +14,21 @@ from . import state as _amp
 _DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "xla", "meta")
 
 
+def _cuda() -> bool:
+    from .. import cuda
+
+    return cuda.is_available()
+
+
 def is_autocast_available(device_type: str) -> bool:
-    return device_type == "cpu"
+    return device_type == "cpu" or (device_type == "cuda" and _cuda())
 
 
 class autocast:
     """``with jtorch.autocast("cpu"):`` or as a decorator: matmuls, convolutions and attention
-    run in ``dtype`` (bfloat16 by default), losses, linalg and fft in float32 (``amp.state``
-    holds the op lists' casts). CUDA autocast warns that it is disabled, as torch does without
-    CUDA."""
+    run in ``dtype`` (bfloat16 by default on CPU, float16 on CUDA), losses, linalg and fft in
+    float32 (``amp.state`` holds the op lists' casts). Without a CUDA device, CUDA autocast
+    warns that it is disabled, as torch does."""
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
@@ -37,9 +43,14 @@ class autocast:
         self.fast_dtype = _amp.get_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = _amp.state.cache if cache_enabled is None else cache_enabled
         self._enabled = bool(enabled)
-        if device_type == "cuda" and enabled:
+        if device_type == "cuda" and enabled and not _cuda():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
                           UserWarning, stacklevel=2)
+            self._enabled = False
+        if device_type == "cuda" and self._enabled and self.fast_dtype not in _amp.CUDA_DTYPES:
+            warnings.warn("In CUDA autocast, but the target dtype is not supported. Disabling "
+                          "autocast.\nCUDA Autocast only supports dtypes of torch.float16, "
+                          "torch.bfloat16 currently.", UserWarning, stacklevel=2)
             self._enabled = False
         if device_type == "cpu" and self._enabled and self.fast_dtype not in _amp.CPU_DTYPES:
             warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "

@@ -1,9 +1,15 @@
-"""``GradScaler``: loss scaling for float16 gradients; disabled where its device is not
-available (all but "cpu" here, and jtorch's CPU path has no float16 autocast to scale for)."""
+"""``GradScaler``: loss scaling for float16 gradients; disabled, with torch's warning, when
+its device ("cuda" by default) is not available."""
 
 from __future__ import annotations
 
 import warnings
+
+
+def _cuda_available() -> bool:
+    from .. import cuda
+
+    return cuda.is_available()
 
 
 class GradScaler:
@@ -12,7 +18,7 @@ class GradScaler:
                  growth_interval: int = 2000, enabled: bool = True) -> None:
         self._device = device
         self._enabled = enabled
-        if enabled and device == "cuda":
+        if enabled and device == "cuda" and not _cuda_available():
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
                           "Disabling.", UserWarning, stacklevel=2)
             self._enabled = False

@@ -59,8 +59,10 @@ def call_key(args: tuple, kwargs: dict, scope: Scope) -> tuple:
 
 
 def _autocast_key():
-    """CPU autocast's dtype when it is on in this thread (a traced graph holds its casts)."""
-    return _amp.state.dtype["cpu"] if _amp.state.enabled.get("cpu") else False
+    """The CPU and CUDA autocast dtypes that are on in this thread (a traced graph holds its
+    casts)."""
+    en, dt = _amp.state.enabled, _amp.state.dtype
+    return (dt["cpu"] if en.get("cpu") else False, dt["cuda"] if en.get("cuda") else False)
 
 
 def masked_key(args: tuple, kwargs: dict, scope: Scope, mask: dict) -> tuple:

@@ -19,6 +19,7 @@ import numbers
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..autograd.grad_mode import no_grad
 from ..kernels.defs import normalization as N
 from ..ops import reduction as _red
@@ -66,6 +67,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     tensor([[-1.0000,  1.0000]])
     """
     shape = _normalized_shape(normalized_shape, "layer_norm")
+    if _amp.on:  # (CUDA autocast runs it in float32)
+        input, weight, bias = _amp.fp32_cuda(input, weight, bias)
     d = input.dtype
     if d in _FUSED and input._a.size and (weight is None or weight.dtype is d) and \
             (bias is None or bias.dtype is d):
@@ -101,6 +104,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
+    if _amp.on:
+        input, weight, bias = _amp.fp32_cuda(input, weight, bias)
     ishape = list(input.shape)
     n, c = ishape[0], ishape[1]
     _verify_batch_size([n * c // num_groups, num_groups] + ishape[2:])

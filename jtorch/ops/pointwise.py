@@ -11,6 +11,7 @@ import numbers
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels import registry
 from ..kernels.defs import binary as B
 from ..kernels.defs import unary as U
@@ -329,6 +330,8 @@ def pow(input, exponent, *, out=None):
     A scalar exponent of 0 or 1 fills ones or copies (as torch does, whatever the dtype), and
     2, 3 and 0.5 use the square, cube and sqrt kernels when they keep the input's dtype.
     """
+    if _amp.on and out is None:  # (CUDA autocast runs it in float32)
+        input, exponent = _amp.fp32_cuda(input, exponent)
     if isinstance(input, Tensor) and isinstance(exponent, numbers.Number):
         if isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool) \
                 and exponent < 0 and input.dtype.category < 2:

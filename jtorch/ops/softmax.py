@@ -14,6 +14,7 @@ accepts NumPy's names.
 from __future__ import annotations
 
 from .. import dispatch
+from ..amp import state as _amp
 from ..kernels.defs import softmax as D
 from ..tensor import Tensor
 
@@ -29,6 +30,8 @@ def softmax(input, dim=None, dtype=None, *, axis=None):
     """
     if axis is not None:
         dim = axis
+    if _amp.on and dtype is None:  # (CUDA autocast runs it in float32)
+        input, = _amp.fp32_cuda(input)
     return dispatch.call(D.softmax_op, input, dim=dim, dtype=dtype)
 
 
@@ -36,6 +39,8 @@ def log_softmax(input, dim=None, dtype=None, *, axis=None):
     """torch.log_softmax: x - max - log(sum(exp(x - max))), fused per row."""
     if axis is not None:
         dim = axis
+    if _amp.on and dtype is None:
+        input, = _amp.fp32_cuda(input)
     return dispatch.call(D.log_softmax_op, input, dim=dim, dtype=dtype)
 
 

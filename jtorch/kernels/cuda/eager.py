@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ... import dispatch
+from ...amp import state as _amp
 from ...cuda_array import CudaArray, download, empty, mirror, upload, write_back
 from ...device import CPU
 from ...shape import bcast_elem_strides, broadcast_shapes
@@ -58,6 +59,9 @@ _TENSOR = Tensor
 def pointwise(op: registry.OpDef, args: tuple, out, inplace: bool, plan) -> Tensor:
     """``dispatch.pointwise`` where an operand or ``out=`` is a CUDA tensor."""
     _, compute, result, _, half, _ = plan
+    if half and _amp.on and op.name in _amp.CUDA_FP32 and out is None and not inplace and \
+            _amp.state.enabled.get("cuda"):  # CUDA autocast's float32 list
+        return dispatch.pointwise(op, _amp.fp32_cuda(*args))
     dev = common_device(*args)
     shape = tuple(broadcast_shapes(*[x._a.shape for x in args if isinstance(x, _TENSOR)]))
     if out is not None and args and out is args[0]:
