@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jtorch
+import jtorch.nn.functional as F
 from jtorch import dispatch
 from jtorch.kernels import registry
 from jtorch.kernels.cuda import eager
@@ -152,3 +153,37 @@ def test_products(call):
     np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=2e-3,
                                atol=2e-3)
     assert not eager.FALLBACKS, eager.FALLBACKS
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=2),
+    lambda x, w, b: F.conv2d(x[:, :2], w, None, stride=2),
+    lambda x, w, b: F.conv_transpose2d(x[:, :, :5, :5], w[:4], b[:2], stride=2),
+    lambda x, w, b: F.fold(F.unfold(x, 3), (7, 7), 3),
+    lambda x, w, b: F.max_pool2d(x, 2), lambda x, w, b: F.max_pool2d(x, 3, 2, 1),
+])
+def test_convolution_and_pooling(call):
+    """Columns hold float16, products and col2im's gathers sum in float32, one rounding per
+    pass; max pooling compares float16 values (bitwise: it only selects)."""
+    g = np.random.default_rng(3)
+    x, w, b = (jtorch.from_numpy(g.standard_normal(s).astype(np.float32)).half()
+               for s in ((2, 4, 7, 7), (6, 2, 3, 3), (6,)))
+    got, want = call(x.cuda(), w.cuda(), b.cuda()), call(x, w, b)
+    assert got.dtype == want.dtype == jtorch.float16
+    np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=4e-3,
+                               atol=4e-3)
+    assert not eager.FALLBACKS, eager.FALLBACKS
+
+
+def test_convolution_gradients():
+    g = np.random.default_rng(4)
+    x, w = (jtorch.from_numpy(g.standard_normal(s).astype(np.float32)).half()
+            for s in ((2, 4, 6, 6), (6, 2, 3, 3)))
+    xc, wc = x.cuda().requires_grad_(), w.cuda().requires_grad_()
+    x.requires_grad_(), w.requires_grad_()
+    F.conv2d(xc, wc, padding=1, groups=2).float().square().sum().backward()
+    F.conv2d(x, w, padding=1, groups=2).float().square().sum().backward()
+    for a, b in ((xc.grad, x.grad), (wc.grad, w.grad)):
+        np.testing.assert_allclose(a.cpu().float().numpy(), b.float().numpy(), rtol=1e-2,
+                                   atol=1e-2 * float(b.float().abs().max()))
+    assert not {"convolution", "convolution_backward_weight"} & set(eager.FALLBACKS)

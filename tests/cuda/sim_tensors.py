@@ -237,7 +237,7 @@ def test_softmax_cat_and_stack_run_on_the_device(dtype):
 def test_ops_without_cuda_kernels_run_their_cpu_kernels_on_host_copies():
     jtorch.manual_seed(1)
     a = jtorch.randn(4, 5)
-    img, w = jtorch.randn(2, 3, 6, 6).half(), jtorch.randn(4, 3, 3, 3).half()
+    img, w = jtorch.randn(2, 3, 6, 6).bfloat16(), jtorch.randn(4, 3, 3, 3).bfloat16()
     same(F.conv2d(img.cuda(), w.cuda(), padding=1), F.conv2d(img, w, padding=1))
     same(F.max_pool2d(img.cuda(), 2), F.max_pool2d(img, 2))
     idx = jtorch.tensor([2, 0])

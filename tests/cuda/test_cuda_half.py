@@ -83,3 +83,23 @@ def test_half_gemm_ptx():
     mod = load("jt_cuda_gemm_float16", matmul.source("float16", 16))
     ptx = target.compile_ptx(mod.gemm, matmul.signature("float16"), cc=(9, 0))
     assert "cvt.f32.f16" in ptx and "cvt.rn.f16.f32" in ptx and "fma.rn.f32" in ptx
+
+
+@pytest.mark.parametrize("name", ["im2col", "col2im"])
+def test_half_conv_kernels_ptx(name):
+    """Convolution's column kernels on float16: col2im's gathers sum in float32."""
+    from jtorch.kernels.cuda import conv
+
+    target = _target()
+    ptx = target.compile_ptx(conv.KERNELS[name], conv.signatures("float16")[name], cc=(9, 0))
+    if name == "col2im":
+        assert "add.f32" in ptx or "add.rn.f32" in ptx
+
+
+def test_half_max_pool_ptx():
+    from jtorch.kernels.cuda import pooling
+
+    target = _target()
+    ptx = target.compile_ptx(pooling.KERNELS["max_pool"], pooling.signatures("float16")[
+        "max_pool"], cc=(9, 0))
+    assert ".entry" in ptx

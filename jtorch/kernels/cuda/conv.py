@@ -17,13 +17,15 @@ kernel after them), so cuBLAS can take them. col2im is a gather (one thread per 
 sums the columns that cover it), so no pass races or depends on scheduling. Images go in
 chunks that keep the column buffer under ``COLUMN_LIMIT`` elements.
 
-float32 and float64 run here; other dtypes take the host path (``eager.host_kernel``).
+float16, float32 and float64 run here; other dtypes take the host path (``eager.host_kernel``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+
+import numpy as np
 
 from ...cuda_array import CudaArray, empty
 from ...tensor import Tensor
@@ -33,7 +35,9 @@ from . import eager, target
 from . import matmul as _mm
 from .target import cuda
 
-_FLOAT = frozenset({"float32", "float64"})
+# float16 too: columns hold the operand's values, products sum in float32 (``matmul``), col2im
+# gathers sum in float32, each pass rounds its result once
+_FLOAT = frozenset({"float16", "float32", "float64"})
 COLUMN_LIMIT = 1 << 26  # elements of one column buffer (256 MiB of float32)
 
 
@@ -127,10 +131,11 @@ KERNELS = {"im2col": im2col_kernel, "col2im": col2im_kernel}
 def signatures(dtype: str) -> dict:
     """Numba signatures of this module's kernels for ``compile_ptx`` (spans are 1-D arrays)."""
     span, i = f"{dtype}[::1]", "int64"
+    total = "float32" if dtype == "float16" else dtype
     return {
         "im2col": f"void({span}, {', '.join([i] * 10)}, {span}, {', '.join([i] * 20)}, {dtype})",
         "col2im": f"void({span}, {', '.join([i] * 4)}, {span}, {', '.join([i] * 20)}, "
-                  f"{span}, {i}, {i}, boolean, {dtype})",
+                  f"{span}, {i}, {i}, boolean, {total})",
     }
 
 
@@ -208,7 +213,7 @@ def run_col2im(cols, oc: int, cstrides: tuple, y: Tensor, n0: int, nc: int, geo:
     total = nc * plane
     if not total:
         return
-    zero = a.dtype.type(0)
+    zero = np.float32(0) if a.dtype == np.float16 else a.dtype.type(0)  # (the sums' dtype)
     if bias is None:
         b, ob, sb = a.buf, 0, 0
     else:
@@ -295,7 +300,8 @@ def add_bias(y: Tensor, b: Tensor) -> None:
     ll = y._a.size // max(1, n * c)
     y3 = view(y, (n, c, ll), (c * ll, ll, 1), y._a.offset)
     bv = view(b, (c, 1), (b._a.element_strides()[0], 0), b._a.offset)
-    eager.launch(registry.REGISTRY["add"], y.dtype.name, y.dtype.name, tuple(y3._a.shape), y3._a,
+    compute = "float32" if y.dtype.name == "float16" else y.dtype.name
+    eager.launch(registry.REGISTRY["add"], compute, y.dtype.name, tuple(y3._a.shape), y3._a,
                  (y3, bv))
 
 

@@ -34,7 +34,7 @@ from . import eager, target
 from .target import cuda
 
 _FLOAT = frozenset({"float32", "float64"})
-_ORDERED = _FLOAT | {"int8", "int16", "int32", "int64", "uint8"}
+_ORDERED = _FLOAT | {"float16", "int8", "int16", "int32", "int64", "uint8"}  # (compared, not summed)
 
 
 # -- kernels ---------------------------------------------------------------------------------
