@@ -286,20 +286,38 @@ def test_integer_full_ranges():
 
 # -- dtypes and layouts -------------------------------------------------------------------------
 
-def test_result_dtypes_and_16_bit_floats_on_the_host_path():
-    for d in (jtorch.float32, jtorch.float64):
+def test_result_dtypes_and_bfloat16_on_the_host_path():
+    for d in (jtorch.float16, jtorch.float32, jtorch.float64):
         assert jtorch.rand(3, device=CUDA, dtype=d).dtype == d
         assert jtorch.randn(3, device=CUDA, dtype=d).dtype == d
     assert jtorch.randint(0, 2, (3,), device=CUDA, dtype=jtorch.bool).dtype == jtorch.bool
     assert jtorch.bernoulli(jtorch.full((3,), 0.5, device=CUDA), 0.5).dtype == jtorch.float32
     assert not eager.FALLBACKS
-    h = jtorch.rand(16, device=CUDA, dtype=jtorch.float16)
-    assert h.dtype == jtorch.float16 and h.device.type == "cuda"
+    h = jtorch.rand(16, device=CUDA, dtype=jtorch.bfloat16)
+    assert h.dtype == jtorch.bfloat16 and h.device.type == "cuda"
     assert eager.FALLBACKS["rand"] == 1  # computed on the host, as documented
     c = jtorch.randn(4, device=CUDA, dtype=jtorch.complex64)
     assert c.dtype == jtorch.complex64 and c.device.type == "cuda"
     assert dict(eager.FALLBACKS) == {"rand": 1, "randn": 1}
     eager.FALLBACKS.clear()  # (the fixture's check is for the native dtypes)
+
+
+def test_float16_samples():
+    """float16 results: the float64 sample rounded by the store; uniform's [from, to) holds
+    after that rounding too, and dropout on float16 activations draws on the device."""
+    jtorch.cuda.manual_seed(5)
+    u = host(jtorch.empty(4096, device=CUDA, dtype=jtorch.float16).uniform_(1.0, 1.0009765625))
+    assert u.dtype == np.float16 and (u >= 1.0).all() and (u < np.float16(1.0009765625)).all()
+    z = host(jtorch.randn(4096, device=CUDA, dtype=jtorch.float16)).astype(np.float64)
+    assert abs(z.mean()) < 0.1 and abs(z.std() - 1) < 0.1
+    b = host(jtorch.empty(4096, device=CUDA, dtype=jtorch.float16).bernoulli_(0.25))
+    assert set(np.unique(b)) <= {0, 1} and abs(b.astype(np.float64).mean() - 0.25) < 0.05
+    p = jtorch.full((4096,), 0.75, device=CUDA, dtype=jtorch.float16)
+    assert abs(host(jtorch.bernoulli(p)).astype(np.float64).mean() - 0.75) < 0.05
+    x = jtorch.ones(64, 64, device=CUDA, dtype=jtorch.float16)
+    y = host(jtorch.nn.functional.dropout(x, 0.5, training=True))
+    assert set(np.unique(y)) <= {0, 2} and 0.4 < (y == 0).mean() < 0.6
+    assert not eager.FALLBACKS
 
 
 def test_in_place_views_write_only_their_elements():

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-DTYPES = ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
+DTYPES = ["float16", "float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
 _KEY = "uint64, uint64, uint64, uint64"
 _GEO = "int64[:, ::1]"
 
@@ -50,7 +50,7 @@ def test_kernel_ptx(kernel, out):
         assert ".f64" not in ptx  # integer ranges stay integer arithmetic
 
 
-@pytest.mark.parametrize("p", ["float32", "float64"])
+@pytest.mark.parametrize("p", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("out", DTYPES)
 def test_bernoulli_ptx(out, p):
     _ptx("fill_bernoulli", _signature("fill_bernoulli", out, p))

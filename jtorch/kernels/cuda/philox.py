@@ -31,7 +31,7 @@ is ``numba.njit`` code (CPU's ``philox``: 32-bit words in uint64, so no product 
 overflows and the simulator's NumPy integers agree with the device's); CUDA compiles it into
 the kernels, the simulator runs it compiled for the CPU.
 
-16-bit floats and complex results run the CPU kernel over host copies (``eager.host_kernel``,
+bfloat16 and complex results run the CPU kernel over host copies (``eager.host_kernel``,
 counted in ``FALLBACKS``, drawing from the CPU generator), as do ``randperm``,
 ``multinomial``, ``poisson``, ``binomial`` and ``_standard_gamma`` (not registered here). A
 CPU generator with CUDA operands raises torch's error. ``DRAWS`` counts the calls drawn on
@@ -75,9 +75,11 @@ _M24 = np.uint64((1 << 24) - 1)
 _TWO_PI = 2.0 * math.pi
 _ceil = TWINS[np.ceil]
 
-_FLOAT = frozenset({"float32", "float64"})
-# the dtypes the kernels store (16-bit floats and complex numbers take the host path)
-_NATIVE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"})
+_FLOAT = frozenset({"float16", "float32", "float64"})
+# the dtypes the kernels store (float16 rounded from the float64 sample by the store; bfloat16
+# and complex numbers take the host path)
+_NATIVE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+                     "float64"})
 _WIDE_INTS = frozenset({"int64", "float32", "float64"})  # dtypes whose wide ranges take 64 bits
 _CPU_GENERATOR = "Expected a 'cuda' device type for generator but found 'cpu'"
 
@@ -501,8 +503,9 @@ def normal_tensor_cuda(plan: Plan, mean_t, std_t) -> Tensor:
     std = std_t if std_t is not None else kw["std"]
     mean = mean_t if mean_t is not None else kw["mean"]
     if z._a.size:
-        eager.launch(registry.REGISTRY["mul"], d.name, d.name, shape, z._a, (z, std))
-        eager.launch(registry.REGISTRY["add"], d.name, d.name, shape, z._a, (z, mean))
+        c = "float32" if d.name == "float16" else d.name  # (float16 computed in float32)
+        eager.launch(registry.REGISTRY["mul"], c, d.name, shape, z._a, (z, std))
+        eager.launch(registry.REGISTRY["add"], c, d.name, shape, z._a, (z, mean))
     return z
 
 
