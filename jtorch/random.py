@@ -203,15 +203,29 @@ def set_rng_state(new_state) -> None:
 @contextlib.contextmanager
 def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
              _devices_kw: str = "devices", device_type: str = "cuda"):
-    """Restore the default generator's state on exit (only CPU generators exist here)."""
+    """Restore the default generator's state on exit, and the CUDA generators' of ``devices``
+    (all devices when None; none where CUDA is not available, as torch's)."""
     if not enabled:
         yield
         return
     state = get_rng_state()
+    saved = []
+    if device_type == "cuda":
+        from . import cuda
+
+        if cuda.is_available():
+            if devices is None:
+                devices = range(cuda.device_count())
+            saved = [(d, cuda.get_rng_state(d)) for d in devices]
     try:
         yield
     finally:
         set_rng_state(state)
+        if saved:
+            from . import cuda
+
+            for d, s in saved:
+                cuda.set_rng_state(s, d)
 
 
 def resolve(generator, fn: str) -> Generator:

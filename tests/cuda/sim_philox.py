@@ -379,3 +379,14 @@ def test_dropout_draws_its_mask_on_the_device():
     f = host(F.dropout2d(jtorch.ones(4, 6, 3, 3, device=CUDA), 0.5))
     per_channel = f.reshape(24, 9)
     assert ((per_channel == 0).all(1) | (per_channel == 2.0).all(1)).all()
+
+
+def test_fork_rng_restores_the_cuda_generators():
+    jtorch.cuda.manual_seed(7)
+    with jtorch.random.fork_rng():
+        a = host(jtorch.rand(8, device=CUDA))
+    b = host(jtorch.rand(8, device=CUDA))
+    assert np.array_equal(a, b)
+    with jtorch.random.fork_rng(devices=[]):  # the CPU generator only
+        jtorch.rand(8, device=CUDA)
+    assert not np.array_equal(host(jtorch.rand(8, device=CUDA)), b)
