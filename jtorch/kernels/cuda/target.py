@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import sys
 import threading
 import time
 import weakref
@@ -24,11 +25,72 @@ if SIMULATOR:
     # The simulator runs a block's threads as Python threads while its own thread polls them:
     # with the interpreter's default 5 ms switch interval a barrier costs milliseconds (a
     # small reduction 60 ms per launch, 5 ms at 50 us).
-    import sys
-
     sys.setswitchinterval(5e-5)
 
 _lock = threading.Lock()
+
+
+def _patch_simulator() -> None:
+    """Two races of Numba's simulator, whose block threads are Python threads running at once:
+    - ``cuda.shared.array`` looks its array up, then creates it: two threads of a block could
+      each get their own, and a shared-memory tree would read the other's garbage;
+    - a kernel or device function call swaps ``cuda`` in its module's globals while iterating
+      them in Python bytecode: a warning raised meanwhile in another thread adds
+      ``__warningregistry__`` to those globals ("dictionary changed size during iteration"),
+      and the first thread to leave restored the real module under the others.
+    Here the array is made under a lock, and the swap is counted per globals dict (the threads
+    of one launch share its fake module): made by the first caller, undone by the last."""
+    from numba.core import types
+    from numba.cuda.simulator import kernel as sim_kernel
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    shared_lock = threading.Lock()
+    plain_array = kernelapi.FakeCUDAShared.array
+
+    def array(self, shape, dtype):
+        if shape == 0:  # dynamic shared memory: one buffer already
+            return plain_array(self, shape, dtype)
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        f = sys._getframe(1)
+        caller = (f.f_code.co_filename, f.f_lineno)
+        with shared_lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
+
+    swap_lock = threading.Lock()
+    swaps: dict = {}  # id(globals) -> [callers inside, the real entries]
+
+    @contextlib.contextmanager
+    def swapped_cuda_module(fn, fake_cuda_module):
+        globs = fn.__globals__
+        key = id(globs)
+        with swap_lock:
+            entry = swaps.get(key)
+            if entry is None:
+                real = {k: v for k, v in list(globs.items()) if v is cuda}
+                entry = swaps[key] = [0, real]
+                globs.update(dict.fromkeys(real, fake_cuda_module))
+            entry[0] += 1
+        try:
+            yield
+        finally:
+            with swap_lock:
+                entry[0] -= 1
+                if not entry[0]:
+                    del swaps[key]
+                    globs.update(entry[1])
+
+    kernelapi.FakeCUDAShared.array = array
+    kernelapi.swapped_cuda_module = swapped_cuda_module
+    sim_kernel.swapped_cuda_module = swapped_cuda_module
+
+
+if SIMULATOR:
+    _patch_simulator()
 
 
 def available() -> bool:
