@@ -491,3 +491,11 @@ def test_simulated_blocks_share_their_shared_arrays():
         a = jtorch.full((64,), 3e38, device=CUDA)
         same(a + a, jtorch.full((64,), float("inf")))  # (overflow warnings in every thread)
     assert target.cuda is numba_cuda
+
+
+def test_reductions_over_dims_no_view_merges():
+    """Reduced dims with a kept dim between them: a copy with the kept dims first."""
+    x = jtorch.arange(60.0).reshape(3, 5, 4)
+    close(x.cuda().sum((0, 2)), x.sum((0, 2)))
+    close(x.cuda().amax((0, 2), keepdim=True), x.amax((0, 2), keepdim=True))
+    close(x.cuda().transpose(0, 1).mean((0, 2)), x.transpose(0, 1).mean((0, 2)))

@@ -361,8 +361,13 @@ def reduction_cuda(op: registry.OpDef):
         a = x._a
         dims = tuple(plan.kw["dim"])
         if _rd.plan_reduce(tuple(a.shape), a.element_strides(), dims) is None:
-            x = _copy(x)  # a layout with no 3-D view: row-major first
+            # reduced dims no 3-D view merges: a copy with the kept dims first, the reduced
+            # ones last (the result's order is the kept dims' either way)
+            kept = [k for k in range(a.ndim) if k not in dims]
+            with _Unrecorded():
+                x = _copy(x.permute(*kept, *dims))
             a = x._a
+            dims = tuple(range(len(kept), a.ndim))
         ra, rst = empty(tuple(o.shape), d.np, plan.device)
         res = Tensor._make(ra, rst, d)
         if ra.size:
