@@ -347,3 +347,21 @@ def test_layer_norm_double_backward():
     fn = lambda x, w, b: F.layer_norm(x, (4,), w, b)  # noqa: E731
     assert jtorch.autograd.gradcheck(fn, (x, w, b))
     assert jtorch.autograd.gradgradcheck(fn, (x, w, b))
+
+
+@pytest.mark.parametrize("mask", [(False, True, True), (True, False, False), (False, False, True),
+                                  (True, True, True)])
+def test_layer_norm_gradients_of_some_inputs(mask):
+    """Only the parameters asking for a gradient get one: a LayerNorm over data (no input
+    gradient) once failed in its backward kernel, which took the row count from the empty
+    grad_input."""
+    x, w, b = randn(3, 4, 5), randn(5), randn(5)
+    res = []
+    for lib, f in ((jtorch, F), (torch, TF)):
+        ts = [lib.from_numpy(a.copy()).requires_grad_(m) for a, m in zip((x, w, b), mask)]
+        f.layer_norm(ts[0], (5,), ts[1], ts[2]).square().sum().backward()
+        res.append([t.grad for t in ts])
+    for a, b_ in zip(*res):
+        assert (a is None) == (b_ is None)
+        if a is not None:
+            np.testing.assert_allclose(_np(a), _np(b_), rtol=1e-10, atol=1e-12)

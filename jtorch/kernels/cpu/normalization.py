@@ -167,7 +167,7 @@ def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
     grad_bias), each computed where ``plan.kw["mask"]`` asks for it (else an empty tensor)."""
     gx_out, gw_out, gb_out = plan.out
     do_x, do_w, do_b = plan.kw["mask"]
-    m, n = _rows(gx_out.shape, len(plan.kw["dims"]))
+    m, n = _rows(tuple(input._a.shape), len(plan.kw["dims"]))  # (gx_out is empty unless asked)
     d = gx_out.dtype
     x = np.ascontiguousarray(input._a).reshape(m, n)
     g = np.ascontiguousarray(grad._a).reshape(m, n)
