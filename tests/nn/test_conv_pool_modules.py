@@ -81,3 +81,16 @@ def test_max_unpool_round_trip():
             j = back.numpy()
         else:
             np.testing.assert_allclose(j, back.numpy())
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_pool_gradient_of_an_empty_batch(nd):
+    """An empty batch's max-pool gradient is an empty gradient (its planes once reshaped with
+    -1, which an empty array cannot resolve)."""
+    shape = (0, 2) + (4,) * nd
+    grads = []
+    for lib in (jtorch, torch):
+        x = lib.zeros(*shape, requires_grad=True)
+        getattr(lib.nn.functional, f"max_pool{nd}d")(x, 2).sum().backward()
+        grads.append(tuple(x.grad.shape))
+    assert grads[0] == grads[1] == shape

@@ -57,10 +57,11 @@ def max_pool_backward_cpu(plan, g: Tensor, idx: Tensor) -> Tensor:
     ct = _compute(g.dtype)
     n = math.prod(in_shape[len(in_shape) - nd:])
     p = math.prod(in_shape[:len(in_shape) - nd])
-    g2 = np.ascontiguousarray(g._a, dtype=ct).reshape(p, -1)
-    i2 = np.ascontiguousarray(idx._a).reshape(p, -1)
     gi = _allocator.empty((p, n), ct)
     if gi.size:
+        m = g._a.size // p  # (outputs per plane; -1 cannot say it for an empty batch)
+        g2 = np.ascontiguousarray(g._a, dtype=ct).reshape(p, m)
+        i2 = np.ascontiguousarray(idx._a).reshape(p, m)
         _pk.max_pool_backward(g2, i2, gi)
     return _wrap(gi, in_shape, g.dtype)
 
