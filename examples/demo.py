@@ -5,9 +5,11 @@ Adam and a cosine learning-rate schedule, shows a progress bar with loss and acc
 model and evaluates it again.
 
 With ``--compile`` it trains ``torch.compile(model)`` instead, then times warm training steps
-of the eager and the compiled model side by side.
+of the eager and the compiled model side by side. ``--device cuda`` trains on the GPU (the
+batches pinned and copied without blocking), as torch code does.
 
 Run:  python examples/demo.py [--epochs 15] [--out digits_cnn.pt] [--compile [--time-steps 20]]
+      [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -47,33 +49,35 @@ class LeNet(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
-def loaders(batch_size: int = 64, seed: int = 0) -> tuple:
+def loaders(batch_size: int = 64, seed: int = 0, pin_memory: bool = False) -> tuple:
     images, labels = load_digits()
     data = TensorDataset(torch.from_numpy(images), torch.from_numpy(labels))
     g = torch.Generator().manual_seed(seed)
     train, test = random_split(data, [0.8, 0.2], generator=g)
-    return (DataLoader(train, batch_size=batch_size, shuffle=True, generator=g),
-            DataLoader(test, batch_size=256))
+    return (DataLoader(train, batch_size=batch_size, shuffle=True, generator=g,
+                       pin_memory=pin_memory),
+            DataLoader(test, batch_size=256, pin_memory=pin_memory))
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, loader) -> float:
+def evaluate(model: nn.Module, loader, device: str = "cpu") -> float:
     model.eval()
     correct = total = 0
     for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         correct += (model(x).argmax(1) == y).sum().item()
         total += y.numel()
     return correct / total
 
 
 def train(epochs: int = 15, lr: float = 1e-2, seed: int = 0, progress: bool = True,
-          compile: bool = False) -> tuple:
+          compile: bool = False, device: str = "cpu") -> tuple:
     """Train; return (model, test accuracy, mean step time in seconds). With ``compile`` the
     steps and the evaluations run ``torch.compile(model)``; the model returned is the module
     itself (the compiled one shares its parameters), so its state_dict has the plain keys."""
     torch.manual_seed(seed)
-    train_loader, test_loader = loaders(seed=seed)
-    net = LeNet()
+    train_loader, test_loader = loaders(seed=seed, pin_memory=device != "cpu")
+    net = LeNet().to(device)
     model = torch.compile(net) if compile else net
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
@@ -87,6 +91,7 @@ def train(epochs: int = 15, lr: float = 1e-2, seed: int = 0, progress: bool = Tr
                                  file=sys.stdout)
         running, seen = 0.0, 0
         for x, y in batches:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             t0 = time.perf_counter()
             opt.zero_grad()
             loss = F.cross_entropy(model(x), y)
@@ -99,7 +104,7 @@ def train(epochs: int = 15, lr: float = 1e-2, seed: int = 0, progress: bool = Tr
             if bar is not None:
                 bar.set_postfix(loss=f"{running / seen:.4f}")
         sched.step()
-        acc = evaluate(model, test_loader)
+        acc = evaluate(model, test_loader, device)
         if progress:
             print(f"epoch {epoch + 1:2d}  train loss {running / seen:.4f}  test accuracy "
                   f"{acc:.2%}")
@@ -146,10 +151,13 @@ def main(argv: list | None = None) -> None:
                         help="train torch.compile(model), then time eager and compiled steps")
     parser.add_argument("--time-steps", type=int, default=20,
                         help="warm steps timed per model for the side-by-side (with --compile)")
+    parser.add_argument("--device", default="cpu", help="where to train: cpu or cuda")
     args = parser.parse_args(argv)
     mode = "compiled with torch.compile" if args.compile else "eager"
-    print(f"jtorch {torch.__version__}: LeNet on the digits set (1797 8x8 images), {mode}")
-    model, acc, step = train(args.epochs, compile=args.compile)
+    print(f"jtorch {torch.__version__}: LeNet on the digits set (1797 8x8 images), {mode}, "
+          f"on {args.device}")
+    model, acc, step = train(args.epochs, compile=args.compile, device=args.device)
+    model = model.cpu()
     print(f"test accuracy {acc:.2%}   (mean training step {step * 1e3:.2f} ms, batch 64)")
     torch.save(model.state_dict(), args.out)
     fresh = LeNet()
