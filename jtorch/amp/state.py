@@ -5,8 +5,8 @@ torch's autocast casts at the level of the named op: matmuls, convolutions, ``li
 and a few pooling/padding ops run in float32 (``fp32``); every other op runs in its inputs'
 dtypes. Only floating-point tensors on a device whose autocast is on are cast (CPU tensors in
 a CPU region, CUDA tensors in a CUDA one), never float64. CUDA's region also runs softmax,
-log_softmax, layer_norm, group_norm and the pointwise ops of ``CUDA_FP32`` in float32
-(``fp32_cuda``), as torch's CUDA list does. The op functions ask ``on`` first (a module
+log_softmax, layer_norm, group_norm, sum, cumsum, cumprod, norm and the pointwise ops of
+``CUDA_FP32`` in float32 (``fp32_cuda``), as torch's CUDA list does. The op functions ask ``on`` first (a module
 global, one load when autocast is off) and cast their tensor operands with ``lower`` /
 ``fp32``; the long tail of float32 ops is wrapped with ``fp32_op``, which also runs the op's
 own inner calls without autocast, as torch does."""

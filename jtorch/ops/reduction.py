@@ -116,6 +116,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
         dim = axis
     if keepdims is not None:
         keepdim = keepdims
+    if _amp.on and dtype is None and out is None:  # (CUDA autocast sums in float32)
+        input, = _amp.fp32_cuda(input)
     if dim is None and not keepdim and dtype is None:  # the commonest call: no keywords to pass
         res = dispatch.call(D.sum_op, input)
     else:
@@ -339,6 +341,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: vector p-norms over all elements or ``dim`` ('fro' is the 2-norm)."""
     _check(input, "norm")
+    if _amp.on and dtype is None and out is None:  # (CUDA autocast: float32)
+        input, = _amp.fp32_cuda(input)
     if p == "fro" or p is None:
         p = 2
     elif isinstance(p, str):
@@ -363,6 +367,8 @@ def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):
     """torch.cumsum: running sums along ``dim`` (float32 accumulates in float64, like torch)."""
     if axis is not None:
         dim = axis
+    if _amp.on and dtype is None and out is None:  # (CUDA autocast: float32)
+        input, = _amp.fp32_cuda(input)
     res = dispatch.call(S.cumsum_op, input, dim=dim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 
@@ -371,6 +377,8 @@ def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
     """torch.cumprod: running products along ``dim``."""
     if axis is not None:
         dim = axis
+    if _amp.on and dtype is None and out is None:  # (CUDA autocast: float32)
+        input, = _amp.fp32_cuda(input)
     res = dispatch.call(S.cumprod_op, input, dim=dim, dtype=dtype)
     return res if out is None else dispatch.copy_into(out, res)
 

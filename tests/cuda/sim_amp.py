@@ -60,7 +60,11 @@ def test_float32_list():
         assert F.group_norm(x.reshape(4, 6, 1), 2).dtype == jtorch.float32
         assert x.exp().dtype == jtorch.float32 and jtorch.log(x.abs()).dtype == jtorch.float32
         assert (x ** 2).dtype == jtorch.float32
+        assert x.sum().dtype == x.sum(0).dtype == x.cumsum(1).dtype == jtorch.float32
+        assert x.cumprod(0).dtype == jtorch.norm(x).dtype == x.prod().dtype == jtorch.float32
+        assert x.sum(dtype=jtorch.float16).dtype == jtorch.float16  # an explicit dtype wins
         assert (x * 2).dtype == jtorch.float16  # not on the list
+        assert x.amax().dtype == jtorch.float16
         assert x.exp_().dtype == jtorch.float16  # in-place ops keep their tensor's dtype
         target = jtorch.tensor([0, 1, 2, 3]).cuda()
         assert F.cross_entropy(x, target).dtype == jtorch.float32
