@@ -243,12 +243,19 @@ def _box_muller_blocks32(d, lo, hi, mean, std):
     nb = (hi - lo) // 16
     if nb == 0:
         return
-    blocks = d[lo:lo + 16 * nb].reshape(nb, 16)
-    a = np.ascontiguousarray(blocks[:, :8]).reshape(-1)
-    b = np.ascontiguousarray(blocks[:, 8:]).reshape(-1)
+    # element loops, not 2-d slice assignments: those pull in Numba's shape-mismatch message
+    # (string formatting), 3-4 s of the first randn's compile
+    a = np.empty(8 * nb, np.float32)
+    b = np.empty(8 * nb, np.float32)
+    for k in range(nb):
+        for j in range(8):
+            a[8 * k + j] = d[lo + 16 * k + j]
+            b[8 * k + j] = d[lo + 16 * k + 8 + j]
     _box_muller_pairs32(a, b, mean, std)
-    blocks[:, :8] = a.reshape(nb, 8)
-    blocks[:, 8:] = b.reshape(nb, 8)
+    for k in range(nb):
+        for j in range(8):
+            d[lo + 16 * k + j] = a[8 * k + j]
+            d[lo + 16 * k + 8 + j] = b[8 * k + j]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -354,12 +361,14 @@ def normal_blocks32(mt, pos, d, mean, std):
         for j in range(16):
             buf[j] = _u24(mt, pos)
         _box_muller_blocks32(buf, 0, 16, m, s)
-        d[i:i + 16] = buf
+        for j in range(16):
+            d[i + j] = buf[j]
     if n % 16:
         for j in range(16):
             buf[j] = _u24(mt, pos)
         _box_muller_blocks32(buf, 0, 16, m, s)
-        d[n - 16:] = buf
+        for j in range(16):
+            d[n - 16 + j] = buf[j]
 
 
 @numba.njit(cache=True, nogil=True)
