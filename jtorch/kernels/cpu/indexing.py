@@ -942,7 +942,8 @@ def _embedding_rows(weight, idx, out):
             return i
         if r < 0:
             r += n
-        out[i, :] = weight[r, :]
+        for j in range(out.shape[1]):  # (a row slice assignment compiles seconds cold)
+            out[i, j] = weight[r, j]
     return -1
 
 

@@ -49,7 +49,8 @@ def _gather_row(src, out, r, iz, iy, ix, run):
     o0, i0, n = run[0], run[1], run[2]
     for x in range(o0):
         orow[x] = srow[ix[x]]
-    orow[o0:o0 + n] = srow[i0:i0 + n]
+    for k in range(n):  # (a slice assignment compiles Numba's shape-mismatch message)
+        orow[o0 + k] = srow[i0 + k]
     for x in range(o0 + n, orow.shape[0]):
         orow[x] = srow[ix[x]]
 

@@ -80,6 +80,24 @@ _grads_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_grads_row)
 # packs the whole weight each time (18 us for 20x64 @ 64x256 in float32, 15 us for 10 rows):
 # two rows and four columns of h at a time against rows of W, accumulated in the output row
 # (vectorised along it), take 10 us and 5 us, and no BLAS call from the threads of a block.
+@numba.njit(cache=True, nogil=True)
+def _copy_rows(dst, d0, src, s0, n):
+    """dst[d0:d0 + n] = src[s0:s0 + n] of (rows, width) arrays as element loops: a 2-d slice
+    assignment compiles Numba's string-formatted shape-mismatch error (seconds, cold)."""
+    for r in range(n):
+        for j in range(dst.shape[1]):
+            dst[d0 + r, j] = src[s0 + r, j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_rows(dst, d0, src, s0, n):
+    """dst[d0:d0 + n] += src[s0:s0 + n] (``+=`` on a slice assigns the slice back: the same
+    cold cost as ``_copy_rows`` avoids)."""
+    for r in range(n):
+        for j in range(dst.shape[1]):
+            dst[d0 + r, j] += src[s0 + r, j]
+
+
 @numba.njit(cache=True, nogil=True, fastmath={"contract"})
 def _mm_rows(a, ra, b, out, ro, n):
     """out[ro + i] = a[ra + i] @ b for i < n (b: (K, N) C-contiguous)."""
@@ -148,8 +166,8 @@ def _forward_rows(w_hh_t, bias, w_hr_t, sizes, starts, reverse, proj, small, r0,
         if n <= 0:
             continue
         q0 = starts[t] + r0
-        hprev[q0:q0 + n] = h[r0:r0 + n]
-        cprev[q0:q0 + n] = c[r0:r0 + n]
+        _copy_rows(hprev, q0, h, r0, n)
+        _copy_rows(cprev, q0, c, r0, n)
         if small:
             _mm_rows(h, r0, w_hh_t, hh, r0, n)
         else:
@@ -161,7 +179,7 @@ def _forward_rows(w_hh_t, bias, w_hr_t, sizes, starts, reverse, proj, small, r0,
                 _mm_rows(m, r0, w_hr_t, h, r0, n)
             else:
                 np.dot(m[r0:r0 + n], w_hr_t, h[r0:r0 + n])
-        y[q0:q0 + n] = h[r0:r0 + n]
+        _copy_rows(y, q0, h, r0, n)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -178,9 +196,9 @@ def _backward_rows(gy, w_hh, w_hr, sizes, starts, reverse, proj, small, r0, r1, 
         if n <= 0:
             continue
         q0 = starts[t] + r0
-        dh[r0:r0 + n] += gy[q0:q0 + n]
+        _add_rows(dh, r0, gy, q0, n)
         if proj:
-            dhs[q0:q0 + n] = dh[r0:r0 + n]
+            _copy_rows(dhs, q0, dh, r0, n)
             if small:
                 _mm_rows(dh, r0, w_hr, dm, r0, n)
             else:
