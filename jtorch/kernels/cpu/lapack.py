@@ -284,6 +284,15 @@ def _sytrs(hermitian, a, ipiv, b):
 
 
 @numba.njit(cache=True, nogil=True)
+def _assign(w, a):
+    """w[:, :] = a as element loops: a 2-d slice assignment compiles Numba's string-formatted
+    shape-mismatch error, a second or two on a cold cache."""
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            w[i, j] = a[i, j]
+
+
+@numba.njit(cache=True, nogil=True)
 def _fcopy(a):
     """A column-major copy of the 2-D ``a``."""
     m, n = a.shape
@@ -340,7 +349,7 @@ def _inv_span(a, out, info, lo, hi):
     ipiv = np.zeros(max(n, 1), _INT)
     for b in range(lo, hi):
         w = out[b]
-        w[:, :] = a[b]
+        _assign(w, a[b])
         if getrf(w.T, ipiv) == 0:  # inv(a^T) = inv(a)^T: the row-major result in place
             getri(w.T, ipiv)
             info[b] = 0
@@ -352,7 +361,7 @@ def _inv_span(a, out, info, lo, hi):
             getri(f, ipiv)
         else:
             f[:, :] = np.nan
-        w[:, :] = f
+        _assign(w, f)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -374,9 +383,9 @@ def _det_span(a, out, lo, hi):
     ipiv = np.zeros(max(n, 1), _INT)
     w = np.empty((n, n), a.dtype)
     for b in range(lo, hi):
-        w[:, :] = a[b]
+        _assign(w, a[b])
         if getrf(w.T, ipiv) != 0:  # det(a^T) = det(a); singular: a's own zero pivot, as torch
-            w[:, :] = a[b].T
+            _assign(w, a[b].T)
             getrf(w.T, ipiv)
         d = np.ones(1, a.dtype)[0]
         for j in range(n):
@@ -405,9 +414,9 @@ def _slogdet_span(a, sign, logabs, lo, hi):
     ipiv = np.zeros(max(n, 1), _INT)
     w = np.empty((n, n), a.dtype)
     for b in range(lo, hi):
-        w[:, :] = a[b]
+        _assign(w, a[b])
         if getrf(w.T, ipiv) != 0:  # det(a^T) = det(a); singular: a's own zero pivot, as torch
-            w[:, :] = a[b].T
+            _assign(w, a[b].T)
             getrf(w.T, ipiv)
         s = np.ones(1, a.dtype)[0]
         la = 0.0
@@ -471,7 +480,7 @@ def _cholesky_span(a, out, info, upper, lo, hi):
     uplo = ord("L") if upper else ord("U")
     for b in range(lo, hi):
         w = out[b]
-        w[:, :] = a[b]
+        _assign(w, a[b])
         info[b] = potrf(uplo, w.T)
         for i in range(n):
             if upper:
@@ -527,7 +536,7 @@ def _svd_span(a, u, s, vh, info, full, want_vectors, lo, hi):
     w = np.empty((a.shape[1], a.shape[2]), a.dtype)
     no = np.empty((1, 1), a.dtype)
     for b in range(lo, hi):
-        w[:, :] = a[b]
+        _assign(w, a[b])
         if want_vectors:
             info[b] = gesdd(jobz, w.T, s[b], vh[b].T, u[b].T)
         else:
@@ -697,7 +706,7 @@ def _ldl_solve_span(ldt, piv, rhs, out, hermitian, lo, hi):
     ipiv = np.zeros(max(n, 1), _INT)
     for b in range(lo, hi):
         x = out[b]  # (k, n): row c is right-hand side c, the column-major (n, k) storage
-        x[:, :] = rhs[b].T
+        _assign(x, rhs[b].T)
         for j in range(n):
             ipiv[j] = piv[b, j]
         sytrs(hermitian, ldt[b], ipiv, x)
