@@ -545,68 +545,82 @@ def rows_short(x, O, R, sO, out, log):
                 out[ob + j] = out[ob + j] * inv
 
 
+# One entry per layout (short rows, rows, columns) and build, picked in Python by
+# ``softmax_entry``: a program compiles only the layouts it runs (a cold process paid for all
+# three, about a second more, when one entry branched over them).
+
 @njit({opts})
-def softmax_s(x, O, R, I, sO, sR, sI, out, log):
-    if I == 1 and sR == 1 and R < 8:
-        rows_short(x, O, R, sO, out, log)
-    elif I == 1 and sR == 1:
-        for o in range(O):
-            row(x[o * sO:o * sO + R], out[o * R:(o + 1) * R], log)
-    else:
-        mx = np.empty(I, _T)
-        sm = np.empty(I, _T)
-        for o in range(O):
-            cols(x, o * sO, R, I, sR, sI, out[o * R * I:(o + 1) * R * I], mx, sm, log)
+def rows_s(x, O, R, I, sO, sR, sI, out, log):
+    for o in range(O):
+        row(x[o * sO:o * sO + R], out[o * R:(o + 1) * R], log)
+
+
+@njit({opts})
+def cols_s(x, O, R, I, sO, sR, sI, out, log):
+    mx = np.empty(I, _T)
+    sm = np.empty(I, _T)
+    for o in range(O):
+        cols(x, o * sO, R, I, sR, sI, out[o * R * I:(o + 1) * R * I], mx, sm, log)
+
+
+@njit({opts})
+def short_s(x, O, R, I, sO, sR, sI, out, log):
+    rows_short(x, O, R, sO, out, log)
 
 
 @njit({opts}, parallel=True)
-def softmax_p(x, O, R, I, sO, sR, sI, out, log):
-    if I == 1 and sR == 1 and R < 8:  # chunks of short rows, as softmax_s runs them
-        nch = (O + 1023) // 1024
-        for k in prange(nch):
-            lo = k * 1024
-            hi = min(O, lo + 1024)
-            rows_short(x[lo * sO:], hi - lo, R, sO, out[lo * R:hi * R], log)
-    elif I == 1 and sR == 1:
-        for o in prange(O):
-            row(x[o * sO:o * sO + R], out[o * R:(o + 1) * R], log)
-    else:
-        nch = (I + 255) // 256
-        for k in prange(O * nch):
-            o = k // nch
-            i0 = (k - o * nch) * 256
-            m = min(256, I - i0)
-            mx = np.empty(m, _T)
-            sm = np.empty(m, _T)
-            # columns i0..i0+m of (o, :, :): a (R, m) block with output row stride I
+def short_p(x, O, R, I, sO, sR, sI, out, log):
+    nch = (O + 1023) // 1024  # chunks of short rows, as short_s runs them
+    for k in prange(nch):
+        lo = k * 1024
+        hi = min(O, lo + 1024)
+        rows_short(x[lo * sO:], hi - lo, R, sO, out[lo * R:hi * R], log)
+
+
+@njit({opts}, parallel=True)
+def rows_p(x, O, R, I, sO, sR, sI, out, log):
+    for o in prange(O):
+        row(x[o * sO:o * sO + R], out[o * R:(o + 1) * R], log)
+
+
+@njit({opts}, parallel=True)
+def cols_p(x, O, R, I, sO, sR, sI, out, log):
+    nch = (I + 255) // 256
+    for k in prange(O * nch):
+        o = k // nch
+        i0 = (k - o * nch) * 256
+        m = min(256, I - i0)
+        mx = np.empty(m, _T)
+        sm = np.empty(m, _T)
+        # columns i0..i0+m of (o, :, :): a (R, m) block with output row stride I
+        for i in range(m):
+            mx[i] = -_INF
+            sm[i] = 0
+        base = o * sO + i0 * sI
+        ob = o * R * I + i0
+        for r in range(R):
+            q = base + r * sR
             for i in range(m):
-                mx[i] = -_INF
-                sm[i] = 0
-            base = o * sO + i0 * sI
-            ob = o * R * I + i0
+                mx[i] = maximum(mx[i], x[q + i * sI])
+        for r in range(R):
+            q = base + r * sR
+            for i in range(m):
+                e = fm.exp(x[q + i * sI] - mx[i])
+                out[ob + r * I + i] = e
+                sm[i] += e
+        if log:
+            for i in range(m):
+                sm[i] = fm.log(sm[i])
             for r in range(R):
                 q = base + r * sR
                 for i in range(m):
-                    mx[i] = maximum(mx[i], x[q + i * sI])
+                    out[ob + r * I + i] = (x[q + i * sI] - mx[i]) - sm[i]
+        else:
+            for i in range(m):
+                sm[i] = _T(1) / sm[i]
             for r in range(R):
-                q = base + r * sR
                 for i in range(m):
-                    e = fm.exp(x[q + i * sI] - mx[i])
-                    out[ob + r * I + i] = e
-                    sm[i] += e
-            if log:
-                for i in range(m):
-                    sm[i] = fm.log(sm[i])
-                for r in range(R):
-                    q = base + r * sR
-                    for i in range(m):
-                        out[ob + r * I + i] = (x[q + i * sI] - mx[i]) - sm[i]
-            else:
-                for i in range(m):
-                    sm[i] = _T(1) / sm[i]
-                for r in range(R):
-                    for i in range(m):
-                        out[ob + r * I + i] = out[ob + r * I + i] * sm[i]
+                    out[ob + r * I + i] = out[ob + r * I + i] * sm[i]
 
 
 @njit({opts}, fastmath={{'reassoc'}})
@@ -644,23 +658,27 @@ def bwd_rows_short(g, y, O, R, out, log):
 
 
 @njit({opts})
-def softmax_bwd_s(g, y, O, R, out, log):
-    if R < 8:
-        bwd_rows_short(g, y, O, R, out, log)
-        return
+def bwd_rows_s(g, y, O, R, out, log):
     for o in range(O):
         bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
 
 
+@njit({opts})
+def bwd_short_s(g, y, O, R, out, log):
+    bwd_rows_short(g, y, O, R, out, log)
+
+
 @njit({opts}, parallel=True)
-def softmax_bwd_p(g, y, O, R, out, log):
-    if R < 8:  # chunks of short rows, as softmax_bwd_s runs them
-        nch = (O + 1023) // 1024
-        for k in prange(nch):
-            lo = k * 1024
-            hi = min(O, lo + 1024)
-            bwd_rows_short(g[lo * R:hi * R], y[lo * R:hi * R], hi - lo, R, out[lo * R:hi * R], log)
-        return
+def bwd_short_p(g, y, O, R, out, log):
+    nch = (O + 1023) // 1024  # chunks of short rows, as bwd_short_s runs them
+    for k in prange(nch):
+        lo = k * 1024
+        hi = min(O, lo + 1024)
+        bwd_rows_short(g[lo * R:hi * R], y[lo * R:hi * R], hi - lo, R, out[lo * R:hi * R], log)
+
+
+@njit({opts}, parallel=True)
+def bwd_rows_p(g, y, O, R, out, log):
     for o in prange(O):
         bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
 
@@ -1101,8 +1119,9 @@ def softmax_cpu(log: bool):
         flat = out if out.ndim == 1 else out.reshape(-1)
         if flat.size:
             a, (O, R, I, sO, sR, sI) = along(a, plan.kw["dim"] if a.ndim else 0, compute)
-            fn = mod.softmax_p if use_parallel(a.size) and O * I > 1 else mod.softmax_s
-            fn(span(a), O, R, I, sO, sR, sI, flat, log)
+            layout = ("short" if R < 8 else "rows") if I == 1 and sR == 1 else "cols"
+            build = "_p" if use_parallel(a.size) and O * I > 1 else "_s"
+            getattr(mod, layout + build)(span(a), O, R, I, sO, sR, sI, flat, log)
         if compute is not d:
             return result(out, d)
         return Tensor._make(out, flat, d)
@@ -1126,7 +1145,8 @@ def softmax_backward_cpu(log: bool):
             O = b.size // R
             out = _allocator.empty(b.shape, b.dtype)
             mod = softmax_kernels(b.dtype.name)
-            fn = mod.softmax_bwd_p if use_parallel(b.size) and O > 1 else mod.softmax_bwd_s
+            fn = getattr(mod, ("bwd_short" if R < 8 else "bwd_rows")
+                         + ("_p" if use_parallel(b.size) and O > 1 else "_s"))
             fn(a.reshape(-1), b.reshape(-1), O, R, out.reshape(-1), log)
             return Tensor._make(out, None, y.dtype)
         total = registry.REGISTRY["sum"]
