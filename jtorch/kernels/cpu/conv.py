@@ -785,10 +785,10 @@ def _direct_forward(x, w, bias, y, geo: tuple, groups: int) -> None:
     items = _dc.forward_items(n, groups, n_pos, chunk)
     args = (np.ascontiguousarray(x), xp, pos, off[:cg * kk], wt, bt.reshape(-1), y, chunk,
             items, geo[6:9], pb)
-    nt = 1
     if items > 1 and _threads.use_parallel(y.size * cg * kk // _MACS_PER_ELEMENT):
-        nt = min(items, numba.get_num_threads())
-    _dc.forward(*args, nt)
+        _dc.forward_par(*args, min(items, numba.get_num_threads()))
+    else:
+        _dc.forward(*args)
 
 
 _DIRECT_CHUNK = 256  # output positions whose input rows serve every block of output channels
@@ -839,7 +839,10 @@ def _direct_weight(x, g, gw, geo: tuple, groups: int) -> None:
     chunk = max(256, _DIRECT_ROWS_BYTES // (4 * (c + o)))
     args = (xp.reshape(-1), rows, off, gt, np.zeros(ob, np.float32), gwt, groups, ob,
             cg * padded[0] * padded[1] * padded[2], chunk, items)
-    _dc.weight(*args, min(items, nt) if par else 1)
+    if par:
+        _dc.weight_par(*args, min(items, nt))
+    else:
+        _dc.weight(*args)
     gw.reshape(o, cg * kk)[...] = gwt[:cg * kk, :o].T
 
 

@@ -317,16 +317,19 @@ def _forward_items(x, xp, pos, off, wt, bias, y, chunk, it0, it1, pads, pb):
         _forward_item(xp, pos, off, wt, bias, y, item, chunk, pb)
 
 
+@_njit
+def forward(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb):
+    """y (N, O, oD, oH, oW) = conv(x) + bias over the (image, group, position chunk) items;
+    ``xp`` a padded image's buffer (C, D', H', W')."""
+    # (np.int64(0), not 0: a literal compiles a second signature of the micro-kernel tree
+    # beside forward_par's)
+    _forward_items(x, xp, pos, off, wt, bias, y, chunk, np.int64(0), n_items, pads, pb)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def forward(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb, nt):
-    """y (N, O, oD, oH, oW) = conv(x) + bias over the (image, group, position chunk) items,
-    split evenly over ``nt`` threads, each with its own padded image (``xp``: the calling
-    thread's buffer (C, D', H', W')). ``nt == 1`` runs on the calling thread without a
-    parallel launch: one entry point, so a program with small and large layers compiles the
-    micro-kernels' tree once (2.5 s), not for a serial twin too."""
-    if nt <= 1:  # (np.int64(0), not 0: a literal would compile a second signature of the tree)
-        _forward_items(x, xp, pos, off, wt, bias, y, chunk, np.int64(0), n_items, pads, pb)
-        return
+def forward_par(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb, nt):
+    """``forward`` with the items split evenly over ``nt`` threads, each with its own padded
+    image (``xp`` gives the shape)."""
     per = (n_items + nt - 1) // nt
     for t in prange(nt):
         mine = np.empty_like(xp)
@@ -369,18 +372,21 @@ def weight_items(n_g: int, og: int, ob: int, taps: int) -> int:
     return n_g * ((og + ob - 1) // ob) * (taps // (8 if ob == 8 else 6))
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def weight(xf, rows, off, gt, zero, gwt, n_g, ob, grp, chunk, n_items, nt):
+@_njit
+def weight(xf, rows, off, gt, zero, gwt, n_g, ob, grp, chunk, n_items):
     """gwt = gW^T of all the rows, ``chunk`` rows at a time (they stay in cache across the
-    items), the items split evenly over ``nt`` threads (each sums its own items over all the
-    rows, in order: the same sums on any number of threads); ``nt == 1`` without a parallel
-    launch (one entry point, as ``forward``)."""
+    items)."""
     total = rows.shape[0]
-    if nt <= 1:
-        for r0 in range(0, total, chunk):
-            _weight_items(xf, rows, off, gt, zero, gwt, np.int64(0), n_items, n_g, ob, grp, r0,
-                          min(chunk, total - r0))  # (np.int64: the parallel calls' signature)
-        return
+    for r0 in range(0, total, chunk):
+        _weight_items(xf, rows, off, gt, zero, gwt, np.int64(0), n_items, n_g, ob, grp, r0,
+                      min(chunk, total - r0))  # (np.int64: weight_par's signature)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def weight_par(xf, rows, off, gt, zero, gwt, n_g, ob, grp, chunk, n_items, nt):
+    """``weight`` with the items split evenly over ``nt`` threads (each sums its own items over
+    all the rows, in order: the same sums on any number of threads)."""
+    total = rows.shape[0]
     per = (n_items + nt - 1) // nt
     for t in prange(nt):
         for r0 in range(0, total, chunk):
