@@ -231,6 +231,12 @@ def block_shape(og: int, n_pos: int = 0) -> tuple:
     return (16, 4) if 0 < n_pos <= 32 and n_pos % 6 and n_pos % 4 == 0 else (16, 6)
 
 
+# int64 constants, not literals: a literal argument types a call site apart, and the forward's
+# and the weight gradient's calls then compile the micro-kernels twice (0.5 s, cold)
+_ZERO = np.int64(0)
+_ONE = np.int64(1)
+
+
 @_njit
 def _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch):
     if ob == 8:
@@ -289,8 +295,8 @@ def _forward_item(xp, pos, off, wt, bias, y, item, chunk, pb):
         b0 = (g * n_ob + b) * ob
         y0 = (i * n_out + o0) * n_pos
         for p0 in range(c0, c1, pb):
-            _micro_call(ob, pb, x_img, pos, p0, off, ntap, wf, w0, ob, bias, b0, 0, yf,
-                        y0 + p0, n_pos, 1, min(pb, c1 - p0), nch)
+            _micro_call(ob, pb, x_img, pos, p0, off, ntap, wf, w0, ob, bias, b0, _ZERO, yf,
+                        y0 + p0, n_pos, _ONE, min(pb, c1 - p0), nch)
 
 
 def forward_items(n: int, groups: int, n_pos: int, chunk: int) -> int:
@@ -364,7 +370,7 @@ def _weight_items(xf, rows, off, gt, zero, gwt, it0, it1, n_g, ob, grp, r0, n_ro
         y0 = t0 * gwt.shape[1] + o0
         init, i0, iu = (zero, 0, 0) if r0 == 0 else (yf, y0, gwt.shape[1])
         _micro_call(ob, pb, xf[g * grp:], off, t0, rr, n_rows, gf, r0 * ws + o0, ws, init, i0,
-                    iu, yf, y0, 1, gwt.shape[1], pb, min(ob, og - b * ob))
+                    iu, yf, y0, _ONE, gwt.shape[1], pb, min(ob, og - b * ob))
 
 
 def weight_items(n_g: int, og: int, ob: int, taps: int) -> int:

@@ -269,6 +269,10 @@ def _box_muller16_64(d, o, mean, std):
         d[o + j + 8] = _fma(radius * math.sin(theta), std, mean)
 
 
+_NO_CLAMP = np.bool_(False)  # (typed bool as random.py's calls pass it: a literal False
+# compiled a second uniform32)
+
+
 @numba.njit(cache=True, nogil=True)
 def normal_fill32(mt, pos, d, mean, std):
     """``normal_fill`` of a contiguous float32 array of at least 16 elements: uniforms into
@@ -276,7 +280,7 @@ def normal_fill32(mt, pos, d, mean, std):
     n = d.size
     m, s = np.float32(mean), np.float32(std)
     for lo, hi in ((0, n), (n - 16, n if n % 16 else n - 16)):  # every value, then the tail
-        uniform32(mt, pos, d[lo:hi], 0.0, 1.0, False)
+        uniform32(mt, pos, d[lo:hi], 0.0, 1.0, _NO_CLAMP)
         _box_muller_blocks32(d, lo, hi, m, s)
 
 

@@ -80,6 +80,11 @@ _grads_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_grads_row)
 # packs the whole weight each time (18 us for 20x64 @ 64x256 in float32, 15 us for 10 rows):
 # two rows and four columns of h at a time against rows of W, accumulated in the output row
 # (vectorised along it), take 10 us and 5 us, and no BLAS call from the threads of a block.
+# (an int64 first row, not the literal 0: a literal types the serial build's call apart from
+# the parallel build's, and the step loop then compiles twice)
+_ZERO = np.int64(0)
+
+
 @numba.njit(cache=True, nogil=True)
 def _copy_rows(dst, d0, src, s0, n):
     """dst[d0:d0 + n] = src[s0:s0 + n] of (rows, width) arrays as element loops: a 2-d slice
@@ -215,7 +220,7 @@ def _backward_rows(gy, w_hh, w_hr, sizes, starts, reverse, proj, small, r0, r1, 
 def lstm_forward(w_hh_t, bias, w_hr_t, sizes, reverse, proj, small, blocks, h, c, y, gates,
                  hprev, cprev, hh, m):
     """The steps of every row on the calling thread (``blocks`` is unused: one block)."""
-    _forward_rows(w_hh_t, bias, w_hr_t, sizes, _starts(sizes), reverse, proj, small, 0,
+    _forward_rows(w_hh_t, bias, w_hr_t, sizes, _starts(sizes), reverse, proj, small, _ZERO,
                   h.shape[0], h, c, y, gates, hprev, cprev, hh, m)
 
 
@@ -235,8 +240,8 @@ def lstm_forward_par(w_hh_t, bias, w_hr_t, sizes, reverse, proj, small, blocks, 
 def lstm_backward(gy, w_hh, w_hr, sizes, reverse, proj, small, blocks, dh, dc, gates, cprev, dg,
                   dhs, ms, dm):
     """The reverse steps of every row on the calling thread (one block)."""
-    _backward_rows(gy, w_hh, w_hr, sizes, _starts(sizes), reverse, proj, small, 0, dh.shape[0],
-                   dh, dc, gates, cprev, dg, dhs, ms, dm)
+    _backward_rows(gy, w_hh, w_hr, sizes, _starts(sizes), reverse, proj, small, _ZERO,
+                   dh.shape[0], dh, dc, gates, cprev, dg, dhs, ms, dm)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
