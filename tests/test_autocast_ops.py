@@ -121,6 +121,15 @@ CASES = [
     ("add_mixed", lambda L, t, lo: t(4, d=lo) + t(4)),
     ("cat_mixed", lambda L, t, lo: L.cat([t(2, d=lo), t(2)])),
     ("matmul_f64", lambda L, t, lo: t(2, 3, d=L.float64) @ t(3, 2, d=L.float64)),
+    # promote: the widest floating operand (float64 takes no part)
+    ("stack_mixed", lambda L, t, lo: L.stack([t(2, d=lo), t(2)])),
+    ("stack_low", lambda L, t, lo: L.stack([t(2, d=lo), t(2, d=lo)])),
+    ("cat_f64", lambda L, t, lo: L.cat([t(2, d=lo), t(2, d=L.float64)])),
+    ("index_copy", lambda L, t, lo: t(4, 3).index_copy(0, L.tensor([0, 2]), t(2, 3, d=lo))),
+    ("index_copy_low_self", lambda L, t, lo: t(4, 3, d=lo).index_copy(0, L.tensor([3, 1]),
+                                                                      t(2, 3))),
+    ("index_copy_low", lambda L, t, lo: t(4, 3, d=lo).index_copy(0, L.tensor([1]),
+                                                                 t(1, 3, d=lo))),
     ("matmul_int", lambda L, t, lo: L.arange(6).view(2, 3) @ L.arange(6).view(3, 2)),
 ]
 
@@ -141,6 +150,36 @@ def test_op_dtype_and_value_match_torch(name, fn, dtype_name):
     w = want.detach().to(torch.complex128 if want.is_complex() else torch.float64).numpy()
     g = got.detach().to(jtorch.complex128 if got.is_complex() else jtorch.float64).numpy()
     np.testing.assert_allclose(g, w, rtol=3e-2, atol=3e-2)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, lo, other: L.cat([L.ones(2, dtype=lo), L.ones(2, dtype=other)]),
+    lambda L, lo, other: L.stack([L.ones(2, dtype=other), L.ones(2, dtype=other)]),
+    lambda L, lo, other: L.ones(3, 2, dtype=lo).index_copy(0, L.tensor([1]),
+                                                           L.ones(1, 2, dtype=other)),
+    lambda L, lo, other: L.ones(3, dtype=lo).index_copy_(0, L.tensor([1]),
+                                                         L.ones(1, dtype=L.float32)),
+])
+def test_promote_errors_match_torch(call):
+    """The other 16-bit dtype beside the autocast one is torch's error, and in-place ops are
+    not autocast (index_copy_ keeps its dtype check)."""
+    for lo, other in (("bfloat16", "float16"), ("float16", "bfloat16")):
+        got = want = None
+        try:
+            with torch.autocast("cpu", dtype=getattr(torch, lo)):
+                want = call(torch, getattr(torch, lo), getattr(torch, other))
+        except RuntimeError as e:
+            want = e
+        try:
+            with jtorch.autocast("cpu", dtype=getattr(jtorch, lo)):
+                got = call(jtorch, getattr(jtorch, lo), getattr(jtorch, other))
+        except RuntimeError as e:
+            got = e
+        if isinstance(want, Exception):
+            assert isinstance(got, RuntimeError), (lo, got)
+            assert str(got).split(",")[0] == str(want).split(",")[0]
+        else:
+            assert str(got.dtype) == str(want.dtype)
 
 
 def test_gradients_reach_float32_parameters():

@@ -9,7 +9,10 @@ log_softmax, layer_norm, group_norm, sum, cumsum, cumprod, norm and the pointwis
 ``CUDA_FP32`` in float32 (``fp32_cuda``), as torch's CUDA list does. The op functions ask ``on`` first (a module
 global, one load when autocast is off) and cast their tensor operands with ``lower`` /
 ``fp32``; the long tail of float32 ops is wrapped with ``fp32_op``, which also runs the op's
-own inner calls without autocast, as torch does."""
+own inner calls without autocast, as torch does. A few ops cast their operands to the widest
+floating dtype among them (``promote``: stack, cat and index_copy on CPU; addcdiv, addcmul,
+atan2, bilinear, cross, dot, grid_sample, index_put, tensordot and scatter_add on CUDA), and CUDA
+bans binary_cross_entropy (``ban_cuda``)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ _CAST_DEVICES = ("cpu", "cuda")  # the device types whose regions cast tensors
 # pointwise ops torch's CUDA autocast runs in float32 (its fp32 list's pointwise entries)
 CUDA_FP32 = frozenset({"acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2",
                        "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus"})
+# pointwise ops torch's CUDA autocast promotes to their widest floating operand
+CUDA_PROMOTE = frozenset({"addcdiv", "addcmul", "atan2"})
 _threads_on = 0
 _lock = threading.Lock()
 
@@ -122,11 +127,11 @@ def lower(*args) -> tuple:
     return tuple(_cast(x, None) for x in args)
 
 
-def fp32(*args) -> tuple:
-    """``args`` with their lower-precision floating-point tensors in float32."""
+def fp32(*args, devices=_CAST_DEVICES) -> tuple:
+    """``args`` with their lower-precision floating-point tensors (on ``devices``) in float32."""
     if not _active():
         return args
-    return tuple(_cast(x, _dt.float32) for x in args)
+    return tuple(_cast(x, _dt.float32, devices) for x in args)
 
 
 def fp32_cuda(*args) -> tuple:
@@ -134,6 +139,38 @@ def fp32_cuda(*args) -> tuple:
     if not state.enabled.get("cuda"):
         return args
     return tuple(_cast(x, _dt.float32, ("cuda",)) for x in args)
+
+
+def promote(device_type: str, *args) -> tuple:
+    """torch's "promote" policy on ``device_type``: its eligible tensors (floating point, not
+    float64, on that device) cast to the widest of the autocast dtype and theirs (float32 wins;
+    the other 16-bit dtype beside the autocast one is torch's error)."""
+    if not state.enabled.get(device_type):
+        return args
+    low = state.dtype[device_type]
+    t = low
+    for x in args:
+        if isinstance(x, Tensor) and x.dtype.is_floating_point and x.dtype is not _dt.float64 \
+                and x.device.type == device_type:
+            if t is _dt.float32 or x.dtype is _dt.float32:
+                t = _dt.float32
+            elif x.dtype is not low:
+                raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return tuple(_cast(x, t, (device_type,)) for x in args)
+
+
+def ban_cuda(x, name: str) -> None:
+    """torch's error for an op its CUDA autocast bans (a CUDA tensor in a CUDA region)."""
+    if state.enabled.get("cuda") and isinstance(x, Tensor) and x.device.type == "cuda":
+        raise RuntimeError(_BANNED[name])
+
+
+_BANNED = {"binary_cross_entropy": (
+    "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+    "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+    "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+    "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+    "safe to autocast.")}
 
 
 class _Off:
@@ -147,6 +184,26 @@ class _Off:
 
     def __exit__(self, *exc):
         state.enabled.update(self.prev)
+
+
+def promote_op(device_type: str):
+    """The op wrapped to ``promote`` its tensor arguments on ``device_type`` and run its body
+    without autocast (its inner products must not drop back to 16 bits); ``out=`` calls are
+    not autocast, as in torch."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if not on or not state.enabled.get(device_type) or kwargs.get("out") is not None:
+                return fn(*args, **kwargs)
+            keys = list(kwargs)
+            cast = promote(device_type, *args, *kwargs.values())
+            with _Off():
+                return fn(*cast[:len(args)], **dict(zip(keys, cast[len(args):])))
+
+        return run
+
+    return wrap
 
 
 def fp32_op(fn):

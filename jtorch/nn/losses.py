@@ -325,10 +325,12 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(loss, _get_enum(reduction))
 
 
-@_amp.fp32_op
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) with each log clamped at -100, as torch does."""
+    if _amp.on:  # CPU autocast runs it in float32; CUDA's bans it
+        _amp.ban_cuda(input, "binary_cross_entropy")
+        input, target, weight = _amp.fp32(input, target, weight, devices=("cpu",))
     reduction = _reduction(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "

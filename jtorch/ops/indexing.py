@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as _dt
+from ..amp import state as _amp
 from ..kernels.defs import indexing as D
 from ..tensor import Tensor
 
@@ -368,6 +369,8 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    if _amp.on:  # CUDA autocast's promote list
+        input, values = _amp.promote("cuda", input, values)
     return index_put_(input.clone(), indices, values, accumulate)
 
 
@@ -421,6 +424,8 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    if _amp.on:  # CUDA autocast's promote list
+        input, src = _amp.promote("cuda", input, src)
     return _call(D.scatter_add_op, input, index, src, dim=dim)
 
 
@@ -467,6 +472,8 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    if _amp.on:  # CPU autocast's promote list
+        input, source = _amp.promote("cpu", input, source)
     return _call(D.index_copy_op, input, index, source, dim=dim)
 
 

@@ -69,6 +69,7 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _deliver(mm(input, vec.unsqueeze(1)).squeeze(1), out)
 
 
+@_amp.promote_op("cuda")  # (CUDA autocast's promote list, as tensordot and bilinear)
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inner product of two 1-D tensors (a 0-d result)."""
     _check_tensor(input, "dot")
@@ -289,6 +290,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
     return _deliver((x * y).sum(dim), out)
 
 
+@_amp.promote_op("cuda")
 def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor:
     """Contract ``dims`` (a count of trailing/leading dims, or two lists) with one mm."""
     if isinstance(dims, Tensor):
@@ -595,6 +597,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+@_amp.promote_op("cuda")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = x1 . W[o] . x2 + b[o]."""
     if input1.dim() != input2.dim():

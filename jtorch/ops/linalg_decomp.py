@@ -695,7 +695,7 @@ def cond(A: Tensor, p=None, *, out: Tensor | None = None) -> Tensor:
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
-    from .numeric import cross as _cross
+    from .numeric import cross_product as _cross
 
     return _deliver(_cross(input, other, dim), out)
 

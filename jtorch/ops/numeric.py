@@ -177,6 +177,13 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *,
 
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None, axis=None) -> Tensor:
     """The 3-vector cross product along ``dim`` (default: the first dim of size 3)."""
+    if _amp.on and out is None:  # CUDA autocast's promote list (torch.cross, not linalg.cross)
+        input, other = _amp.promote("cuda", input, other)
+    return cross_product(input, other, dim, out=out, axis=axis)
+
+
+def cross_product(input: Tensor, other: Tensor, dim=None, *, out=None, axis=None) -> Tensor:
+    """``cross`` without autocast's casts (``linalg.cross``)."""
     dim = dim if axis is None else axis
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")

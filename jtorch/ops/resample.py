@@ -260,7 +260,6 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
                   "See the documentation of grid_sample for details.")
 
 
-@_amp.fp32_op
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the normalised (x, y) locations of ``grid``
@@ -275,6 +274,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
+    if _amp.on:  # CPU autocast runs it in float32, CUDA's promotes
+        input, grid = _amp.promote("cuda", *_amp.fp32(input, grid, devices=("cpu",)))
     op = R.grid_sampler_3d_op if input.dim() == 5 else R.grid_sampler_2d_op
     return dispatch.call(op, input, grid, mode=mode, padding_mode=padding_mode,
                          align_corners=bool(align_corners))

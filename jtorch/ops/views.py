@@ -556,6 +556,8 @@ def cat(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     tensor([1.0000, 2.0000, 3.5000])
     """
     tensors = _tensor_list(tensors, "cat")
+    if _amp.on and out is None:  # CPU autocast's promote list
+        tensors = _amp.promote("cpu", *tensors)
     res = _call(M.cat_op, *tensors, dim=dim if axis is None else axis,
                 out_dtype=None if out is None else out.dtype)
     return _finish(out, res, "cat")
@@ -566,6 +568,8 @@ concat = concatenate = cat
 
 def stack(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
+    if _amp.on and out is None:
+        tensors = _amp.promote("cpu", *tensors)
     res = _call(M.stack_op, *tensors, dim=dim if axis is None else axis,
                 out_dtype=None if out is None else out.dtype)
     return _finish(out, res, "stack")

@@ -137,3 +137,64 @@ def test_products_and_pointwise_stay_on_the_device():
     with jtorch.autocast("cuda"):
         (F.relu(x @ w.t()) * 2).exp().sum()
     assert not eager.FALLBACKS, eager.FALLBACKS
+
+
+# -- the promote list: the widest floating operand wins ---------------------------------------
+
+def test_promote_list():
+    h, f = _t(4, 3).half(), _t(4, 3, seed=1)
+    v16, v32 = _t(3, seed=2).half(), _t(3, seed=3)
+    idx = jtorch.tensor([0, 2]).cuda()
+    with jtorch.autocast("cuda"):
+        assert jtorch.addcmul(f, h, h).dtype == jtorch.float32
+        assert jtorch.addcdiv(h, h, f).dtype == jtorch.float32
+        assert jtorch.addcmul(h, h, h).dtype == jtorch.float16  # all at the autocast dtype
+        assert jtorch.atan2(h, f).dtype == jtorch.float32
+        # ops that refuse mixed dtypes outside a region run in the widest one inside it
+        assert jtorch.dot(v16, v32).dtype == jtorch.float32
+        assert f.scatter_add(0, jtorch.zeros(2, 3, dtype=jtorch.long).cuda(), h[:2]).dtype \
+            == jtorch.float32
+        assert h.index_put((idx,), f[:2]).dtype == jtorch.float32
+        assert jtorch.tensordot(h, f, dims=([1], [1])).dtype == jtorch.float32
+        w = _t(2, 3, 3, seed=4)
+        assert F.bilinear(h, h, w).dtype == jtorch.float32
+        assert jtorch.cross(_t(2, 3).half(), _t(2, 3, seed=5), dim=1).dtype == jtorch.float32
+        img, grid = _t(1, 2, 4, 4).half(), (_t(1, 3, 3, 2, seed=6) * 0.5).half()
+        assert F.grid_sample(img, grid, align_corners=False).dtype == jtorch.float16
+        assert F.grid_sample(img, grid.float(), align_corners=False).dtype == jtorch.float32
+        # float64 takes no part; bfloat16 beside a float16 region is torch's error
+        assert jtorch.atan2(h, f.double()).dtype == jtorch.float64  # (ordinary promotion)
+        with pytest.raises(RuntimeError, match="same dtype"):  # float16 stays: torch's error
+            jtorch.dot(v16, v32.double())
+        with pytest.raises(RuntimeError, match="Unexpected floating ScalarType"):
+            jtorch.dot(v16, v16.bfloat16())
+        # a CPU tensor in a CUDA region is not cast (the devices then differ, as in torch)
+        assert jtorch.dot(v32.cpu(), v32.cpu()).dtype == jtorch.float32
+    want = jtorch.dot(v16.float(), v32)
+    with jtorch.autocast("cuda"):
+        got = jtorch.dot(v16, v32)
+    assert got.cpu().item() == want.cpu().item()
+    with pytest.raises(RuntimeError, match="same dtype"):  # outside a region: torch's error
+        jtorch.dot(v16, v32)
+
+
+def test_promote_is_not_applied_in_place_or_to_linalg_cross():
+    h, f = _t(4, 3).half(), _t(4, 3, seed=1)
+    with jtorch.autocast("cuda"):
+        assert h.clone().addcmul_(f, f).dtype == jtorch.float16
+        assert jtorch.linalg.cross(_t(2, 3).half(), _t(2, 3, seed=5).half()).dtype \
+            == jtorch.float16
+
+
+def test_binary_cross_entropy_is_banned():
+    p = jtorch.sigmoid(_t(4))
+    t = jtorch.ones(4).cuda()
+    with jtorch.autocast("cuda"):
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            F.binary_cross_entropy(p, t)
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            nn.BCELoss()(p, t)
+        assert F.binary_cross_entropy_with_logits(_t(4), t).dtype == jtorch.float32
+        # CPU tensors: CPU autocast runs it in float32
+        assert F.binary_cross_entropy(p.cpu(), t.cpu()).dtype == jtorch.float32
+    assert F.binary_cross_entropy(p, t).dtype == jtorch.float32

@@ -62,6 +62,10 @@ def pointwise(op: registry.OpDef, args: tuple, out, inplace: bool, plan) -> Tens
     if half and _amp.on and op.name in _amp.CUDA_FP32 and out is None and not inplace and \
             _amp.state.enabled.get("cuda"):  # CUDA autocast's float32 list
         return dispatch.pointwise(op, _amp.fp32_cuda(*args))
+    if half and _amp.on and op.name in _amp.CUDA_PROMOTE and out is None and not inplace:
+        cast = _amp.promote("cuda", *args)  # CUDA autocast's promote list
+        if any(a is not b for a, b in zip(cast, args)):
+            return dispatch.pointwise(op, cast)
     dev = common_device(*args)
     shape = tuple(broadcast_shapes(*[x._a.shape for x in args if isinstance(x, _TENSOR)]))
     if out is not None and args and out is args[0]:
