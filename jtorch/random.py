@@ -58,23 +58,48 @@ def _as_seed(seed) -> int:
 
 
 class Generator:
-    """A CPU random generator (torch.Generator): torch's MT19937 engine, so a seed gives
-    torch's numbers (``kernels/cpu/mt19937.py``). ``manual_seed``, ``seed``,
-    ``initial_seed``, ``get_state``/``set_state`` (the seed, the engine's 624 words and
-    counters, and the cached second normal of a Box-Muller pair)."""
+    """A random generator (torch.Generator).
+
+    On CPU: torch's MT19937 engine, so a seed gives torch's numbers
+    (``kernels/cpu/mt19937.py``); ``get_state``/``set_state`` hold the seed, the engine's 624
+    words and counters, and the cached second normal of a Box-Muller pair.
+
+    On CUDA: torch's Philox state, a seed and an offset (``_philox``, ``[seed, offset]``): each
+    call draws under the seed as key from the offset, which it advances by 4
+    (``kernels/cuda/philox.py``); ``get_offset``/``set_offset`` (a multiple of 4) and 16 bytes
+    of state (seed, offset) as torch's CUDA generator. The devices' default generators
+    (``jtorch.cuda.default_generators``) share their state with ``jtorch.cuda.random``."""
 
     def __init__(self, device="cpu"):
         d = _device(device) if isinstance(device, str) else device
-        if getattr(d, "type", None) == "cuda":
-            from . import cuda
+        cuda = getattr(d, "type", None) == "cuda"
+        if cuda:
+            from . import cuda as _cuda
 
-            if not cuda.is_available():
+            if not _cuda.is_available():
                 raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
-        self._device = to_device(device)
+        self._init(to_device(device), [_DEFAULT_SEED, 0] if cuda else None)
+
+    @classmethod
+    def _sharing(cls, device, philox: list) -> Generator:
+        """A CUDA generator over an existing ``[seed, offset]`` (a device's default one)."""
+        g = cls.__new__(cls)
+        g._init(to_device(device), philox)
+        return g
+
+    def _init(self, device, philox) -> None:
+        self._device = device
         self._lock = threading.Lock()
-        self._reseed(_DEFAULT_SEED)
+        self._philox = philox
+        self._seed_engine(_DEFAULT_SEED if philox is None else philox[0])
 
     def _reseed(self, s: int) -> None:
+        if self._philox is not None:
+            self._philox[0], self._philox[1] = s, 0
+        self._seed_engine(s)
+
+    def _seed_engine(self, s: int) -> None:
+        """The MT19937 engine (a CUDA generator's too: ops that run on the host draw from it)."""
         from .kernels.cpu.mt19937 import seeded
 
         self._seed = s
@@ -98,17 +123,38 @@ class Generator:
         return s
 
     def initial_seed(self) -> int:
-        return self._seed
+        return self._seed if self._philox is None else self._philox[0]
 
     def get_offset(self) -> int:
-        raise RuntimeError("CPU Generator does not use offset")
+        if self._philox is None:
+            raise RuntimeError("CPU Generator does not use offset")
+        return self._philox[1]
 
     def set_offset(self, offset: int) -> Generator:
-        raise RuntimeError("CPU Generator does not use offset")
+        if self._philox is None:
+            raise RuntimeError("CPU Generator does not use offset")
+        o = int(offset)
+        if o % 4:
+            raise RuntimeError("offset must be a multiple of 4")
+        with self._lock:
+            self._philox[1] = o
+        return self
+
+    def philox_take(self, increment: int) -> tuple[int, int]:
+        """(seed, offset) for a CUDA call drawing ``increment`` numbers per thread, the offset
+        advanced past them (to a multiple of 4, as torch's philox_cuda_state)."""
+        with self._lock:
+            seed, offset = self._philox
+            self._philox[1] = offset + -(-increment // 4) * 4
+        return seed, offset
 
     def get_state(self):
         from .tensor import Tensor
 
+        if self._philox is not None:
+            seed, offset = self._philox
+            raw = seed.to_bytes(8, "little") + offset.to_bytes(8, "little", signed=True)
+            return Tensor._make(np.frombuffer(raw, np.uint8).copy())
         with self._lock:
             raw = (self._seed.to_bytes(8, "little") + self._mt.tobytes() + self._pos.tobytes()
                    + self._normal.tobytes())
@@ -120,6 +166,11 @@ class Generator:
 
         if not isinstance(new_state, Tensor) or new_state.dtype is not dtypes.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
+        if self._philox is not None:
+            set_philox_state(self._philox, np.ascontiguousarray(new_state._a).tobytes(),
+                             self._lock)
+            self._seed_engine(self._philox[0])
+            return self
         if new_state.numel() != _STATE_BYTES:
             raise RuntimeError(
                 f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input "
@@ -137,7 +188,7 @@ class Generator:
         return self
 
     def clone_state(self) -> Generator:
-        g = Generator()
+        g = Generator._sharing(self._device, None if self._philox is None else list(self._philox))
         g.set_state(self.get_state())
         return g
 
@@ -150,16 +201,31 @@ class Generator:
             return int(key64(self._mt, self._pos)), 0
 
     def __getstate__(self) -> dict:
-        return {"state": self.get_state()._a.tobytes()}
+        return {"state": self.get_state()._a.tobytes(), "device": str(self._device)}
 
     def __setstate__(self, state: dict) -> None:
         from .tensor import Tensor
 
         self._lock = threading.Lock()
+        self._device = to_device(state.get("device", "cpu"))
+        self._philox = [_DEFAULT_SEED, 0] if self._device.type == "cuda" else None
         self.set_state(Tensor._make(np.frombuffer(state["state"], np.uint8).copy()))
 
     def __repr__(self) -> str:
         return f"<jtorch.Generator object at {id(self):#x}>"
+
+
+def set_philox_state(entry: list, raw: bytes, lock) -> None:
+    """A CUDA generator's ``[seed, offset]`` from torch's 16 state bytes (or 8: the seed
+    alone, offset 0), with torch's checks."""
+    if len(raw) not in (8, 16):
+        raise RuntimeError("RNG state is wrong size")
+    seed = int.from_bytes(raw[:8], "little")
+    offset = int.from_bytes(raw[8:], "little", signed=True) if len(raw) == 16 else 0
+    if offset % 4:
+        raise RuntimeError("offset must be a multiple of 4")
+    with lock:
+        entry[0], entry[1] = seed, offset
 
 
 default_generator = Generator()

@@ -550,3 +550,11 @@ def empty_cache() -> None:
     """Hands the allocator's cached blocks back to the driver (live tensors keep theirs)."""
     if is_initialized() and _memory_used():
         _memory().empty_cache()
+
+
+def __getattr__(name: str):
+    if name == "default_generators":  # torch's tuple, one Generator per device (empty without)
+        if not is_available():
+            return ()
+        return tuple(_random.default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module 'jtorch.cuda' has no attribute '{name}'")

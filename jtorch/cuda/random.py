@@ -14,7 +14,8 @@ from .. import random as _random
 from ..random import _DEFAULT_SEED, _as_seed, _nondeterministic_seed
 
 _lock = threading.Lock()
-_seeds: dict[int, list] = {}  # device -> [seed, offset]
+_seeds: dict[int, list] = {}  # device -> [seed, offset] (one list per device, updated in place)
+_generators: dict[int, _random.Generator] = {}  # device -> its default generator
 
 
 def _entry(device: int) -> list:
@@ -25,23 +26,44 @@ def _entry(device: int) -> list:
     return e
 
 
+def default_generator(device: int) -> _random.Generator:
+    """Device ``device``'s default generator (``jtorch.cuda.default_generators``): a
+    ``Generator`` over this module's ``[seed, offset]`` of the device."""
+    with _lock:
+        g = _generators.get(device)
+        if g is None:
+            g = _generators[device] = _random.Generator._sharing(f"cuda:{device}",
+                                                                 _entry(device))
+    return g
+
+
+def _set(device: int, seed: int, offset: int = 0) -> None:
+    e = _entry(device)
+    e[0], e[1] = seed, offset
+    g = _generators.get(device)
+    if g is not None:
+        g._seed_engine(seed)
+
+
 def reset() -> None:
     """``jtorch.manual_seed`` ran: every device starts again from its seed."""
+    s = _random.cuda_seed[0]
     with _lock:
-        _seeds.clear()
+        for device in list(_seeds):
+            _set(device, _DEFAULT_SEED if s is None else s)
 
 
 def manual_seed(device: int, seed) -> None:
     s = _as_seed(seed)
     with _lock:
-        _seeds[device] = [s, 0]
+        _set(device, s)
 
 
 def seed(device: int) -> int:
     """Seeds ``device``'s generator from the OS's entropy; returns the seed."""
     s = _nondeterministic_seed()
     with _lock:
-        _seeds[device] = [s, 0]
+        _set(device, s)
     return s
 
 
@@ -63,11 +85,14 @@ def philox_state(device: int, increment: int) -> tuple:
 def get_state(device: int) -> bytes:
     with _lock:
         seed, offset = _entry(device)
-    return seed.to_bytes(8, "little") + offset.to_bytes(8, "little")
+    return seed.to_bytes(8, "little") + offset.to_bytes(8, "little", signed=True)
 
 
 def set_state(device: int, state: bytes) -> None:
-    if len(state) != 16:
-        raise RuntimeError("RNG state is wrong size")
+    """torch's 16 bytes (or 8: the seed, offset 0), with its checks."""
     with _lock:
-        _seeds[device] = [int.from_bytes(state[:8], "little"), int.from_bytes(state[8:], "little")]
+        e = _entry(device)
+    _random.set_philox_state(e, state, _lock)
+    g = _generators.get(device)
+    if g is not None:
+        g._seed_engine(e[0])

@@ -131,6 +131,67 @@ def test_cuda_generator_objects():
     np.testing.assert_array_equal(host(jtorch.rand(8, device=CUDA)), d)
 
 
+def test_cuda_generator_seed_and_offset_state():
+    """torch's CUDA generator state: a seed and an offset advanced by 4 per call, 16 bytes of
+    state (or 8: the seed), offsets in multiples of 4."""
+    g = jtorch.Generator(device=CUDA)
+    assert g.initial_seed() == 67280421310721 and g.get_offset() == 0
+    assert g.device == jtorch.device("cuda", 0)  # (torch gives the index too)
+    g.manual_seed(9)
+    a = host(jtorch.randn(16, device=CUDA, generator=g))
+    assert g.get_offset() == 4
+    b = host(jtorch.randn(16, device=CUDA, generator=g))
+    assert g.get_offset() == 8
+    g.set_offset(4)  # rewind to the second call
+    np.testing.assert_array_equal(host(jtorch.randn(16, device=CUDA, generator=g)), b)
+    raw = g.get_state().numpy().tobytes()
+    assert len(raw) == 16 and int.from_bytes(raw[:8], "little") == 9
+    assert int.from_bytes(raw[8:], "little") == 8
+    with pytest.raises(RuntimeError, match="offset must be a multiple of 4"):
+        g.set_offset(6)
+    g.set_state(jtorch.from_numpy(np.frombuffer((9).to_bytes(8, "little"), np.uint8).copy()))
+    assert g.get_offset() == 0  # the seed alone: offset 0
+    np.testing.assert_array_equal(host(jtorch.randn(16, device=CUDA, generator=g)), a)
+    with pytest.raises(RuntimeError, match="RNG state is wrong size"):
+        g.set_state(jtorch.zeros(12, dtype=jtorch.uint8))
+    with pytest.raises(RuntimeError, match="offset must be a multiple of 4"):
+        g.set_state(jtorch.from_numpy(np.frombuffer(
+            (9).to_bytes(8, "little") + (2).to_bytes(8, "little"), np.uint8).copy()))
+    c = g.clone_state()
+    assert c.get_offset() == g.get_offset() and c.initial_seed() == 9
+    np.testing.assert_array_equal(host(jtorch.rand(8, device=CUDA, generator=c)),
+                                  host(jtorch.rand(8, device=CUDA, generator=g)))
+    import pickle
+
+    p = pickle.loads(pickle.dumps(g))
+    assert p.device.type == "cuda" and p.get_offset() == g.get_offset()
+    # ops that run on the host draw from the generator's own engine, reproducibly
+    g.manual_seed(4)
+    r = jtorch.randperm(10, device=CUDA, generator=g).cpu().tolist()
+    g.manual_seed(4)
+    assert jtorch.randperm(10, device=CUDA, generator=g).cpu().tolist() == r
+    with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
+        jtorch.Generator().get_offset()
+
+
+def test_default_generators_share_the_device_state():
+    gens = jtorch.cuda.default_generators
+    assert len(gens) == jtorch.cuda.device_count() and gens[0].device.type == "cuda"
+    assert jtorch.cuda.default_generators[0] is gens[0]
+    jtorch.cuda.manual_seed(12)
+    assert gens[0].initial_seed() == 12 and gens[0].get_offset() == 0
+    a = host(jtorch.rand(8, device=CUDA))
+    assert gens[0].get_offset() == 4
+    assert gens[0].get_state().numpy().tobytes() == jtorch.cuda.get_rng_state().numpy().tobytes()
+    gens[0].set_offset(0)
+    np.testing.assert_array_equal(host(jtorch.rand(8, device=CUDA)), a)
+    gens[0].manual_seed(13)
+    assert jtorch.cuda.initial_seed() == 13
+    jtorch.manual_seed(12)  # the global seed reaches the device generator in place
+    assert gens[0].initial_seed() == 12 and gens[0].get_offset() == 0
+    np.testing.assert_array_equal(host(jtorch.rand(8, device=CUDA, generator=gens[0])), a)
+
+
 def test_cpu_generator_with_cuda_operands_is_torchs_error():
     g = jtorch.Generator()
     with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator"):

@@ -7,9 +7,9 @@ c >> 32)`` under that key (four 32-bit words):
 - the default generator of device ``d``: key = its seed (low word, high word), ``c`` = the
   offset ``jtorch.cuda.random.philox_state(d, 4)`` reserves, so calls advance it by 4 and
   never reuse a counter; ``manual_seed`` and ``set_rng_state`` set both numbers;
-- a ``Generator(device="cuda")`` passed as ``generator=``: key = a 64-bit draw of its engine
-  (``Generator._take``, as the CPU's counter-based samplers take theirs), ``c`` = 0; its
-  ``manual_seed`` and ``get_state``/``set_state`` fix the keys of the calls that follow.
+- a ``Generator(device="cuda")`` passed as ``generator=``: the same with its own seed and
+  offset (``Generator.philox_take``); ``manual_seed``, ``set_offset`` and ``set_state`` set
+  them as torch's CUDA generator does.
 ``per`` is 4 where an element takes one word (float32 results, bernoulli with float32
 probabilities, integer ranges under 2**32) and 2 where it takes two, words ``2j, 2j + 1``
 (float64, integer and bool results of the float samplers, bernoulli with float64
@@ -318,7 +318,7 @@ def stream(name: str, gen, dev) -> tuple:
     if gen is _random.default_generator:
         seed, offset = _cuda_random.philox_state(_device_index(dev), 4)
     elif gen.device.type == "cuda":
-        seed, offset = gen._take(0)
+        seed, offset = gen.philox_take(4)
     else:
         raise RuntimeError(_CPU_GENERATOR)
     DRAWS[name] += 1
