@@ -231,17 +231,20 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                 loops = plan[5] = (kernel(op, len(args), compute, result, "c_" + pat),
                                    kernel(op, len(args), compute, result, "p_" + pat))
             loop = loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
+            ka = args  # (the hook below sees the call's own scalars)
+            if "s" in pat and compute in _WIDE_FLOATS:
+                ka = _int_scalars_as_float(op, args)
             try:
                 if flat1 and pat == "aa":  # spelled out: no list for the commonest calls
                     loop(flat, args[0]._a, args[1]._a)
                 elif flat1 and pat == "a":
                     loop(flat, args[0]._a)
                 elif flat1 and pat == "as":
-                    loop(flat, args[0]._a, args[1])
+                    loop(flat, args[0]._a, ka[1])
                 elif flat1:
-                    loop(flat, *[x._a if isinstance(x, _TENSOR) else x for x in args])
+                    loop(flat, *[x._a if isinstance(x, _TENSOR) else x for x in ka])
                 else:
-                    loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
+                    loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in ka])
             except ZeroDivisionError:
                 raise RuntimeError("ZeroDivisionError") from None
     else:
@@ -444,6 +447,19 @@ def kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype, v
     return k
 
 
+def strided_kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype,
+                   kind: int, par: bool):
+    """The strided loop of one row kind (``pointwise.strided_kernels``): a program compiles
+    the kinds it runs, not all 2 * 2**arity branches of ``s_<n>``."""
+    key = (op, compute, out, kind, par)
+    k = _kernel_cache.get(key)
+    if k is None:
+        mod = _pw.strided_kernels(op, arity, compute.name, out.name, kind)
+        k = _kernel_cache[key] = getattr(mod, f"{'ps' if par else 's'}_{arity}_"
+                                              f"{_pw.kind_tag(kind)}")
+    return k
+
+
 # (op, compute, out dtype, pattern) -> (serial loop, parallel loop) of the contiguous variants
 _flat_loops: dict = {}
 
@@ -469,6 +485,8 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
     if out_dtype in _HALF or compute in _HALF:
         return _run_half(op, args, out, compute)
     shape = out.shape
+    if compute in _WIDE_FLOATS:
+        args = _int_scalars_as_float(op, args)
     if out.flags.c_contiguous:
         pat = ""
         flat = [out.reshape(-1)]
@@ -499,6 +517,22 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
         return _run_half(op, args, out, compute)
     # Broadcast, non-contiguous, or all-scalar inputs: the strided loop fills ``out``.
     _strided(op, args, out, compute, out_dtype)
+
+
+_WIDE_FLOATS = frozenset({_dt.float32, _dt.float64})
+_EXACT = 2 ** 53  # ints a float64 holds exactly
+
+
+def _int_scalars_as_float(op: registry.OpDef, args: tuple) -> tuple:
+    """Python int operands as floats where the op computes in float32/float64: the loop casts
+    them to the compute dtype either way, and one scalar type per loop saves compiling it
+    twice (``x * 2`` and ``x * 0.5``; ``masked_fill(m, 0)`` and ``(m, -inf)``). Parameters
+    (``alpha``...) and ints a float64 would round keep their type."""
+    n = len(args) - op.nparams
+    if not any(x.__class__ is int for x in args[:n]):
+        return args
+    return tuple(float(x) if i < n and x.__class__ is int and -_EXACT <= x <= _EXACT else x
+                 for i, x in enumerate(args))
 
 
 _strided_plans: dict = {}
@@ -536,12 +570,14 @@ def _make_strided_plan(out: np.ndarray, args: tuple) -> tuple:
         # every operand is dense in the output's order (x.t() + y.t()): the contiguous loop
         pat = "".join("a" if st[0] else "s" for st in cstrides[1:])
         if "a" in pat:
-            return pat, None, None
-    return None, np.asarray(cshape, np.int64), [np.asarray(st, np.int64) for st in cstrides]
+            return pat, None, None, None
+    kind = _pw.row_kind(len(args), cstrides[0][-1], [st[-1] for st in cstrides[1:]])
+    return None, np.asarray(cshape, np.int64), [np.asarray(st, np.int64) for st in cstrides], \
+        kind
 
 
 def _strided(op, args, out: np.ndarray, compute: _dt.dtype, out_dtype: _dt.dtype) -> None:
-    pat, cshape, cstrides = _strided_plan(out, args)
+    pat, cshape, cstrides, kind = _strided_plan(out, args)
     par = use_parallel(out.size)
     if pat is not None:
         flat = [x if not isinstance(x, _TENSOR) else span(x._a) if p == "a" else span(x._a)[0]
@@ -549,7 +585,7 @@ def _strided(op, args, out: np.ndarray, compute: _dt.dtype, out_dtype: _dt.dtype
         fn = kernel(op, len(args), compute, out_dtype, ("p_" if par else "c_") + pat)
         call = (span(out), *flat)
     else:
-        fn = kernel(op, len(args), compute, out_dtype, ("ps_" if par else "s_") + str(len(args)))
+        fn = strided_kernel(op, len(args), compute, out_dtype, kind, par)
         call = [cshape, span(out), cstrides[0]]
         for x, st in zip(args, cstrides[1:]):
             call += [span(x._a) if isinstance(x, _TENSOR) else np.asarray(x).reshape(1), st]

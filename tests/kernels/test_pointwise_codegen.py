@@ -94,3 +94,64 @@ def test_eager_module_source_matches_golden(name, arity, compute):
     src = _source(name, arity, compute)
     compile(src, f"<{name} kernels>", "exec")  # valid Python
     golden_kernel(os.path.join(GOLDEN, f"eager_{name}_{compute}.kernel.txt"), src)
+
+
+def _strided_call(shape, out, operands):
+    """The strided loops' arguments: the coalesced shape, then each array with its element
+    strides (a (1,)-shaped operand broadcast at stride 0 where its dim is 1)."""
+    call = [np.asarray(shape, np.int64), out.reshape(-1),
+            np.asarray([s // out.itemsize for s in out.strides], np.int64)]
+    for x in operands:
+        base = x if x.base is None else x.base
+        flat = base.reshape(-1)
+        off = (x.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
+            // x.itemsize
+        st = [0 if n == 1 else s // x.itemsize for n, s in zip(x.shape, x.strides)]
+        call += [flat[off:], np.asarray(st, np.int64)]
+    return call
+
+
+@pytest.mark.parametrize("kind", [0, 3, 5, 7, -3, -6, -9, -1])
+def test_one_kind_strided_loops_equal_the_general_loop(kind):
+    """``strided_kernels``' loop of one row kind against ``s_3``, which branches over all."""
+    op = registry.get("lerp")
+    general = pointwise.kernels(op, 3, "float32", "float32")
+    one = pointwise.strided_kernels(op, 3, "float32", "float32", kind)
+    tag = pointwise.kind_tag(kind)
+    assert not hasattr(one, "s_3")  # only its own kind
+    rng = np.random.default_rng(1)
+    shape = (3, 5)
+    bits = kind if kind >= 0 else -2 - kind
+    ops = []
+    for i in range(3):
+        on = (bits >> (2 - i)) & 1
+        if kind == -1 and i == 0:  # the generic loop: a negative innermost stride
+            ops.append(rng.standard_normal((3, 5)).astype(np.float32)[:, ::-1])
+        elif not on:
+            ops.append(rng.standard_normal((3, 1)).astype(np.float32))
+        elif kind < -1:
+            ops.append(rng.standard_normal((3, 10)).astype(np.float32)[:, ::2])
+        else:
+            ops.append(rng.standard_normal((3, 5)).astype(np.float32))
+    strides = [0 if x.shape[1] == 1 else x.strides[1] // 4 for x in ops]
+    assert pointwise.row_kind(3, 1, strides) == kind
+    want = np.empty(shape, np.float32)
+    general.s_3(*_strided_call(shape, want, ops))
+    for fn in (getattr(one, f"s_3_{tag}"), getattr(one, f"ps_3_{tag}")):
+        got = np.empty(shape, np.float32)
+        fn(*_strided_call(shape, got, ops))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_int_and_float_scalars_share_one_loop():
+    """A Python int operand of a float op runs the loop a float one compiled (one signature)."""
+    from jtorch import dispatch
+
+    x = jtorch.ones(5)
+    y = x * 2
+    fn = dispatch.kernel(registry.get("mul"), 2, jtorch.float32, jtorch.float32, "c_as")
+    before = len(fn.signatures)
+    z = x * 2.5
+    assert len(fn.signatures) == before and y.tolist() == [2.0] * 5 and z.tolist() == [2.5] * 5
+    big = jtorch.ones(2, dtype=jtorch.float64) * (2 ** 60 + 1)  # (not exact in float64: kept)
+    assert big.tolist() == [float(2 ** 60 + 1)] * 2

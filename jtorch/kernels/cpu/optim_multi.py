@@ -15,8 +15,10 @@ tensor) walks the tensors in order.
 Why tuples: Numba unboxes a tuple of arrays in C (about 0.1 us per array, measured), while a
 ``numba.typed.List`` costs ~2.5 us per array to build, a reflected list ~14 us, and reading
 data pointers (``a.ctypes.data``) ~1.5 us. A tuple's length is part of its type, so tuples are
-padded (with empty arrays, which own no chunk) to the next of 4, 6, 8, 12, 16: a model
-compiles a few kernels, cached on disk. Larger groups run as consecutive calls of 16: a
+padded (with empty arrays, which own no chunk) to 8 or 16: every group compiles one of two
+kernels per optimizer (2-2.5 s each, cold; cached on disk), where finer sizes compiled a kernel
+per group size (a GPT's AdamW with groups of 16 and 12 tensors: two), for about 0.1 us per
+padding array at run time. Larger groups run as consecutive calls of 16: a
 tuple's runtime indexing compiles to a switch over its entries, and the cold compile grew
 from 2 s (serial) / 6 s (parallel) at 16 entries to 10 s / 45 s at 32 and minutes at 64
 (ResNet-18's 62 parameters).
@@ -285,7 +287,7 @@ KERNELS = {name: (_build(d, False), _build(d, True))
 CHUNK = 1 << 15  # elements per parallel task
 _SERIAL_CHUNK = 1 << 62
 # tuple lengths: a group of n parameters is padded to the next (compiled once per length)
-_SIZES = [4, 6, 8, 12, 16]
+_SIZES = [8, 16]
 _MAX = _SIZES[-1]  # tensors per call: more run as consecutive calls
 # the dtype a parameter's update is computed in (``optim.py``'s), for those with a flat view
 COMPUTE = {np.dtype(t): np.dtype(c) for t, c in (

@@ -11,7 +11,11 @@ full array (``a``, read as ``in0[i]``) or one value (``s``, read as ``in1``). It
 - ``s_n``/``ps_n``: strided loops over coalesced shapes, any rank, for broadcast and
   non-contiguous operands (operands are 1-D spans of storage plus element strides), whose
   rows run the same body over row views.
-Functions compile lazily, so only the variants a program uses are ever compiled.
+Functions compile lazily, so only the variants a program uses are ever compiled. The strided
+loops branch over 2 * 2**arity row kinds (which operands are broadcast, unit-stride or
+strided in the innermost dim); compiling every branch cost 1.5-4 s per op on a cold cache, so
+``dispatch`` calls the one-kind loops of ``strided_kernels`` (a module per op, dtypes and
+kind, ``s_n_<tag>``/``ps_n_<tag>``), picking the kind from the call's strides.
 """
 
 from __future__ import annotations
@@ -62,6 +66,35 @@ class _Gen:
 
     def guard(self, operands: list) -> str:
         return codegen.ssa_line(self.op, self.compute, self.out, "v0", operands, self.consts).guard
+
+
+def row_kind(arity: int, so: int, strides: list) -> int:
+    """The row kind of the strided loops for an output's and the inputs' innermost element
+    strides (the generated ``kind =`` line, in Python)."""
+    if so == 1 and all(s in (0, 1) for s in strides):
+        return sum(s << (arity - 1 - i) for i, s in enumerate(strides))
+    if so == 1 and all(s >= 0 for s in strides):
+        return -2 - sum((s > 0) << (arity - 1 - i) for i, s in enumerate(strides))
+    return -1
+
+
+def kind_tag(kind: int) -> str:
+    return f"k{kind}" if kind >= 0 else "g" if kind == -1 else f"r{-2 - kind}"
+
+
+def strided_kernels(op: registry.OpDef, arity: int, compute: str, out: str, kind: int):
+    """The module of the strided loops of one row kind (``s_<n>_<tag>``, ``ps_<n>_<tag>``)."""
+    key = (op.name, arity, compute, out, kind)
+    mod = _cache.get(key)
+    if mod is None:
+        g = _Gen(op, arity, compute, out)
+        lines = _strided(g, kind)
+        fns = [getattr(op, scalar_variant(op, compute))]
+        title = (f"{op.name}: {op.family} pointwise op, compute {compute} -> out {out} "
+                 f"(arity {arity}), strided rows of kind {kind}")
+        src = "\n".join([*codegen.header(title, fns, g.consts), "", *lines]) + "\n"
+        mod = _cache[key] = load(f"jt_{op.family}_{op.name}_{kind_tag(kind)}", src)
+    return mod
 
 
 def _source(op, arity: int, compute: str, out: str) -> str:
@@ -162,7 +195,7 @@ def _row(g: _Gen, pat: tuple, strided: bool, indent: str) -> list:
         + [f"{indent}    {x}" for x in g.body(refs, "o0[i]")]
 
 
-def _inner_loops(g: _Gen, indent: str) -> list[str]:
+def _inner_loops(g: _Gen, indent: str, only: int | None = None) -> list[str]:
     """The innermost loop over one row, picked by ``kind`` (computed once per call): a
     unit-stride output with every input at stride 1 or 0 (a broadcast row, e.g. a bias) is
     case k < 2**arity (bit set: a unit-stride input); with inputs at other non-negative
@@ -173,6 +206,14 @@ def _inner_loops(g: _Gen, indent: str) -> list[str]:
     on a bias add over rows of 16, but 1.25x on broadcast rows and 2.5-3.7x on rows of strided
     views (exp over x[:, ::2])."""
     n = g.arity
+    if only is not None:  # one kind's row loop alone
+        if only == -1:
+            refs = [f"in{k}[p{k} + i * s{k}[nd]]" for k in range(n)]
+            return [f"{indent}for i in range(inner):",
+                    *[f"{indent}    {x}" for x in g.body(refs, "out0[po + i * so[nd]]")]]
+        k = only if only >= 0 else -2 - only
+        pat = tuple((k >> (n - 1 - i)) & 1 for i in range(n))
+        return _row(g, pat, only < 0, indent)
     out = []
     for k, pat in enumerate(itertools.product((0, 1), repeat=n)):
         out += [f"{indent}{'if' if k == 0 else 'elif'} kind == {k}:", *_row(g, pat, False, indent + "    ")]
@@ -194,10 +235,11 @@ def _kind(arity: int) -> list[str]:
              f"and {nonneg} else -1")]
 
 
-def _strided(g: _Gen) -> list[str]:
+def _strided(g: _Gen, kind: int | None = None) -> list[str]:
     """Strided loops: innermost dim is a row loop, outer dims advance an odometer (serial) or
-    are recomputed from the row number (parallel)."""
+    are recomputed from the row number (parallel); ``kind``: only that kind's rows."""
     n = g.arity
+    name = str(n) if kind is None else f"{n}_{kind_tag(kind)}"
     ops = ["out0"] + [f"in{i}" for i in range(n)]
     st = ["so"] + [f"s{i}" for i in range(n)]
     ptr = ["po"] + [f"p{i}" for i in range(n)]
@@ -208,16 +250,16 @@ def _strided(g: _Gen) -> list[str]:
         "    nouter = 1",
         "    for d in range(nd):",
         "        nouter *= shape[d]",
-        *_kind(n),
+        *(_kind(n) if kind is None else []),
     ]
     serial = [
         g.njit,
-        f"def s_{n}(shape, {sig}):",
+        f"def s_{name}(shape, {sig}):",
         *head,
         "    idx = np.zeros(nd + 1, np.int64)",
         "    " + " = ".join(ptr) + " = 0",
         "    for o in range(nouter):",
-        *_inner_loops(g, "        "),
+        *_inner_loops(g, "        ", kind),
         "        d = nd - 1",
         "        while d >= 0:",
         "            idx[d] += 1",
@@ -230,10 +272,10 @@ def _strided(g: _Gen) -> list[str]:
         "",
     ]
     if g.raises:
-        return serial + [f"ps_{n} = s_{n}", ""]
+        return serial + [f"ps_{name} = s_{name}", ""]
     parallel = [
         g.njit_parallel,
-        f"def ps_{n}(shape, {sig}):",
+        f"def ps_{name}(shape, {sig}):",
         *head,
         "    for o in prange(nouter):",
         "        " + " = ".join(ptr) + " = 0",
@@ -242,7 +284,7 @@ def _strided(g: _Gen) -> list[str]:
         "            q = rem % shape[d]",
         "            rem //= shape[d]",
         *[f"            {p} += q * {s}[d]" for p, s in zip(ptr, st)],
-        *_inner_loops(g, "        "),
+        *_inner_loops(g, "        ", kind),
         "",
     ]
     return serial + parallel
