@@ -197,7 +197,9 @@ def _binomial_inversion(count, prob, seed, i):
     logprob = math.log1p(-prob)
     j = np.uint64(0)
     while True:
-        geom = math.ceil(math.log(_uniform(seed, i, j)) / logprob)
+        # a float ceiling (as ATen's double): a uniform of 0 waits forever (inf) and ends the
+        # loop, where math.ceil's int of inf wrapped to -2**63 and the loop never ended
+        geom = np.ceil(math.log(_uniform(seed, i, j)) / logprob)
         j += _ONE
         geom_sum += geom
         if geom_sum > count:

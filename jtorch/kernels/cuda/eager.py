@@ -701,4 +701,4 @@ for _name in _opt._cpu.KERNELS:
 for _name in ("sum", "nansum", "mean", "prod", "amax", "amin", "all", "any", "count_nonzero"):
     registry.REGISTRY[_name].kernels["cuda"] = reduction_cuda(registry.REGISTRY[_name])
 
-from . import conv, indexing, philox, resample, rows  # noqa: F401  (each registers its ops' kernels)
+from . import conv, indexing, philox, resample, rows, sampling  # noqa: F401  (each registers its kernels)

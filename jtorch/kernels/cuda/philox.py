@@ -32,10 +32,10 @@ overflows and the simulator's NumPy integers agree with the device's); CUDA comp
 the kernels, the simulator runs it compiled for the CPU.
 
 bfloat16 and complex results run the CPU kernel over host copies (``eager.host_kernel``,
-counted in ``FALLBACKS``, drawing from the CPU generator), as do ``randperm``,
-``multinomial``, ``poisson``, ``binomial`` and ``_standard_gamma`` (not registered here). A
-CPU generator with CUDA operands raises torch's error. ``DRAWS`` counts the calls drawn on
-the device, per op.
+counted in ``FALLBACKS``, drawing from the CPU generator), as does ``_sample_dirichlet``.
+``randperm``, ``multinomial``, ``poisson``, ``binomial`` and ``_standard_gamma`` draw from this
+stream in ``sampling.py`` (registered there; bfloat16 on the host path too). A CPU generator
+with CUDA operands raises torch's error. ``DRAWS`` counts the calls drawn on the device, per op.
 """
 
 from __future__ import annotations
