@@ -246,62 +246,95 @@ def strided(x, p, R, sR):
     return t
 
 
+# One compiled entry per layout (rows, columns, strided; the parallel build also a single
+# total), picked by the plain Python ``s`` / ``p``: a cold process compiles the layouts it
+# runs, not every branch (about half a second per reduction op and dtype).
+
 @njit({opts})
+def rows_s(x, O, I, R, sO, sI, sR, out, tO, tI):
+    for o in range(O):
+        for i in range(I):
+            out[o * tO + i * tI] = _co(_p(total(x, o * sO + i * sI, R), R))
+
+
+@njit({opts})
+def cols_s(x, O, I, R, sO, sI, sR, out, tO, tI):
+    acc = np.empty(I, _ct)
+    for o in range(O):
+        column(x, o * sO, I, R, sR, acc)
+        for i in range(I):
+            out[o * tO + i * tI] = _co(_p(acc[i], R))
+
+
+@njit({opts})
+def strided_s(x, O, I, R, sO, sI, sR, out, tO, tI):
+    for o in range(O):
+        for i in range(I):
+            out[o * tO + i * tI] = _co(_p(strided(x, o * sO + i * sI, R, sR), R))
+
+
 def s(x, O, I, R, sO, sI, sR, out, tO, tI):
     if sR == 1 or R <= 1:
-        for o in range(O):
-            for i in range(I):
-                out[o * tO + i * tI] = _co(_p(total(x, o * sO + i * sI, R), R))
+        rows_s(x, O, I, R, sO, sI, sR, out, tO, tI)
     elif sI == 1 and I > 1:
-        acc = np.empty(I, _ct)
-        for o in range(O):
-            column(x, o * sO, I, R, sR, acc)
-            for i in range(I):
-                out[o * tO + i * tI] = _co(_p(acc[i], R))
+        cols_s(x, O, I, R, sO, sI, sR, out, tO, tI)
     else:
-        for o in range(O):
-            for i in range(I):
-                out[o * tO + i * tI] = _co(_p(strided(x, o * sO + i * sI, R, sR), R))
+        strided_s(x, O, I, R, sO, sI, sR, out, tO, tI)
 
 
 @njit({opts}, parallel=True)
-def p(x, O, I, R, sO, sI, sR, out, tO, tI):
+def one_p(x, O, I, R, sO, sI, sR, out, tO, tI):
+    nch = max(1, min(64, (R + _B - 1) // _B))
+    ch = max(_B, ((R + nch - 1) // nch + _B - 1) // _B * _B)
+    nch = max(1, (R + ch - 1) // ch)
+    parts = np.empty(nch, _ct)
+    for c in prange(nch):
+        b = c * ch
+        parts[c] = total(x, b, max(0, min(ch, R - b)))
+    t = _IDT
+    for c in range(nch):
+        t = _ct(_c(t, parts[c]))
+    out[0] = _co(_p(t, R))
+
+
+@njit({opts}, parallel=True)
+def rows_p(x, O, I, R, sO, sI, sR, out, tO, tI):
     n = O * I
-    if (sR == 1 or R <= 1) and n == 1:
-        nch = max(1, min(64, (R + _B - 1) // _B))
-        ch = max(_B, ((R + nch - 1) // nch + _B - 1) // _B * _B)
-        nch = max(1, (R + ch - 1) // ch)
-        parts = np.empty(nch, _ct)
-        for c in prange(nch):
-            b = c * ch
-            parts[c] = total(x, b, max(0, min(ch, R - b)))
-        t = _IDT
-        for c in range(nch):
-            t = _ct(_c(t, parts[c]))
-        out[0] = _co(_p(t, R))
-    elif (sR == 1 or R <= 1) and I == 1:
-        for o in prange(O):
-            out[o * tO] = _co(_p(total(x, o * sO, R), R))
-    elif sR == 1 or R <= 1:
-        for k in prange(n):
-            o = k // I
-            i = k - o * I
-            out[o * tO + i * tI] = _co(_p(total(x, o * sO + i * sI, R), R))
+    for k in prange(n):
+        o = k // I
+        i = k - o * I
+        out[o * tO + i * tI] = _co(_p(total(x, o * sO + i * sI, R), R))
+
+
+@njit({opts}, parallel=True)
+def cols_p(x, O, I, R, sO, sI, sR, out, tO, tI):
+    nch = (I + 1023) // 1024
+    for k in prange(O * nch):
+        o = k // nch
+        i0 = (k - o * nch) * 1024
+        m = min(1024, I - i0)
+        acc = np.empty(m, _ct)
+        column(x, o * sO + i0, m, R, sR, acc)
+        for i in range(m):
+            out[o * tO + (i0 + i) * tI] = _co(_p(acc[i], R))
+
+
+@njit({opts}, parallel=True)
+def strided_p(x, O, I, R, sO, sI, sR, out, tO, tI):
+    n = O * I
+    for k in prange(n):
+        o = k // I
+        i = k - o * I
+        out[o * tO + i * tI] = _co(_p(strided(x, o * sO + i * sI, R, sR), R))
+
+
+def p(x, O, I, R, sO, sI, sR, out, tO, tI):
+    if sR == 1 or R <= 1:
+        (one_p if O * I == 1 else rows_p)(x, O, I, R, sO, sI, sR, out, tO, tI)
     elif sI == 1 and I > 1:
-        nch = (I + 1023) // 1024
-        for k in prange(O * nch):
-            o = k // nch
-            i0 = (k - o * nch) * 1024
-            m = min(1024, I - i0)
-            acc = np.empty(m, _ct)
-            column(x, o * sO + i0, m, R, sR, acc)
-            for i in range(m):
-                out[o * tO + (i0 + i) * tI] = _co(_p(acc[i], R))
+        cols_p(x, O, I, R, sO, sI, sR, out, tO, tI)
     else:
-        for k in prange(n):
-            o = k // I
-            i = k - o * I
-            out[o * tO + i * tI] = _co(_p(strided(x, o * sO + i * sI, R, sR), R))
+        strided_p(x, O, I, R, sO, sI, sR, out, tO, tI)
 """
 
 
