@@ -523,7 +523,9 @@ def row(src, dst, log):
 
 
 @njit({opts})
-def cols(x, p, R, I, sR, sI, dst, mx, sm, log):
+def cols(x, p, R, I, sR, sI, dst, ld, mx, sm, log):
+    # the I columns of an (R, I) block read at strides (sR, sI) from p, written to dst with
+    # row stride ld (I for a whole block; the full width for one of the parallel build's)
     for i in range(I):
         mx[i] = -_INF
         sm[i] = 0
@@ -535,7 +537,7 @@ def cols(x, p, R, I, sR, sI, dst, mx, sm, log):
         q = p + r * sR
         for i in range(I):
             e = fm.exp(x[q + i * sI] - mx[i])
-            dst[r * I + i] = e
+            dst[r * ld + i] = e
             sm[i] += e
     if log:
         for i in range(I):
@@ -543,13 +545,13 @@ def cols(x, p, R, I, sR, sI, dst, mx, sm, log):
         for r in range(R):
             q = p + r * sR
             for i in range(I):
-                dst[r * I + i] = (x[q + i * sI] - mx[i]) - sm[i]
+                dst[r * ld + i] = (x[q + i * sI] - mx[i]) - sm[i]
     else:
         for i in range(I):
             sm[i] = _T(1) / sm[i]
         for r in range(R):
             for i in range(I):
-                dst[r * I + i] = dst[r * I + i] * sm[i]
+                dst[r * ld + i] = dst[r * ld + i] * sm[i]
 
 
 @njit({opts})
@@ -593,7 +595,7 @@ def cols_s(x, O, R, I, sO, sR, sI, out, log):
     mx = np.empty(I, _T)
     sm = np.empty(I, _T)
     for o in range(O):
-        cols(x, o * sO, R, I, sR, sI, out[o * R * I:(o + 1) * R * I], mx, sm, log)
+        cols(x, o * sO, R, I, sR, sI, out[o * R * I:(o + 1) * R * I], I, mx, sm, log)
 
 
 @njit({opts})
@@ -625,35 +627,8 @@ def cols_p(x, O, R, I, sO, sR, sI, out, log):
         m = min(256, I - i0)
         mx = np.empty(m, _T)
         sm = np.empty(m, _T)
-        # columns i0..i0+m of (o, :, :): a (R, m) block with output row stride I
-        for i in range(m):
-            mx[i] = -_INF
-            sm[i] = 0
-        base = o * sO + i0 * sI
-        ob = o * R * I + i0
-        for r in range(R):
-            q = base + r * sR
-            for i in range(m):
-                mx[i] = maximum(mx[i], x[q + i * sI])
-        for r in range(R):
-            q = base + r * sR
-            for i in range(m):
-                e = fm.exp(x[q + i * sI] - mx[i])
-                out[ob + r * I + i] = e
-                sm[i] += e
-        if log:
-            for i in range(m):
-                sm[i] = fm.log(sm[i])
-            for r in range(R):
-                q = base + r * sR
-                for i in range(m):
-                    out[ob + r * I + i] = (x[q + i * sI] - mx[i]) - sm[i]
-        else:
-            for i in range(m):
-                sm[i] = _T(1) / sm[i]
-            for r in range(R):
-                for i in range(m):
-                    out[ob + r * I + i] = out[ob + r * I + i] * sm[i]
+        # columns i0..i0+m of (o, :, :): an (R, m) block with output row stride I
+        cols(x, o * sO + i0 * sI, R, m, sR, sI, out[o * R * I + i0:], I, mx, sm, log)
 
 
 @njit({opts}, fastmath={{'reassoc'}})
