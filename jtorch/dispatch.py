@@ -231,20 +231,17 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                 loops = plan[5] = (kernel(op, len(args), compute, result, "c_" + pat),
                                    kernel(op, len(args), compute, result, "p_" + pat))
             loop = loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
-            ka = args  # (the hook below sees the call's own scalars)
-            if "s" in pat and compute in _WIDE_FLOATS:
-                ka = _int_scalars_as_float(op, args)
             try:
                 if flat1 and pat == "aa":  # spelled out: no list for the commonest calls
                     loop(flat, args[0]._a, args[1]._a)
                 elif flat1 and pat == "a":
                     loop(flat, args[0]._a)
                 elif flat1 and pat == "as":
-                    loop(flat, args[0]._a, ka[1])
+                    loop(flat, args[0]._a, args[1])
                 elif flat1:
-                    loop(flat, *[x._a if isinstance(x, _TENSOR) else x for x in ka])
+                    loop(flat, *[x._a if isinstance(x, _TENSOR) else x for x in args])
                 else:
-                    loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in ka])
+                    loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
             except ZeroDivisionError:
                 raise RuntimeError("ZeroDivisionError") from None
     else:
@@ -524,13 +521,20 @@ _EXACT = 2 ** 53  # ints a float64 holds exactly
 
 
 def _int_scalars_as_float(op: registry.OpDef, args: tuple) -> tuple:
-    """Python int operands as floats where the op computes in float32/float64: the loop casts
-    them to the compute dtype either way, and one scalar type per loop saves compiling it
-    twice (``x * 2`` and ``x * 0.5``; ``masked_fill(m, 0)`` and ``(m, -inf)``). Parameters
-    (``alpha``...) and ints a float64 would round keep their type."""
+    """Python int operands as floats where the op computes in float32/float64, off the dense
+    fast path: the loop casts them to the compute dtype either way, and one scalar type per
+    strided loop saves compiling it twice (``masked_fill(m, 0)`` and ``(m, -inf)`` over a
+    broadcast mask). Parameters (``alpha``...) and ints a float64 would round keep their type.
+    (The dense path's small loops compile in a tenth of a second; converting there cost 0.2 us
+    per call.)"""
+    if len(args) == 2 and not op.nparams:  # (x + 1: spelled out)
+        a, b = args
+        if b.__class__ is int and -_EXACT <= b <= _EXACT:
+            b = float(b)
+        elif a.__class__ is int and -_EXACT <= a <= _EXACT:
+            a = float(a)
+        return a, b
     n = len(args) - op.nparams
-    if not any(x.__class__ is int for x in args[:n]):
-        return args
     return tuple(float(x) if i < n and x.__class__ is int and -_EXACT <= x <= _EXACT else x
                  for i, x in enumerate(args))
 

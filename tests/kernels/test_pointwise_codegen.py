@@ -143,15 +143,19 @@ def test_one_kind_strided_loops_equal_the_general_loop(kind):
         np.testing.assert_array_equal(got, want)
 
 
-def test_int_and_float_scalars_share_one_loop():
-    """A Python int operand of a float op runs the loop a float one compiled (one signature)."""
+def test_int_and_float_scalars_share_one_strided_loop():
+    """A Python int operand of a float op off the dense path runs the strided loop a float
+    one compiled (one signature)."""
     from jtorch import dispatch
 
-    x = jtorch.ones(5)
+    x = jtorch.ones(3, 8)[:, ::2]  # rows at stride 2
     y = x * 2
-    fn = dispatch.kernel(registry.get("mul"), 2, jtorch.float32, jtorch.float32, "c_as")
+    fn = dispatch.strided_kernel(registry.get("mul"), 2, jtorch.float32, jtorch.float32,
+                                 pointwise.row_kind(2, 1, [2, 0]), False)
     before = len(fn.signatures)
+    assert before == 1
     z = x * 2.5
-    assert len(fn.signatures) == before and y.tolist() == [2.0] * 5 and z.tolist() == [2.5] * 5
-    big = jtorch.ones(2, dtype=jtorch.float64) * (2 ** 60 + 1)  # (not exact in float64: kept)
-    assert big.tolist() == [float(2 ** 60 + 1)] * 2
+    assert len(fn.signatures) == before and y.tolist() == [[2.0] * 4] * 3
+    assert z.tolist() == [[2.5] * 4] * 3
+    big = jtorch.ones(2, 4, dtype=jtorch.float64)[:, ::2] * (2 ** 60 + 1)  # (not exact: kept)
+    assert big.tolist() == [[float(2 ** 60 + 1)] * 2] * 2

@@ -247,7 +247,8 @@ def strided(x, p, R, sR):
 
 
 # One compiled entry per layout (rows, columns, strided; the parallel build also a single
-# total), picked by the plain Python ``s`` / ``p``: a cold process compiles the layouts it
+# total), picked by ``entries`` (the plain Python ``s`` / ``p`` call through it; the eager
+# entries keep a layout's pair with it): a cold process compiles the layouts it
 # runs, not every branch (about half a second per reduction op and dtype).
 
 @njit({opts})
@@ -329,12 +330,16 @@ def strided_p(x, O, I, R, sO, sI, sR, out, tO, tI):
 
 
 def p(x, O, I, R, sO, sI, sR, out, tO, tI):
+    entries(O, I, R, sI, sR)[1](x, O, I, R, sO, sI, sR, out, tO, tI)
+
+
+def entries(O, I, R, sI, sR):
+    # (serial, parallel) entries of a layout (callers keep them with a cached layout)
     if sR == 1 or R <= 1:
-        (one_p if O * I == 1 else rows_p)(x, O, I, R, sO, sI, sR, out, tO, tI)
-    elif sI == 1 and I > 1:
-        cols_p(x, O, I, R, sO, sI, sR, out, tO, tI)
-    else:
-        strided_p(x, O, I, R, sO, sI, sR, out, tO, tI)
+        return rows_s, (one_p if O * I == 1 else rows_p)
+    if sI == 1 and I > 1:
+        return cols_s, cols_p
+    return strided_s, strided_p
 """
 
 
@@ -581,7 +586,7 @@ def rows_short(x, O, R, sO, out, log):
 
 
 # One entry per layout (short rows, rows, columns) and build, picked in Python by
-# ``softmax_entry``: a program compiles only the layouts it runs (a cold process paid for all
+# ``softmax_cpu``'s kernel: a program compiles only the layouts it runs (a cold process paid for all
 # three, about a second more, when one entry branched over them).
 
 @njit({opts})
@@ -836,7 +841,8 @@ def reduce_array(op: registry.OpDef, a: np.ndarray, dims: tuple, compute: _dt.dt
         # all of a contiguous array (loss.sum(), x.mean()): one row, no plan to work out
         out = np.empty((), res_dtype.np)
         n = a.size
-        (mod.p if use_parallel(n) else mod.s)(a.reshape(-1), 1, 1, n, 0, 0, 1, out.reshape(-1), 0, 0)
+        (mod.one_p if use_parallel(n) else mod.rows_s)(a.reshape(-1), 1, 1, n, 0, 0, 1,
+                                                       out.reshape(-1), 0, 0)
         return out
     shape = a.shape
     kshape = tuple(n for d, n in enumerate(shape) if d not in dims)
@@ -871,7 +877,9 @@ def reduction_cpu(op: registry.OpDef, bool_compute: bool = False):
     ``x.mean()``), the commonest call, runs on the flat input into a one-element result.
     float16 and inputs with no 3-D view go through ``reduce_array``."""
     prepared: dict = {}  # plan -> (module, whole-array reduction) or None
-    layouts: dict = {}   # (plan, input strides) -> (O, I, R, sO, sI, sR, tO, tI) or None
+    # (plan, input strides) -> ((O, I, R, sO, sI, sR, tO, tI), (serial, parallel) entries)
+    # or (None, None)
+    layouts: dict = {}
 
     def prepare(plan, x: Tensor):
         if len(prepared) > 1024:
@@ -898,22 +906,25 @@ def reduction_cpu(op: registry.OpDef, bool_compute: bool = False):
                 if whole and a.flags.c_contiguous:
                     res = np.empty(1, d.np)
                     n = a.size
-                    (mod.p if use_parallel(n) else mod.s)(a if a.ndim == 1 else a.reshape(-1), 1,
-                                                          1, n, 0, 0, 1, res, 0, 0)
+                    (mod.one_p if use_parallel(n) else mod.rows_s)(
+                        a if a.ndim == 1 else a.reshape(-1), 1, 1, n, 0, 0, 1, res, 0, 0)
                     return Tensor._make(res.reshape(o.shape), res, d)
                 key = (plan, a.strides)
                 try:
-                    lay = layouts[key]
+                    lay, fns = layouts[key]
                 except KeyError:
-                    lay = layouts[key] = plan_reduce(a.shape, elem_strides(a), plan.kw["dim"])
+                    lay = plan_reduce(a.shape, elem_strides(a), plan.kw["dim"])
+                    fns = None if lay is None else mod.entries(lay[0], lay[1], lay[2], lay[4],
+                                                               lay[5])
+                    layouts[key] = lay, fns
                 if lay is not None:
                     shape = o.shape
                     res = _allocator.empty(shape, d.np)
                     flat = res if len(shape) == 1 else res.reshape(-1)
                     if flat.size:
                         O, I, R, sO, sI, sR, tO, tI = lay
-                        (mod.p if use_parallel(a.size) else mod.s)(span(a), O, I, R, sO, sI, sR,
-                                                                   flat, tO, tI)
+                        fns[1 if use_parallel(a.size) else 0](span(a), O, I, R, sO, sI, sR,
+                                                              flat, tO, tI)
                     return Tensor._make(res, flat, d)
             res = reduce_array(op, a, plan.kw["dim"], _bool if bool_compute else d, d, x.dtype)
         except ZeroDivisionError:  # a complex mean of no elements (Numba raises, torch: nan)
