@@ -45,10 +45,9 @@ def _offences(path: pathlib.Path) -> list:
         if not (isinstance(fn, ast.FunctionDef) and _compiled(fn)):
             continue
         for node in ast.walk(fn):
-            if isinstance(node, ast.Assign) and any(_has_slice(t) for t in node.targets) \
-                    and _array_valued(node.value):
-                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
-            elif isinstance(node, ast.AugAssign) and _has_slice(node.target):
+            assign = isinstance(node, ast.Assign) and \
+                any(_has_slice(t) for t in node.targets) and _array_valued(node.value)
+            if assign or (isinstance(node, ast.AugAssign) and _has_slice(node.target)):
                 found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
     return found
 
