@@ -17,7 +17,8 @@ Forward kernels run in parallel over output rows ``(p, z, y)``; backward kernels
 twin used below ``GRAIN_SIZE`` elements. ``grid_sample`` follows ATen's ``GridSampler.h``
 formulas (unnormalize, clip / reflect, bilinear / trilinear corners, round-half-even nearest;
 bicubic: 4 x 4 taps around the unnormalised point, A = -0.75, the padding applied to each
-tap's index as ``get_value_bounded`` does). Coordinates are computed in float64.
+tap's index as ``get_value_bounded`` does); 2-d follows the vectorised GridSamplerKernel.cpp,
+3-d the scalar GridSampler.h (see the grid_sample sections for NaN / inf / huge coordinates).
 """
 
 from __future__ import annotations
@@ -279,171 +280,349 @@ def taps_backward_into(g, gx, tables) -> None:
     (taps_bwd_par if par else taps_bwd)(g, gx, *flat)
 
 
-# -- grid_sample (4-D input, 2-D grid) ----------------------------------------------------------
+# -- grid_sample: coordinates -------------------------------------------------------------------
+# All coordinate and weight arithmetic runs in the grid's dtype ``t`` (``grid.dtype.type``, passed
+# down so that every constant is ``t(...)``: a bare int literal would promote float32 to float64).
+# Float-to-int conversions go through ``_cvt``: out of any index range (NaN included) it gives a
+# negative sentinel, as x86's truncating conversions give the integer minimum, so the index fails
+# every bounds check.
 
-@_jit
-def _unnormalize(coord, size, align):
-    if align:
-        return (coord + 1) / 2 * (size - 1), (size - 1) / 2
-    return ((coord + 1) * size - 1) / 2, size / 2
-
-
-@_jit
-def _clip(v, size):
-    """(clipped coordinate, d clipped / d v) as ATen's clip_coordinates_set_grad."""
-    if v <= 0:
-        return v * 0, 0.0
-    hi = size - 1
-    if v >= hi:
-        return v * 0 + hi, 0.0
-    return v, 1.0
+_SENTINEL = -(2 ** 62)
 
 
 @_jit
-def _reflect(v, twice_low, twice_high):
-    if twice_low == twice_high:
-        return v * 0, 0.0
-    lo = twice_low / 2
-    span = (twice_high - twice_low) / 2
-    v = v - lo
-    mult = 1.0
-    if v < 0:
-        mult = -1.0
-        v = -v
-    extra = np.fmod(v, span)
-    flips = math.floor(v / span)
-    if flips % 2 == 0:
-        return extra + lo, mult
-    return span - extra + lo, -mult
-
-
-@_jit
-def _source_index(coord, size, padding, align):
-    """Pixel coordinate of a normalised grid coordinate and its derivative (ATen's
-    grid_sampler_compute_source_index_set_grad)."""
-    v, d = _unnormalize(coord, size, align)
-    if padding == 1:
-        v, d2 = _clip(v, size)
-        d = d * d2
-    elif padding == 2:
-        if align:
-            v, d2 = _reflect(v, 0, 2 * (size - 1))
-        else:
-            v, d2 = _reflect(v, -1, 2 * size - 1)
-        v, d3 = _clip(v, size)
-        d = d * d2 * d3
-    if not (abs(v) <= 2147483646.0):  # nan, inf, out of int range (safe_downgrade_to_int_range)
-        v = v * 0 - 100
-    return v, d
-
-
-@_jit
-def _inb(y, x, h, w):
-    return 0 <= y < h and 0 <= x < w
-
-
-# -- bicubic taps (ATen's GridSamplerKernel.cpp, ApplyGridSample<..., Bicubic>) -------------------
-
-@_jit
-def _cubic_coeffs(t):
-    """get_cubic_coefficients: the weights of taps -1, 0, 1, 2 at fraction t (A = -0.75)."""
-    a = -0.75
-    x = t + 1
-    c0 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    c1 = ((a + 2) * t - (a + 3)) * t * t + 1
-    x = 1 - t
-    c2 = ((a + 2) * x - (a + 3)) * x * x + 1
-    x = 2 - t
-    c3 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return c0, c1, c2, c3
-
-
-@_jit
-def _cubic_coeffs_grad(t):
-    """get_cubic_coefficients_grad: d coeff / d (tap - t) for the four taps."""
-    a = -0.75
-    x = -1 - t
-    c0 = (-3 * a * x - 10 * a) * x - 8 * a
-    x = -t
-    c1 = (-3 * (a + 2) * x - 2 * (a + 3)) * x
-    x = 1 - t
-    c2 = (3 * (a + 2) * x - 2 * (a + 3)) * x
-    x = 2 - t
-    c3 = (3 * a * x - 10 * a) * x + 8 * a
-    return c0, c1, c2, c3
-
-
-@_jit
-def _tap_index(v, size, padding, align):
-    """The index the integer-valued tap coordinate ``v`` reads after padding (compute_coordinates:
-    clip, or reflect then clip), or -1 outside the input (zeros padding)."""
-    if padding == 1:
-        v, _ = _clip(v, size)
-    elif padding == 2:
-        if align:
-            v, _ = _reflect(v, 0, 2 * (size - 1))
-        else:
-            v, _ = _reflect(v, -1, 2 * size - 1)
-        v, _ = _clip(v, size)
-    if 0 <= v < size:  # (a nan coordinate is outside)
+def _cvt(v):
+    """convert_to_int_of_same_size / static_cast<int64_t>: truncation toward zero; NaN and
+    magnitudes past 2**62 (all out of bounds) give a negative sentinel."""
+    if -4.611686018427388e18 < v < 4.611686018427388e18:
         return int(v)
-    return -1
+    return _SENTINEL
 
 
 @_jit
-def _cubic_taps(coord, size, padding, align):
-    """(indices of taps -1..2, their weights, their weights' derivatives, d coordinate / d grid)
-    of one grid coordinate: the padding maps the taps, not the point."""
-    v, mult = _unnormalize(coord, size, align)
+def _nan_of(v, t):
+    return t(np.nan)
+
+
+# 2-D: ATen's vectorised kernel (GridSamplerKernel.cpp, ComputeLocation / ApplyGridSample), which
+# torch's CPU grid_sampler_2d runs for float32 and float64.
+
+@_jit
+def _vunnormalize(coord, size, align, t):
+    """ComputeLocationBase::unnormalize: (pixel coordinate, scaling factor)."""
+    if align:
+        scale = t(size - 1) / t(2)
+        return (coord + t(1)) * scale, scale
+    scale = t(size) / t(2)
+    return (coord + t(1)) * scale - t(0.5), scale
+
+
+@_jit
+def _vclip(v, size, t):
+    """clip_coordinates: clamp_min(Vec(0), in) (``max_ps(in, 0)``: NaN gives 0), then
+    clamp_max to size - 1."""
+    hi = t(size - 1)
+    c = v if v > t(0) else t(0)
+    return c if c < hi else hi
+
+
+@_jit
+def _vclip_grad(v, size, t):
+    """clip_coordinates_get_grad: NaN-propagating maximum / minimum; in bounds (gradient kept)
+    when the result is neither 0 nor size - 1 bit for bit (so NaN is in bounds)."""
+    if v != v:
+        return v, True
+    hi = t(size - 1)
+    c = v if v > t(0) else t(0)
+    r = c if c < hi else hi
+    return r, c != t(0) and r != hi
+
+
+@_jit
+def _vreflect_params(size, align, t):
+    """(low, twice_span, empty) of ComputeLocationBase."""
+    if align:
+        return t(0), t(size - 1) * t(2), size <= 1
+    return t(-0.5), t(size) * t(2), False
+
+
+@_jit
+def _sub_product(a, d, s, t):
+    """a - d * s rounded once, as the FMA torch's compiler makes of reflect_coordinates'
+    ``abs_in - double_flips * twice_span`` (no fused instruction here: float32 operands' product
+    and this difference are exact in float64; float64 uses Dekker's exact product)."""
+    if t(0.1) != 0.1:  # float32
+        return t(np.float64(a) - np.float64(d) * np.float64(s))
+    p = d * s
+    c = 134217729.0 * d
+    dh = c - (c - d)
+    dl = d - dh
+    c = 134217729.0 * s
+    sh = c - (c - s)
+    sl = s - sh
+    e = ((dh * sh - p) + dh * sl + dl * sh) + dl * sl  # p + e == d * s
+    return (a - p) - e
+
+
+@_jit
+def _vreflect(v, size, align, t):
+    """reflect_coordinates: |in - low| less whole twice-spans (a truncated quotient), then
+    minimum(extra, twice_span - extra) (NaN-propagating) + low; inf gives NaN."""
+    low, tspan, empty = _vreflect_params(size, align, t)
+    if empty:
+        return t(0)
+    a = abs(v - low)
+    extra = _sub_product(a, np.trunc(a / tspan), tspan, t)
+    r = tspan - extra
+    if extra != extra or r != r:
+        return _nan_of(v, t)
+    return (extra if extra < r else r) + low
+
+
+@_jit
+def _vreflect_grad(v, size, align, t):
+    low, tspan, empty = _vreflect_params(size, align, t)
+    if empty:
+        return t(0), t(0)
+    d = v - low
+    neg = d < t(0)
+    a = abs(d)
+    extra = _sub_product(a, np.trunc(a / tspan), tspan, t)
+    r = tspan - extra
+    more = extra > r
+    return (r if more else extra) + low, (t(-1) if more != neg else t(1))
+
+
+@_jit
+def _vlocation_t(coord, size, padding, align, t):
+    """ComputeLocation::apply: the pixel coordinate after the padding."""
+    v, _ = _vunnormalize(coord, size, align, t)
+    if padding == 1:
+        return _vclip(v, size, t)
+    if padding == 2:
+        return _vclip(_vreflect(v, size, align, t), size, t)
+    return v
+
+
+@_jit
+def _vlocation_grad_t(coord, size, padding, align, t):
+    """ComputeLocation::apply_get_grad: (pixel coordinate, d coordinate / d grid)."""
+    v, scale = _vunnormalize(coord, size, align, t)
+    if padding == 1:
+        v, inb = _vclip_grad(v, size, t)
+        return v, (scale if inb else t(0))
+    if padding == 2:
+        v, grefl = _vreflect_grad(v, size, align, t)
+        g = grefl * scale
+        v, inb = _vclip_grad(v, size, t)
+        return v, (g if inb else t(0))
+    return v, scale
+
+
+@_jit
+def _vindex(v, size):
+    """The integer index of a floored / rounded coordinate, or -1 outside [0, size) (the
+    kernel's int masks; its border / reflection masks are all-true because the coordinate is
+    clipped, and a NaN coordinate, which only the backward's clip lets through, reads nothing
+    here where ATen gathers from an undefined offset)."""
+    i = _cvt(v)
+    return i if 0 <= i < size else -1
+
+
+@_jit
+def _vtap(v, size, padding, align, t):
+    """get_value_bounded's index of bicubic tap coordinate ``v``: compute_coordinates (clip,
+    or reflect then clip), truncated, -1 outside."""
+    if padding == 1:
+        v = _vclip(v, size, t)
+    elif padding == 2:
+        v = _vclip(_vreflect(v, size, align, t), size, t)
+    return _vindex(v, size)
+
+
+@_jit
+def _at(src, n, c, y, x, t):
+    """mask_gather: the value as a ``t``, or 0 where either index is -1."""
+    if y < 0 or x < 0:
+        return t(0)
+    return t(src[n, c, y, x])
+
+
+# Which arithmetic: torch computes a float32 grid's coordinates in float32. Where the unnormalised
+# coordinate is below 2**23 that rounding only perturbs the last bits, and these kernels compute
+# in float64 (the float64 truth, which the float32 tests hold them to); from 2**23 on (and for
+# NaN / inf) float32 has no fraction bits left and its rounding decides which pixel is read
+# (reflection of 3e9: a different pixel than float64's), so there the coordinates follow the
+# grid's own dtype ``t``, as torch's. Weights and sums are float64 either way; results are stored
+# in the operands' dtype.
+
+_EXACT = 8388608.0  # 2**23
+
+
+@_jit
+def _own_dtype(coord, size, align):
+    """Whether the coordinate is computed in the grid's dtype (huge or non-finite)."""
+    u, _ = _sunnormalize(np.float64(coord), size, align, np.float64)
+    return not (abs(u) < _EXACT)
+
+
+@_jit
+def _vlocation(coord, size, padding, align, t):
+    if _own_dtype(coord, size, align):
+        return np.float64(_vlocation_t(coord, size, padding, align, t))
+    return _vlocation_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@_jit
+def _vlocation_grad(coord, size, padding, align, t):
+    if _own_dtype(coord, size, align):
+        v, d = _vlocation_grad_t(coord, size, padding, align, t)
+        return np.float64(v), np.float64(d)
+    return _vlocation_grad_t(np.float64(coord), size, padding, align, np.float64)
+
+
+# -- bicubic taps (ApplyGridSample<..., Bicubic>) --------------------------------------------------
+
+@_jit
+def _cubic_coeffs(x0, t):
+    """get_cubic_coefficients: the weights of taps -1, 0, 1, 2 at fraction x0 (A = -0.75)."""
+    a = t(-0.75)
+    x = x0 + t(1)
+    c0 = ((a * x - t(5) * a) * x + t(8) * a) * x - t(4) * a
+    c1 = ((a + t(2)) * x0 - (a + t(3))) * x0 * x0 + t(1)
+    x = t(1) - x0
+    c2 = ((a + t(2)) * x - (a + t(3))) * x * x + t(1)
+    x = t(2) - x0
+    c3 = ((a * x - t(5) * a) * x + t(8) * a) * x - t(4) * a
+    return c0, c1, c2, c3
+
+
+@_jit
+def _cubic_coeffs_grad(x0, t):
+    """get_cubic_coefficients_grad: d coeff / d (tap - x0) for the four taps."""
+    a = t(-0.75)
+    x = t(-1) - x0
+    c0 = (t(-3) * a * x - t(10) * a) * x - t(8) * a
+    x = t(0) - x0
+    c1 = (t(-3) * (a + t(2)) * x - t(2) * (a + t(3))) * x
+    x = t(1) - x0
+    c2 = (t(3) * (a + t(2)) * x - t(2) * (a + t(3))) * x
+    x = t(2) - x0
+    c3 = (t(3) * a * x - t(10) * a) * x + t(8) * a
+    return c0, c1, c2, c3
+
+
+@_jit
+def _cubic_taps_t(coord, size, padding, align, t):
+    """(indices of taps -1..2 or -1, weights, weights' derivatives, scaling factor) of one grid
+    coordinate: the unpadded point's floor and fraction; the padding maps each tap."""
+    v, scale = _vunnormalize(coord, size, align, t)
     f = np.floor(v)
-    t = v - f
-    idx = (_tap_index(f - 1, size, padding, align), _tap_index(f, size, padding, align),
-           _tap_index(f + 1, size, padding, align), _tap_index(f + 2, size, padding, align))
-    return idx, _cubic_coeffs(t), _cubic_coeffs_grad(t), mult
+    x0 = v - f
+    idx = (_vtap(f - t(1), size, padding, align, t), _vtap(f + t(0), size, padding, align, t),
+           _vtap(f + t(1), size, padding, align, t), _vtap(f + t(2), size, padding, align, t))
+    return idx, _cubic_coeffs(x0, t), _cubic_coeffs_grad(x0, t), scale
+
+
+
+@_jit
+def _f8(c):
+    return np.float64(c[0]), np.float64(c[1]), np.float64(c[2]), np.float64(c[3])
+
+
+@_jit
+def _cubic_taps(coord, size, padding, align, t):
+    if _own_dtype(coord, size, align):
+        idx, c, dc, scale = _cubic_taps_t(coord, size, padding, align, t)
+        return idx, _f8(c), _f8(dc), np.float64(scale)
+    return _cubic_taps_t(np.float64(coord), size, padding, align, np.float64)
 
 
 # (called, not inlined: Numba's parfor analysis fails on the tap tuples of an inlined body)
 @numba.njit(cache=True, nogil=True)
 def _bicubic_point(src, out, n, oy, ox, gx, gy, padding, align):
+    t = src.dtype.type
+    f = np.float64
     h, w = src.shape[2], src.shape[3]
-    ix, cx, _, _ = _cubic_taps(gx, w, padding, align)
-    iy, cy, _, _ = _cubic_taps(gy, h, padding, align)
+    ix, cx, _, _ = _cubic_taps(gx, w, padding, align, t)
+    iy, cy, _, _ = _cubic_taps(gy, h, padding, align, t)
     for c in range(out.shape[1]):
-        acc = cx[0] * 0.0
-        for j in range(4):  # rows: each a four-tap sum along x, then weighted along y
-            row = cx[0] * 0.0
-            if iy[j] >= 0:
-                for i in range(4):
-                    if ix[i] >= 0:
-                        row += cx[i] * src[n, c, iy[j], ix[i]]
-            acc += cy[j] * row
-        out[n, c, oy, ox] = acc
+        r0 = (cx[0] * _at(src, n, c, iy[0], ix[0], f) + cx[1] * _at(src, n, c, iy[0], ix[1], f)
+              + cx[2] * _at(src, n, c, iy[0], ix[2], f) + cx[3] * _at(src, n, c, iy[0], ix[3], f))
+        r1 = (cx[0] * _at(src, n, c, iy[1], ix[0], f) + cx[1] * _at(src, n, c, iy[1], ix[1], f)
+              + cx[2] * _at(src, n, c, iy[1], ix[2], f) + cx[3] * _at(src, n, c, iy[1], ix[3], f))
+        r2 = (cx[0] * _at(src, n, c, iy[2], ix[0], f) + cx[1] * _at(src, n, c, iy[2], ix[1], f)
+              + cx[2] * _at(src, n, c, iy[2], ix[2], f) + cx[3] * _at(src, n, c, iy[2], ix[3], f))
+        r3 = (cx[0] * _at(src, n, c, iy[3], ix[0], f) + cx[1] * _at(src, n, c, iy[3], ix[1], f)
+              + cx[2] * _at(src, n, c, iy[3], ix[2], f) + cx[3] * _at(src, n, c, iy[3], ix[3], f))
+        out[n, c, oy, ox] = cy[0] * r0 + cy[1] * r1 + cy[2] * r2 + cy[3] * r3
 
 
 @numba.njit(cache=True, nogil=True)
 def _bicubic_point_bwd(g, src, grid, gsrc, ggrid, n, oy, ox, padding, align, need_src):
+    t = src.dtype.type
+    f = np.float64
     h, w = src.shape[2], src.shape[3]
-    ix, cx, dcx, mx = _cubic_taps(grid[n, oy, ox, 0], w, padding, align)
-    iy, cy, dcy, my = _cubic_taps(grid[n, oy, ox, 1], h, padding, align)
-    gix = cx[0] * 0.0
-    giy = cx[0] * 0.0
+    ix, cx, dcx, mx = _cubic_taps(grid[n, oy, ox, 0], w, padding, align, t)
+    iy, cy, dcy, my = _cubic_taps(grid[n, oy, ox, 1], h, padding, align, t)
+    gix = f(0)
+    giy = f(0)
+    # finite weights: an out-of-bounds tap (value 0) adds exact zeros for a finite gradient
+    # value, so those taps are skipped (3x faster); else every tap, as ATen's mask_gather
+    fin = abs(cx[0]) + abs(cx[1]) + abs(cx[2]) + abs(cx[3]) + abs(dcx[0]) + abs(dcx[1]) + \
+        abs(dcx[2]) + abs(dcx[3]) + abs(cy[0]) + abs(cy[1]) + abs(cy[2]) + abs(cy[3]) + \
+        abs(dcy[0]) + abs(dcy[1]) + abs(dcy[2]) + abs(dcy[3]) < np.inf
     for c in range(g.shape[1]):
         go = g[n, c, oy, ox]
+        if fin and abs(go) < np.inf:
+            for i in range(4):
+                if ix[i] < 0:
+                    continue
+                for j in range(4):
+                    if iy[j] < 0:
+                        continue
+                    if need_src:
+                        gsrc[n, c, iy[j], ix[i]] += go * cx[i] * cy[j]
+                    v = f(src[n, c, iy[j], ix[i]])
+                    gix = gix - v * go * dcx[i] * cy[j]
+                    giy = giy - v * go * dcy[j] * cx[i]
+            continue
         for i in range(4):
             for j in range(4):
-                if ix[i] < 0 or iy[j] < 0:
-                    continue
-                if need_src:
+                if need_src and ix[i] >= 0 and iy[j] >= 0:
                     gsrc[n, c, iy[j], ix[i]] += go * cx[i] * cy[j]
-                v = src[n, c, iy[j], ix[i]] * go
-                gix -= v * dcx[i] * cy[j]
-                giy -= v * dcy[j] * cx[i]
-    ggrid[n, oy, ox, 0] = mx * gix
-    ggrid[n, oy, ox, 1] = my * giy
+                v = _at(src, n, c, iy[j], ix[i], f)
+                gix = gix - v * go * dcx[i] * cy[j]
+                giy = giy - v * go * dcy[j] * cx[i]
+    ggrid[n, oy, ox, 0] = gix * mx
+    ggrid[n, oy, ox, 1] = giy * my
+
+
+# -- bilinear / nearest (ApplyGridSample<..., Bilinear / Nearest>) -------------------------------
+
+@_jit
+def _bilinear_params(x, y, w, h, t):
+    """compute_interp_params: (n, s, w, e distances, nw, ne, sw, se weights, the west / east
+    column and north / south row indices, -1 outside)."""
+    xw = np.floor(x)
+    yn = np.floor(y)
+    dw = x - xw
+    de = t(1) - dw
+    dn = y - yn
+    ds = t(1) - dn
+    iw = _cvt(xw)
+    jn = _cvt(yn)
+    ie = iw + 1 if 0 <= iw + 1 < w else -1
+    js = jn + 1 if 0 <= jn + 1 < h else -1
+    iw = iw if 0 <= iw < w else -1
+    jn = jn if 0 <= jn < h else -1
+    return dn, ds, dw, de, ds * de, ds * dw, dn * de, dn * dw, iw, ie, jn, js
 
 
 @_jit
 def _grid_row(src, grid, out, r, mode, padding, align):
+    t = src.dtype.type
+    f = np.float64
     h, w = src.shape[2], src.shape[3]
     oh = out.shape[2]
     n = r // oh
@@ -453,33 +632,18 @@ def _grid_row(src, grid, out, r, mode, padding, align):
             _bicubic_point(src, out, n, oy, ox, grid[n, oy, ox, 0], grid[n, oy, ox, 1], padding,
                            align)
             continue
-        fx, _ = _source_index(grid[n, oy, ox, 0], w, padding, align)
-        fy, _ = _source_index(grid[n, oy, ox, 1], h, padding, align)
-        if mode == 1:
-            x0 = int(np.rint(fx))
-            y0 = int(np.rint(fy))
-            inb = _inb(y0, x0, h, w)
+        if mode == 1:  # (a discrete choice: the grid's own dtype decides its ties, as torch's)
+            x0 = _vindex(np.rint(_vlocation_t(grid[n, oy, ox, 0], w, padding, align, t)), w)
+            y0 = _vindex(np.rint(_vlocation_t(grid[n, oy, ox, 1], h, padding, align, t)), h)
             for c in range(out.shape[1]):
-                out[n, c, oy, ox] = src[n, c, y0, x0] if inb else 0
+                out[n, c, oy, ox] = _at(src, n, c, y0, x0, f)
             continue
-        x0 = int(math.floor(fx))
-        y0 = int(math.floor(fy))
-        x1, y1 = x0 + 1, y0 + 1
-        nw = (x1 - fx) * (y1 - fy)
-        ne = (fx - x0) * (y1 - fy)
-        sw = (x1 - fx) * (fy - y0)
-        se = (fx - x0) * (fy - y0)
+        fx = _vlocation(grid[n, oy, ox, 0], w, padding, align, t)
+        fy = _vlocation(grid[n, oy, ox, 1], h, padding, align, t)
+        _, _, _, _, nw, ne, sw, se, iw, ie, jn, js = _bilinear_params(fx, fy, w, h, f)
         for c in range(out.shape[1]):
-            acc = nw * 0
-            if _inb(y0, x0, h, w):
-                acc += src[n, c, y0, x0] * nw
-            if _inb(y0, x1, h, w):
-                acc += src[n, c, y0, x1] * ne
-            if _inb(y1, x0, h, w):
-                acc += src[n, c, y1, x0] * sw
-            if _inb(y1, x1, h, w):
-                acc += src[n, c, y1, x1] * se
-            out[n, c, oy, ox] = acc
+            out[n, c, oy, ox] = (_at(src, n, c, jn, iw, f) * nw + _at(src, n, c, jn, ie, f) * ne
+                                 + _at(src, n, c, js, iw, f) * sw + _at(src, n, c, js, ie, f) * se)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -496,63 +660,49 @@ def grid_fwd_par(src, grid, out, mode, padding, align):
 
 @_jit
 def _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src):
+    t = src.dtype.type
+    f = np.float64
     h, w = src.shape[2], src.shape[3]
     for oy in range(g.shape[2]):
         for ox in range(g.shape[3]):
             if mode == 2:
                 _bicubic_point_bwd(g, src, grid, gsrc, ggrid, n, oy, ox, padding, align, need_src)
                 continue
-            fx, dx = _source_index(grid[n, oy, ox, 0], w, padding, align)
-            fy, dy = _source_index(grid[n, oy, ox, 1], h, padding, align)
-            if mode == 1:
-                x0 = int(np.rint(fx))
-                y0 = int(np.rint(fy))
-                if need_src and _inb(y0, x0, h, w):
-                    for c in range(g.shape[1]):
-                        gsrc[n, c, y0, x0] += g[n, c, oy, ox]
+            if mode == 1:  # (no grid gradient: ggrid stays zero)
+                if need_src:
+                    x0 = _vindex(np.rint(_vlocation_t(grid[n, oy, ox, 0], w, padding, align, t)), w)
+                    y0 = _vindex(np.rint(_vlocation_t(grid[n, oy, ox, 1], h, padding, align, t)), h)
+                    if x0 >= 0 and y0 >= 0:
+                        for c in range(g.shape[1]):
+                            gsrc[n, c, y0, x0] += g[n, c, oy, ox]
                 continue
-            x0 = int(math.floor(fx))
-            y0 = int(math.floor(fy))
-            x1, y1 = x0 + 1, y0 + 1
-            nw = (x1 - fx) * (y1 - fy)
-            ne = (fx - x0) * (y1 - fy)
-            sw = (x1 - fx) * (fy - y0)
-            se = (fx - x0) * (fy - y0)
-            gix = fx * 0
-            giy = fx * 0
+            fx, mx = _vlocation_grad(grid[n, oy, ox, 0], w, padding, align, t)
+            fy, my = _vlocation_grad(grid[n, oy, ox, 1], h, padding, align, t)
+            dn, ds, dw, de, nw, ne, sw, se, iw, ie, jn, js = _bilinear_params(fx, fy, w, h, f)
+            gix = f(0)
+            giy = f(0)
             for c in range(g.shape[1]):
                 go = g[n, c, oy, ox]
-                if _inb(y0, x0, h, w):
-                    v = src[n, c, y0, x0]
-                    gix -= v * (y1 - fy) * go
-                    giy -= v * (x1 - fx) * go
-                    if need_src:
-                        gsrc[n, c, y0, x0] += nw * go
-                if _inb(y0, x1, h, w):
-                    v = src[n, c, y0, x1]
-                    gix += v * (y1 - fy) * go
-                    giy -= v * (fx - x0) * go
-                    if need_src:
-                        gsrc[n, c, y0, x1] += ne * go
-                if _inb(y1, x0, h, w):
-                    v = src[n, c, y1, x0]
-                    gix -= v * (fy - y0) * go
-                    giy += v * (x1 - fx) * go
-                    if need_src:
-                        gsrc[n, c, y1, x0] += sw * go
-                if _inb(y1, x1, h, w):
-                    v = src[n, c, y1, x1]
-                    gix += v * (fy - y0) * go
-                    giy += v * (fx - x0) * go
-                    if need_src:
-                        gsrc[n, c, y1, x1] += se * go
-            ggrid[n, oy, ox, 0] = dx * gix
-            ggrid[n, oy, ox, 1] = dy * giy
+                if need_src:
+                    if jn >= 0 and iw >= 0:
+                        gsrc[n, c, jn, iw] += nw * go
+                    if jn >= 0 and ie >= 0:
+                        gsrc[n, c, jn, ie] += ne * go
+                    if js >= 0 and iw >= 0:
+                        gsrc[n, c, js, iw] += sw * go
+                    if js >= 0 and ie >= 0:
+                        gsrc[n, c, js, ie] += se * go
+                vnw, vne = _at(src, n, c, jn, iw, f), _at(src, n, c, jn, ie, f)
+                vsw, vse = _at(src, n, c, js, iw, f), _at(src, n, c, js, ie, f)
+                gix = gix + ((vne - vnw) * ds + (vse - vsw) * dn) * go
+                giy = giy + ((vsw - vnw) * de + (vse - vne) * dw) * go
+            ggrid[n, oy, ox, 0] = gix * mx
+            ggrid[n, oy, ox, 1] = giy * my
 
 
 @numba.njit(cache=True, nogil=True)
 def grid_bwd(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
-    """gsrc (zero-filled) += the input gradient; ggrid = the grid gradient (zero for nearest)."""
+    """gsrc (zero-filled) += the input gradient; ggrid (zero-filled) = the grid gradient."""
     for n in range(g.shape[0]):
         _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
@@ -563,7 +713,122 @@ def grid_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
         _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
 
-# -- grid_sample, 5-D input and 3-D grid (ATen's GridSampler.cpp, grid_sampler_3d_cpu_impl) -------
+# -- grid_sample, 5-D input and 3-D grid: ATen's scalar GridSampler.h formulas
+# (GridSampler.cpp, grid_sampler_3d_cpu_impl) ---------------------------------------------------
+
+@_jit
+def _sunnormalize(coord, size, align, t):
+    """grid_sampler_unnormalize_set_grad: (pixel coordinate, its derivative)."""
+    if align:
+        return (coord + t(1)) / t(2) * t(size - 1), t(size - 1) / t(2)
+    return ((coord + t(1)) * t(size) - t(1)) / t(2), t(size) / t(2)
+
+
+@_jit
+def _sclip(v, size, t):
+    """clip_coordinates: std::min(size - 1, std::max(in, 0)); std::max keeps a NaN ``in``,
+    std::min then returns size - 1 (its comparison with NaN is false)."""
+    hi = t(size - 1)
+    m = t(0) if v < t(0) else v
+    return m if m < hi else hi
+
+
+@_jit
+def _sclip_grad(v, size, t):
+    """clip_coordinates_set_grad: the bounds are out of bounds (gradient 0); NaN passes with 1."""
+    if v <= t(0):
+        return t(0), t(0)
+    hi = t(size - 1)
+    if v >= hi:
+        return hi, t(0)
+    return v, t(1)
+
+
+@_jit
+def _flips_odd(q):
+    """``static_cast<int>(std::floor(in / span)) % 2 != 0``: a quotient past the int range
+    converts to INT_MIN on x86 (cvttsd2si), which is even."""
+    if -2147483648.0 <= q < 2147483648.0:
+        return int(q) % 2 != 0
+    return False
+
+
+@_jit
+def _sreflect_grad(v, twice_low, twice_high, t):
+    """reflect_coordinates_set_grad: (reflected coordinate, its derivative sign); the value is
+    reflect_coordinates' (|in - min| either way)."""
+    if twice_low == twice_high:
+        return t(0), t(0)
+    lo = t(twice_low) / t(2)
+    span = t(twice_high - twice_low) / t(2)
+    v = v - lo
+    mult = t(1)
+    if v < t(0):
+        mult = t(-1)
+        v = -v
+    extra = np.fmod(v, span)
+    if _flips_odd(np.floor(v / span)):
+        return span - extra + lo, -mult
+    return extra + lo, mult
+
+
+@_jit
+def _safe_downgrade(v, t):
+    """safe_downgrade_to_int_range: -100 for NaN, inf and x > INT_MAX - 1 or x < INT_MIN (the
+    bound rounded to the dtype: 2**31 for float32)."""
+    if v > t(2147483646) or v < t(-2147483648) or not np.isfinite(v):
+        return t(-100)
+    return v
+
+
+@_jit
+def _sreflect_pair(v, size, align, t):
+    if align:
+        return _sreflect_grad(v, 0, 2 * (size - 1), t)
+    return _sreflect_grad(v, -1, 2 * size - 1, t)
+
+
+@_jit
+def _source_index_t(coord, size, padding, align, t):
+    """grid_sampler_compute_source_index: unnormalise, pad (clip: NaN to size - 1), downgrade."""
+    v, _ = _sunnormalize(coord, size, align, t)
+    if padding == 1:
+        v = _sclip(v, size, t)
+    elif padding == 2:
+        v, _ = _sreflect_pair(v, size, align, t)
+        v = _sclip(v, size, t)
+    return _safe_downgrade(v, t)
+
+
+@_jit
+def _source_index_grad_t(coord, size, padding, align, t):
+    """grid_sampler_compute_source_index_set_grad: (coordinate, d coordinate / d grid); its
+    clip lets NaN through, which the downgrade then sends out of bounds."""
+    v, d = _sunnormalize(coord, size, align, t)
+    if padding == 1:
+        v, d2 = _sclip_grad(v, size, t)
+        d = d * d2
+    elif padding == 2:
+        v, d2 = _sreflect_pair(v, size, align, t)
+        v, d3 = _sclip_grad(v, size, t)
+        d = d * d2 * d3
+    return _safe_downgrade(v, t), d
+
+
+@_jit
+def _source_index(coord, size, padding, align, t):
+    if _own_dtype(coord, size, align):
+        return np.float64(_source_index_t(coord, size, padding, align, t))
+    return _source_index_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@_jit
+def _source_index_grad(coord, size, padding, align, t):
+    if _own_dtype(coord, size, align):
+        v, d = _source_index_grad_t(coord, size, padding, align, t)
+        return np.float64(v), np.float64(d)
+    return _source_index_grad_t(np.float64(coord), size, padding, align, np.float64)
+
 
 @_jit
 def _inb3(z, y, x, d, h, w):
@@ -572,6 +837,8 @@ def _inb3(z, y, x, d, h, w):
 
 @_jit
 def _grid3_row(src, grid, out, r, mode, padding, align):
+    t = src.dtype.type
+    f = np.float64
     d, h, w = src.shape[2], src.shape[3], src.shape[4]
     od, oh = out.shape[2], out.shape[3]
     n = r // (od * oh)
@@ -579,44 +846,33 @@ def _grid3_row(src, grid, out, r, mode, padding, align):
     oz = rem // oh
     oy = rem - oz * oh
     for ox in range(out.shape[4]):
-        fx, _ = _source_index(grid[n, oz, oy, ox, 0], w, padding, align)
-        fy, _ = _source_index(grid[n, oz, oy, ox, 1], h, padding, align)
-        fz, _ = _source_index(grid[n, oz, oy, ox, 2], d, padding, align)
+        if mode == 1:  # (nearest: the grid's own dtype decides ties, as torch's)
+            fx = _source_index_t(grid[n, oz, oy, ox, 0], w, padding, align, t)
+            fy = _source_index_t(grid[n, oz, oy, ox, 1], h, padding, align, t)
+            fz = _source_index_t(grid[n, oz, oy, ox, 2], d, padding, align, t)
+        else:
+            fx = _source_index(grid[n, oz, oy, ox, 0], w, padding, align, t)
+            fy = _source_index(grid[n, oz, oy, ox, 1], h, padding, align, t)
+            fz = _source_index(grid[n, oz, oy, ox, 2], d, padding, align, t)
         if mode == 1:
             x0, y0, z0 = int(np.rint(fx)), int(np.rint(fy)), int(np.rint(fz))
             inb = _inb3(z0, y0, x0, d, h, w)
             for c in range(out.shape[1]):
-                out[n, c, oz, oy, ox] = src[n, c, z0, y0, x0] if inb else 0
+                out[n, c, oz, oy, ox] = src[n, c, z0, y0, x0] if inb else f(0)
             continue
-        x0, y0, z0 = math.floor(fx), math.floor(fy), math.floor(fz)
+        x0, y0, z0 = int(np.floor(fx)), int(np.floor(fy)), int(np.floor(fz))
         x1, y1, z1 = x0 + 1, y0 + 1, z0 + 1
-        # the eight corners: t(op) / b(ottom) in z, n(orth) / s(outh) in y, w(est) / e(ast) in x
-        tnw = (x1 - fx) * (y1 - fy) * (z1 - fz)
-        tne = (fx - x0) * (y1 - fy) * (z1 - fz)
-        tsw = (x1 - fx) * (fy - y0) * (z1 - fz)
-        tse = (fx - x0) * (fy - y0) * (z1 - fz)
-        bnw = (x1 - fx) * (y1 - fy) * (fz - z0)
-        bne = (fx - x0) * (y1 - fy) * (fz - z0)
-        bsw = (x1 - fx) * (fy - y0) * (fz - z0)
-        bse = (fx - x0) * (fy - y0) * (fz - z0)
+        wx0, wx1 = f(x1) - fx, fx - f(x0)  # weights of the west / east corners along x
+        wy0, wy1 = f(y1) - fy, fy - f(y0)
+        wz0, wz1 = f(z1) - fz, fz - f(z0)
         for c in range(out.shape[1]):
-            acc = tnw * 0
-            if _inb3(z0, y0, x0, d, h, w):
-                acc += src[n, c, z0, y0, x0] * tnw
-            if _inb3(z0, y0, x1, d, h, w):
-                acc += src[n, c, z0, y0, x1] * tne
-            if _inb3(z0, y1, x0, d, h, w):
-                acc += src[n, c, z0, y1, x0] * tsw
-            if _inb3(z0, y1, x1, d, h, w):
-                acc += src[n, c, z0, y1, x1] * tse
-            if _inb3(z1, y0, x0, d, h, w):
-                acc += src[n, c, z1, y0, x0] * bnw
-            if _inb3(z1, y0, x1, d, h, w):
-                acc += src[n, c, z1, y0, x1] * bne
-            if _inb3(z1, y1, x0, d, h, w):
-                acc += src[n, c, z1, y1, x0] * bsw
-            if _inb3(z1, y1, x1, d, h, w):
-                acc += src[n, c, z1, y1, x1] * bse
+            acc = f(0)
+            for k in range(8):  # tnw, tne, tsw, tse, bnw, bne, bsw, bse: bits (z, y, x)
+                cx, cy, cz = x0 + (k & 1), y0 + ((k >> 1) & 1), z0 + (k >> 2)
+                if _inb3(cz, cy, cx, d, h, w):
+                    wgt = ((wx1 if k & 1 else wx0) * (wy1 if k & 2 else wy0)
+                           * (wz1 if k & 4 else wz0))
+                    acc += src[n, c, cz, cy, cx] * wgt
             out[n, c, oz, oy, ox] = acc
 
 
@@ -633,79 +889,74 @@ def grid3_fwd_par(src, grid, out, mode, padding, align):
 
 
 @_jit
-def _corner_bwd(src, gsrc, n, z, y, x, wgt, ax, ay, az, g, need_src, grads):
-    """One trilinear corner's share of the backward: the input gradient ``wgt * go`` and the
-    grid gradient's terms ``value * (d wgt / d x, y, z) * go`` (``ax, ay, az``: the signed
-    partial derivatives of the corner's weight), added into ``grads`` per channel."""
-    d, h, w = src.shape[2], src.shape[3], src.shape[4]
-    if not _inb3(z, y, x, d, h, w):
-        return
-    for c in range(g.shape[0]):
-        go = g[c]
-        if need_src:
-            gsrc[n, c, z, y, x] += wgt * go
-        v = src[n, c, z, y, x] * go
-        grads[0] += v * ax
-        grads[1] += v * ay
-        grads[2] += v * az
-
-
-@_jit
-def _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src, grads):
+def _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src):
+    t = src.dtype.type
+    f = np.float64
     d, h, w = src.shape[2], src.shape[3], src.shape[4]
     for oz in range(g.shape[2]):
         for oy in range(g.shape[3]):
             for ox in range(g.shape[4]):
-                fx, mx = _source_index(grid[n, oz, oy, ox, 0], w, padding, align)
-                fy, my = _source_index(grid[n, oz, oy, ox, 1], h, padding, align)
-                fz, mz = _source_index(grid[n, oz, oy, ox, 2], d, padding, align)
-                go = g[n, :, oz, oy, ox]
-                if mode == 1:
+                # (the backward's coordinates, nearest's too: NaN leaves the input, where the
+                # forward's clip sends it to size - 1)
+                if mode == 1:  # (no grid gradient: ggrid stays zero)
+                    fx, _ = _source_index_grad_t(grid[n, oz, oy, ox, 0], w, padding, align, t)
+                    fy, _ = _source_index_grad_t(grid[n, oz, oy, ox, 1], h, padding, align, t)
+                    fz, _ = _source_index_grad_t(grid[n, oz, oy, ox, 2], d, padding, align, t)
                     x0, y0, z0 = int(np.rint(fx)), int(np.rint(fy)), int(np.rint(fz))
                     if need_src and _inb3(z0, y0, x0, d, h, w):
                         for c in range(g.shape[1]):
-                            gsrc[n, c, z0, y0, x0] += go[c]
+                            gsrc[n, c, z0, y0, x0] += g[n, c, oz, oy, ox]
                     continue
-                x0, y0, z0 = math.floor(fx), math.floor(fy), math.floor(fz)
+                fx, mx = _source_index_grad(grid[n, oz, oy, ox, 0], w, padding, align, t)
+                fy, my = _source_index_grad(grid[n, oz, oy, ox, 1], h, padding, align, t)
+                fz, mz = _source_index_grad(grid[n, oz, oy, ox, 2], d, padding, align, t)
+                x0, y0, z0 = int(np.floor(fx)), int(np.floor(fy)), int(np.floor(fz))
                 x1, y1, z1 = x0 + 1, y0 + 1, z0 + 1
-                wx0, wx1 = x1 - fx, fx - x0  # weights of the west / east corners along x
-                wy0, wy1 = y1 - fy, fy - y0
-                wz0, wz1 = z1 - fz, fz - z0
-                grads[:] = 0
-                _corner_bwd(src, gsrc, n, z0, y0, x0, wx0 * wy0 * wz0, -wy0 * wz0, -wx0 * wz0,
-                            -wx0 * wy0, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z0, y0, x1, wx1 * wy0 * wz0, wy0 * wz0, -wx1 * wz0,
-                            -wx1 * wy0, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z0, y1, x0, wx0 * wy1 * wz0, -wy1 * wz0, wx0 * wz0,
-                            -wx0 * wy1, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z0, y1, x1, wx1 * wy1 * wz0, wy1 * wz0, wx1 * wz0,
-                            -wx1 * wy1, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z1, y0, x0, wx0 * wy0 * wz1, -wy0 * wz1, -wx0 * wz1,
-                            wx0 * wy0, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z1, y0, x1, wx1 * wy0 * wz1, wy0 * wz1, -wx1 * wz1,
-                            wx1 * wy0, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z1, y1, x0, wx0 * wy1 * wz1, -wy1 * wz1, wx0 * wz1,
-                            wx0 * wy1, go, need_src, grads)
-                _corner_bwd(src, gsrc, n, z1, y1, x1, wx1 * wy1 * wz1, wy1 * wz1, wx1 * wz1,
-                            wx1 * wy1, go, need_src, grads)
-                ggrid[n, oz, oy, ox, 0] = mx * grads[0]
-                ggrid[n, oz, oy, ox, 1] = my * grads[1]
-                ggrid[n, oz, oy, ox, 2] = mz * grads[2]
+                wx0, wx1 = f(x1) - fx, fx - f(x0)
+                wy0, wy1 = f(y1) - fy, fy - f(y0)
+                wz0, wz1 = f(z1) - fz, fz - f(z0)
+                gix = f(0)
+                giy = f(0)
+                giz = f(0)
+                for c in range(g.shape[1]):
+                    go = g[n, c, oz, oy, ox]
+                    if need_src:
+                        for k in range(8):
+                            cx, cy, cz = x0 + (k & 1), y0 + ((k >> 1) & 1), z0 + (k >> 2)
+                            if _inb3(cz, cy, cx, d, h, w):
+                                wgt = ((wx1 if k & 1 else wx0) * (wy1 if k & 2 else wy0)
+                                       * (wz1 if k & 4 else wz0))
+                                gsrc[n, c, cz, cy, cx] += wgt * go
+                    for k in range(8):
+                        cx, cy, cz = x0 + (k & 1), y0 + ((k >> 1) & 1), z0 + (k >> 2)
+                        if not _inb3(cz, cy, cx, d, h, w):
+                            continue
+                        v = src[n, c, cz, cy, cx]
+                        ax = wx1 if k & 1 else wx0
+                        ay = wy1 if k & 2 else wy0
+                        az = wz1 if k & 4 else wz0
+                        tx = v * ay * az * go
+                        ty = v * ax * az * go
+                        tz = v * ax * ay * go
+                        gix = gix + tx if k & 1 else gix - tx
+                        giy = giy + ty if k & 2 else giy - ty
+                        giz = giz + tz if k & 4 else giz - tz
+                ggrid[n, oz, oy, ox, 0] = mx * gix
+                ggrid[n, oz, oy, ox, 1] = my * giy
+                ggrid[n, oz, oy, ox, 2] = mz * giz
 
 
 @numba.njit(cache=True, nogil=True)
 def grid3_bwd(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
-    """gsrc (zero-filled) += the input gradient; ggrid = the grid gradient (zero for nearest)."""
-    grads = np.zeros(3, np.float64)
+    """gsrc (zero-filled) += the input gradient; ggrid (zero-filled) = the grid gradient."""
     for n in range(g.shape[0]):
-        _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src, grads)
+        _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def grid3_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
     for n in prange(g.shape[0]):
-        grads = np.zeros(3, np.float64)
-        _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src, grads)
+        _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
 
 def grid_sample_into(src, grid, out, mode: int, padding: int, align: bool) -> None:

@@ -12,8 +12,8 @@ operands are read at their element strides as (P0, P1, D, H, W) (``pooling.plane
   through inverse tables built on the host once per geometry: per dim, the outputs that read
   input ``i`` in order and, per output, its taps that do; walked as the CPU kernel's scatter
   meets them (outputs in order, then an output's taps in order), so the sums are the CPU's;
-- grid sampling: one thread per grid point (all channels), the CPU kernel's float64
-  coordinates and weights; the grid gradient likewise per point; the input gradient (the
+- grid sampling: one thread per grid point (all channels), the CPU kernel's coordinates
+  (float64, or the grid's dtype where it is huge or non-finite) and float64 weights; the grid gradient likewise per point; the input gradient (the
   grid is data: no table says which points reach an input element) one thread per (n, c)
   plane walking the points in order, as ``pooling``'s max backward, so no two threads write
   one element and the sums are the CPU kernel's;
@@ -50,7 +50,7 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # (gathers move
 _floor = _sc.TWINS[np.floor]
 _rint = _sc.TWINS[np.rint]
 _fmod = _sc.TWINS[np.fmod]
-_INT64_LIMIT = 9223372036854775808.0  # 2**63
+_trunc = _sc.TWINS[np.trunc]
 
 
 def mul(a, b):
@@ -177,273 +177,311 @@ def taps_backward_kernel(g, og, sa, sb, nb, sgd, sgh, sgw, gi, P, D, H, W,
         t += step
 
 
-# -- grid sampling: ATen's GridSampler formulas, as cpu/resample.py writes them ------------------
+# -- grid sampling: cpu/resample.py's formulas (ATen's vectorised 2-d kernel, scalar 3-d one) ----
+# Everything runs in the grid's dtype ``t`` (``grid.dtype.type``: every constant is ``t(...)``),
+# every product through ``mul``.
 
-@cuda.jit(device=True)
-def unnormalize(coord, size, align):
-    """(pixel coordinate, its derivative) of a normalised float64 coordinate."""
-    if align:
-        return mul((coord + 1.0) / 2.0, np.float64(size - 1)), (size - 1) / 2.0
-    return (mul(coord + 1.0, np.float64(size)) - 1.0) / 2.0, size / 2.0
+_SENTINEL = -(2 ** 62)
 
 
 @cuda.jit(device=True)
-def clip(v, size):
-    if v <= 0.0:
-        return mul(v, 0.0), 0.0
-    hi = np.float64(size - 1)
-    if v >= hi:
-        return mul(v, 0.0) + hi, 0.0
-    return v, 1.0
-
-
-@cuda.jit(device=True)
-def reflect(v, twice_low, twice_high):
-    """The CPU kernel's ``_reflect``; its int64 count of flips is even for NaN and past 2**63
-    (a float-to-int conversion out of range gives INT64_MIN there)."""
-    if twice_low == twice_high:
-        return mul(v, 0.0), 0.0
-    lo = twice_low / 2.0
-    span = (twice_high - twice_low) / 2.0
-    v = v - lo
-    sign = 1.0
-    if v < 0.0:
-        sign = -1.0
-        v = -v
-    extra = _fmod(v, span)
-    q = v / span
-    even = True
-    if q < _INT64_LIMIT:
-        even = _fmod(_floor(q), 2.0) == 0.0
-    if even:
-        return extra + lo, sign
-    return span - extra + lo, -sign
-
-
-@cuda.jit(device=True)
-def source_index(coord, size, padding, align):
-    """(pixel coordinate, d coordinate / d grid) after the padding (ATen's
-    grid_sampler_compute_source_index_set_grad), out-of-int-range values moved to -100."""
-    v, dv = unnormalize(coord, size, align)
-    if padding == 1:
-        v, d2 = clip(v, size)
-        dv = mul(dv, d2)
-    elif padding == 2:
-        if align:
-            v, d2 = reflect(v, 0, 2 * (size - 1))
-        else:
-            v, d2 = reflect(v, -1, 2 * size - 1)
-        v, d3 = clip(v, size)
-        dv = mul(mul(dv, d2), d3)
-    if not (abs(v) <= 2147483646.0):
-        v = mul(v, 0.0) - 100.0
-    return v, dv
-
-
-@cuda.jit(device=True)
-def tap_index(v, size, padding, align):
-    """The index integer-valued tap coordinate ``v`` reads after the padding, or -1 outside."""
-    if padding == 1:
-        v, d2 = clip(v, size)
-    elif padding == 2:
-        if align:
-            v, d2 = reflect(v, 0, 2 * (size - 1))
-        else:
-            v, d2 = reflect(v, -1, 2 * size - 1)
-        v, d2 = clip(v, size)
-    if v >= 0.0 and v < size:
+def cvt(v):
+    """Truncation toward zero; NaN and magnitudes past 2**62 give a negative sentinel."""
+    if v > -4.611686018427388e18 and v < 4.611686018427388e18:
         return int(v)
+    return _SENTINEL
+
+
+@cuda.jit(device=True)
+def vunnormalize(coord, size, align, t):
+    if align:
+        scale = t(size - 1) / t(2)
+        return mul(coord + t(1), scale), scale
+    scale = t(size) / t(2)
+    return mul(coord + t(1), scale) - t(0.5), scale
+
+
+@cuda.jit(device=True)
+def vclip(v, size, t):
+    """clip_coordinates of the vectorised kernel: NaN gives 0."""
+    hi = t(size - 1)
+    c = v if v > t(0) else t(0)
+    return c if c < hi else hi
+
+
+@cuda.jit(device=True)
+def vclip_grad(v, size, t):
+    if v != v:
+        return v, True
+    hi = t(size - 1)
+    c = v if v > t(0) else t(0)
+    r = c if c < hi else hi
+    return r, c != t(0) and r != hi
+
+
+@cuda.jit(device=True)
+def vreflect_params(size, align, t):
+    if align:
+        return t(0), mul(t(size - 1), t(2)), size <= 1
+    return t(-0.5), mul(t(size), t(2)), False
+
+
+@cuda.jit(device=True)
+def sub_product(a, d, s, t):
+    """a - d * s rounded once (the CPU kernel's ``_sub_product``)."""
+    if t(0.1) != 0.1:  # float32
+        return t(np.float64(a) - mul(np.float64(d), np.float64(s)))
+    p = mul(d, s)
+    c = mul(134217729.0, d)
+    dh = c - (c - d)
+    dl = d - dh
+    c = mul(134217729.0, s)
+    sh = c - (c - s)
+    sl = s - sh
+    e = ((mul(dh, sh) - p) + mul(dh, sl) + mul(dl, sh)) + mul(dl, sl)
+    return (a - p) - e
+
+
+@cuda.jit(device=True)
+def vreflect(v, size, align, t):
+    low, tspan, empty = vreflect_params(size, align, t)
+    if empty:
+        return t(0)
+    a = abs(v - low)
+    extra = sub_product(a, _trunc(a / tspan), tspan, t)
+    r = tspan - extra
+    if extra != extra or r != r:
+        return t(np.nan)
+    return (extra if extra < r else r) + low
+
+
+@cuda.jit(device=True)
+def vreflect_grad(v, size, align, t):
+    low, tspan, empty = vreflect_params(size, align, t)
+    if empty:
+        return t(0), t(0)
+    d = v - low
+    neg = d < t(0)
+    a = abs(d)
+    extra = sub_product(a, _trunc(a / tspan), tspan, t)
+    r = tspan - extra
+    more = extra > r
+    return (r if more else extra) + low, (t(-1) if more != neg else t(1))
+
+
+@cuda.jit(device=True)
+def vlocation_t(coord, size, padding, align, t):
+    v, unused_scale = vunnormalize(coord, size, align, t)
+    if padding == 1:
+        return vclip(v, size, t)
+    if padding == 2:
+        return vclip(vreflect(v, size, align, t), size, t)
+    return v
+
+
+@cuda.jit(device=True)
+def vlocation_grad_t(coord, size, padding, align, t):
+    v, scale = vunnormalize(coord, size, align, t)
+    if padding == 1:
+        v, inb = vclip_grad(v, size, t)
+        return v, (scale if inb else t(0))
+    if padding == 2:
+        v, grefl = vreflect_grad(v, size, align, t)
+        g = mul(grefl, scale)
+        v, inb = vclip_grad(v, size, t)
+        return v, (g if inb else t(0))
+    return v, scale
+
+
+@cuda.jit(device=True)
+def vindex(v, size):
+    i = cvt(v)
+    if i >= 0 and i < size:
+        return i
     return -1
 
 
 @cuda.jit(device=True)
-def cubic_coeffs(t):
-    """The weights of taps -1, 0, 1, 2 at fraction t (A = -0.75)."""
-    a = -0.75
-    x = t + 1.0
-    c0 = mul(mul(mul(a, x) - 5 * a, x) + 8 * a, x) - 4 * a
-    c1 = mul(mul(mul(a + 2, t) - (a + 3), t), t) + 1.0
-    x = 1.0 - t
-    c2 = mul(mul(mul(a + 2, x) - (a + 3), x), x) + 1.0
-    x = 2.0 - t
-    c3 = mul(mul(mul(a, x) - 5 * a, x) + 8 * a, x) - 4 * a
+def vtap(v, size, padding, align, t):
+    if padding == 1:
+        v = vclip(v, size, t)
+    elif padding == 2:
+        v = vclip(vreflect(v, size, align, t), size, t)
+    return vindex(v, size)
+
+
+@cuda.jit(device=True)
+def at(x, base, y, xi, sh, sw, t):
+    """x[base + y * sh + xi * sw] as a ``t``, or 0 where either index is -1."""
+    if y < 0 or xi < 0:
+        return t(0)
+    return t(x[base + y * sh + xi * sw])
+
+
+@cuda.jit(device=True)
+def cubic_coeffs(x0, t):
+    a = t(-0.75)
+    x = x0 + t(1)
+    c0 = mul(mul(mul(a, x) - mul(t(5), a), x) + mul(t(8), a), x) - mul(t(4), a)
+    c1 = mul(mul(mul(a + t(2), x0) - (a + t(3)), x0), x0) + t(1)
+    x = t(1) - x0
+    c2 = mul(mul(mul(a + t(2), x) - (a + t(3)), x), x) + t(1)
+    x = t(2) - x0
+    c3 = mul(mul(mul(a, x) - mul(t(5), a), x) + mul(t(8), a), x) - mul(t(4), a)
     return c0, c1, c2, c3
 
 
 @cuda.jit(device=True)
-def cubic_coeffs_grad(t):
-    a = -0.75
-    x = -1.0 - t
-    c0 = mul(mul(-3 * a, x) - 10 * a, x) - 8 * a
-    x = -t
-    c1 = mul(mul(-3 * (a + 2), x) - 2 * (a + 3), x)
-    x = 1.0 - t
-    c2 = mul(mul(3 * (a + 2), x) - 2 * (a + 3), x)
-    x = 2.0 - t
-    c3 = mul(mul(3 * a, x) - 10 * a, x) + 8 * a
+def cubic_coeffs_grad(x0, t):
+    a = t(-0.75)
+    x = t(-1) - x0
+    c0 = mul(mul(mul(t(-3), a), x) - mul(t(10), a), x) - mul(t(8), a)
+    x = t(0) - x0
+    c1 = mul(mul(mul(t(-3), a + t(2)), x) - mul(t(2), a + t(3)), x)
+    x = t(1) - x0
+    c2 = mul(mul(mul(t(3), a + t(2)), x) - mul(t(2), a + t(3)), x)
+    x = t(2) - x0
+    c3 = mul(mul(mul(t(3), a), x) - mul(t(10), a), x) + mul(t(8), a)
     return c0, c1, c2, c3
 
 
 @cuda.jit(device=True)
-def cubic_taps(coord, size, padding, align):
-    """(tap indices, weights, weights' derivatives, d coordinate / d grid): the padding maps
-    the taps, not the point."""
-    v, mult = unnormalize(coord, size, align)
+def cubic_taps_t(coord, size, padding, align, t):
+    v, scale = vunnormalize(coord, size, align, t)
     f = _floor(v)
-    t = v - f
-    idx = (tap_index(f - 1.0, size, padding, align), tap_index(f, size, padding, align),
-           tap_index(f + 1.0, size, padding, align), tap_index(f + 2.0, size, padding, align))
-    return idx, cubic_coeffs(t), cubic_coeffs_grad(t), mult
+    x0 = v - f
+    idx = (vtap(f - t(1), size, padding, align, t), vtap(f + t(0), size, padding, align, t),
+           vtap(f + t(1), size, padding, align, t), vtap(f + t(2), size, padding, align, t))
+    return idx, cubic_coeffs(x0, t), cubic_coeffs_grad(x0, t), scale
 
 
 @cuda.jit(device=True)
-def inside(v, size):
-    """Whether float index ``v`` (a floor or a rint; NaN: no) lies in [0, size)."""
-    return v >= 0.0 and v < size
+def bilinear_params(x, y, w, h, t):
+    """compute_interp_params: (n, s, w, e distances, nw, ne, sw, se weights, west / east
+    column, north / south row; -1 outside)."""
+    xw = _floor(x)
+    yn = _floor(y)
+    dw = x - xw
+    de = t(1) - dw
+    dn = y - yn
+    ds = t(1) - dn
+    iw = cvt(xw)
+    jn = cvt(yn)
+    ie = iw + 1 if iw + 1 >= 0 and iw + 1 < w else -1
+    js = jn + 1 if jn + 1 >= 0 and jn + 1 < h else -1
+    iw = iw if iw >= 0 and iw < w else -1
+    jn = jn if jn >= 0 and jn < h else -1
+    return (dn, ds, dw, de, mul(ds, de), mul(ds, dw), mul(dn, de), mul(dn, dw), iw, ie, jn,
+            js)
 
 
 def grid2d_kernel(x, ox, sxn, sxc, sxh, sxw, C, H, W, grid, og, sgn, sgh, sgw, sgk,
                   out, N, OH, OW, mode, padding, align):
     """out (N, C, OH, OW) = x sampled at grid (N, OH, OW, 2): bilinear (0), nearest (1),
     bicubic (2); one thread per point, its channels in turn."""
+    t = grid.dtype.type
+    f = np.float64
     total = N * OH * OW
-    t = cuda.grid(1)
+    tid = cuda.grid(1)
     step = cuda.gridsize(1)
     plane = OH * OW
-    while t < total:
-        ow = t % OW
-        oh = (t // OW) % OH
-        n = t // (OW * OH)
+    while tid < total:
+        ow = tid % OW
+        oh = (tid // OW) % OH
+        n = tid // (OW * OH)
         gp = og + n * sgn + oh * sgh + ow * sgw
-        gx = np.float64(grid[gp])
-        gy = np.float64(grid[gp + sgk])
+        gx = grid[gp]
+        gy = grid[gp + sgk]
         xn = ox + n * sxn
         o = n * C * plane + oh * OW + ow
         if mode == 2:
-            ix, wx, unused_dx, unused_mx = cubic_taps(gx, W, padding, align)
-            iy, wy, unused_dy, unused_my = cubic_taps(gy, H, padding, align)
+            ix, cx, unused_dx, unused_mx = cubic_taps(gx, W, padding, align, t)
+            iy, cy, unused_dy, unused_my = cubic_taps(gy, H, padding, align, t)
             for c in range(C):
                 xc = xn + c * sxc
-                acc = mul(wx[0], 0.0)
+                acc = f(0)
                 for j in range(4):
-                    row = mul(wx[0], 0.0)
-                    if iy[j] >= 0:
-                        for i in range(4):
-                            if ix[i] >= 0:
-                                row += mul(wx[i], np.float64(x[xc + iy[j] * sxh + ix[i] * sxw]))
-                    acc += mul(wy[j], row)
+                    r = (mul(cx[0], at(x, xc, iy[j], ix[0], sxh, sxw, f))
+                         + mul(cx[1], at(x, xc, iy[j], ix[1], sxh, sxw, f))
+                         + mul(cx[2], at(x, xc, iy[j], ix[2], sxh, sxw, f))
+                         + mul(cx[3], at(x, xc, iy[j], ix[3], sxh, sxw, f)))
+                    acc = mul(cy[0], r) if j == 0 else acc + mul(cy[j], r)
                 out[o + c * plane] = acc
         elif mode == 1:
-            fx, unused_dx = source_index(gx, W, padding, align)
-            fy, unused_dy = source_index(gy, H, padding, align)
-            rx = _rint(fx)
-            ry = _rint(fy)
-            if inside(rx, W) and inside(ry, H):
-                at = xn + int(ry) * sxh + int(rx) * sxw
-                for c in range(C):
-                    out[o + c * plane] = x[at + c * sxc]
-            else:
-                for c in range(C):
-                    out[o + c * plane] = 0
+            ix0 = vindex(_rint(vlocation_t(gx, W, padding, align, t)), W)
+            iy0 = vindex(_rint(vlocation_t(gy, H, padding, align, t)), H)
+            for c in range(C):
+                out[o + c * plane] = at(x, xn + c * sxc, iy0, ix0, sxh, sxw, f)
         else:
-            fx, unused_dx = source_index(gx, W, padding, align)
-            fy, unused_dy = source_index(gy, H, padding, align)
-            x0 = _floor(fx)
-            y0 = _floor(fy)
-            x1 = x0 + 1.0
-            y1 = y0 + 1.0
-            nw = mul(x1 - fx, y1 - fy)
-            ne = mul(fx - x0, y1 - fy)
-            sw = mul(x1 - fx, fy - y0)
-            se = mul(fx - x0, fy - y0)
-            inx0, inx1 = inside(x0, W), inside(x1, W)
-            iny0, iny1 = inside(y0, H), inside(y1, H)
+            fx = vlocation(gx, W, padding, align, t)
+            fy = vlocation(gy, H, padding, align, t)
+            (unused_dn, unused_ds, unused_dw, unused_de, nw, ne, sw, se, iw, ie, jn,
+             js) = bilinear_params(fx, fy, W, H, f)
             for c in range(C):
                 xc = xn + c * sxc
-                acc = mul(nw, 0.0)
-                if iny0 and inx0:
-                    acc += mul(np.float64(x[xc + int(y0) * sxh + int(x0) * sxw]), nw)
-                if iny0 and inx1:
-                    acc += mul(np.float64(x[xc + int(y0) * sxh + int(x1) * sxw]), ne)
-                if iny1 and inx0:
-                    acc += mul(np.float64(x[xc + int(y1) * sxh + int(x0) * sxw]), sw)
-                if iny1 and inx1:
-                    acc += mul(np.float64(x[xc + int(y1) * sxh + int(x1) * sxw]), se)
-                out[o + c * plane] = acc
-        t += step
+                out[o + c * plane] = (mul(at(x, xc, jn, iw, sxh, sxw, f), nw)
+                                      + mul(at(x, xc, jn, ie, sxh, sxw, f), ne)
+                                      + mul(at(x, xc, js, iw, sxh, sxw, f), sw)
+                                      + mul(at(x, xc, js, ie, sxh, sxw, f), se))
+        tid += step
 
 
 def grid2d_grad_grid_kernel(g, og_, sgn_, sgc_, sgh_, sgw_, x, ox, sxn, sxc, sxh, sxw, C, H, W,
                             grid, og, sgn, sgh, sgw, sgk, ggrid, N, OH, OW, mode, padding, align):
     """ggrid (N, OH, OW, 2) row-major: each point's gradient summed over its channels in the
     CPU kernel's order (bilinear 0, bicubic 2; nearest has none)."""
+    t = grid.dtype.type
+    f = np.float64
     total = N * OH * OW
-    t = cuda.grid(1)
+    tid = cuda.grid(1)
     step = cuda.gridsize(1)
-    while t < total:
-        ow = t % OW
-        oh = (t // OW) % OH
-        n = t // (OW * OH)
+    while tid < total:
+        ow = tid % OW
+        oh = (tid // OW) % OH
+        n = tid // (OW * OH)
         gp = og + n * sgn + oh * sgh + ow * sgw
-        gx = np.float64(grid[gp])
-        gy = np.float64(grid[gp + sgk])
+        gx = grid[gp]
+        gy = grid[gp + sgk]
         xn = ox + n * sxn
         gn = og_ + n * sgn_ + oh * sgh_ + ow * sgw_
+        gix = f(0)
+        giy = f(0)
         if mode == 2:
-            ix, wx, dwx, mx = cubic_taps(gx, W, padding, align)
-            iy, wy, dwy, my = cubic_taps(gy, H, padding, align)
-            gix = mul(wx[0], 0.0)
-            giy = mul(wx[0], 0.0)
+            ix, cx, dcx, mx = cubic_taps(gx, W, padding, align, t)
+            iy, cy, dcy, my = cubic_taps(gy, H, padding, align, t)
             for c in range(C):
                 go = g[gn + c * sgc_]
                 xc = xn + c * sxc
                 for i in range(4):
                     for j in range(4):
-                        if ix[i] >= 0 and iy[j] >= 0:
-                            v = mul(x[xc + iy[j] * sxh + ix[i] * sxw], go)  # (the operands' dtype)
-                            gix -= mul(mul(v, dwx[i]), wy[j])
-                            giy -= mul(mul(v, dwy[j]), wx[i])
-            ggrid[2 * t] = mul(mx, gix)
-            ggrid[2 * t + 1] = mul(my, giy)
+                        v = mul(at(x, xc, iy[j], ix[i], sxh, sxw, f), go)
+                        gix = gix - mul(mul(v, dcx[i]), cy[j])
+                        giy = giy - mul(mul(v, dcy[j]), cx[i])
         else:
-            fx, dx = source_index(gx, W, padding, align)
-            fy, dy = source_index(gy, H, padding, align)
-            x0 = _floor(fx)
-            y0 = _floor(fy)
-            x1 = x0 + 1.0
-            y1 = y0 + 1.0
-            inx0, inx1 = inside(x0, W), inside(x1, W)
-            iny0, iny1 = inside(y0, H), inside(y1, H)
-            gix = mul(fx, 0.0)
-            giy = mul(fx, 0.0)
+            fx, mx = vlocation_grad(gx, W, padding, align, t)
+            fy, my = vlocation_grad(gy, H, padding, align, t)
+            (dn, ds, dw, de, unused_nw, unused_ne, unused_sw, unused_se, iw, ie, jn,
+             js) = bilinear_params(fx, fy, W, H, f)
             for c in range(C):
-                gof = np.float64(g[gn + c * sgc_])
+                go = g[gn + c * sgc_]
                 xc = xn + c * sxc
-                if iny0 and inx0:
-                    v = np.float64(x[xc + int(y0) * sxh + int(x0) * sxw])
-                    gix -= mul(mul(v, y1 - fy), gof)
-                    giy -= mul(mul(v, x1 - fx), gof)
-                if iny0 and inx1:
-                    v = np.float64(x[xc + int(y0) * sxh + int(x1) * sxw])
-                    gix += mul(mul(v, y1 - fy), gof)
-                    giy -= mul(mul(v, fx - x0), gof)
-                if iny1 and inx0:
-                    v = np.float64(x[xc + int(y1) * sxh + int(x0) * sxw])
-                    gix -= mul(mul(v, fy - y0), gof)
-                    giy += mul(mul(v, x1 - fx), gof)
-                if iny1 and inx1:
-                    v = np.float64(x[xc + int(y1) * sxh + int(x1) * sxw])
-                    gix += mul(mul(v, fy - y0), gof)
-                    giy += mul(mul(v, fx - x0), gof)
-            ggrid[2 * t] = mul(dx, gix)
-            ggrid[2 * t + 1] = mul(dy, giy)
-        t += step
+                vnw = at(x, xc, jn, iw, sxh, sxw, f)
+                vne = at(x, xc, jn, ie, sxh, sxw, f)
+                vsw = at(x, xc, js, iw, sxh, sxw, f)
+                vse = at(x, xc, js, ie, sxh, sxw, f)
+                gix = gix + mul(mul(vne - vnw, ds) + mul(vse - vsw, dn), go)
+                giy = giy + mul(mul(vsw - vnw, de) + mul(vse - vne, dw), go)
+        ggrid[2 * tid] = mul(gix, mx)
+        ggrid[2 * tid + 1] = mul(giy, my)
+        tid += step
 
 
 def grid2d_grad_input_kernel(g, og_, sgn_, sgc_, sgh_, sgw_, grid, og, sgn, sgh, sgw, sgk,
                              gi, N, C, H, W, OH, OW, mode, padding, align):
     """Plane (n, c) of zeroed gi (row-major) += g spread over the taps of every point, by one
     thread walking the points in order."""
+    t = grid.dtype.type
+    f = np.float64
     total = N * C
     p = cuda.grid(1)
     step = cuda.gridsize(1)
@@ -454,163 +492,310 @@ def grid2d_grad_input_kernel(g, og_, sgn_, sgc_, sgh_, sgw_, grid, og, sgn, sgh,
         for oh in range(OH):
             for ow in range(OW):
                 gp = og + n * sgn + oh * sgh + ow * sgw
-                gx = np.float64(grid[gp])
-                gy = np.float64(grid[gp + sgk])
+                gx = grid[gp]
+                gy = grid[gp + sgk]
                 go = g[gb + oh * sgh_ + ow * sgw_]
                 if mode == 2:
-                    ix, wx, unused_dx, unused_mx = cubic_taps(gx, W, padding, align)
-                    iy, wy, unused_dy, unused_my = cubic_taps(gy, H, padding, align)
+                    ix, cx, unused_dx, unused_mx = cubic_taps(gx, W, padding, align, t)
+                    iy, cy, unused_dy, unused_my = cubic_taps(gy, H, padding, align, t)
                     for i in range(4):
                         for j in range(4):
                             if ix[i] >= 0 and iy[j] >= 0:
                                 k = lo + iy[j] * W + ix[i]
-                                gi[k] = gi[k] + mul(mul(np.float64(go), wx[i]), wy[j])
+                                gi[k] = gi[k] + mul(mul(go, cx[i]), cy[j])
                     continue
-                fx, unused_dx = source_index(gx, W, padding, align)
-                fy, unused_dy = source_index(gy, H, padding, align)
                 if mode == 1:
-                    rx = _rint(fx)
-                    ry = _rint(fy)
-                    if inside(rx, W) and inside(ry, H):
-                        k = lo + int(ry) * W + int(rx)
+                    ix0 = vindex(_rint(vlocation_t(gx, W, padding, align, t)), W)
+                    iy0 = vindex(_rint(vlocation_t(gy, H, padding, align, t)), H)
+                    if ix0 >= 0 and iy0 >= 0:
+                        k = lo + iy0 * W + ix0
                         gi[k] = gi[k] + go
                     continue
-                x0 = _floor(fx)
-                y0 = _floor(fy)
-                x1 = x0 + 1.0
-                y1 = y0 + 1.0
-                gof = np.float64(go)
-                if inside(y0, H) and inside(x0, W):
-                    k = lo + int(y0) * W + int(x0)
-                    gi[k] = gi[k] + mul(mul(x1 - fx, y1 - fy), gof)
-                if inside(y0, H) and inside(x1, W):
-                    k = lo + int(y0) * W + int(x1)
-                    gi[k] = gi[k] + mul(mul(fx - x0, y1 - fy), gof)
-                if inside(y1, H) and inside(x0, W):
-                    k = lo + int(y1) * W + int(x0)
-                    gi[k] = gi[k] + mul(mul(x1 - fx, fy - y0), gof)
-                if inside(y1, H) and inside(x1, W):
-                    k = lo + int(y1) * W + int(x1)
-                    gi[k] = gi[k] + mul(mul(fx - x0, fy - y0), gof)
+                fx, unused_mx = vlocation_grad(gx, W, padding, align, t)
+                fy, unused_my = vlocation_grad(gy, H, padding, align, t)
+                (unused_dn, unused_ds, unused_dw, unused_de, nw, ne, sw, se, iw, ie, jn,
+                 js) = bilinear_params(fx, fy, W, H, f)
+                if jn >= 0 and iw >= 0:
+                    k = lo + jn * W + iw
+                    gi[k] = gi[k] + mul(nw, go)
+                if jn >= 0 and ie >= 0:
+                    k = lo + jn * W + ie
+                    gi[k] = gi[k] + mul(ne, go)
+                if js >= 0 and iw >= 0:
+                    k = lo + js * W + iw
+                    gi[k] = gi[k] + mul(sw, go)
+                if js >= 0 and ie >= 0:
+                    k = lo + js * W + ie
+                    gi[k] = gi[k] + mul(se, go)
         p += step
 
 
+# 3-d: ATen's scalar GridSampler.h formulas
+
 @cuda.jit(device=True)
-def corner_weights(k, wx0, wx1, wy0, wy1, wz0, wz1):
-    """(weight, d weight / d x, y, z) of trilinear corner k = (z, y, x) bits, in the CPU
-    kernel's order (tnw, tne, tsw, tse, bnw, bne, bsw, bse)."""
-    wx = wx1 if k & 1 else wx0
-    wy = wy1 if k & 2 else wy0
-    wz = wz1 if k & 4 else wz0
-    ax = mul(wy, wz)
-    ay = mul(wx, wz)
-    az = mul(wx, wy)
-    return (mul(az, wz), ax if k & 1 else -ax, ay if k & 2 else -ay, az if k & 4 else -az)
+def sunnormalize(coord, size, align, t):
+    if align:
+        return mul((coord + t(1)) / t(2), t(size - 1)), t(size - 1) / t(2)
+    return (mul(coord + t(1), t(size)) - t(1)) / t(2), t(size) / t(2)
+
+
+@cuda.jit(device=True)
+def sclip(v, size, t):
+    """std::min(size - 1, std::max(in, 0)): NaN gives size - 1."""
+    hi = t(size - 1)
+    m = t(0) if v < t(0) else v
+    return m if m < hi else hi
+
+
+@cuda.jit(device=True)
+def sclip_grad(v, size, t):
+    if v <= t(0):
+        return t(0), t(0)
+    hi = t(size - 1)
+    if v >= hi:
+        return hi, t(0)
+    return v, t(1)
+
+
+@cuda.jit(device=True)
+def flips_odd(q):
+    """``static_cast<int>(q) % 2 != 0``; past the int range x86 gives INT_MIN (even)."""
+    if q >= -2147483648.0 and q < 2147483648.0:
+        return int(q) % 2 != 0
+    return False
+
+
+@cuda.jit(device=True)
+def sreflect_grad(v, twice_low, twice_high, t):
+    if twice_low == twice_high:
+        return t(0), t(0)
+    lo = t(twice_low) / t(2)
+    span = t(twice_high - twice_low) / t(2)
+    v = v - lo
+    mult = t(1)
+    if v < t(0):
+        mult = t(-1)
+        v = -v
+    extra = t(_fmod(np.float64(v), np.float64(span)))  # (exact: libdevice's fmodf holds FMAs)
+    if flips_odd(_floor(v / span)):
+        return span - extra + lo, -mult
+    return extra + lo, mult
+
+
+@cuda.jit(device=True)
+def safe_downgrade(v, t):
+    if v > t(2147483646) or v < t(-2147483648) or not (v == v and abs(v) != np.inf):
+        return t(-100)
+    return v
+
+
+@cuda.jit(device=True)
+def sreflect_pair(v, size, align, t):
+    if align:
+        return sreflect_grad(v, 0, 2 * (size - 1), t)
+    return sreflect_grad(v, -1, 2 * size - 1, t)
+
+
+@cuda.jit(device=True)
+def source_index_t(coord, size, padding, align, t):
+    v, unused_d = sunnormalize(coord, size, align, t)
+    if padding == 1:
+        v = sclip(v, size, t)
+    elif padding == 2:
+        v, unused_d = sreflect_pair(v, size, align, t)
+        v = sclip(v, size, t)
+    return safe_downgrade(v, t)
+
+
+@cuda.jit(device=True)
+def source_index_grad_t(coord, size, padding, align, t):
+    v, d = sunnormalize(coord, size, align, t)
+    if padding == 1:
+        v, d2 = sclip_grad(v, size, t)
+        d = mul(d, d2)
+    elif padding == 2:
+        v, d2 = sreflect_pair(v, size, align, t)
+        v, d3 = sclip_grad(v, size, t)
+        d = mul(mul(d, d2), d3)
+    return safe_downgrade(v, t), d
+
+
+# The CPU kernel's choice of arithmetic: float64 coordinates below 2**23, the grid's dtype from
+# there on and for NaN / inf (and always for nearest's discrete choice); float64 weights and sums.
+
+@cuda.jit(device=True)
+def own_dtype(coord, size, align):
+    u, unused_d = sunnormalize(np.float64(coord), size, align, np.float64)
+    return not (abs(u) < 8388608.0)
+
+
+@cuda.jit(device=True)
+def vlocation(coord, size, padding, align, t):
+    if own_dtype(coord, size, align):
+        return np.float64(vlocation_t(coord, size, padding, align, t))
+    return vlocation_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@cuda.jit(device=True)
+def vlocation_grad(coord, size, padding, align, t):
+    if own_dtype(coord, size, align):
+        v, d = vlocation_grad_t(coord, size, padding, align, t)
+        return np.float64(v), np.float64(d)
+    return vlocation_grad_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@cuda.jit(device=True)
+def f8(c):
+    return np.float64(c[0]), np.float64(c[1]), np.float64(c[2]), np.float64(c[3])
+
+
+@cuda.jit(device=True)
+def cubic_taps(coord, size, padding, align, t):
+    if own_dtype(coord, size, align):
+        idx, c, dc, scale = cubic_taps_t(coord, size, padding, align, t)
+        return idx, f8(c), f8(dc), np.float64(scale)
+    return cubic_taps_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@cuda.jit(device=True)
+def source_index(coord, size, padding, align, t):
+    if own_dtype(coord, size, align):
+        return np.float64(source_index_t(coord, size, padding, align, t))
+    return source_index_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@cuda.jit(device=True)
+def source_index_grad(coord, size, padding, align, t):
+    if own_dtype(coord, size, align):
+        v, d = source_index_grad_t(coord, size, padding, align, t)
+        return np.float64(v), np.float64(d)
+    return source_index_grad_t(np.float64(coord), size, padding, align, np.float64)
+
+
+@cuda.jit(device=True)
+def inb3(z, y, x, d, h, w):
+    return z >= 0 and z < d and y >= 0 and y < h and x >= 0 and x < w
+
+
+@cuda.jit(device=True)
+def corner(k, a0, a1, b0, b1, c0, c1):
+    """Corner k's (x, y, z) weights: bits (z, y, x) pick the east / south / bottom ones."""
+    return (a1 if k & 1 else a0), (b1 if k & 2 else b0), (c1 if k & 4 else c0)
 
 
 def grid3d_kernel(x, ox, sxn, sxc, sxd, sxh, sxw, C, D, H, W, grid, og, sgn, sgd, sgh, sgw, sgk,
                   out, N, OD, OH, OW, mode, padding, align):
     """out (N, C, OD, OH, OW) = x sampled at grid (N, OD, OH, OW, 3): trilinear (0) or nearest
     (1); one thread per point, its channels in turn."""
+    t = grid.dtype.type
+    f = np.float64
     total = N * OD * OH * OW
-    t = cuda.grid(1)
+    tid = cuda.grid(1)
     step = cuda.gridsize(1)
     plane = OD * OH * OW
-    while t < total:
-        ow = t % OW
-        oh = (t // OW) % OH
-        od = (t // (OW * OH)) % OD
-        n = t // (OW * OH * OD)
+    while tid < total:
+        ow = tid % OW
+        oh = (tid // OW) % OH
+        od = (tid // (OW * OH)) % OD
+        n = tid // (OW * OH * OD)
         gp = og + n * sgn + od * sgd + oh * sgh + ow * sgw
-        fx, unused_dx = source_index(np.float64(grid[gp]), W, padding, align)
-        fy, unused_dy = source_index(np.float64(grid[gp + sgk]), H, padding, align)
-        fz, unused_dz = source_index(np.float64(grid[gp + 2 * sgk]), D, padding, align)
+        if mode == 1:
+            fx = source_index_t(grid[gp], W, padding, align, t)
+            fy = source_index_t(grid[gp + sgk], H, padding, align, t)
+            fz = source_index_t(grid[gp + 2 * sgk], D, padding, align, t)
+        else:
+            fx = source_index(grid[gp], W, padding, align, t)
+            fy = source_index(grid[gp + sgk], H, padding, align, t)
+            fz = source_index(grid[gp + 2 * sgk], D, padding, align, t)
         xn = ox + n * sxn
         o = n * C * plane + (od * OH + oh) * OW + ow
         if mode == 1:
-            rx = _rint(fx)
-            ry = _rint(fy)
-            rz = _rint(fz)
-            if inside(rx, W) and inside(ry, H) and inside(rz, D):
-                at = xn + int(rz) * sxd + int(ry) * sxh + int(rx) * sxw
-                for c in range(C):
-                    out[o + c * plane] = x[at + c * sxc]
-            else:
-                for c in range(C):
-                    out[o + c * plane] = 0
-        else:
-            x0 = _floor(fx)
-            y0 = _floor(fy)
-            z0 = _floor(fz)
-            wx0, wx1 = x0 + 1.0 - fx, fx - x0
-            wy0, wy1 = y0 + 1.0 - fy, fy - y0
-            wz0, wz1 = z0 + 1.0 - fz, fz - z0
+            rx = int(_rint(fx))
+            ry = int(_rint(fy))
+            rz = int(_rint(fz))
+            inb = inb3(rz, ry, rx, D, H, W)
+            at3 = xn + rz * sxd + ry * sxh + rx * sxw
             for c in range(C):
-                acc = mul(mul(mul(wx0, wy0), wz0), 0.0)
+                out[o + c * plane] = x[at3 + c * sxc] if inb else t(0)
+        else:
+            x0 = int(_floor(fx))
+            y0 = int(_floor(fy))
+            z0 = int(_floor(fz))
+            wx0, wx1 = f(x0 + 1) - fx, fx - f(x0)
+            wy0, wy1 = f(y0 + 1) - fy, fy - f(y0)
+            wz0, wz1 = f(z0 + 1) - fz, fz - f(z0)
+            for c in range(C):
+                acc = f(0)
                 for k in range(8):
                     cx = x0 + (k & 1)
                     cy = y0 + ((k >> 1) & 1)
                     cz = z0 + (k >> 2)
-                    if inside(cx, W) and inside(cy, H) and inside(cz, D):
-                        wgt, unused_ax, unused_ay, unused_az = corner_weights(
-                            k, wx0, wx1, wy0, wy1, wz0, wz1)
-                        v = x[xn + c * sxc + int(cz) * sxd + int(cy) * sxh + int(cx) * sxw]
-                        acc += mul(np.float64(v), wgt)
+                    if inb3(cz, cy, cx, D, H, W):
+                        ax, ay, az = corner(k, wx0, wx1, wy0, wy1, wz0, wz1)
+                        v = x[xn + c * sxc + cz * sxd + cy * sxh + cx * sxw]
+                        acc += mul(v, mul(mul(ax, ay), az))
                 out[o + c * plane] = acc
-        t += step
+        tid += step
 
 
 def grid3d_grad_grid_kernel(g, og_, sgn_, sgc_, sgd_, sgh_, sgw_, x, ox, sxn, sxc, sxd, sxh, sxw,
                             C, D, H, W, grid, og, sgn, sgd, sgh, sgw, sgk, ggrid, N, OD, OH, OW,
                             padding, align):
-    """ggrid (N, OD, OH, OW, 3) row-major of trilinear sampling: per point, the corners in
-    order, each over the channels (the CPU kernel's order)."""
+    """ggrid (N, OD, OH, OW, 3) row-major of trilinear sampling: per point, the channels in
+    order, each over the corners (the CPU kernel's order)."""
+    t = grid.dtype.type
+    f = np.float64
     total = N * OD * OH * OW
-    t = cuda.grid(1)
+    tid = cuda.grid(1)
     step = cuda.gridsize(1)
-    while t < total:
-        ow = t % OW
-        oh = (t // OW) % OH
-        od = (t // (OW * OH)) % OD
-        n = t // (OW * OH * OD)
+    while tid < total:
+        ow = tid % OW
+        oh = (tid // OW) % OH
+        od = (tid // (OW * OH)) % OD
+        n = tid // (OW * OH * OD)
         gp = og + n * sgn + od * sgd + oh * sgh + ow * sgw
-        fx, mx = source_index(np.float64(grid[gp]), W, padding, align)
-        fy, my = source_index(np.float64(grid[gp + sgk]), H, padding, align)
-        fz, mz = source_index(np.float64(grid[gp + 2 * sgk]), D, padding, align)
+        fx, mx = source_index_grad(grid[gp], W, padding, align, t)
+        fy, my = source_index_grad(grid[gp + sgk], H, padding, align, t)
+        fz, mz = source_index_grad(grid[gp + 2 * sgk], D, padding, align, t)
         xn = ox + n * sxn
         gn = og_ + n * sgn_ + od * sgd_ + oh * sgh_ + ow * sgw_
-        x0 = _floor(fx)
-        y0 = _floor(fy)
-        z0 = _floor(fz)
-        wx0, wx1 = x0 + 1.0 - fx, fx - x0
-        wy0, wy1 = y0 + 1.0 - fy, fy - y0
-        wz0, wz1 = z0 + 1.0 - fz, fz - z0
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
-        for k in range(8):
-            cx = x0 + (k & 1)
-            cy = y0 + ((k >> 1) & 1)
-            cz = z0 + (k >> 2)
-            if not (inside(cx, W) and inside(cy, H) and inside(cz, D)):
-                continue
-            unused_wgt, ax, ay, az = corner_weights(k, wx0, wx1, wy0, wy1, wz0, wz1)
-            at = xn + int(cz) * sxd + int(cy) * sxh + int(cx) * sxw
-            for c in range(C):
-                v = mul(x[at + c * sxc], g[gn + c * sgc_])  # (the operands' dtype)
-                sx += mul(v, ax)
-                sy += mul(v, ay)
-                sz += mul(v, az)
-        ggrid[3 * t] = mul(mx, sx)
-        ggrid[3 * t + 1] = mul(my, sy)
-        ggrid[3 * t + 2] = mul(mz, sz)
-        t += step
+        x0 = int(_floor(fx))
+        y0 = int(_floor(fy))
+        z0 = int(_floor(fz))
+        wx0, wx1 = f(x0 + 1) - fx, fx - f(x0)
+        wy0, wy1 = f(y0 + 1) - fy, fy - f(y0)
+        wz0, wz1 = f(z0 + 1) - fz, fz - f(z0)
+        gix = f(0)
+        giy = f(0)
+        giz = f(0)
+        for c in range(C):
+            go = g[gn + c * sgc_]
+            for k in range(8):
+                cx = x0 + (k & 1)
+                cy = y0 + ((k >> 1) & 1)
+                cz = z0 + (k >> 2)
+                if not inb3(cz, cy, cx, D, H, W):
+                    continue
+                v = x[xn + c * sxc + cz * sxd + cy * sxh + cx * sxw]
+                ax, ay, az = corner(k, wx0, wx1, wy0, wy1, wz0, wz1)
+                tx = mul(mul(mul(v, ay), az), go)
+                ty = mul(mul(mul(v, ax), az), go)
+                tz = mul(mul(mul(v, ax), ay), go)
+                gix = gix + tx if k & 1 else gix - tx
+                giy = giy + ty if k & 2 else giy - ty
+                giz = giz + tz if k & 4 else giz - tz
+        ggrid[3 * tid] = mul(mx, gix)
+        ggrid[3 * tid + 1] = mul(my, giy)
+        ggrid[3 * tid + 2] = mul(mz, giz)
+        tid += step
 
 
 def grid3d_grad_input_kernel(g, og_, sgn_, sgc_, sgd_, sgh_, sgw_, grid, og, sgn, sgd, sgh, sgw,
                              sgk, gi, N, C, D, H, W, OD, OH, OW, mode, padding, align):
     """Plane (n, c) of zeroed gi (row-major) += g spread over the corners of every point, by
-    one thread walking the points in order."""
+    one thread walking the points in order (the backward's coordinates, nearest's too)."""
+    t = grid.dtype.type
+    f = np.float64
     total = N * C
     p = cuda.grid(1)
     step = cuda.gridsize(1)
@@ -622,35 +807,39 @@ def grid3d_grad_input_kernel(g, og_, sgn_, sgc_, sgd_, sgh_, sgw_, grid, og, sgn
             for oh in range(OH):
                 for ow in range(OW):
                     gp = og + n * sgn + od * sgd + oh * sgh + ow * sgw
-                    fx, unused_dx = source_index(np.float64(grid[gp]), W, padding, align)
-                    fy, unused_dy = source_index(np.float64(grid[gp + sgk]), H, padding, align)
-                    fz, unused_dz = source_index(np.float64(grid[gp + 2 * sgk]), D, padding,
-                                                 align)
                     go = g[gb + od * sgd_ + oh * sgh_ + ow * sgw_]
                     if mode == 1:
-                        rx = _rint(fx)
-                        ry = _rint(fy)
-                        rz = _rint(fz)
-                        if inside(rx, W) and inside(ry, H) and inside(rz, D):
-                            k = lo + (int(rz) * H + int(ry)) * W + int(rx)
+                        fx, unused_mx = source_index_grad_t(grid[gp], W, padding, align, t)
+                        fy, unused_my = source_index_grad_t(grid[gp + sgk], H, padding, align, t)
+                        fz, unused_mz = source_index_grad_t(grid[gp + 2 * sgk], D, padding,
+                                                            align, t)
+                    else:
+                        fx, unused_mx = source_index_grad(grid[gp], W, padding, align, t)
+                        fy, unused_my = source_index_grad(grid[gp + sgk], H, padding, align, t)
+                        fz, unused_mz = source_index_grad(grid[gp + 2 * sgk], D, padding, align,
+                                                          t)
+                    if mode == 1:
+                        rx = int(_rint(fx))
+                        ry = int(_rint(fy))
+                        rz = int(_rint(fz))
+                        if inb3(rz, ry, rx, D, H, W):
+                            k = lo + (rz * H + ry) * W + rx
                             gi[k] = gi[k] + go
                         continue
-                    x0 = _floor(fx)
-                    y0 = _floor(fy)
-                    z0 = _floor(fz)
-                    wx0, wx1 = x0 + 1.0 - fx, fx - x0
-                    wy0, wy1 = y0 + 1.0 - fy, fy - y0
-                    wz0, wz1 = z0 + 1.0 - fz, fz - z0
-                    gof = np.float64(go)
+                    x0 = int(_floor(fx))
+                    y0 = int(_floor(fy))
+                    z0 = int(_floor(fz))
+                    wx0, wx1 = f(x0 + 1) - fx, fx - f(x0)
+                    wy0, wy1 = f(y0 + 1) - fy, fy - f(y0)
+                    wz0, wz1 = f(z0 + 1) - fz, fz - f(z0)
                     for k in range(8):
                         cx = x0 + (k & 1)
                         cy = y0 + ((k >> 1) & 1)
                         cz = z0 + (k >> 2)
-                        if inside(cx, W) and inside(cy, H) and inside(cz, D):
-                            wgt, unused_ax, unused_ay, unused_az = corner_weights(
-                                k, wx0, wx1, wy0, wy1, wz0, wz1)
-                            at = lo + (int(cz) * H + int(cy)) * W + int(cx)
-                            gi[at] = gi[at] + mul(wgt, gof)
+                        if inb3(cz, cy, cx, D, H, W):
+                            ax, ay, az = corner(k, wx0, wx1, wy0, wy1, wz0, wz1)
+                            at3 = lo + (cz * H + cy) * W + cx
+                            gi[at3] = gi[at3] + mul(mul(mul(ax, ay), az), go)
         p += step
 
 
