@@ -15,7 +15,8 @@ class _TensorType(type):
     """The metaclass: ``isinstance`` asks the tensor's dtype and device."""
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu" \
+            and not obj.is_sparse
 
     def __call__(cls, *args, **kwargs):
         from .ops import creation
@@ -57,6 +58,43 @@ ComplexDoubleTensor = _make("ComplexDoubleTensor", _dt.complex128)
 _BY_NAME = {c.__name__: c for c in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor,
                                      CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor,
                                      ComplexFloatTensor, ComplexDoubleTensor)}
+
+
+class _SparseTensorType(_TensorType):
+    """``torch.sparse.FloatTensor`` and its kin: sparse COO CPU tensors, built from
+    ``(indices, values[, size])`` (the values keep their own dtype, as in torch's legacy
+    constructor) or from sizes (no elements stored)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return getattr(obj, "is_sparse", False) and obj.dtype is cls.dtype and \
+            obj.device.type == "cpu"
+
+    def __call__(cls, *args, **kwargs):
+        from .ops import creation
+        from .sparse import sparse_coo_tensor
+
+        if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]):
+            return sparse_coo_tensor(*args[:2], *(tuple(args[2]) for _ in args[2:]))
+        if not all(isinstance(a, int) for a in args) or set(kwargs) - {"device"}:
+            raise TypeError(
+                "new() received an invalid combination of arguments - expected one of: (), "
+                "(Tensor indices, Tensor values), (Tensor indices, Tensor values, tuple of ints "
+                "size), (tuple of ints size)")
+        sizes = args or (0,)
+        return sparse_coo_tensor(creation.zeros((len(sizes), 0), dtype=_dt.int64),
+                                 creation.zeros(0, dtype=cls.dtype), sizes)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.sparse.{cls.__name__}'>"
+
+
+def _make_sparse(name: str, dtype) -> type:
+    return _SparseTensorType(name, (), {"dtype": dtype, "__module__": "torch.sparse"})
+
+
+SPARSE = {c.__name__: c for c in (
+    _make_sparse(n, c.dtype) for n, c in _BY_NAME.items() if n not in ("BoolTensor",)
+    and not n.startswith("Complex"))}
 
 
 def set_default_tensor_type(t) -> None:

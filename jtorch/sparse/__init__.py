@@ -16,6 +16,7 @@ error dense code gets reading it is caught by ``dispatch``, which hands the call
 
 from __future__ import annotations
 
+from .._tensor_types import SPARSE as _LEGACY
 from ..tensor import Tensor
 from . import _ops
 from ._coo import SparseTensor, dense_to_sparse, is_sparse, op_name_at, sparse_coo_tensor
@@ -23,6 +24,8 @@ from ._coo import SparseTensor, dense_to_sparse, is_sparse, op_name_at, sparse_c
 __all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]
 
 _ = (SparseTensor, dense_to_sparse, is_sparse, op_name_at, sparse_coo_tensor)
+
+globals().update(_LEGACY)  # torch.sparse.FloatTensor, ...
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
@@ -78,3 +81,160 @@ def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
     """``torch.spmm``: ``torch.mm`` (either operand may be sparse)."""
     return _ops.mm(input, mat2)
+
+
+def spdiags(diagonals: Tensor, offsets: Tensor, shape, layout=None) -> Tensor:
+    """A sparse 2-d tensor with the rows of ``diagonals`` on the diagonals ``offsets``: row k
+    gives its element ``c`` to position ``(c - offsets[k], c)`` (SciPy's convention), the
+    diagonals in ``offsets``' order, uncoalesced, as torch's. As in torch, the values have no
+    derivative.
+
+    >>> import jtorch as torch
+    >>> torch.sparse.spdiags(torch.arange(3.0), torch.tensor([1]), (3, 3)).to_dense().tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    """
+    import numpy as np
+
+    from .. import dtypes as _dt
+    from ..ops.creation import tensor as _tensor
+    from ..ops.misc_numeric import _NoDerivative
+
+    if layout is not None and layout is not _dt.sparse_coo:  # (jtorch has no CSR/CSC layouts)
+        name = "Strided" if layout is _dt.strided else str(layout)
+        raise RuntimeError(f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, "
+                           f"got {name}")
+    if offsets.dim() > 1:
+        raise RuntimeError("Offsets must be scalar or vector")
+    if len(shape) != 2:
+        raise RuntimeError("Output shape must be 2d")
+    if diagonals.dim() not in (1, 2):
+        raise RuntimeError("Diagonals must be vector or matrix")
+    diag = diagonals.unsqueeze(0) if diagonals.dim() == 1 else diagonals
+    offs = offsets.reshape(-1)
+    if diag.shape[0] != offs.shape[0]:
+        raise RuntimeError(f"Number of diagonals ({diag.shape[0]}) does not match the number of "
+                           f"offsets ({offs.shape[0]})")
+    if offs.dtype is not _dt.int64:
+        raise RuntimeError(f"Offset Tensor must have dtype Long but got {offs.dtype.scalar_name}")
+    o = offs.numpy()
+    if len(np.unique(o)) != len(o):
+        raise RuntimeError("Offset tensor contains duplicate values")
+    rows, cols = int(shape[0]), int(shape[1])
+    length = diag.shape[1]
+    # diagonal k holds columns max(0, o) .. min(cols, length, rows + o) - 1, at row c - o
+    parts = [np.arange(max(0, k), max(max(0, k), min(cols, length, rows + k)), dtype=np.int64)
+             for k in o.tolist()]
+    col = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    which = np.repeat(np.arange(len(parts), dtype=np.int64), [len(p) for p in parts])
+    row = col - (o[which] if len(o) else which)
+    at = (_tensor(which), _tensor(col))
+    values = _NoDerivative.apply("_spdiags", lambda d: d[at], diag) if diag.requires_grad \
+        else diag[at]
+    return sparse_coo_tensor(_tensor(np.stack([row, col])), values, (rows, cols),
+                             is_coalesced=len(col) == 0)
+
+
+class check_sparse_tensor_invariants:
+    """torch's switch for checking the invariants of sparse tensors made by
+    ``sparse_coo_tensor`` with ``check_invariants=None``: a context manager, a decorator, and
+    the static ``is_enabled``/``enable``/``disable``. jtorch checks a COO tensor's indices
+    against its size whatever the switch says (a wrong index cannot corrupt memory here)."""
+
+    _enabled = False
+
+    @staticmethod
+    def is_enabled() -> bool:
+        return check_sparse_tensor_invariants._enabled
+
+    @staticmethod
+    def enable() -> None:
+        check_sparse_tensor_invariants._enabled = True
+
+    @staticmethod
+    def disable() -> None:
+        check_sparse_tensor_invariants._enabled = False
+
+    def __init__(self, enable: bool = True) -> None:
+        self.state = enable
+        self.saved_state: bool | None = None
+
+    def __enter__(self):
+        if self.saved_state is not None:
+            raise RuntimeError("This context manager instance is already activated. "
+                               "Use a different context manager instance for context nesting.")
+        self.saved_state = self.is_enabled()
+        check_sparse_tensor_invariants._enabled = self.state
+        return self
+
+    def __exit__(self, *exc) -> None:
+        check_sparse_tensor_invariants._enabled = self.saved_state
+        self.saved_state = None
+
+    def __call__(self, mth):
+        import functools
+
+        @functools.wraps(mth)
+        def wrapped(*args, **kwargs):
+            with check_sparse_tensor_invariants(self.state):
+                return mth(*args, **kwargs)
+
+        return wrapped
+
+
+_STRIDED = "__STRIDED_REPRESENTATION__"
+
+
+def as_sparse_gradcheck(gradcheck):
+    """``gradcheck`` extended to functions of and to sparse COO tensors: a sparse input that
+    requires grad enters as its values (every element stored, unless ``masked=True``), and a
+    sparse output leaves dense, so the check itself sees strided tensors only.
+
+    >>> import jtorch as torch
+    >>> check = torch.sparse.as_sparse_gradcheck(torch.autograd.gradcheck)
+    >>> x = torch.tensor([[0.0, 1.0], [2.0, 0.0]], dtype=torch.float64).to_sparse()
+    >>> check(lambda s: torch.sparse.sum(s * 3), x.requires_grad_())
+    True
+    """
+    from ..ops.creation import ones
+
+    def to_strided(args) -> tuple:
+        out = []
+        for x in args if isinstance(args, (list, tuple)) else (args,):
+            if not (isinstance(x, SparseTensor) and x.requires_grad):
+                out.append(x)
+                continue
+            if not masked[0]:  # every element stored: zeros get a derivative too
+                full = ones(tuple(x.shape[:x.sparse_dim()])).nonzero().t()
+                x = sparse_coo_tensor(full, x.detach().to_dense()[tuple(full)], x.shape,
+                                      is_coalesced=True)
+            spec = {"shape": tuple(x.shape), "indices": x._indices(),
+                    "is_coalesced": x.is_coalesced()}
+            out.extend((_STRIDED, spec, x._values().detach().requires_grad_(True)))
+        return tuple(out)
+
+    def restore(args) -> list:
+        out, rest = [], list(args)
+        while rest:
+            a = rest.pop(0)
+            if isinstance(a, str) and a == _STRIDED:
+                spec, values = rest.pop(0), rest.pop(0)
+                a = sparse_coo_tensor(spec["indices"], values, spec["shape"],
+                                      is_coalesced=spec["is_coalesced"])
+            out.append(a)
+        return out
+
+    masked = [False]
+
+    def gradcheck_with_sparse_support(func, inputs, **kwargs):
+        masked[0] = kwargs.pop("masked", False)
+
+        def strided_func(*args, **kw):
+            res = func(*restore(args), **kw)
+            many = isinstance(res, (list, tuple))
+            outs = tuple(o.to_dense() if isinstance(o, SparseTensor) and o.requires_grad else o
+                         for o in (res if many else (res,)))
+            return outs if many else outs[0]
+
+        return gradcheck(strided_func, to_strided(inputs), **kwargs)
+
+    return gradcheck_with_sparse_support
