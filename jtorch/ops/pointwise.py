@@ -349,10 +349,13 @@ def pow(input, exponent, *, out=None):
             return _pw(U.square_op, (input,), out)
         if d is input.dtype and exponent == 3 and d.category >= 2:
             return _pw(U.cube_op, (input,), out)
-        if d is input.dtype and d.is_floating_point and exponent in (0.5, -0.5) \
+        if d is input.dtype and d.category >= 2 and exponent in (0.5, -0.5) \
                 and not input.is_sparse:  # sparse: the values' power (rsqrt is dense-only)
             # torch's sqrt/rsqrt specialisation (so pow(-0.0, -0.5) is -inf, pow(-inf, 0.5) nan)
-            return _pw(U.sqrt_op if exponent > 0 else U.rsqrt_op, (input,), out)
+            return _pw(U.sqrt_op if exponent == 0.5 else U.rsqrt_op, (input,), out)
+        if d is input.dtype and d.is_complex and exponent in (-1, -2) and not input.is_sparse:
+            # torch's complex kernels: reciprocal, and 1 / (x * x)
+            return _pw(U.reciprocal_op, (input if exponent == -1 else input * input,), out)
     return _pw(B.pow_op, (input, exponent), out)
 
 
@@ -453,6 +456,14 @@ def _op2(fn, reverse: bool = False, op: registry.OpDef | None = None):
         def r(self, other):
             return fn(self, other) if _operand(other) else NotImplemented
     return r
+
+
+def _rdiv_method(self, other):
+    """``other / self`` as torch's ``Tensor.__rdiv__``: ``self.reciprocal() * other``, so
+    ``3 / x`` rounds as torch's does (not as ``div(3, x)``) and records torch's nodes."""
+    if not _operand(other):
+        return NotImplemented
+    return mul(_pw(U.reciprocal_op, (self,)), other)
 
 
 def _iop(fn):

@@ -23,6 +23,7 @@ from ..registry import (
     holomorphic,
     ternary,
 )
+from . import _complex as C
 from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
@@ -83,7 +84,8 @@ add_op = binary("add", lambda x, y: x + y, **_same(lambda x, y: x + y))
 sub_op = binary("sub", lambda x, y: x - y, check=_sub_check,
                 **_same(lambda x, y: x - y))
 mul_op = binary("mul", lambda x, y: x * y, **_same(lambda x, y: x * y))
-div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT, **_same(lambda x, y: x / y))
+div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT,
+                complex_scalar=lambda x, y: C.cdiv(x, y))
 div_trunc_op = binary("div_trunc", lambda x, y: np.trunc(x / y), cats=_REAL_NOBOOL, int_div=True,
                       int_scalar=lambda x, y: _int_div_trunc(x, y), kernel_name="div_trunc_cpu")
 # Integer variants divide exactly; float variants follow torch's formulas.
@@ -99,8 +101,8 @@ remainder_op = binary("remainder", lambda x, y: _remainder(x, y), cats=_REAL_NOB
 fmod_op = binary("fmod", lambda x, y: np.fmod(x, y), cats=_REAL_NOBOOL, int_div=True,
                  int_scalar=lambda x, y: _int_fmod(x, y),
                  fast_scalar=lambda x, y: _fmod_fast(x, y), fast_ok=lambda x, y: _fmod_ok(x, y))
-pow_op = binary("pow", lambda x, y: fm.pow(x, y), cats=_REAL_NOBOOL, int_scalar=lambda x, y: _ipow(x, y),
-                complex_scalar=lambda x, y: x ** y, kernel_name="pow")
+pow_op = binary("pow", lambda x, y: fm.pow(x, y), cats=_REAL_NOBOOL | {3}, int_scalar=lambda x, y: _ipow(x, y),
+                complex_scalar=lambda x, y: C.cpow(x, y), kernel_name="pow")
 atan2_op = binary("atan2", lambda y, x: fm.atan2(y, x), rule=INT_TO_FLOAT)
 hypot_op = binary("hypot", lambda x, y: fm.hypot(x, y), cats=_FLOAT)
 copysign_op = binary("copysign", lambda x, y: math.copysign(x, y), rule=INT_TO_FLOAT)
@@ -320,7 +322,7 @@ addcmul_op = ternary("addcmul", lambda x, a, b, v: fm._fma(v * a, b, x), cats=fr
                      nparams=1, int_scalar=lambda x, a, b, v: x + v * a * b,
                      complex_scalar=lambda x, a, b, v: x + v * a * b, kernel_name="addcmul_cpu_out")
 addcdiv_op = ternary("addcdiv", lambda x, a, b, v: x + v * a / b, cats=frozenset({1, 2, 3}), nparams=1,
-                     complex_scalar=lambda x, a, b, v: x + v * a / b, kernel_name="addcdiv_cpu_out",
+                     complex_scalar=lambda x, a, b, v: x + C.cdiv(v * a, b), kernel_name="addcdiv_cpu_out",
                      check=_addcdiv_check)
 
 
@@ -377,15 +379,23 @@ def _pow_vjp(c, g):
             g * 0 if y == 0 else g * y * x.pow(y - 1))
     if n[1]:
         if not isinstance(x, Tensor):  # scalar base: d/dy x**y = x**y * log(x)
-            if isinstance(x, complex):
+            if x == 0:  # 0**y: no slope where y is real and >= 0, as torch
+                return gx, P.where(_real_nonneg(y), 0.0, g * c.out * -math.inf)
+            if isinstance(x, complex) or y.is_complex():  # a negative base's log is complex
                 return gx, g * c.out * cmath.log(x)
             if x > 0:
                 return gx, g * c.out * math.log(x)
-            if x == 0:  # 0**y: no slope where y >= 0, as torch
-                return gx, P.where(y >= 0, 0.0, g * c.out * -math.inf)
             return gx, g * c.out * math.nan  # log of a negative base: nan, as torch
-        gy = P.where((x == 0) & (y >= 0), 0.0, g * c.out * P.log(x))
+        gy = P.where((x == 0) & _real_nonneg(y), 0.0, g * c.out * P.log(x))
     return gx, gy
+
+
+def _real_nonneg(y):
+    """torch's exponent condition for a zero base: real and >= 0 (a complex y's imaginary
+    part 0)."""
+    if isinstance(y, Tensor) and y.is_complex():
+        return (y.imag == 0) & (y.real >= 0)
+    return y >= 0
 
 
 def _atan2_vjp(c, g):

@@ -22,6 +22,7 @@ from ..registry import (
     holomorphic,
     unary,
 )
+from . import _complex as C
 from . import _prims as P
 
 _REAL_NOBOOL = frozenset({1, 2})
@@ -49,11 +50,11 @@ square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambd
 cube_op = unary("cube", lambda x: x * x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x * x,
                 kernel_name="pow")
 sqrt_op = unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else fm.like(x, math.nan) if x == x else x,
-                rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sqrt(x))
+                rule=INT_TO_FLOAT, complex_scalar=lambda x: C.csqrt(x))
 rsqrt_op = unary("rsqrt", lambda x: fm.like(x, 1) / math.sqrt(x) if x >= 0 else fm.like(x, math.nan),
-                rule=INT_TO_FLOAT)
+                rule=INT_TO_FLOAT, complex_scalar=lambda x: C.crecip(C.csqrt(x)))
 reciprocal_op = unary("reciprocal", lambda x: fm.like(x, 1) / x, rule=INT_TO_FLOAT,
-                      complex_scalar=lambda x: 1 / x)
+                      complex_scalar=lambda x: C.crecip(x))
 exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x))
 exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT)
 expm1_op = unary("expm1", lambda x: fm.expm1(x), rule=INT_TO_FLOAT)
