@@ -12,8 +12,12 @@ there does): loops that can raise (integer division) stay serial.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
+import sys
 
+from llvmlite import binding as llvm
 from numba import types
 from numba.core import cgutils
 from numba.core.typing import signature
@@ -53,6 +57,70 @@ def outlined(fn):
         return signature(ret, star), codegen
 
     return call
+
+
+def external(fn):
+    """An intrinsic that calls the jitted function ``fn`` by a process symbol: the caller
+    declares it and does not link ``fn``'s code in.
+
+    Why: a linked callee is optimised and turned into machine code again inside every caller
+    (``outlined`` too): two entries over one large tree (a serial and a parallel one) cost
+    its cold compile twice, 2.5 s for the direct convolution's micro-kernels. Through a
+    symbol, ``fn`` compiles once, as its own function. The symbol is entered into LLVM's
+    table when the call is lowered, and again by a ``reload_init`` entry (pickled with the
+    caller's cache entry, run before its machine code loads) in a process that loads the
+    caller from Numba's cache. ``fn`` must be a module-level ``@njit`` function; its
+    exceptions are not propagated (as with ``outlined``)."""
+    fnty = types.Dispatcher(fn)
+    where = (fn.py_func.__module__, fn.py_func.__qualname__)
+
+    @intrinsic
+    def call(typingctx, *args):
+        star = args[0] if len(args) == 1 and isinstance(args[0], types.BaseTuple) else \
+            types.StarArgTuple.from_types(args)
+        sig = typingctx.resolve_function_type(fnty, tuple(star.types), {})
+        if sig is None:
+            return None
+        ret = sig.return_type
+
+        def codegen(context, builder, outer_sig, llargs):
+            vals = cgutils.unpack_tuple(builder, llargs[0], len(star.types))
+            name = _symbol(where, sig.args)
+            register = functools.partial(_register, where, tuple(sig.args), name)
+            register()
+            context.active_code_library._reload_init.add(register)
+            fnty_ll = context.call_conv.get_function_type(ret, sig.args)
+            callee = cgutils.get_or_insert_function(builder.module, fnty_ll, name)
+            _, res = context.call_conv.call_function(builder, callee, ret, sig.args, vals)
+            return res
+
+        return signature(ret, star), codegen
+
+    return call
+
+
+def _symbol(where: tuple, args: tuple) -> str:
+    key = f"{where[0]}.{where[1]}{tuple(str(a) for a in args)}"
+    return "jtorch_ext_" + hashlib.sha1(key.encode()).hexdigest()[:20]
+
+
+def _register(where: tuple, args: tuple, name: str) -> None:
+    """Compile (or load) ``where``'s function for ``args`` and enter its address as ``name``
+    into LLVM's symbol table (a caller's cache entry runs this before its code loads)."""
+    if name in _registered:
+        return
+    module = sys.modules.get(where[0]) or importlib.import_module(where[0])
+    fn = module
+    for part in where[1].split("."):
+        fn = getattr(fn, part)
+    fn.compile(args)
+    cres = fn.overloads[args]
+    addr = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+    llvm.add_symbol(name, addr)
+    _registered[name] = addr
+
+
+_registered: dict = {}  # symbol -> address, this process
 
 
 _fp = None
