@@ -106,7 +106,7 @@ builtins_bool = _builtins.bool
 # tests/test_import_time.py checks that ``import jtorch`` leaves them unimported.
 _LAZY_SUBMODULES = frozenset({"_dynamo", "accelerator", "amp", "backends", "compiler", "cpu", "cuda",
                               "distributions", "func", "fx", "mps", "onnx", "optim",
-                              "serialization", "testing", "utils", "version", "xpu"})
+                              "serialization", "signal", "testing", "utils", "version", "xpu"})
 _LAZY_NAMES = {"load": "serialization", "save": "serialization", "vmap": "func",
                "autocast": "amp"}
 
