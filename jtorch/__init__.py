@@ -56,7 +56,8 @@ from .ops.segment import segment_reduce  # noqa: F401
 from .ops.lobpcg import lobpcg  # noqa: F401
 from .ops.linalg_decomp import TOP_LEVEL as _linalg_top; globals().update(_linalg_top)  # noqa: E702
 from .ops.aten import *  # noqa: F401,F403
-from .sparse import sparse_coo_tensor, spmm  # noqa: F401  (and the torch.sparse namespace)
+from .sparse import dsmm, hspmm, smm, sparse_coo_tensor, spmm, sspaddmm  # noqa: F401
+saddmm = sspaddmm  # (torch's undocumented alias)
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401

@@ -376,12 +376,23 @@ METHODS: dict = {
     "index_reduce": numeric.index_reduce, "index_reduce_": numeric._index_reduce_,
     "stft": _stft.stft, "istft": _stft.istft,  # jtorch/fft/_stft.py
 
+    # -- legacy sparse products (jtorch/sparse/__init__.py) --------------------------------------
+    "smm": lambda self, mat: _sparse().smm(self, mat),
+    "sspaddmm": lambda self, mat1, mat2, *, beta=1, alpha=1: _sparse().sspaddmm(
+        self, mat1, mat2, beta=beta, alpha=alpha),
+
     # -- autograd (jtorch/autograd/__init__.py) ------------------------------------------------
     "backward": autograd._tensor_backward,
     "register_hook": autograd._register_hook,
     "register_post_accumulate_grad_hook": autograd._register_post_accumulate_grad_hook,
     "retain_grad": autograd._retain_grad,
 }
+
+
+def _sparse():
+    from .. import sparse
+
+    return sparse
 
 
 def install() -> None:

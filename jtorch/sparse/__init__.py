@@ -238,3 +238,111 @@ def as_sparse_gradcheck(gradcheck):
         return gradcheck(strided_func, to_strided(inputs), **kwargs)
 
     return gradcheck_with_sparse_support
+
+
+# -- the legacy sparse @ dense products with sparse results ----------------------------------
+
+def _sparse_product_rows(name: str, mat1, mat2):
+    """The coalesced sparse ``mat1``, its rows that hold entries (sorted), and their rows of
+    ``mat1 @ mat2`` (dense), with torch's checks (``name``: the op of its messages)."""
+    if isinstance(mat2, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004  (torch's type)
+            f"{name}: expected 'mat2' to have strided layout, got 'mat2' with layout Sparse")
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError(f"{name}: matrices expected, got {mat1.dim()}D and {mat2.dim()}D "
+                           "tensors")
+    if mat2.shape[0] != mat1.shape[1]:
+        raise RuntimeError(f"{name}: Argument #3: Expected dim 0 size {mat1.shape[1]}, got "
+                           f"{mat2.shape[0]}")
+    if mat2.dtype is not mat1.dtype:
+        raise RuntimeError(f"expected scalar type {mat1.dtype.scalar_name} but found "
+                           f"{mat2.dtype.scalar_name}")
+    m1 = mat1.coalesce()
+    rows = m1._indices()[0].unique()
+    return m1, rows, _ops.mm(m1, mat2).index_select(0, rows)
+
+
+def _no_derivative(name: str, values: Tensor, *inputs) -> Tensor:
+    """``values`` recorded as torch records them (no derivative) when an input requires
+    grad."""
+    from ..ops.misc_numeric import _NoDerivative
+
+    needs = [x._values() if isinstance(x, SparseTensor) else x for x in inputs
+             if getattr(x, "requires_grad", False)]
+    if needs:  # the node hangs off the inputs that require grad
+        return _NoDerivative.apply(name, lambda v, *_: v.clone(), values.detach(), *needs)
+    return values
+
+
+def sspaddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` as a sparse tensor, ``input`` and ``mat1``
+    sparse: ``input``'s entries, then every column of each row of the product that ``mat1``
+    has entries in (uncoalesced; no derivative, as torch).
+
+    >>> import jtorch as torch
+    >>> s = torch.eye(2).to_sparse()
+    >>> torch.sspaddmm(s, s, torch.ones(2, 2)).to_dense().tolist()
+    [[2.0, 1.0], [1.0, 2.0]]
+    """
+    from ..autograd.grad_mode import no_grad
+    from ..ops.creation import arange
+    from ..ops.views import cat, stack
+
+    if not isinstance(input, SparseTensor) or not isinstance(mat1, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004  (torch's type)
+            "tensor.sspaddmm(...) can only be called on sparse tensors")
+    with no_grad():
+        _, rows, prod = _sparse_product_rows("sspaddmm", mat1, mat2)
+        for d, want in enumerate((mat1.shape[0], mat2.shape[1])):
+            if input.dim() > d and input.shape[d] != want:
+                raise RuntimeError(f"sspaddmm: Argument #1: Expected dim {d} size {want}, got "
+                                   f"{input.shape[d]}")
+        if input.dtype is not mat1.dtype:
+            raise RuntimeError(f"dtype of values ({mat1.dtype.scalar_name}) must match dtype "
+                               f"of sparse tensor ({input.dtype.scalar_name})")
+        p = mat2.shape[1]
+        at = stack([rows.repeat_interleave(p), arange(p).repeat(rows.shape[0])])
+        idx = cat([input._indices(), at], 1)
+        vals = cat([input._values() * beta, prod.reshape(-1) * alpha])
+    res = sparse_coo_tensor(idx, _no_derivative("sspaddmm", vals, input, mat1, mat2),
+                            (mat1.shape[0], p))
+    return res if out is None else out.copy_(res)
+
+
+def smm(input: Tensor, mat: Tensor) -> Tensor:
+    """``input @ mat`` (``input`` sparse) as a sparse tensor: every column of each row that
+    ``input`` has entries in (``sspaddmm`` of an empty sparse tensor)."""
+    from ..ops.creation import zeros
+
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError(  # noqa: TRY004  (torch's type)
+            "tensor.sspaddmm(...) can only be called on sparse tensors")
+    empty = sparse_coo_tensor(zeros((2, 0), dtype=_int64()), zeros(0, dtype=input.dtype),
+                              (input.shape[0], mat.shape[1] if mat.dim() == 2 else 0))
+    return sspaddmm(empty, input, mat)
+
+
+def hspmm(mat1: Tensor, mat2: Tensor, *, out=None) -> Tensor:
+    """``mat1 @ mat2`` (``mat1`` sparse) as a hybrid sparse tensor: one sparse dim (the rows
+    ``mat1`` has entries in) over dense rows of the product (no derivative, as torch)."""
+    from ..autograd.grad_mode import no_grad
+
+    if not isinstance(mat1, SparseTensor):
+        raise NotImplementedError("Could not run 'aten::hspmm' with arguments from the 'CPU' "
+                                  "backend: it takes a sparse COO mat1")
+    with no_grad():
+        _, rows, prod = _sparse_product_rows("hspmm", mat1, mat2)
+    res = sparse_coo_tensor(rows.unsqueeze(0), _no_derivative("hspmm", prod, mat1, mat2),
+                            (mat1.shape[0], mat2.shape[1]))
+    return res if out is None else out.copy_(res)
+
+
+def dsmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``input @ mat2`` with a dense result (``torch.mm`` with a sparse operand)."""
+    return _ops.mm(input, mat2)
+
+
+def _int64():
+    from .. import dtypes as _dt
+
+    return _dt.int64
