@@ -27,8 +27,8 @@ EXCLUDED: dict = {
         ], _QUANT),
         **dict.fromkeys([
             'ccol_indices', 'col_indices', 'crow_indices', 'resize_as_sparse_',
-            'row_indices', 'smm', 'sparse_resize_', 'sparse_resize_and_clear_', 'sspaddmm',
-            'to_sparse_bsc', 'to_sparse_bsr', 'to_sparse_csc', 'to_sparse_csr'
+            'row_indices', 'sparse_resize_', 'sparse_resize_and_clear_', 'to_sparse_bsc',
+            'to_sparse_bsr', 'to_sparse_csc', 'to_sparse_csr'
         ], _SPARSE),
         **dict.fromkeys([
             'ipu', 'mtia', 'to_mkldnn', 'xpu'
@@ -63,9 +63,9 @@ EXCLUDED: dict = {
             'quint4x2', 'quint8'
         ], _QUANT),
         **dict.fromkeys([
-            'hspmm', 'resize_as_sparse_', 'smm', 'sparse_bsc', 'sparse_bsc_tensor',
-            'sparse_bsr', 'sparse_bsr_tensor', 'sparse_compressed_tensor',
-            'sparse_csc', 'sparse_csc_tensor', 'sparse_csr', 'sparse_csr_tensor', 'sspaddmm'
+            'resize_as_sparse_', 'sparse_bsc', 'sparse_bsc_tensor', 'sparse_bsr',
+            'sparse_bsr_tensor', 'sparse_compressed_tensor', 'sparse_csc', 'sparse_csc_tensor',
+            'sparse_csr', 'sparse_csr_tensor'
         ], _SPARSE),
         **dict.fromkeys([
             'ThroughputBenchmark', 'cudnn_affine_grid_generator', 'cudnn_batch_norm',
@@ -121,8 +121,8 @@ EXCLUDED: dict = {
             'uint2', 'uint3', 'uint4', 'uint5', 'uint6', 'uint7'
         ], _SUBBYTE),
         **dict.fromkeys([
-            'ccol_indices_copy', 'col_indices_copy', 'crow_indices_copy', 'dsmm', 'hsmm',
-            'indices_copy', 'row_indices_copy', 'saddmm', 'values_copy'
+            'ccol_indices_copy', 'col_indices_copy', 'crow_indices_copy', 'hsmm',
+            'indices_copy', 'row_indices_copy', 'values_copy'
         ], _SPARSE),
         **dict.fromkeys([
             'jagged'
