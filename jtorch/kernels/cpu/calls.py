@@ -1,5 +1,5 @@
 """``outlined(fn)(*args)``: call a jitted function from a kernel without letting LLVM inline
-it.
+it; ``external(fn)(*args)``: without linking its code in either (see ``external``).
 
 Why: inside a ``prange`` body Numba builds a gufunc whose vector loop sits in a loop nest
 over the schedule; there LLVM rematerialises every constant of a long scalar function
@@ -24,10 +24,11 @@ from numba.core.typing import signature
 from numba.extending import intrinsic
 
 
-def outlined(fn):
-    """An intrinsic that calls the jitted function ``fn`` with a ``noinline`` call site.
-    ``fn`` is bound here rather than passed as an argument: a dispatcher passed as a value is
-    lowered to its address, which Numba's disk cache refuses."""
+def _calling(fn, emit):
+    """An intrinsic that calls the jitted function ``fn`` with the signature its arguments
+    resolve to; ``emit(context, builder, sig, vals)`` lowers the call. ``fn`` is bound here
+    rather than passed as an argument: a dispatcher passed as a value is lowered to its
+    address, which Numba's disk cache refuses."""
     fnty = types.Dispatcher(fn)
 
     @intrinsic
@@ -37,26 +38,35 @@ def outlined(fn):
         sig = typingctx.resolve_function_type(fnty, tuple(star.types), {})
         if sig is None:
             return None
-        ret = sig.return_type
 
         def codegen(context, builder, outer_sig, llargs):
             vals = cgutils.unpack_tuple(builder, llargs[0], len(star.types))
-            fn.compile(sig.args)
-            cres = fn.overloads[tuple(sig.args)]
-            context.add_linking_libs([cres.library])
-            callee = context.declare_function(builder.module, cres.fndesc)
-            _, res = context.call_conv.call_function(builder, callee, ret, sig.args, vals)
-            for instr in reversed(builder.block.instructions):
-                if getattr(instr, "callee", None) is callee:
-                    instr.attributes.add("noinline")
-                    break
-            else:  # pragma: no cover - the call just emitted is always found
-                raise AssertionError("outlined: emitted call not found")
-            return res
+            return emit(context, builder, sig, vals)
 
-        return signature(ret, star), codegen
+        return signature(sig.return_type, star), codegen
 
     return call
+
+
+def outlined(fn):
+    """An intrinsic that calls the jitted function ``fn`` with a ``noinline`` call site."""
+
+    def emit(context, builder, sig, vals):
+        fn.compile(sig.args)
+        cres = fn.overloads[tuple(sig.args)]
+        context.add_linking_libs([cres.library])
+        callee = context.declare_function(builder.module, cres.fndesc)
+        _, res = context.call_conv.call_function(builder, callee, sig.return_type, sig.args,
+                                                 vals)
+        for instr in reversed(builder.block.instructions):
+            if getattr(instr, "callee", None) is callee:
+                instr.attributes.add("noinline")
+                break
+        else:  # pragma: no cover - the call just emitted is always found
+            raise AssertionError("outlined: emitted call not found")
+        return res
+
+    return _calling(fn, emit)
 
 
 def external(fn):
@@ -71,32 +81,20 @@ def external(fn):
     caller's cache entry, run before its machine code loads) in a process that loads the
     caller from Numba's cache. ``fn`` must be a module-level ``@njit`` function; its
     exceptions are not propagated (as with ``outlined``)."""
-    fnty = types.Dispatcher(fn)
     where = (fn.py_func.__module__, fn.py_func.__qualname__)
 
-    @intrinsic
-    def call(typingctx, *args):
-        star = args[0] if len(args) == 1 and isinstance(args[0], types.BaseTuple) else \
-            types.StarArgTuple.from_types(args)
-        sig = typingctx.resolve_function_type(fnty, tuple(star.types), {})
-        if sig is None:
-            return None
-        ret = sig.return_type
+    def emit(context, builder, sig, vals):
+        name = _symbol(where, sig.args)
+        register = functools.partial(_register, where, tuple(sig.args), name)
+        register()
+        context.active_code_library._reload_init.add(register)
+        fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
+        callee = cgutils.get_or_insert_function(builder.module, fnty, name)
+        _, res = context.call_conv.call_function(builder, callee, sig.return_type, sig.args,
+                                                 vals)
+        return res
 
-        def codegen(context, builder, outer_sig, llargs):
-            vals = cgutils.unpack_tuple(builder, llargs[0], len(star.types))
-            name = _symbol(where, sig.args)
-            register = functools.partial(_register, where, tuple(sig.args), name)
-            register()
-            context.active_code_library._reload_init.add(register)
-            fnty_ll = context.call_conv.get_function_type(ret, sig.args)
-            callee = cgutils.get_or_insert_function(builder.module, fnty_ll, name)
-            _, res = context.call_conv.call_function(builder, callee, ret, sig.args, vals)
-            return res
-
-        return signature(ret, star), codegen
-
-    return call
+    return _calling(fn, emit)
 
 
 def _symbol(where: tuple, args: tuple) -> str:
