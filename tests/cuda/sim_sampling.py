@@ -1,4 +1,4 @@
-"""multinomial, randperm, poisson, binomial and _standard_gamma on CUDA
+"""multinomial, randperm, poisson, binomial, _standard_gamma and _sample_dirichlet on CUDA
 (``kernels/cuda/sampling.py``) in Numba's simulator: the values the stream definition gives
 (recomputed here on the host), seeding and generator objects, independence from the launch
 geometry and from the operands' layout, distributions, zero-probability categories,
@@ -25,7 +25,8 @@ import jtorch
 from jtorch.kernels.cuda import eager, philox, sampling
 
 CUDA = "cuda"
-DEVICE_OPS = ("multinomial", "randperm", "poisson", "binomial", "_standard_gamma")
+DEVICE_OPS = ("multinomial", "randperm", "poisson", "binomial", "_standard_gamma",
+              "_sample_dirichlet")
 _LO = 0xFFFFFFFF
 
 
@@ -138,6 +139,7 @@ def _all_ops(gen=None) -> list:
         jtorch.binomial(cuda_t([[10.0], [200.0]]), cuda_t([0.1, 0.5, 0.97]).expand(2, 3),
                         generator=gen),
         jtorch._standard_gamma(alpha, generator=gen),
+        jtorch._sample_dirichlet(alpha.reshape(1, 5).expand(2, 5), generator=gen),
     )]
 
 
@@ -538,6 +540,44 @@ def test_standard_gamma_moments(dtype):
         assert abs(lg.mean() - special.digamma(a)) < 5 * math.sqrt(trig / m)
     zero = host(jtorch._standard_gamma(cuda_t([0.0, -1.0, math.nan], dtype)))
     np.testing.assert_array_equal(zero, np.full(3, tiny, zero.dtype))
+
+
+@pytest.mark.parametrize("dtype", [jtorch.float32, jtorch.float64])
+def test_sample_dirichlet_rows_are_dirichlet_draws(dtype):
+    """Rows sum to 1 and hold Dirichlet(alpha)'s means and variances; entries stay in
+    [smallest normal, the float below 1] of the dtype; batch dims and a 1-d alpha too."""
+    alpha = np.array([0.3, 1.0, 2.5, 6.0])
+    a0 = alpha.sum()
+    m = 500
+    jtorch.cuda.manual_seed(73)
+    got = host(jtorch._sample_dirichlet(cuda_t(np.tile(alpha, (m, 1)), dtype)))
+    assert got.dtype == (np.float32 if dtype is jtorch.float32 else np.float64)
+    info = np.finfo(got.dtype)
+    assert (got >= info.tiny).all() and (got < 1).all()
+    np.testing.assert_allclose(got.astype(np.float64).sum(1), 1.0,
+                               atol=8 * info.eps)
+    g = got.astype(np.float64)
+    for k, a in enumerate(alpha):
+        mean, var = a / a0, a * (a0 - a) / (a0 * a0 * (a0 + 1))
+        assert abs(g[:, k].mean() - mean) < 5 * math.sqrt(var / m)
+    batched = host(jtorch._sample_dirichlet(cuda_t(np.full((2, 3, 5), 1.5), dtype)))
+    assert batched.shape == (2, 3, 5)
+    np.testing.assert_allclose(batched.astype(np.float64).sum(-1), 1.0, atol=8 * info.eps)
+    one = host(jtorch._sample_dirichlet(cuda_t([2.0, 3.0], dtype)))
+    assert one.shape == (2,) and abs(float(one.sum()) - 1) < 8 * info.eps
+    assert host(jtorch._sample_dirichlet(cuda_t(np.zeros((0, 3)), dtype))).shape == (0, 3)
+    assert philox.DRAWS["_sample_dirichlet"] == 3  # (an empty alpha draws nothing)
+
+
+def test_dirichlet_and_beta_distributions_sample_on_the_device():
+    jtorch.cuda.manual_seed(74)
+    s = host(jtorch.distributions.Dirichlet(cuda_t([2.0, 3.0, 5.0])).sample((400,)))
+    assert s.shape == (400, 3)
+    np.testing.assert_allclose(s.sum(1), 1.0, atol=1e-5)
+    assert abs(s[:, 2].mean() - 0.5) < 5 * math.sqrt(0.5 * 0.5 / 11 / 400)
+    b = host(jtorch.distributions.Beta(cuda_t([2.0]), cuda_t([6.0])).sample((400,)))
+    assert (b > 0).all() and (b < 1).all()
+    assert abs(b.mean() - 0.25) < 5 * math.sqrt(0.25 * 0.75 / 9 / 400)
 
 
 def test_gamma_distributions_sample_on_the_device():

@@ -1,8 +1,9 @@
-"""The CUDA kernels of multinomial, randperm, poisson, binomial and _standard_gamma, drawn from
-the Philox stream of ``philox.py`` (its docstring: one key ``(k0, k1)`` and call offset ``c``
-per call from ``philox.stream``, block ``b`` the Philox output for the counter ``(b mod 2**32,
-b >> 32, c mod 2**32, c >> 32)``). Each value depends on the key, ``c`` and its index only, not
-on the launch geometry; not torch's numbers, the same distributions.
+"""The CUDA kernels of multinomial, randperm, poisson, binomial, _standard_gamma and
+_sample_dirichlet, drawn from the Philox stream of ``philox.py`` (its docstring: one key
+``(k0, k1)`` and call offset ``c`` per call from ``philox.stream``, block ``b`` the Philox
+output for the counter ``(b mod 2**32, b >> 32, c mod 2**32, c >> 32)``). Each value depends
+on the key, ``c`` and its index only, not on the launch geometry; not torch's numbers, the
+same distributions.
 
 - multinomial: element ``e`` takes a 53-bit uniform from words ``2 (e % 2), 2 (e % 2) + 1`` of
   block ``e // 2`` (``per`` 2); errors are the CPU's, raised before anything is drawn.
@@ -34,9 +35,12 @@ on the launch geometry; not torch's numbers, the same distributions.
   special-case as the CPU's (gamma at least the dtype's smallest normal; a negative or nan
   Poisson rate raises torch's error).
 
+- _sample_dirichlet: _standard_gamma's float64 draws (at least the smallest normal double),
+  then the CPU kernel's normalisation over the last dim and clamp, by the device's reduction
+  and pointwise kernels.
+
 bfloat16 operands and results take the host path (``eager.host_kernel``, counted in
-``eager.FALLBACKS``), as ``_sample_dirichlet`` does (not registered here). ``philox.DRAWS``
-counts the calls drawn on the device.
+``eager.FALLBACKS``). ``philox.DRAWS`` counts the calls drawn on the device.
 """
 # ruff: noqa: FURB136, PLR1730, PLR0124  (builtin min/max of two integers do not compile for
 # the CUDA target; x != x is the nan test)
@@ -54,7 +58,7 @@ from ...tensor import Tensor
 from .. import registry
 from ..cpu import random as _cpu
 from ..cpu import random_dists as _dists
-from ..plan import Plan
+from ..plan import Out, Plan
 from . import eager, philox, rows, sort, target
 from .target import cuda
 
@@ -575,6 +579,27 @@ def standard_gamma_cuda(plan: Plan, alpha: Tensor) -> Tensor:
     return _elementwise("_standard_gamma", "gamma_fill", plan, (alpha,), tiny)
 
 
+def sample_dirichlet_cuda(plan: Plan, alpha: Tensor) -> Tensor:
+    """The CPU kernel's steps on the device: gamma draws in float64 (at least the smallest
+    normal double), normalised over the last dim, clamped to [the smallest normal, the float
+    below 1] of the result's dtype, then rounded to it."""
+    gen = plan.kw["generator"]
+    philox._check_generator(gen)
+    d = plan.out.dtype
+    if not _device(alpha) or d.name not in _DEVICE_FLOAT:
+        return philox._host("_sample_dirichlet")(plan, alpha)
+    wide = Plan(Out(tuple(plan.out.shape), _dt.float64), plan.kw, plan.device)
+    g = _elementwise("_sample_dirichlet", "gamma_fill", wide, (alpha,),
+                     float(np.finfo(np.float64).tiny))
+    if not g._a.size:
+        return g.to(d)
+    top = float(np.nextafter(d.np.type(1), d.np.type(0)))
+    with eager._Unrecorded():
+        total = eager._red("sum", g, g._a.ndim - 1) if g._a.ndim else g
+        g = eager._apply("clamp", eager._apply("div", g, total), float(_dt.np_finfo(d).tiny), top)
+        return g if d is _dt.float64 else g.to(d)
+
+
 def poisson_cuda(plan: Plan, rate: Tensor) -> Tensor:
     philox._check_generator(plan.kw["generator"])
     if not _device(rate) or plan.out.dtype.name not in _DEVICE_FLOAT:
@@ -594,5 +619,6 @@ def binomial_cuda(plan: Plan, count: Tensor, prob: Tensor) -> Tensor:
 registry.REGISTRY["multinomial"].kernels["cuda"] = multinomial_cuda
 registry.REGISTRY["randperm"].kernels["cuda"] = randperm_cuda
 registry.REGISTRY["_standard_gamma"].kernels["cuda"] = standard_gamma_cuda
+registry.REGISTRY["_sample_dirichlet"].kernels["cuda"] = sample_dirichlet_cuda
 registry.REGISTRY["poisson"].kernels["cuda"] = poisson_cuda
 registry.REGISTRY["binomial"].kernels["cuda"] = binomial_cuda
