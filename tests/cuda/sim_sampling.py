@@ -26,7 +26,7 @@ from jtorch.kernels.cuda import eager, philox, sampling
 
 CUDA = "cuda"
 DEVICE_OPS = ("multinomial", "randperm", "poisson", "binomial", "_standard_gamma",
-              "_sample_dirichlet")
+              "_sample_dirichlet", "_standard_gamma_grad")
 _LO = 0xFFFFFFFF
 
 
@@ -160,7 +160,7 @@ def test_manual_seed_reproduces_and_seeds_differ():
     _assert_same(_all_ops(), a)
     jtorch.cuda.manual_seed(6)
     assert not all(np.array_equal(x, y) for x, y in zip(_all_ops(), a))
-    for name in DEVICE_OPS:
+    for name in DEVICE_OPS[:-1]:  # (_standard_gamma_grad draws nothing)
         assert philox.DRAWS[name] > 0
 
 
@@ -567,6 +567,28 @@ def test_sample_dirichlet_rows_are_dirichlet_draws(dtype):
     assert one.shape == (2,) and abs(float(one.sum()) - 1) < 8 * info.eps
     assert host(jtorch._sample_dirichlet(cuda_t(np.zeros((0, 3)), dtype))).shape == (0, 3)
     assert philox.DRAWS["_sample_dirichlet"] == 3  # (an empty alpha draws nothing)
+
+
+@pytest.mark.parametrize("dtype", [jtorch.float32, jtorch.float64])
+def test_standard_gamma_grad_is_the_cpu_kernels(dtype):
+    """The three regimes (x < 0.8, alpha > 8, the rational approximation) and broadcasting:
+    bitwise the CPU's in the simulator (one float64 function per element)."""
+    alpha = np.array([[0.3], [1.7], [9.0], [40.0]])
+    x = np.array([0.05, 0.5, 0.9, 2.0, 9.5, 38.0])
+    want = jtorch._standard_gamma_grad(jtorch.tensor(alpha, dtype=dtype),
+                                       jtorch.tensor(x, dtype=dtype))
+    got = host(jtorch._standard_gamma_grad(cuda_t(alpha, dtype), cuda_t(x, dtype)))
+    assert got.shape == (4, 6)
+    np.testing.assert_array_equal(got, want.numpy())
+
+
+def test_gamma_rsample_gradients_on_the_device():
+    jtorch.cuda.manual_seed(75)
+    conc = cuda_t([0.7, 3.0]).requires_grad_()
+    s = jtorch.distributions.Gamma(conc, cuda_t([1.0, 1.0])).rsample((50,))
+    s.sum().backward()
+    g = host(conc.grad)
+    assert g.shape == (2,) and np.isfinite(g).all() and (g > 0).all()
 
 
 def test_dirichlet_and_beta_distributions_sample_on_the_device():

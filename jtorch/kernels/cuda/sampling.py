@@ -35,6 +35,8 @@ same distributions.
   special-case as the CPU's (gamma at least the dtype's smallest normal; a negative or nan
   Poisson rate raises torch's error).
 
+- _standard_gamma_grad (Gamma's reparameterised gradient): the CPU's function per element,
+  in float64.
 - _sample_dirichlet: _standard_gamma's float64 draws (at least the smallest normal double),
   then the CPU kernel's normalisation over the last dim and clamp, by the device's reduction
   and pointwise kernels.
@@ -273,6 +275,16 @@ def binomial_fill(geo, out, obase, count, cbase, prob, pbase, n, k0, k1, c0, c1)
         i += cuda.gridsize(1)
 
 
+def gamma_grad_fill(geo, out, obase, alpha, abase, x, xbase, n):
+    """``_standard_gamma_grad``: the CPU's per-element function of (alpha, sample)."""
+    i = cuda.grid(1)
+    while i < n:
+        a = np.float64(alpha[abase + philox.at(geo, 2, i)])
+        s = np.float64(x[xbase + philox.at(geo, 3, i)])
+        out[obase + philox.at(geo, 1, i)] = _dists.standard_gamma_grad_one(a, s)
+        i += cuda.gridsize(1)
+
+
 def _cdf_sources(wide: bool) -> dict:
     """The running sums of rows x n probabilities (float64 if ``wide``, else float32) in
     chunks of ``chunk`` entries (an argument: a fixed length, not the launch's), with the
@@ -424,7 +436,8 @@ def store(src, out, n):
         i += cuda.gridsize(1)
 
 
-KERNELS = {"gamma_fill": gamma_fill, "poisson_fill": poisson_fill,
+KERNELS = {"gamma_fill": gamma_fill, "gamma_grad_fill": gamma_grad_fill,
+           "poisson_fill": poisson_fill,
            "binomial_fill": binomial_fill, "check_rows": check_rows,
            "multinomial_draw": multinomial_draw, "exponential_keys": exponential_keys,
            "randperm_keys": randperm_keys, "store": store}
@@ -600,6 +613,23 @@ def sample_dirichlet_cuda(plan: Plan, alpha: Tensor) -> Tensor:
         return g if d is _dt.float64 else g.to(d)
 
 
+def standard_gamma_grad_cuda(plan: Plan, alpha: Tensor, x: Tensor) -> Tensor:
+    """d sample / d alpha per element, computed in float64 and stored in the result's dtype,
+    as the CPU kernel (nothing drawn)."""
+    if not _device(alpha, x) or plan.out.dtype.name not in _DEVICE_FLOAT:
+        return eager.host_kernel(registry.REGISTRY["_standard_gamma_grad"])(plan, alpha, x)
+    res = eager.empty_cuda(plan)
+    o = res._a
+    n = o.size
+    if n:
+        shape = tuple(o.shape)
+        geo = philox._geometry(shape, [o.element_strides(), bcast_elem_strides(alpha._a, shape),
+                                       bcast_elem_strides(x._a, shape)])
+        _launch("gamma_grad_fill", n, geo, o.buf, o.offset, alpha._a.buf, alpha._a.offset,
+                x._a.buf, x._a.offset, n)
+    return res
+
+
 def poisson_cuda(plan: Plan, rate: Tensor) -> Tensor:
     philox._check_generator(plan.kw["generator"])
     if not _device(rate) or plan.out.dtype.name not in _DEVICE_FLOAT:
@@ -620,5 +650,6 @@ registry.REGISTRY["multinomial"].kernels["cuda"] = multinomial_cuda
 registry.REGISTRY["randperm"].kernels["cuda"] = randperm_cuda
 registry.REGISTRY["_standard_gamma"].kernels["cuda"] = standard_gamma_cuda
 registry.REGISTRY["_sample_dirichlet"].kernels["cuda"] = sample_dirichlet_cuda
+registry.REGISTRY["_standard_gamma_grad"].kernels["cuda"] = standard_gamma_grad_cuda
 registry.REGISTRY["poisson"].kernels["cuda"] = poisson_cuda
 registry.REGISTRY["binomial"].kernels["cuda"] = binomial_cuda
