@@ -26,7 +26,7 @@ from jtorch.kernels.cuda import eager, philox, sampling
 
 CUDA = "cuda"
 DEVICE_OPS = ("multinomial", "randperm", "poisson", "binomial", "_standard_gamma",
-              "_sample_dirichlet", "_standard_gamma_grad")
+              "_sample_dirichlet", "_standard_gamma_grad", "_dirichlet_grad")
 _LO = 0xFFFFFFFF
 
 
@@ -160,7 +160,7 @@ def test_manual_seed_reproduces_and_seeds_differ():
     _assert_same(_all_ops(), a)
     jtorch.cuda.manual_seed(6)
     assert not all(np.array_equal(x, y) for x, y in zip(_all_ops(), a))
-    for name in DEVICE_OPS[:-1]:  # (_standard_gamma_grad draws nothing)
+    for name in DEVICE_OPS[:-2]:  # (the gradients draw nothing)
         assert philox.DRAWS[name] > 0
 
 
@@ -582,6 +582,19 @@ def test_standard_gamma_grad_is_the_cpu_kernels(dtype):
     np.testing.assert_array_equal(got, want.numpy())
 
 
+@pytest.mark.parametrize("dtype", [jtorch.float32, jtorch.float64])
+def test_dirichlet_grad_is_the_cpu_kernels(dtype):
+    """Every branch (small x, x near 1, both concentrations large, the rational correction),
+    broadcast: bitwise the CPU's in the simulator."""
+    x = np.array([0.02, 0.3, 0.6, 0.97, 0.45])
+    alpha = np.array([[0.5], [2.0], [9.0]])
+    total = np.array([[3.0], [4.5], [20.0]])
+    want = jtorch._dirichlet_grad(*(jtorch.tensor(v, dtype=dtype) for v in (x, alpha, total)))
+    got = host(jtorch._dirichlet_grad(*(cuda_t(v, dtype) for v in (x, alpha, total))))
+    assert got.shape == (3, 5)
+    np.testing.assert_array_equal(got, want.numpy())
+
+
 def test_gamma_rsample_gradients_on_the_device():
     jtorch.cuda.manual_seed(75)
     conc = cuda_t([0.7, 3.0]).requires_grad_()
@@ -589,6 +602,9 @@ def test_gamma_rsample_gradients_on_the_device():
     s.sum().backward()
     g = host(conc.grad)
     assert g.shape == (2,) and np.isfinite(g).all() and (g > 0).all()
+    c = cuda_t([1.5, 2.0, 4.0]).requires_grad_()
+    jtorch.distributions.Dirichlet(c).rsample((20,))[:, 0].sum().backward()
+    assert np.isfinite(host(c.grad)).all()
 
 
 def test_dirichlet_and_beta_distributions_sample_on_the_device():

@@ -1,5 +1,5 @@
 """Every kernel of ``kernels/cuda/sampling.py`` (multinomial, randperm, poisson, binomial,
-_standard_gamma, _standard_gamma_grad) compiles to PTX for sm_90 for each dtype its ops read
+_standard_gamma and the gamma/Dirichlet gradients) compiles to PTX for sm_90 for each dtype its ops read
 and store (no GPU needed: the CUDA toolkit's NVVM does it). The simulator runs the kernels as Python; only
 this compilation types them as the device does (uint64 Philox words, float16 loads, the
 int64 binary searches)."""
@@ -28,8 +28,8 @@ def test_every_kernel_is_listed():
     from jtorch.kernels.cuda import sampling
 
     assert set(sampling.KERNELS) == {
-        "gamma_fill", "gamma_grad_fill", "poisson_fill", "binomial_fill", "cdf_chunks_f32",
-        "cdf_chunks_f64",
+        "gamma_fill", "gamma_grad_fill", "dirichlet_grad_fill", "poisson_fill", "binomial_fill",
+        "cdf_chunks_f32", "cdf_chunks_f64",
         "cdf_rows_f32", "cdf_rows_f64", "cdf_finish_f32", "cdf_finish_f64", "check_rows",
         "multinomial_draw", "exponential_keys", "randperm_keys", "store"}
 
@@ -44,6 +44,12 @@ def test_gamma_ptx(dt):
 def test_gamma_grad_ptx(dt):
     _ptx("gamma_grad_fill",
          f"void({_GEO}, {dt}[::1], int64, {dt}[::1], int64, {dt}[::1], int64, int64)")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_dirichlet_grad_ptx(dt):
+    _ptx("dirichlet_grad_fill", f"void({_GEO}, {dt}[::1], int64, {dt}[::1], int64, {dt}[::1], "
+                                f"int64, {dt}[::1], int64, int64)")
 
 
 @pytest.mark.parametrize("dt", FLOATS)

@@ -35,8 +35,8 @@ same distributions.
   special-case as the CPU's (gamma at least the dtype's smallest normal; a negative or nan
   Poisson rate raises torch's error).
 
-- _standard_gamma_grad (Gamma's reparameterised gradient): the CPU's function per element,
-  in float64.
+- _standard_gamma_grad and _dirichlet_grad (the reparameterised gradients of Gamma, Beta and
+  Dirichlet samples): the CPU's function per element, in float64.
 - _sample_dirichlet: _standard_gamma's float64 draws (at least the smallest normal double),
   then the CPU kernel's normalisation over the last dim and clamp, by the device's reduction
   and pointwise kernels.
@@ -285,6 +285,27 @@ def gamma_grad_fill(geo, out, obase, alpha, abase, x, xbase, n):
         i += cuda.gridsize(1)
 
 
+_DIRICHLET_C = _dists._DIRICHLET_C
+
+
+@numba.njit(cache=True, nogil=True)
+def _dirichlet_grad(x, alpha, total):
+    """The CPU's function with its coefficient table a global constant (the device's constant
+    memory; the simulator's kernels call this on the host)."""
+    return _dists.dirichlet_grad_one(x, alpha, total, _DIRICHLET_C)
+
+
+def dirichlet_grad_fill(geo, out, obase, x, xbase, alpha, abase, total, tbase, n):
+    """``_dirichlet_grad``: the CPU's per-element function of (x, alpha, total)."""
+    i = cuda.grid(1)
+    while i < n:
+        v = np.float64(x[xbase + philox.at(geo, 2, i)])
+        a = np.float64(alpha[abase + philox.at(geo, 3, i)])
+        t = np.float64(total[tbase + philox.at(geo, 4, i)])
+        out[obase + philox.at(geo, 1, i)] = _dirichlet_grad(v, a, t)
+        i += cuda.gridsize(1)
+
+
 def _cdf_sources(wide: bool) -> dict:
     """The running sums of rows x n probabilities (float64 if ``wide``, else float32) in
     chunks of ``chunk`` entries (an argument: a fixed length, not the launch's), with the
@@ -437,6 +458,7 @@ def store(src, out, n):
 
 
 KERNELS = {"gamma_fill": gamma_fill, "gamma_grad_fill": gamma_grad_fill,
+           "dirichlet_grad_fill": dirichlet_grad_fill,
            "poisson_fill": poisson_fill,
            "binomial_fill": binomial_fill, "check_rows": check_rows,
            "multinomial_draw": multinomial_draw, "exponential_keys": exponential_keys,
@@ -613,21 +635,31 @@ def sample_dirichlet_cuda(plan: Plan, alpha: Tensor) -> Tensor:
         return g if d is _dt.float64 else g.to(d)
 
 
-def standard_gamma_grad_cuda(plan: Plan, alpha: Tensor, x: Tensor) -> Tensor:
-    """d sample / d alpha per element, computed in float64 and stored in the result's dtype,
-    as the CPU kernel (nothing drawn)."""
-    if not _device(alpha, x) or plan.out.dtype.name not in _DEVICE_FLOAT:
-        return eager.host_kernel(registry.REGISTRY["_standard_gamma_grad"])(plan, alpha, x)
+def _function(op: str, kernel: str, plan: Plan, operands: tuple) -> Tensor:
+    """A per-element function of the broadcast ``operands`` (no draws) into a fresh result,
+    or the host path where an operand or the result has no device dtype."""
+    if not _device(*operands) or plan.out.dtype.name not in _DEVICE_FLOAT:
+        return eager.host_kernel(registry.REGISTRY[op])(plan, *operands)
     res = eager.empty_cuda(plan)
     o = res._a
     n = o.size
     if n:
         shape = tuple(o.shape)
-        geo = philox._geometry(shape, [o.element_strides(), bcast_elem_strides(alpha._a, shape),
-                                       bcast_elem_strides(x._a, shape)])
-        _launch("gamma_grad_fill", n, geo, o.buf, o.offset, alpha._a.buf, alpha._a.offset,
-                x._a.buf, x._a.offset, n)
+        geo = philox._geometry(shape, [o.element_strides()]
+                               + [bcast_elem_strides(x._a, shape) for x in operands])
+        args = [a for x in operands for a in (x._a.buf, x._a.offset)]
+        _launch(kernel, n, geo, o.buf, o.offset, *args, n)
     return res
+
+
+def standard_gamma_grad_cuda(plan: Plan, alpha: Tensor, x: Tensor) -> Tensor:
+    """d sample / d alpha per element, in float64 stored in the result's dtype, as the CPU."""
+    return _function("_standard_gamma_grad", "gamma_grad_fill", plan, (alpha, x))
+
+
+def dirichlet_grad_cuda(plan: Plan, x: Tensor, alpha: Tensor, total: Tensor) -> Tensor:
+    """The Dirichlet (Beta marginal) reparameterised gradient per element, as the CPU."""
+    return _function("_dirichlet_grad", "dirichlet_grad_fill", plan, (x, alpha, total))
 
 
 def poisson_cuda(plan: Plan, rate: Tensor) -> Tensor:
@@ -651,5 +683,6 @@ registry.REGISTRY["randperm"].kernels["cuda"] = randperm_cuda
 registry.REGISTRY["_standard_gamma"].kernels["cuda"] = standard_gamma_cuda
 registry.REGISTRY["_sample_dirichlet"].kernels["cuda"] = sample_dirichlet_cuda
 registry.REGISTRY["_standard_gamma_grad"].kernels["cuda"] = standard_gamma_grad_cuda
+registry.REGISTRY["_dirichlet_grad"].kernels["cuda"] = dirichlet_grad_cuda
 registry.REGISTRY["poisson"].kernels["cuda"] = poisson_cuda
 registry.REGISTRY["binomial"].kernels["cuda"] = binomial_cuda
