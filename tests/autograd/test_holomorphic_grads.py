@@ -27,6 +27,9 @@ _OPS = {
     "rsqrt": lambda L, x: L.rsqrt(x),
     "rdiv": lambda L, x: 3 / x,
     "div": lambda L, x: x / x.flip(0),
+    **{name: (lambda L, x, n=name: getattr(L, n)(x)) for name in (
+        "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+        "expm1", "log1p", "log2", "log10", "exp2", "sigmoid")},
     "prod": lambda L, x: L.prod(x),
     "cumprod": lambda L, x: L.cumprod(x, 0),
     "chain": lambda L, x: L.exp(L.sin(x) * x).square(),

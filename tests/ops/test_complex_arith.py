@@ -1,6 +1,8 @@
 """Complex pow, division, reciprocal and rsqrt against torch, special values included (zero
 divisors, infinite and nan parts, zero bases), and ``number / tensor`` as torch's
-``reciprocal(x) * number``."""
+``reciprocal(x) * number``; the other complex pointwise functions (trigonometric,
+hyperbolic, exp/log variants, sigmoid, sgn, sinc, the predicates, isclose, nan_to_num,
+lerp, logical ops) against torch."""
 
 from __future__ import annotations
 
@@ -115,3 +117,48 @@ def test_compiled_complex_pow_and_division_equal_eager():
     got = jtorch.compile(f)(x, y).numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     _same(got, want, 1e-6)
+
+
+_FUNCS = ["tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+          "expm1", "log1p", "log2", "log10", "exp2", "sigmoid", "sgn", "sinc"]
+# finite values off the branch cuts' edges; where glibc and these algorithms differ (a nan
+# part's propagation through atan, subnormal magnitudes) torch's own CPU and CUDA differ too
+_MODERATE = [0, 1, -1, 0.5j, 1 + 2j, -0.5 + 0.25j, 3 - 1j, 1e-4 + 1e-4j, -2 - 3j, 0.9 + 0.05j,
+             20 + 1j, -20 - 0.5j, 0.3 - 40j]
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), _DTYPES)
+@pytest.mark.parametrize("name", _FUNCS)
+def test_complex_functions_are_torchs(name, dtype, rtol):
+    z = np.array([complex(v) for v in _MODERATE], np.dtype(dtype))
+    want = getattr(torch, name)(torch.from_numpy(z)).numpy()
+    got = getattr(jtorch, name)(jtorch.from_numpy(z)).numpy()
+    assert got.dtype == want.dtype
+    _same(got, want, rtol * 20)  # a few ulp: libm's complex functions against cmath's
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_predicates_and_selections_are_torchs(dtype):
+    vals = [1 + 1j, complex(_NAN, 0), complex(0, _INF), complex(-_INF, 1), 2 - 3j, 0j]
+    a = np.array([complex(v) for v in vals], np.dtype(dtype))
+    b = a.copy()
+    b[0] = 1 + 1.00001j
+    b[4] = 0j
+
+    def both(fn):
+        return fn(torch, torch.from_numpy(a), torch.from_numpy(b)), \
+            fn(jtorch, jtorch.from_numpy(a), jtorch.from_numpy(b))
+
+    for fn in (lambda L, x, y: L.isfinite(x), lambda L, x, y: L.isinf(x),
+               lambda L, x, y: L.isclose(x, y), lambda L, x, y: L.isclose(x, y, equal_nan=True),
+               lambda L, x, y: L.isclose(x, y, rtol=0, atol=0),
+               lambda L, x, y: L.logical_and(x, y), lambda L, x, y: L.logical_or(x, y),
+               lambda L, x, y: L.logical_xor(x, y)):
+        want, got = both(fn)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert jtorch.allclose(jtorch.from_numpy(a[[0, 4]]), jtorch.from_numpy(a[[0, 4]]))
+    for fn in (lambda L, x, y: L.nan_to_num(x), lambda L, x, y: L.nan_to_num(x, 1.5, 7.0, -7.0),
+               lambda L, x, y: L.lerp(x, y, 0.25), lambda L, x, y: L.lerp(x, y, 0.75),
+               lambda L, x, y: L.lerp(x, y, L.full_like(x, 0.2 + 0.6j))):
+        want, got = both(fn)
+        _same(got.numpy(), want.numpy(), 1e-5 if dtype == "complex64" else 1e-12)

@@ -103,3 +103,71 @@ def csqrt(z):
             r = abs(0.5 * (y / s))
         re, im = r * scale, math.copysign(s * scale, y)
     return _pack(fm.like(z.real, re), fm.like(z.real, im))
+
+
+@njit(cache=True)
+def _one(x):
+    """The complex one in x's precision (x a complex value)."""
+    return _pack(fm.like(x.real, 1.0), fm.like(x.real, 0.0))
+
+
+@njit(cache=True, error_model="numpy")
+def cexpm1(z):
+    """exp(z) - 1 without cancellation near 0 (c10's form: expm1(x) cos y - 2 sin^2(y/2))."""
+    x, y = z.real, z.imag
+    a = math.sin(y * fm.like(x, 0.5))
+    return _pack(math.expm1(x) * math.cos(y) - fm.like(x, 2.0) * a * a, math.exp(x) * math.sin(y))
+
+
+@njit(cache=True, error_model="numpy")
+def clog1p(z):
+    """log(1 + z) (c10's form: log1p of x (x + 2) + y^2 near 0, so small z keep their digits)."""
+    x, y = z.real, z.imag
+    one = fm.like(x, 1.0)
+    theta = math.atan2(y, x + one)
+    if abs(z) < fm.like(x, 0.5):
+        r = x * (fm.like(x, 2.0) + x) + y * y
+        if r == 0:
+            return _pack(x, theta)
+        return _pack(fm.like(x, 0.5) * math.log1p(r), theta)
+    return _pack(math.log(math.hypot(x + one, y)), theta)
+
+
+@njit(cache=True, error_model="numpy")
+def clog_base(z, ln_base):
+    """log(z) / ln(base), each part divided by the real logarithm (as C++'s complex / real)."""
+    lz = cmath.log(z)
+    c = fm.like(lz.real, ln_base)
+    return _pack(lz.real / c, lz.imag / c)
+
+
+@njit(cache=True, error_model="numpy")
+def csigmoid(z):
+    """1 / (1 + exp(-z)), torch's complex sigmoid."""
+    return crecip(_one(z) + cmath.exp(-z))
+
+
+@njit(cache=True, error_model="numpy")
+def csgn(z):
+    """z / |z|, and 0 at 0."""
+    if z.real == 0 and z.imag == 0:
+        return _pack(fm.like(z.real, 0.0), fm.like(z.real, 0.0))
+    m = abs(z)
+    return _pack(z.real / m, z.imag / m)
+
+
+@njit(cache=True, error_model="numpy")
+def csinc(z):
+    """sin(pi z) / (pi z), and 1 at 0."""
+    if z.real == 0 and z.imag == 0:
+        return _one(z)
+    pz = z * fm.like(z.real, math.pi)
+    return cdiv(cmath.sin(pz), pz)
+
+
+@njit(cache=True, error_model="numpy")
+def cexp2(z):
+    """2 ** z as torch computes it: exp of z times the real ln 2 (no cross terms, so an
+    infinite part cannot make nan of the other)."""
+    c = fm.like(z.real, 0.6931471805599453)
+    return cmath.exp(_pack(z.real * c, z.imag * c))

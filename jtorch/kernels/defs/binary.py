@@ -72,7 +72,8 @@ def _lerp_check(common, args):
             raise RuntimeError(f"expected dtype {d.cpp_name} for `{what}` but got dtype "
                                f"{x.dtype.cpp_name}")
     # torch dispatches on start's dtype (a float scalar weight does not make ints valid).
-    _kernel_error("lerp_kernel_tensor", _FLOAT, "lerp_kernel_scalar", _FLOAT)(d, (start, weight))
+    _kernel_error("lerp_kernel_tensor", _FLOAT | {3}, "lerp_kernel_scalar", _FLOAT | {3})(
+        d, (start, weight))
 
 
 def _same(f):
@@ -123,7 +124,9 @@ clamp_op = ternary("clamp", lambda x, lo, hi: _clamp(x, lo, hi), cats=REAL_CATS,
 # torch's lerp_vec: fmadd(w < 0.5 ? w : w - 1, end - start, w < 0.5 ? start : end) (its scalar
 # tail contracts to the same fmas)
 lerp_op = ternary("lerp", lambda s, e, w: fm._fma(w, e - s, s) if abs(w) < 0.5 else
-                  fm._fma(w - fm.like(w, 1), e - s, e), cats=REAL_CATS, check=_lerp_check)
+                  fm._fma(w - fm.like(w, 1), e - s, e), cats=REAL_CATS | {3}, check=_lerp_check,
+                  complex_scalar=lambda s, e, w: s + w * (e - s) if abs(w) < 0.5 else
+                  e - (e - s) * (C._one(w) - w))
 
 eq_op = binary("eq", lambda x, y: x == y, rule=COMPARE, differentiable=False,
                **_same(lambda x, y: x == y))
@@ -135,11 +138,16 @@ gt_op = binary("gt", lambda x, y: x > y, rule=COMPARE, differentiable=False)
 ge_op = binary("ge", lambda x, y: x >= y, rule=COMPARE, differentiable=False)
 # Floating isclose (jtorch.isclose composes the integer/bool case from sub/abs/le as torch does).
 isclose_op = binary("isclose", lambda x, y, rtol, atol, equal_nan: _isclose(x, y, rtol, atol, equal_nan),
-                    rule=COMPARE, cats=_FLOAT, nparams=3, differentiable=False)
+                    rule=COMPARE, cats=_FLOAT | {3}, nparams=3, differentiable=False,
+                    complex_scalar=lambda x, y, rtol, atol, equal_nan: _cisclose(x, y, rtol, atol,
+                                                                                equal_nan))
 
-logical_and_op = binary("logical_and", lambda x, y: x and y, rule=LOGICAL, differentiable=False)
-logical_or_op = binary("logical_or", lambda x, y: x or y, rule=LOGICAL, differentiable=False)
-logical_xor_op = binary("logical_xor", lambda x, y: x != y, rule=LOGICAL, differentiable=False)
+logical_and_op = binary("logical_and", lambda x, y: x and y, rule=LOGICAL, differentiable=False,
+                        **_same(lambda x, y: x and y))
+logical_or_op = binary("logical_or", lambda x, y: x or y, rule=LOGICAL, differentiable=False,
+                       **_same(lambda x, y: x or y))
+logical_xor_op = binary("logical_xor", lambda x, y: x != y, rule=LOGICAL, differentiable=False,
+                        **_same(lambda x, y: x != y))
 bitwise_and_op = binary("bitwise_and", lambda x, y: x & y, cats=INT_CATS, differentiable=False)
 bitwise_or_op = binary("bitwise_or", lambda x, y: x | y, cats=INT_CATS, differentiable=False)
 bitwise_xor_op = binary("bitwise_xor", lambda x, y: x ^ y, cats=INT_CATS, differentiable=False)
@@ -175,6 +183,19 @@ def _isclose(x, y, rtol, atol, equal_nan):
         return equal_nan != 0 and x != x and y != y
     err = abs(x - y)
     return err != math.inf and err <= atol + abs(rtol * y)
+
+
+@njit(inline="always")
+def _cisclose(x, y, rtol, atol, equal_nan):
+    """torch's complex isclose: a nan part makes a value nan; the error is |x - y|."""
+    if x == y:
+        return True
+    xn = x.real != x.real or x.imag != x.imag
+    yn = y.real != y.real or y.imag != y.imag
+    if xn or yn:
+        return equal_nan != 0 and xn and yn
+    err = abs(x - y)
+    return err != math.inf and err <= atol.real + abs(rtol * y)
 
 
 # Float floor division and remainder: torch's formulas (c10::div_floor_floating), which keep the

@@ -30,6 +30,11 @@ _FLOAT = frozenset({2})
 _NONBOOL = frozenset({1, 2, 3})
 
 
+@njit(inline="always")
+def _nan_to_num(x, nan, posinf, neginf):
+    return nan if x != x else posinf if x == math.inf else neginf if x == -math.inf else x
+
+
 def _no_bool(message):
     def check(common, args):
         if common.category == 0:
@@ -42,7 +47,8 @@ neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x, 
     "a mask, use the `~` or `logical_not()` operator instead."))
 abs_op = unary("abs", lambda x: abs(x), cats=_REAL_NOBOOL)
 sign_op = unary("sign", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=REAL_CATS)
-sgn_op = unary("sgn", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=REAL_CATS)
+sgn_op = unary("sgn", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=ALL_CATS,
+               complex_scalar=lambda x: C.csgn(x))
 signbit_op = unary("signbit", lambda x: np.signbit(x), rule=COMPARE, cats=REAL_CATS)
 # square of bool is int64 in torch (it is pow(x, 2)); jtorch.square casts bool inputs first.
 square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x)
@@ -56,34 +62,43 @@ rsqrt_op = unary("rsqrt", lambda x: fm.like(x, 1) / math.sqrt(x) if x >= 0 else 
 reciprocal_op = unary("reciprocal", lambda x: fm.like(x, 1) / x, rule=INT_TO_FLOAT,
                       complex_scalar=lambda x: C.crecip(x))
 exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x))
-exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT)
-expm1_op = unary("expm1", lambda x: fm.expm1(x), rule=INT_TO_FLOAT)
+exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT,
+                complex_scalar=lambda x: C.cexp2(x))
+expm1_op = unary("expm1", lambda x: fm.expm1(x), rule=INT_TO_FLOAT,
+                 complex_scalar=lambda x: C.cexpm1(x))
 # Blocks of positive normal finite arguments skip subnormal scaling and special values.
 log_op = unary("log", lambda x: fm.log(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.log(x),
                fast_scalar=lambda x: fm.log_normal(x), fast_ok=lambda x: fm.log_ok(x))
 log2_op = unary("log2", lambda x: fm.log2(x), rule=INT_TO_FLOAT,
+                complex_scalar=lambda x: C.clog_base(x, 0.6931471805599453),
                 fast_scalar=lambda x: fm.log2_normal(x), fast_ok=lambda x: fm.log_ok(x))
 log10_op = unary("log10", lambda x: fm.log10(x), rule=INT_TO_FLOAT,
+                 complex_scalar=lambda x: C.clog_base(x, 2.302585092994046),
                  fast_scalar=lambda x: fm.log10_normal(x), fast_ok=lambda x: fm.log_ok(x))
 log1p_op = unary("log1p", lambda x: fm.log1p(x), rule=INT_TO_FLOAT,
+                 complex_scalar=lambda x: C.clog1p(x),
                  fast_scalar=lambda x: fm.log1p_normal(x), fast_ok=lambda x: fm.log1p_ok(x))
 # Blocks of moderate arguments skip the huge-argument reduction (see OpDef.fast_scalar).
 sin_op = unary("sin", lambda x: fm.sin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sin(x),
                fast_scalar=lambda x: fm.sin_near(x), fast_ok=lambda x: fm.trig_near(x))
 cos_op = unary("cos", lambda x: fm.cos(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.cos(x),
                fast_scalar=lambda x: fm.cos_near(x), fast_ok=lambda x: fm.trig_near(x))
-tan_op = unary("tan", lambda x: fm.tan(x), rule=INT_TO_FLOAT,
+tan_op = unary("tan", lambda x: fm.tan(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.tan(x),
                fast_scalar=lambda x: fm.tan_near(x), fast_ok=lambda x: fm.trig_near(x))
-asin_op = unary("asin", lambda x: fm.asin(x), rule=INT_TO_FLOAT)
-acos_op = unary("acos", lambda x: fm.acos(x), rule=INT_TO_FLOAT)
-atan_op = unary("atan", lambda x: fm.atan(x), rule=INT_TO_FLOAT)
-sinh_op = unary("sinh", lambda x: fm.sinh(x), rule=INT_TO_FLOAT)
-cosh_op = unary("cosh", lambda x: fm.cosh(x), rule=INT_TO_FLOAT)
-tanh_op = unary("tanh", lambda x: fm.tanh(x), rule=INT_TO_FLOAT)
-asinh_op = unary("asinh", lambda x: fm.asinh(x), rule=INT_TO_FLOAT)
-acosh_op = unary("acosh", lambda x: fm.acosh(x), rule=INT_TO_FLOAT)
-atanh_op = unary("atanh", lambda x: fm.atanh(x), rule=INT_TO_FLOAT)
-sigmoid_op = unary("sigmoid", lambda x: fm.sigmoid(x), rule=INT_TO_FLOAT)
+asin_op = unary("asin", lambda x: fm.asin(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.asin(x))
+acos_op = unary("acos", lambda x: fm.acos(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.acos(x))
+atan_op = unary("atan", lambda x: fm.atan(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.atan(x))
+sinh_op = unary("sinh", lambda x: fm.sinh(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.sinh(x))
+cosh_op = unary("cosh", lambda x: fm.cosh(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.cosh(x))
+tanh_op = unary("tanh", lambda x: fm.tanh(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.tanh(x))
+asinh_op = unary("asinh", lambda x: fm.asinh(x), rule=INT_TO_FLOAT,
+                 complex_scalar=lambda x: cmath.asinh(x))
+acosh_op = unary("acosh", lambda x: fm.acosh(x), rule=INT_TO_FLOAT,
+                 complex_scalar=lambda x: cmath.acosh(x))
+atanh_op = unary("atanh", lambda x: fm.atanh(x), rule=INT_TO_FLOAT,
+                 complex_scalar=lambda x: cmath.atanh(x))
+sigmoid_op = unary("sigmoid", lambda x: fm.sigmoid(x), rule=INT_TO_FLOAT,
+                   complex_scalar=lambda x: C.csigmoid(x))
 erf_op = unary("erf", lambda x: fm.erf(x), rule=INT_TO_FLOAT)
 erfc_op = unary("erfc", lambda x: fm.erfc(x), rule=INT_TO_FLOAT)
 erfinv_op = unary("erfinv", lambda x: _erfinv(x), rule=INT_TO_FLOAT)
@@ -99,13 +114,15 @@ round_op = unary("round", lambda x: np.rint(x), cats=_REAL_NOBOOL, int_scalar=la
                  kernel_name="round_vml_cpu")
 frac_op = unary("frac", lambda x: x - np.trunc(x), cats=_FLOAT)
 isnan_op = unary("isnan", lambda x: x != x, complex_scalar=lambda x: x != x, rule=COMPARE, differentiable=False)
-isinf_op = unary("isinf", lambda x: abs(x) == math.inf, rule=COMPARE, cats=REAL_CATS,
+isinf_op = unary("isinf", lambda x: abs(x) == math.inf, rule=COMPARE, cats=ALL_CATS,
+                 complex_scalar=lambda x: abs(x.real) == math.inf or abs(x.imag) == math.inf,
                  differentiable=False)
 isposinf_op = unary("isposinf", lambda x: x == math.inf, rule=COMPARE, cats=REAL_CATS,
                     differentiable=False)
 isneginf_op = unary("isneginf", lambda x: x == -math.inf, rule=COMPARE, cats=REAL_CATS,
                     differentiable=False)
-isfinite_op = unary("isfinite", lambda x: abs(x) < math.inf, rule=COMPARE, cats=REAL_CATS,
+isfinite_op = unary("isfinite", lambda x: abs(x) < math.inf, rule=COMPARE, cats=ALL_CATS,
+                    complex_scalar=lambda x: abs(x.real) < math.inf and abs(x.imag) < math.inf,
                     differentiable=False)
 logical_not_op = unary("logical_not", lambda x: not x, rule=LOGICAL, complex_scalar=lambda x: not x, differentiable=False)
 bitwise_not_op = unary("bitwise_not", lambda x: ~x, cats=INT_CATS, differentiable=False)
@@ -117,9 +134,10 @@ threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 
                                cats=_REAL_NOBOOL, nparams=1, kernel_name="threshold_cpu")
 # tanh's and sigmoid's gradients from their outputs in one pass (torch's tanh_backward and
 # sigmoid_backward): g * (1 - y^2), g * y * (1 - y), real floating dtypes
-tanh_backward_op = binary("tanh_backward", lambda g, y: g * fm._fma(-y, y, fm.like(y, 1)), cats=_FLOAT)
+tanh_backward_op = binary("tanh_backward", lambda g, y: g * fm._fma(-y, y, fm.like(y, 1)), cats=_FLOAT | {3},
+                          complex_scalar=lambda g, y: g * (C._one(y) - y * y))
 sigmoid_backward_op = binary("sigmoid_backward", lambda g, y: g * (fm.like(y, 1) - y) * y,
-                             cats=_FLOAT)
+                             cats=_FLOAT | {3}, complex_scalar=lambda g, y: g * (C._one(y) - y) * y)
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
 mish_op = unary("mish", lambda x: fm.mish(x), cats=FLOAT_CATS)
 gelu_op = unary("gelu", lambda x: fm.gelu(x), cats=FLOAT_CATS, kernel_name="GeluKernelImpl")
@@ -147,9 +165,11 @@ logit_op = unary("logit", lambda x: fm.log(x / (fm.like(x, 1) - x)), rule=INT_TO
 logit_eps_op = unary("logit_eps", lambda x, lo, hi: _logit_clamped(x, lo, hi), rule=INT_TO_FLOAT,
                      nparams=2, kernel_name="logit_cpu")
 sinc_op = unary("sinc", lambda x: fm.like(x, 1) if x == 0 else fm.sin(x * fm.like(x, math.pi)) / (x * fm.like(x, math.pi)),
-                rule=INT_TO_FLOAT)
-nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: nan if x != x else (
-    posinf if x == math.inf else neginf if x == -math.inf else x), cats=REAL_CATS, nparams=3)
+                rule=INT_TO_FLOAT, complex_scalar=lambda x: C.csinc(x))
+nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: _nan_to_num(x, nan, posinf, neginf),
+                      cats=ALL_CATS, nparams=3, complex_scalar=lambda x, nan, posinf, neginf: C._pack(
+                          _nan_to_num(x.real, nan.real, posinf.real, neginf.real),
+                          _nan_to_num(x.imag, nan.real, posinf.real, neginf.real)))
 
 # The identity (clone, dtype casts, copy_ and out= copies run its kernel; copy_ and fill_
 # themselves are records of defs/conversion.py).
@@ -197,6 +217,14 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 def _x(c):
     return c.args[0]
+
+
+def _acosh_vjp(c, g):
+    """1 / sqrt(x^2 - 1); for complex x torch takes the principal branch's product form."""
+    x = _x(c)
+    if x.dtype.category == 3:
+        return (g * P.rsqrt(x + 1) * P.rsqrt(x - 1),)
+    return (g * P.rsqrt(x * x - 1),)
 
 
 def _tanh_vjp(c, g):
@@ -303,7 +331,7 @@ for _op, _rule, _saves in [
     (tanh_op, _tanh_vjp, "o"),
     (tanh_backward_op, _tanh_backward_vjp, "01"),
     (asinh_op, lambda c, g: (g * P.rsqrt(_x(c) * _x(c) + 1),), "0"),
-    (acosh_op, lambda c, g: (g * P.rsqrt(_x(c) * _x(c) - 1),), "0"),
+    (acosh_op, _acosh_vjp, "0"),
     (atanh_op, lambda c, g: (g / (1 - _x(c) * _x(c)),), "0"),
     (sigmoid_op, _sigmoid_vjp, "o"),
     (sigmoid_backward_op, _sigmoid_backward_vjp, "01"),
