@@ -2561,6 +2561,9 @@ NOT_SWEPT.update({
     "method:sparse_dim": _SPARSE_ONLY + " (dense: 0, a Python int)",
     "method:dense_dim": _SPARSE_ONLY + " (dense: its rank, a Python int)",
     "method:to_dense": _SPARSE_ONLY + " (dense: itself)",
+    **dict.fromkeys(["torch:smm", "torch:hspmm", "torch:sspaddmm", "torch:saddmm", "torch:dsmm",
+                     "method:smm", "method:sspaddmm"],
+                    _SPARSE_ONLY + " (the legacy products: test_sparse_legacy_products.py)"),
 })
 
 # ---- jtorch.fft and stft/istft (jtorch/fft; compared with torch in tests/fft) ------------------
