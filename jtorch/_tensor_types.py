@@ -74,7 +74,8 @@ class _SparseTensorType(_TensorType):
         from .sparse import sparse_coo_tensor
 
         if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]):
-            return sparse_coo_tensor(*args[:2], *(tuple(args[2]) for _ in args[2:]))
+            size = tuple(args[2]) if len(args) == 3 else None
+            return sparse_coo_tensor(args[0], args[1], size)
         if not all(isinstance(a, int) for a in args) or set(kwargs) - {"device"}:
             raise TypeError(
                 "new() received an invalid combination of arguments - expected one of: (), "

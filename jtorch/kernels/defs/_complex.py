@@ -58,7 +58,7 @@ def cpow(x, y):
 @njit(cache=True, error_model="numpy")
 def crecip(x):
     """1 / x as torch's complex reciprocal (a complex one divided by x)."""
-    return cdiv(_pack(fm.like(x.real, 1.0), fm.like(x.real, 0.0)), x)
+    return cdiv(_one(x), x)
 
 
 _BIG = 4.49423283715579e+307  # DBL_MAX / 4: above it, d + |x| may overflow
