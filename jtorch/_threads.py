@@ -34,11 +34,15 @@ from . import _flags
 
 # OpenBLAS's workers spin for 2^28 cycles (~0.1 s) after each GEMM before they sleep, taking a
 # core from the caller's Python and elementwise kernels in between: with a competing process
-# a GPT training step ran 3.4x slower. 2^18 cycles (~0.1 ms) keeps them for back-to-back GEMMs
-# (a layer's two gradient products) and puts them to sleep in longer Python stretches; 2^4
-# (sleep at once) made every two-thread GEMM pay a wake-up (a 384x48x144 product 57 -> 86 us).
+# a GPT training step ran 3.4x slower. A GEMM that finds its worker asleep pays the wake-up
+# (a 384x48x144 product 34 -> 68 us, no faster than one thread), and an eager training step
+# runs a GEMM every 0.1-0.5 ms. Measured on the minGPT step (2 cores, idle / one core busy
+# with another process): 2^18 cycles (~0.1 ms) 13.1-13.9 / 14-15 ms, 2^19 12.4-13.7 / 19-22,
+# 2^20 (~0.4 ms) 11.6-11.7 / 26-29, 2^21 11.7-11.9 / 31-37, torch 10.2-12.3 / 38 (its OpenMP
+# workers spin). 2^20 keeps the workers through a step's GEMMs and degrades less than torch
+# under load; they sleep in any longer stretch without one.
 # Read when scipy's OpenBLAS (the one Numba's ``np.dot`` calls) loads, after this import.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "18")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
 _MAIN_THREAD = threading.main_thread().ident
 _start_lock = threading.Lock()
