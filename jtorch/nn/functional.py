@@ -23,7 +23,10 @@ from .. import dtypes as _dt
 from .. import random as _random
 from ..amp import state as _amp
 from ..autograd.grad_mode import no_grad as _no_grad
+from .. import _allocator
+from ..kernels.cpu import dropout as _dropout
 from ..kernels.cpu import mt19937 as _mt
+from ..kernels.defs import binary as _B
 from ..kernels.defs import unary as U
 from ..ops import creation as _creation
 from ..ops import reduction as _red
@@ -284,12 +287,37 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:  # torch returns the input and draws nothing
         return input
+    if not inplace and p < 1 and dispatch.mode is None and input._a.__class__ is np.ndarray and \
+            input.dtype in _DROPOUT_FUSED and input._a.flags.c_contiguous:
+        return _dropout_cpu(input, p)
     keep = _creation.empty_like(input).bernoulli_(1 - p) if p < 1 else _creation.zeros_like(input)
     scale = keep.div_(1 - p) if p < 1 else keep
     if inplace:
         _check_inplace(input)
         return input.mul_(scale)
     return input * scale
+
+
+_DROPOUT_FUSED = {_dt.float32: np.float32, _dt.float64: np.float64}
+
+
+def _dropout_cpu(input: Tensor, p: float) -> Tensor:
+    """``dropout``'s composite (bernoulli_, div_, mul) in one kernel over a contiguous CPU
+    tensor: the same draws, noise and product, and the product's node recorded as the
+    composite's ``input * noise`` records it (MulBackward0 reading the noise)."""
+    t = _DROPOUT_FUSED[input.dtype]
+    gen = _random.default_generator
+    x = input._a.reshape(-1)
+    noise = np.empty(x.size, t)
+    y = _allocator.empty(x.shape, x.dtype)
+    with gen._lock:
+        _dropout.dropout_noise(gen._mt, gen._pos, x, noise, y, 1.0 - p, t(1) / t(1.0 - p))
+    shape = input._a.shape
+    noise_t = Tensor._make(noise.reshape(shape), noise, input.dtype)
+    res = Tensor._make(y.reshape(shape), y, input.dtype)
+    if input._requires_grad and dispatch.grad_hook is not None and dispatch.grad_state.enabled:
+        dispatch.grad_hook(_B.mul_op, (input, noise_t), res, None)
+    return res
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,

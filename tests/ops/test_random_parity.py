@@ -85,6 +85,35 @@ def test_bernoulli_and_dropout_masks_match_torch():
 
 
 @pytest.mark.skipif(intel_cpu(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("p", [0.1, 1 / 3, 0.5, 0.9])
+def test_fused_dropout_is_torch_s_composite(dtype, p):
+    """Contiguous float32/float64 inputs run one kernel (draws, noise, product): its values,
+    node and gradients are torch's ``input * (bernoulli_(1 - p) / (1 - p))``, and the stream
+    goes on where torch's does. Non-contiguous and float16 inputs take the composite path."""
+    r = np.random.default_rng(0)
+    arrays = [r.standard_normal(s).astype(dtype) for s in [(1,), (7, 9), (64, 6, 48), (40000,)]]
+    arrays[1][0, :3] = [np.nan, np.inf, -0.0]
+
+    def run(t, g):
+        xs = [t.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        ys = [t.nn.functional.dropout(x, p) for x in xs]
+        ys.append(t.nn.functional.dropout(t.from_numpy(arrays[2].copy()).transpose(0, 2), p))
+        ys.append(t.nn.functional.dropout(t.ones(3, 5, dtype=t.float16), p))
+        for x, y in zip(xs, ys):
+            y.backward(t.ones_like(y) * 3)
+        return [y.detach() for y in ys] + [x.grad for x in xs] + [t.rand(5)]
+
+    _same(run)
+    x = jtorch.ones(3, requires_grad=True)
+    fn = jtorch.nn.functional.dropout(x, p).grad_fn
+    assert type(fn).__name__ == "MulBackward0"
+    assert fn.next_functions[1] == (None, 0)
+    with jtorch.no_grad():
+        assert jtorch.nn.functional.dropout(x, p).grad_fn is None
+
+
+@pytest.mark.skipif(intel_cpu(), reason="torch's bernoulli_(p) uses MKL's stream on Intel CPUs")
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("shape", [(4, 6), (2, 3, 4), (2, 3, 4, 5), (3, 2, 2, 2, 2), (2, 2, 2, 2, 2, 2)])
 def test_feature_dropout_masks_match_torch_at_every_rank(shape):
