@@ -228,8 +228,9 @@ class OpNode(Node):
             g = grads[0] if grads[0] is not None else _zeros(self._out_meta[0])
         else:
             dev = next(x for x in grads if x is not None).device
-            g = tuple(x if x is not None or m is None else _zeros(m, dev)
-                      for x, m in zip(grads, self._out_meta))
+            k = op.grad_outputs or len(grads)
+            g = tuple(x if x is not None or m is None or i >= k else _zeros(m, dev)
+                      for i, (x, m) in enumerate(zip(grads, self._out_meta)))
         res = op.vjp(self, g)
         if not isinstance(res, (tuple, list)):
             res = (res,)

@@ -79,6 +79,10 @@ class OpDef:
     # digits, "o" for the output ("" saves nothing; None saves every input).
     vjp: Callable | None = None
     saves: str | None = None
+    # How many leading outputs' gradients ``vjp`` reads (0: all). The engine passes None for
+    # the others instead of zeros made for outputs nothing flowed into (layer_norm's mean and
+    # rstd: two allocations and kernel calls per backward otherwise).
+    grad_outputs: int = 0
     # torch's grad_fn name ("MulBackward0"), or a function of (inputs, kw) giving it.
     grad_name: str | Callable | None = None
     # The op paired with this one: a pooling forward's backward op and vice versa.

@@ -82,6 +82,7 @@ def _layer_norm_vjp(c, g):
 # kernel for float32/float64 (``nn.functional.layer_norm`` composes the other dtypes)
 native_layer_norm_op = op("native_layer_norm", "extern", _layer_norm_meta, lazy(_NK, "layer_norm_cpu"))
 defvjp(native_layer_norm_op, _layer_norm_vjp, "012o", name="NativeLayerNormBackward0")
+native_layer_norm_op.grad_outputs = 1  # (torch's rule reads the output's gradient alone)
 
 
 def _layer_norm_backward_meta(grad, input, mean, rstd, weight, *, dims: tuple, mask: tuple) -> Plan:
