@@ -18,12 +18,11 @@ import warnings
 
 import numpy as np
 
-from .. import dispatch
+from .. import _allocator, dispatch
 from .. import dtypes as _dt
 from .. import random as _random
 from ..amp import state as _amp
 from ..autograd.grad_mode import no_grad as _no_grad
-from .. import _allocator
 from ..kernels.cpu import dropout as _dropout
 from ..kernels.cpu import mt19937 as _mt
 from ..kernels.defs import binary as _B
