@@ -181,6 +181,10 @@ def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
     gb = np.zeros((chunks, n if do_b else 0))
     (layer_norm_bwd_par if par else layer_norm_bwd)(g, x, mu, rs, w, gx, gw, gb, weight is not None,
                                                      do_x, do_w, do_b)
+    # the chunks' float64 partials summed (one chunk: its row; NumPy's reduction of a small
+    # array costs more than the serial kernel)
+    gw = gw.sum(0) if par else gw[0]
+    gb = gb.sum(0) if par else gb[0]
     return (Tensor._make(gx.reshape(gx_out.shape), None, d),
-            Tensor._make(gw.sum(0).astype(x.dtype).reshape(gw_out.shape), None, d),
-            Tensor._make(gb.sum(0).astype(x.dtype).reshape(gb_out.shape), None, d))
+            Tensor._make(gw.astype(x.dtype).reshape(gw_out.shape), None, d),
+            Tensor._make(gb.astype(x.dtype).reshape(gb_out.shape), None, d))
