@@ -471,6 +471,21 @@ def _flat_loop(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtyp
     return loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
 
 
+def _in_place_loop(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype, pat: str,
+                   n: int):
+    """The contiguous loop writing operand 0 in place (``c_i<pat>``), or None for an op
+    that has none (guarded ops: their blocks keep the aliased call)."""
+    key = (op, compute, out, "i" + pat)
+    loops = _flat_loops.get(key, False)
+    if loops is False:
+        mod = _pw.kernels(op, arity, compute.name, out.name)
+        c = getattr(mod, "c_i" + pat, None)
+        loops = _flat_loops[key] = None if c is None else (c, getattr(mod, "p_i" + pat))
+    if loops is None:
+        return None
+    return loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
+
+
 def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt.dtype,
                   out_dtype: _dt.dtype | None = None) -> None:
     """Pick the loop variant (contiguous/scalar pattern or strided) and run it into ``out``."""
@@ -505,8 +520,15 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
             flat.append(x)
         else:
             if "a" in pat:
+                loop = None
+                if pat[0] == "a" and args[0]._a is out:  # in place: operand 0 is the output
+                    loop = _in_place_loop(op, len(args), compute, out_dtype, pat, n)
+                    if loop is not None:
+                        del flat[1]
+                if loop is None:
+                    loop = _flat_loop(op, len(args), compute, out_dtype, pat, n)
                 try:
-                    _flat_loop(op, len(args), compute, out_dtype, pat, n)(*flat)
+                    loop(*flat)
                 except ZeroDivisionError:
                     raise RuntimeError("ZeroDivisionError") from None
                 return

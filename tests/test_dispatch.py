@@ -56,6 +56,61 @@ def test_parallel_variant_above_grain_size_matches_serial():
     np.testing.assert_array_equal(big[: n - 1], small)
 
 
+_IN_PLACE_OPS = ["add", "sub", "mul", "div", "maximum", "pow", "atan2", "remainder",
+                  "bitwise_and", "floor_divide", "copysign", "lerp", "addcmul", "clamp_min"]
+
+
+@pytest.mark.parametrize("name,dtype,n", [
+    *[(name, d, 37) for name in _IN_PLACE_OPS for d in ("float32", "float64", "int64")],
+    ("add", "float32", "grain"), ("addcmul", "float64", "grain"),
+    ("floor_divide", "int64", "grain")])
+def test_in_place_loop_equals_the_out_of_place_one(name, dtype, n):
+    """``x.op_(...)`` runs ``c_i<pat>`` (operand 0 is the output: no aliased call, which
+    LLVM runs scalar): bitwise the out-of-place loop, with tensor, scalar and 0-d operands,
+    ``x.op_(x)`` (the output aliased twice) and, past the grain size, the parallel loop."""
+    op = registry.REGISTRY[name]
+    n = jtorch._flags.GRAIN_SIZE + 19 if n == "grain" else n
+    r = np.random.default_rng(3)
+    arity = {"binary": 2, "ternary": 3}[op.family]
+    arrays = [(r.standard_normal(n) * 4 + 0.5).astype(dtype) for _ in range(arity)]
+    if dtype == "int64":
+        arrays = [np.where(a == 0, 3, a) for a in arrays]  # (integer division by zero raises)
+    extra = [0.5] * op.nparams
+    cases = [[jtorch.from_numpy(a) for a in arrays],
+             [jtorch.from_numpy(arrays[0])] + [2] * (arity - 1),
+             [jtorch.from_numpy(arrays[0])] + [jtorch.tensor(3).to(getattr(jtorch, dtype))] * (arity - 1)]
+    for args in cases:
+        args = args + extra
+        try:
+            want = dispatch.pointwise(op, tuple(args))
+        except (RuntimeError, NotImplementedError):
+            continue  # (the op does not take the dtype)
+        if want.dtype is not args[0].dtype:
+            continue  # (no in-place form: the result would not fit operand 0)
+        x = args[0].clone()
+        got = dispatch.pointwise(op, (x, *args[1:]), inplace=True)
+        assert got is x
+        np.testing.assert_array_equal(x.numpy(), want.numpy())
+    x = jtorch.from_numpy(arrays[0].copy())
+    try:
+        want = dispatch.pointwise(op, (x,) * arity + tuple(extra))
+    except (RuntimeError, NotImplementedError):
+        return
+    if want.dtype is not x.dtype:
+        return
+    dispatch.pointwise(op, (x,) * arity + tuple(extra), inplace=True)
+    np.testing.assert_array_equal(x.numpy(), want.numpy())
+
+
+def test_in_place_calls_take_the_in_place_loop():
+    x, y = jtorch.ones(40), jtorch.ones(40)
+    x.add_(y)
+    d = jtorch.float32
+    assert dispatch._in_place_loop(registry.REGISTRY["add"], 2, d, d, "aa", 40) is \
+        dispatch._pw.kernels(registry.REGISTRY["add"], 2, "float32", "float32").c_iaa
+    assert dispatch._in_place_loop(registry.REGISTRY["sin"], 1, d, d, "a", 40) is None  # guarded
+
+
 def test_strided_parallel_variant():
     base = np.arange(300 * 240, dtype=np.float64).reshape(300, 240)
     j = jtorch.from_numpy(base.T)
