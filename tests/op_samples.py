@@ -946,6 +946,8 @@ SAMPLES.update({
     "torch:unravel_index": [lambda o: (jtorch.unravel_index, (o["i"], (3, 4)), {})],
     "torch:vander": [lambda o: (jtorch.vander, (_vec(o["x"], 3),), {}),
                      lambda o: (jtorch.vander, (_vec(o["x"], 3), 2), {"increasing": True})],
+    "torch:add": [lambda o: (jtorch.add, (o["x"], o["y"]), {"alpha": 2})],  # (add_alpha)
+    "torch:sub": [lambda o: (jtorch.sub, (o["x"], o["y"]), {"alpha": 2})],  # (sub_alpha)
     "torch:histc": [lambda o: (jtorch.histc, (o["x"], 4, -1, 1), {})],
     "method:histc": [lambda o: (_m("histc"), (o["x"], 3, 0, 2), {})],
     "torch:renorm": [lambda o: (jtorch.renorm, (o["x"], 2, 0, 1.0), {})],

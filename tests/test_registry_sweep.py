@@ -40,6 +40,8 @@ PUBLIC = {
     "addcmul": lambda T, F: lambda x, a, b, v: T.addcmul(x, a, b, value=v),
     "addcdiv": lambda T, F: lambda x, a, b, v: T.addcdiv(x, a, b, value=v),
     "polygamma": lambda T, F: lambda x, n: T.polygamma(n, x),
+    "add_alpha": lambda T, F: lambda x, y, a: T.add(x, y, alpha=a),
+    "sub_alpha": lambda T, F: lambda x, y, a: T.sub(x, y, alpha=a),
 }
 def _tensors(*xs):
     """Operands of an aten op that takes tensors only (a Python scalar there has no oracle)."""
@@ -69,6 +71,8 @@ PARAMS = {
     "nan_to_num": [(1.5, 100.0, -100.0)],
     "isclose": [(1e-5, 1e-8, False), (1e-3, 1e-2, True)],
     "addcmul": [(1,), (-0.5,)],
+    "add_alpha": [(3,), (-0.5,)],
+    "sub_alpha": [(2,), (0.25,)],
     "addcdiv": [(2,)],
     "threshold_backward": [(0,), (0.5,), (-1.0,)],
     "polygamma": [(0,), (1,), (2,), (5,)],

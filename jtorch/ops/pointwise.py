@@ -262,6 +262,34 @@ for _op, _names in [(B.logaddexp_op, ("logaddexp",)), (B.logaddexp2_op, ("logadd
     _binary(_op, *_names, tensors=True, inplace_method=False)
 
 
+def _alpha_args(op, input, other, alpha):
+    """The call of the one-pass add/sub with ``alpha`` (``add_alpha``/``sub_alpha``) where
+    it applies: a tensor ``input``, an int or float alpha other than 1 and a non-bool result
+    (after torch's alpha checks, which raise here); else None (``_scaled`` then multiplies;
+    sparse operands: jtorch.sparse's add).
+    A 16-bit float result takes alpha rounded to its dtype, as torch's kernel does."""
+    if type(alpha) is int and alpha == 1 or type(alpha) not in (int, float) or \
+            not isinstance(input, Tensor) or input.is_sparse or \
+            isinstance(other, Tensor) and other.is_sparse:  # (sparse: jtorch.sparse's add)
+        return None
+    common = _scaled_check(input, other, alpha)
+    if common is _dt.bool or alpha == 1:
+        return None
+    if common in _dt.HALF:
+        alpha = float(common.np.type(alpha))
+    return op, (input, other, alpha)
+
+
+def _scaled_check(input, other, alpha):
+    """torch's alpha checks against the result dtype (returned)."""
+    common = _dt.result_type(input, other)
+    if isinstance(alpha, bool) and common is not _dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and common.category < 2:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return common
+
+
 def _scaled(input, other, alpha):
     """alpha * other for add/sub, with torch's alpha checks against the result dtype."""
     if type(alpha) is int and alpha == 1:
@@ -291,6 +319,9 @@ def add(input, other, *, alpha=1, out=None):
     >>> jtorch.add(jtorch.tensor([1., 2.]), 1)
     tensor([2., 3.])
     """
+    call = _alpha_args(B.add_alpha_op, input, other, alpha)
+    if call is not None:
+        return _pw(*call, out)
     return _pw(B.add_op, (input, _scaled(input, other, alpha)), out)
 
 
@@ -298,6 +329,9 @@ def sub(input, other, *, alpha=1, out=None):
     """torch.sub: input - alpha * other (bool operands raise, whatever alpha is)."""
     if type(alpha) is not int or alpha != 1:
         _sub_check(input, other)
+    call = _alpha_args(B.sub_alpha_op, input, other, alpha)
+    if call is not None:
+        return _pw(*call, out)
     return _pw(B.sub_op, (input, _scaled(input, other, alpha)), out)
 
 
@@ -376,6 +410,9 @@ _export(sub, "subtract")
 
 def add_(self, other, *, alpha=1):
     _check_inplace(self)
+    call = _alpha_args(B.add_alpha_op, self, other, alpha)
+    if call is not None:
+        return _pw(*call, inplace=True)
     return _pw(B.add_op, (self, _scaled(self, other, alpha)), inplace=True)
 
 
@@ -383,6 +420,9 @@ def sub_(self, other, *, alpha=1):
     _check_inplace(self)
     if type(alpha) is not int or alpha != 1:
         _sub_check(self, other)
+    call = _alpha_args(B.sub_alpha_op, self, other, alpha)
+    if call is not None:
+        return _pw(*call, inplace=True)
     return _pw(B.sub_op, (self, _scaled(self, other, alpha)), inplace=True)
 
 

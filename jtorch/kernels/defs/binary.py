@@ -85,6 +85,15 @@ add_op = binary("add", lambda x, y: x + y, **_same(lambda x, y: x + y))
 sub_op = binary("sub", lambda x, y: x - y, check=_sub_check,
                 **_same(lambda x, y: x - y))
 mul_op = binary("mul", lambda x, y: x * y, **_same(lambda x, y: x * y))
+# add/sub with alpha != 1 in one pass, as torch's add_kernel: fma(other, alpha, self) for
+# floats (its vector loop's fmadd, and its scalar tail contracts to the same), self + alpha *
+# other for integers and complex; alpha is the trailing parameter (cast to the compute dtype)
+add_alpha_op = binary("add_alpha", lambda x, y, a: fm._fma(a, y, x), cats=frozenset({1, 2, 3}),
+                      nparams=1, int_scalar=lambda x, y, a: x + a * y,
+                      complex_scalar=lambda x, y, a: x + a * y, kernel_name="add_stub")
+sub_alpha_op = binary("sub_alpha", lambda x, y, a: fm._fma(-a, y, x), cats=frozenset({1, 2, 3}),
+                      nparams=1, int_scalar=lambda x, y, a: x - a * y,
+                      complex_scalar=lambda x, y, a: x - a * y, kernel_name="sub_stub")
 div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT,
                 complex_scalar=lambda x, y: C.cdiv(x, y))
 div_trunc_op = binary("div_trunc", lambda x, y: np.trunc(x / y), cats=_REAL_NOBOOL, int_div=True,
@@ -482,6 +491,9 @@ for _op, _rule, _saves in [
     (add_op, lambda c, g: (g, g), ""),
     (sub_op, lambda c, g: (g, -g if c.needs[1] else None), ""),
     (mul_op, _mul_vjp, "01"),
+    (add_alpha_op, lambda c, g: (g, g * c.args[2].conjugate() if c.needs[1] else None, None), ""),
+    (sub_alpha_op, lambda c, g: (g, g * -c.args[2].conjugate() if c.needs[1] else None, None),
+     ""),
     (div_op, _div_vjp, "01"),
     (div_trunc_op, _zeros2, ""),
     (remainder_op, lambda c, g: (g, -g * P.floor_divide(c.args[0], c.args[1])
@@ -515,6 +527,8 @@ def _is_t(x) -> bool:
 
 # torch's node names where they depend on the overload (scalar or tensor operands)
 sub_op.grad_name = lambda a, kw: "SubBackward0" if _is_t(a[0]) else "RsubBackward1"
+add_alpha_op.grad_name = "AddBackward0"
+sub_alpha_op.grad_name = "SubBackward0"
 div_op.grad_name = lambda a, kw: "DivBackward0" if _is_t(a[0]) else "MulBackward0"
 pow_op.grad_name = lambda a, kw: ("PowBackward2" if not _is_t(a[0]) else
                                            "PowBackward1" if _is_t(a[1]) else "PowBackward0")
