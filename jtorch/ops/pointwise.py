@@ -272,7 +272,11 @@ def _alpha_args(op, input, other, alpha):
             not isinstance(input, Tensor) or input.is_sparse or \
             isinstance(other, Tensor) and other.is_sparse:  # (sparse: jtorch.sparse's add)
         return None
-    common = _scaled_check(input, other, alpha)
+    if isinstance(other, (Tensor, int, float, complex)):  # result_type, memoised
+        common = dispatch.resolve_dtypes(B.add_op, (input, other))[0]
+        _scaled_check(input, other, alpha, common)
+    else:
+        common = _scaled_check(input, other, alpha)
     if common is _dt.bool or alpha == 1:
         return None
     if common in _dt.HALF:
@@ -280,9 +284,10 @@ def _alpha_args(op, input, other, alpha):
     return op, (input, other, alpha)
 
 
-def _scaled_check(input, other, alpha):
+def _scaled_check(input, other, alpha, common=None):
     """torch's alpha checks against the result dtype (returned)."""
-    common = _dt.result_type(input, other)
+    if common is None:
+        common = _dt.result_type(input, other)
     if isinstance(alpha, bool) and common is not _dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and common.category < 2:
