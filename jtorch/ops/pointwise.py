@@ -299,11 +299,7 @@ def _scaled(input, other, alpha):
     """alpha * other for add/sub, with torch's alpha checks against the result dtype."""
     if type(alpha) is int and alpha == 1:
         return other
-    common = _dt.result_type(input, other)
-    if isinstance(alpha, bool) and common is not _dt.bool:
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and common.category < 2:
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    common = _scaled_check(input, other, alpha)
     if alpha == 1:
         return other
     if common is _dt.bool:
