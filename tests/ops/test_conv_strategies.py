@@ -18,6 +18,7 @@ import jtorch
 import jtorch.nn.functional as JF
 from jtorch.kernels.cpu import conv as ck
 from jtorch.kernels.cpu import conv_blas
+from jtorch.kernels.cpu import conv_direct as dc
 
 RNG = np.random.default_rng(7)
 FAMILIES = ("im2col", "direct", "winograd")
@@ -169,6 +170,44 @@ def test_family_empty_batch(family, force):
         wj = jtorch.from_numpy(w).requires_grad_()
         getattr(JF, name)(xj, wj, None, **kw).sum().backward()
         assert not wj.grad.numpy().any()
+
+
+# the direct forward's wide blocks (AVX-512): O/G a multiple of 32, with edge blocks
+WIDE_GEOMETRIES = [
+    ("conv2d", [(2, 8, 7, 9), (32, 8, 3, 3), (32,)], {"padding": 1}),  # 63 positions
+    ("conv2d", [(2, 16, 6, 5), (64, 16, 3, 3), None], {"padding": 1, "stride": 2}),  # 2 blocks
+    # two groups of 64 outputs; the input gradient a forward over 32 channels per group
+    ("conv2d", [(2, 64, 5, 7), (128, 32, 3, 3), (128,)], {"padding": 1, "groups": 2}),
+]
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("name,shapes,kw", WIDE_GEOMETRIES)
+def test_direct_wide_blocks(name, shapes, kw, wide, parallel, force, monkeypatch):
+    """The 32 x 8 blocks (an AVX-512 target's; forced here on any host, where LLVM splits
+    their vectors) and the narrow ones give torch's values and gradients."""
+    monkeypatch.setattr(dc, "WIDE", wide)
+    if parallel:
+        monkeypatch.setattr(ck._threads, "use_parallel", lambda n: True)
+    blocks = []
+    real = dc.block_shape
+    monkeypatch.setattr(dc, "block_shape", lambda *a: blocks.append(real(*a)) or blocks[-1])
+    ran = force("direct")
+    got, want = _run(name, shapes, kw)
+    _close(got, want)
+    assert "_direct_forward" in ran
+    assert any(b[0] >= 32 for b in blocks) == wide
+
+
+def test_block_shape_wide(monkeypatch):
+    monkeypatch.setattr(dc, "WIDE", True)
+    assert [dc.block_shape(og, n) for og, n in ((64, 100), (128, 9), (32, 63), (96, 63),
+                                                (48, 63), (16, 16), (6, 64))] == \
+        [(32, 8), (32, 8), (32, 8), (32, 8), (16, 6), (16, 4), (8, 8)]
+    assert dc.block_shape(64) == (16, 6)  # the weight gradient's blocks stay narrow
+    monkeypatch.setattr(dc, "WIDE", False)
+    assert dc.block_shape(64, 100) == (16, 6)
 
 
 def test_deterministic_mode_same_bits_on_any_thread_count(force):
