@@ -185,14 +185,16 @@ WIDE_GEOMETRIES = [
 @pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("name,shapes,kw", WIDE_GEOMETRIES)
 def test_direct_wide_blocks(name, shapes, kw, wide, parallel, force, monkeypatch):
-    """The 32 x 8 blocks (an AVX-512 target's; forced here on any host, where LLVM splits
-    their vectors) and the narrow ones give torch's values and gradients."""
+    """The 32 x 8 blocks of the forward and weight-gradient passes (an AVX-512 target's;
+    forced here on any host, where LLVM splits their vectors) and the narrow ones give
+    torch's values and gradients."""
     monkeypatch.setattr(dc, "WIDE", wide)
     if parallel:
         monkeypatch.setattr(ck._threads, "use_parallel", lambda n: True)
     blocks = []
     real = dc.block_shape
-    monkeypatch.setattr(dc, "block_shape", lambda *a: blocks.append(real(*a)) or blocks[-1])
+    monkeypatch.setattr(dc, "block_shape",
+                        lambda *a, **k: blocks.append(real(*a, **k)) or blocks[-1])
     ran = force("direct")
     got, want = _run(name, shapes, kw)
     _close(got, want)
@@ -205,9 +207,10 @@ def test_block_shape_wide(monkeypatch):
     assert [dc.block_shape(og, n) for og, n in ((64, 100), (128, 9), (32, 63), (96, 63),
                                                 (48, 63), (16, 16), (6, 64))] == \
         [(32, 8), (32, 8), (32, 8), (32, 8), (16, 6), (16, 4), (8, 8)]
-    assert dc.block_shape(64) == (16, 6)  # the weight gradient's blocks stay narrow
+    assert dc.block_shape(64, weight=True) == (32, 8)
+    assert dc.block_shape(64) == (16, 6)  # (the input gradient's waste estimate)
     monkeypatch.setattr(dc, "WIDE", False)
-    assert dc.block_shape(64, 100) == (16, 6)
+    assert dc.block_shape(64, 100) == (16, 6) and dc.block_shape(64, weight=True) == (16, 6)
 
 
 def test_deterministic_mode_same_bits_on_any_thread_count(force):

@@ -823,7 +823,7 @@ def _direct_weight(x, g, gw, geo: tuple, groups: int) -> None:
     o = g.shape[1]
     cg, og = c // groups, o // groups
     kk = gw.shape[2] * gw.shape[3] * gw.shape[4]
-    ob, pb = _dc.block_shape(og)
+    ob, pb = _dc.block_shape(og, weight=True)
     padded, _, off, rows = _direct_tables(cg, geo, x.shape[2:], g.shape[2:], pb, n, c)
     xp = _direct_pad(x, geo, padded)
     n_pos = g.shape[2] * g.shape[3] * g.shape[4]

@@ -15,8 +15,8 @@ vector registers, so the micro-kernel is written in LLVM IR (``_micro``): vector
 unrolling off where it would spill. Three register shapes: 8 channels x 8 columns, 16 x 6
 (8 and 12 of the 16 ymm registers; 32 x 3 spills) and 16 x 4 for small planes whose
 positions 6 does not divide; all three are inlined into the same few kernels. On an AVX-512
-target the forward also has a 16-lane shape, 32 x 8 (16 of the 32 zmm registers), for layers
-whose output channels per group are a multiple of 32. Full blocks
+target the forward and the weight gradient also have a 16-lane shape, 32 x 8 (16 of the 32 zmm
+registers), for layers whose output channels per group are a multiple of 32. Full blocks
 store straight-line (a test per store cost 20-40%); edge blocks test per lane, or go
 through a buffer in two short loops (a few IR blocks, not one per store: compile time).
 
@@ -50,6 +50,10 @@ from numba.np.arrayobj import make_array
 from .calls import external
 
 _njit = numba.njit(cache=True, nogil=True)
+# inlined in Numba's IR: a linked callee is optimised again inside each caller's module (the
+# micro-kernel dispatch and the forward's item, inlined: the first conv2d with empty caches
+# 5.2 -> 3.9 s, with its weight gradient 4.8 -> 4.3 s, the 32 x 8 builds included)
+_inline = numba.njit(cache=True, nogil=True, inline="always")
 _f32 = ir.FloatType()
 _i32 = ir.IntType(32)
 
@@ -96,7 +100,7 @@ def _counted_loop(builder, count, unroll: bool):
     back.set_metadata("llvm.loop", ref.node)
 
 
-def _micro(vo: int, pb: int, lanes: int = 8):
+def _micro(vo: int, pb: int, lanes: int = 8, stores: str | None = None):
     """The micro-kernel intrinsic for ``vo`` vectors of ``lanes`` channels x ``pb`` columns:
 
         micro(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
@@ -104,7 +108,9 @@ def _micro(vo: int, pb: int, lanes: int = 8):
     sets, for columns u < na and channels ch < nch of the block,
     y[y0 + ch*cs + u*us] = init[i0 + u*iu + ch] + sum_{t < nb} w[w0 + t*ws + ch] *
     x[a[a0 + u] + b[t]]. ``a`` must hold pb entries from a0 on; full blocks with ``cs`` 1
-    store whole accumulators."""
+    store whole accumulators. ``stores`` "across" (the forward: channels ``cs`` apart) or
+    "vector" (the weight gradient: ``cs`` 1) compiles one way of storing a full block, and
+    assumes whole channel blocks (``nch`` the block's width): less code to compile."""
 
     @intrinsic
     def micro(typingctx, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch):
@@ -172,19 +178,29 @@ def _micro(vo: int, pb: int, lanes: int = 8):
                                 builder.icmp_signed("==", nch, const(vo * lanes)))
             with builder.if_else(full, likely=True) as (whole, part):
                 with whole:  # every lane and column: no tests (branches here cost 20-40%)
-                    unit = builder.icmp_signed("==", cs, const(1))
-                    with builder.if_else(unit) as (vec, across):
-                        with vec:  # channels contiguous in y: one store per accumulator
-                            for v in range(vo):
+                    def store_vectors():  # channels contiguous in y: one per accumulator
+                        for v in range(vo):
+                            for u in range(pb):
+                                builder.store(builder.load(acc[v][u]),
+                                              vptr_at(yp, dst(u, const(v * lanes))), align=4)
+
+                    def store_across():  # (8x8 transposes and vector stores measured slower)
+                        for v in range(vo):
+                            for lane in range(lanes):
                                 for u in range(pb):
-                                    builder.store(builder.load(acc[v][u]),
-                                                  vptr_at(yp, dst(u, const(v * lanes))),
-                                                  align=4)
-                        with across:  # (8x8 transposes and vector stores measured slower)
-                            for v in range(vo):
-                                for lane in range(lanes):
-                                    for u in range(pb):
-                                        store(u, v, lane)
+                                    store(u, v, lane)
+
+                    if stores == "vector":
+                        store_vectors()
+                    elif stores == "across":
+                        store_across()
+                    else:
+                        unit = builder.icmp_signed("==", cs, const(1))
+                        with builder.if_else(unit) as (vec, across):
+                            with vec:
+                                store_vectors()
+                            with across:
+                                store_across()
                 with part:  # a block at the edge: through a buffer, in two short loops
                     buf = cgutils.alloca_once(builder, ir.ArrayType(vty, vo * pb))
                     for v in range(vo):
@@ -201,18 +217,25 @@ def _micro(vo: int, pb: int, lanes: int = 8):
                         builder.store(builder.load(builder.gep(flat, [k])),
                                       builder.gep(yp, [dst(u, ch)]))
 
-                    all_cols = builder.icmp_signed("==", na, const(pb))
-                    with builder.if_else(all_cols, likely=True) as (cols, edge):
-                        with cols:  # part of the channels (LeNet's 6 of 8): a test per lane
-                            for v in range(vo):
-                                for lane in range(lanes):
-                                    ch = const(v * lanes + lane)
-                                    with builder.if_then(builder.icmp_signed("<", ch, nch)):
-                                        for u in range(pb):
-                                            store(u, v, lane)
-                        with edge, cgutils.for_range(builder, na) as lu, \
+                    def copy_all():
+                        with cgutils.for_range(builder, na) as lu, \
                                 cgutils.for_range(builder, nch) as lc:
                             copy(lu.index, lc.index)
+
+                    if stores is not None:  # whole channel blocks: only columns run short
+                        copy_all()
+                    else:
+                        all_cols = builder.icmp_signed("==", na, const(pb))
+                        with builder.if_else(all_cols, likely=True) as (cols, edge):
+                            with cols:  # part of the channels (LeNet's 6 of 8): per lane
+                                for v in range(vo):
+                                    for lane in range(lanes):
+                                        ch = const(v * lanes + lane)
+                                        with builder.if_then(builder.icmp_signed("<", ch, nch)):
+                                            for u in range(pb):
+                                                store(u, v, lane)
+                            with edge:
+                                copy_all()
             return context.get_dummy_value()
 
         return sig, codegen
@@ -223,10 +246,11 @@ def _micro(vo: int, pb: int, lanes: int = 8):
 _micro_1x8 = _micro(1, 8)
 _micro_2x6 = _micro(2, 6)
 _micro_2x4 = _micro(2, 4)
-# AVX-512's 32 registers: 32 x 8 of 16-lane vectors (16 zmm accumulators), for the forward
-# pass where O/G is a multiple of 32 (``block_shape``). 64 x 6 (24 accumulators) was 3-5%
-# faster on 64-channel layers but added 1.5 s to the forward's cold compile; this one ~0.
-_micro_z2x8 = _micro(2, 8, 16)
+# AVX-512's 32 registers: 32 x 8 of 16-lane vectors (16 zmm accumulators) where 32 divides
+# O/G (``block_shape``), one build per pass (its way of storing). 64 x 6 (24 accumulators) was
+# 3-5% faster on 64-channel layers but added 1.5 s to the forward's cold compile.
+_micro_z2x8_fwd = _micro(2, 8, 16, "across")
+_micro_z2x8_wgt = _micro(2, 8, 16, "vector")
 
 
 def _avx512() -> bool:
@@ -250,16 +274,17 @@ def _avx512() -> bool:
 WIDE = _avx512()
 
 
-def block_shape(og: int, n_pos: int = 0) -> tuple:
+def block_shape(og: int, n_pos: int = 0, weight: bool = False) -> tuple:
     """(output channels, columns) of a micro-kernel block for ``og`` channels per group and
     ``n_pos`` columns: 16 x 4 where 6 would leave a third of the last block empty on a small
     plane (the demo CNN's 4x4: 16 positions as 6 + 6 + 4). A forward pass (``n_pos`` given)
     on an AVX-512 target takes 32 x 8 where 32 divides O/G: with fewer loads per multiply-add
     it ran 1.25-1.4x faster than 16 x 6 on one thread and 1.1-1.35x on two (16->32 at 4x4,
-    32->64 at 16x16 and 32x32, 64->64 and 64->128 at 56x56)."""
+    32->64 at 16x16 and 32x32, 64->64 and 64->128 at 56x56); the weight gradient's blocks
+    (``weight``: taps x channels) the same way, 1.05-1.25x."""
     if og <= 8:
         return 8, 8
-    if n_pos and WIDE and og % 32 == 0:
+    if (n_pos or weight) and WIDE and og % 32 == 0:
         return (32, 8)
     return (16, 4) if 0 < n_pos <= 32 and n_pos % 6 and n_pos % 4 == 0 else (16, 6)
 
@@ -270,7 +295,7 @@ _ZERO = np.int64(0)
 _ONE = np.int64(1)
 
 
-@_njit
+@_inline
 def _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch):
     if ob == 8:
         _micro_1x8(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
@@ -280,20 +305,28 @@ def _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us,
         _micro_2x4(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
 
 
-@_njit
+# the passes' own entries: each compiles only its own 32 x 8 build
+@_inline
 def _micro_call_fwd(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na,
                     nch):
-    """``_micro_call`` with the forward's wide blocks (the weight gradient's items keep the
-    narrow ones: the wide shapes are not compiled into them)."""
     if ob == 32:
-        _micro_z2x8(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
+        _micro_z2x8_fwd(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
+    else:
+        _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
+
+
+@_inline
+def _micro_call_wgt(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na,
+                    nch):
+    if ob == 32:
+        _micro_z2x8_wgt(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
     else:
         _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
 
 
 # -- the padded input -------------------------------------------------------------------------
 
-@_njit
+@_inline
 def _pad_one(x, i, xp, pads):
     """xp (C, D', H', W') = x[i] (C, D, H, W) zero-padded at leading ``pads`` (flat indices:
     a slice per row costs more than a short row's copy)."""
@@ -315,7 +348,7 @@ def _pad_one(x, i, xp, pads):
 
 # -- forward ----------------------------------------------------------------------------------
 
-@_njit
+@_inline
 def _forward_item(xp, pos, off, wt, bias, y, item, chunk, pb):
     """Work item (image i, group g, chunk of ``chunk`` output positions) from image i's padded
     input ``xp`` (C, D', H', W'): every block of output channels over the chunk (its input
@@ -347,7 +380,7 @@ def forward_items(n: int, groups: int, n_pos: int, chunk: int) -> int:
     return n * groups * ((n_pos + chunk - 1) // chunk)
 
 
-@_njit
+@_inline
 def _items_per_image(wt, y, chunk):
     n_pos = y.shape[2] * y.shape[3] * y.shape[4]
     return wt.shape[0] * ((n_pos + chunk - 1) // chunk)
@@ -398,7 +431,7 @@ def _weight_items(xf, rows, off, gt, zero, gwt, it0, it1, n_g, ob, grp, r0, n_ro
     row r's position (image r // L, position r % L) in the padded input ``xf`` (all images,
     one group's channels ``grp`` elements apart), ``gt`` (rows, O + pad) the output gradient
     channels-last, ``gwt`` (taps + pad, O + pad) the result; rows from 0 start from zero."""
-    pb = 8 if ob == 8 else 6
+    pb = 6 if ob == 16 else 8
     n_out = gwt.shape[1] - ob
     og = n_out // n_g
     n_ob = (og + ob - 1) // ob
@@ -415,13 +448,13 @@ def _weight_items(xf, rows, off, gt, zero, gwt, it0, it1, n_g, ob, grp, r0, n_ro
         o0 = g * og + b * ob
         y0 = t0 * gwt.shape[1] + o0
         init, i0, iu = (zero, 0, 0) if r0 == 0 else (yf, y0, gwt.shape[1])
-        _micro_call(ob, pb, xf[g * grp:], off, t0, rr, n_rows, gf, r0 * ws + o0, ws, init, i0,
-                    iu, yf, y0, _ONE, gwt.shape[1], pb, min(ob, og - b * ob))
+        _micro_call_wgt(ob, pb, xf[g * grp:], off, t0, rr, n_rows, gf, r0 * ws + o0, ws, init,
+                        i0, iu, yf, y0, _ONE, gwt.shape[1], pb, min(ob, og - b * ob))
 
 
 def weight_items(n_g: int, og: int, ob: int, taps: int) -> int:
     """Work items of a weight gradient (``taps`` padded to whole blocks)."""
-    return n_g * ((og + ob - 1) // ob) * (taps // (8 if ob == 8 else 6))
+    return n_g * ((og + ob - 1) // ob) * (taps // (6 if ob == 16 else 8))
 
 
 @_njit
