@@ -110,7 +110,8 @@ def _micro(vo: int, pb: int, lanes: int = 8, stores: str | None = None):
     x[a[a0 + u] + b[t]]. ``a`` must hold pb entries from a0 on; full blocks with ``cs`` 1
     store whole accumulators. ``stores`` "across" (the forward: channels ``cs`` apart) or
     "vector" (the weight gradient: ``cs`` 1) compiles one way of storing a full block, and
-    assumes whole channel blocks (``nch`` the block's width): less code to compile."""
+    sends every partial block through the generic copy loop, with no per-lane tests (the wide
+    blocks' layers have whole channel blocks): less code to compile."""
 
     @intrinsic
     def micro(typingctx, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch):
@@ -209,7 +210,7 @@ def _micro(vo: int, pb: int, lanes: int = 8, stores: str | None = None):
                                 buf, [ir.Constant(_i32, 0), ir.Constant(_i32, v * pb + u)]))
                     flat = builder.bitcast(buf, _f32.as_pointer())
 
-                    def copy(u, ch):  # y[u, ch] = buf[ch // 8, u, ch % 8]
+                    def copy(u, ch):  # y[u, ch] = buf[ch // lanes, u, ch % lanes]
                         v = builder.udiv(ch, const(lanes))
                         k = builder.add(builder.mul(builder.add(builder.mul(v, const(pb)), u),
                                                     const(lanes)),
