@@ -247,17 +247,35 @@ LAYERS = [
 ]
 
 
-@pytest.mark.parametrize("layer,families", LAYERS)
-def test_default_family_per_layer(layer, families):
+def _families(layer) -> tuple:
     c, o, k, s, p, hw = layer
     out = (hw + 2 * p - k) // s + 1
     geo = ((1, k, k), (1, s, s), (1, 1, 1))
     f32 = np.dtype(np.float32)
-    got = (ck._strategy("forward", f32, c, o, 1, *geo, (1, hw, hw), (1, out, out)),
-           ck._strategy("input", f32, o, c, 1, *geo, (1, out, out), (1, hw, hw))
-           if s == 1 else "im2col",
-           ck._strategy("weight", f32, c, o, 1, *geo, (1, hw, hw), (1, out, out)))
-    assert got == families
+    return (ck._strategy("forward", f32, c, o, 1, *geo, (1, hw, hw), (1, out, out)),
+            ck._strategy("input", f32, o, c, 1, *geo, (1, out, out), (1, hw, hw))
+            if s == 1 else "im2col",
+            ck._strategy("weight", f32, c, o, 1, *geo, (1, hw, hw), (1, out, out)))
+
+
+@pytest.mark.parametrize("layer,families", LAYERS)
+def test_default_family_per_layer(layer, families):
+    """On one thread (the families above); with two, LeNet conv2's input gradient (a direct
+    pass wasting 3x its multiply-adds on the padding) goes direct too."""
+    c, o, k, s, p, hw = layer
+    prev = jtorch.get_num_threads()
+    try:
+        jtorch.set_num_threads(1)
+        assert _families(layer) == families
+        jtorch.set_num_threads(2)
+        lenet2 = layer == LAYERS[1][0]
+        assert _families(layer) == ((families[0], "direct", families[2]) if lenet2 else
+                                    families)
+    finally:
+        jtorch.set_num_threads(prev)
+    geo = ((1, k, k), (1, s, s), (1, 1, 1))
+    out = (hw + 2 * p - k) // s + 1
+    f32 = np.dtype(np.float32)
     before = ck._strategy_of.cache_info().hits
     ck._strategy("forward", f32, c, o, 1, *geo, (1, hw, hw), (1, out, out))
     assert ck._strategy_of.cache_info().hits == before + 1  # memoised per geometry

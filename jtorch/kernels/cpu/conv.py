@@ -666,7 +666,7 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
       1.3-4x faster than im2col + BLAS, and as fast as Winograd or faster on every layer
       measured. Input gradient: the same, unless the adjoint's output is much larger than the
       gradient (5x5 on LeNet's 8x8 planes: most taps on the padding) or its channel block
-      mostly empty (see ``_direct_waste``). Weight gradient: 1.1-2.2x faster than im2col
+      mostly empty (see ``_direct_waste``; a looser bound with more than one thread). Weight gradient: 1.1-2.2x faster than im2col
       but on 1x1 kernels over large planes (its operands then stream from L2);
     - "winograd" (``conv_winograd``, 3x3, stride 1, dilation 1, float32/64, at least 16
       channels per group both sides and 36 tiles = 12x12 outputs per image): the weight
@@ -676,13 +676,14 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
       or batched.
 
     Measured on the 2-core Zen 3 box, one thread (perf/benchmarks/conv.py has the layers)."""
+    threads = not _threads._State.serial and _threads.get_num_threads() > 1
     return _strategy_of(direction, dtype, c, o, groups, tuple(k_sp), tuple(stride),
-                        tuple(dilation), tuple(in_sp), tuple(out_sp), _FORCE)
+                        tuple(dilation), tuple(in_sp), tuple(out_sp), _FORCE, threads)
 
 
 @functools.lru_cache(maxsize=4096)
 def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, out_sp,
-                 force) -> str:
+                 force, threads: bool = False) -> str:
     cg, og = c // groups, o // groups
     wino = _winograd_geometry(dtype, k_sp, stride, dilation, out_sp)
     direct = dtype == _F32
@@ -695,7 +696,8 @@ def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, 
     direct = direct and cg * kk <= _DIRECT_MAX_TAPS
     if direction == "weight":
         return "winograd" if wino else "direct" if direct and kk > 1 else "im2col"
-    if direct and (direction == "forward" or _direct_waste(og, in_sp, out_sp) <= _MAX_WASTE):
+    max_waste = _MAX_WASTE_THREADS if threads else _MAX_WASTE
+    if direct and (direction == "forward" or _direct_waste(og, in_sp, out_sp) <= max_waste):
         return "direct"
     return "winograd" if wino else "im2col"
 
@@ -724,6 +726,12 @@ def _direct_waste(og: int, in_sp: tuple, out_sp: tuple) -> float:
 
 
 _MAX_WASTE = 1.5  # above: GEMM + col2im (LeNet 6->16 5x5's input gradient: 1.54 -> 0.8 ms)
+# With more than one thread the direct pass splits over them while GEMM + col2im gains little
+# from a second one (its col2im is a scatter bound by memory, its GEMM held serial): paired
+# in-process on two threads, direct / GEMM + col2im was 0.85 at LeNet 6->16's waste of 3.0
+# (628 against 751 us), 0.79 at 2.25 (16->32 5x5, 12x12), 0.73 at 1.56; on one thread 1.10
+# at 3.0, so one thread keeps the bound above.
+_MAX_WASTE_THREADS = 3.0
 
 
 _WINO_BLOCK_BYTES = 1 << 19  # transformed input + output tiles of one block of tile rows
