@@ -178,6 +178,7 @@ WIDE_GEOMETRIES = [
     ("conv2d", [(2, 16, 6, 5), (64, 16, 3, 3), None], {"padding": 1, "stride": 2}),  # 2 blocks
     # two groups of 64 outputs; the input gradient a forward over 32 channels per group
     ("conv2d", [(2, 64, 5, 7), (128, 32, 3, 3), (128,)], {"padding": 1, "groups": 2}),
+    ("conv2d", [(2, 6, 12, 11), (48, 6, 5, 5), (48,)], {}),  # 16 x 8 blocks, 56 positions
 ]
 
 
@@ -185,9 +186,9 @@ WIDE_GEOMETRIES = [
 @pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("name,shapes,kw", WIDE_GEOMETRIES)
 def test_direct_wide_blocks(name, shapes, kw, wide, parallel, force, monkeypatch):
-    """The 32 x 8 blocks of the forward and weight-gradient passes (an AVX-512 target's;
-    forced here on any host, where LLVM splits their vectors) and the narrow ones give
-    torch's values and gradients."""
+    """The 32 x 8 blocks of the forward and weight-gradient passes and the forward's 16 x 8
+    (an AVX-512 target's; forced here on any host, where LLVM splits their vectors) and the
+    narrow ones give torch's values and gradients."""
     monkeypatch.setattr(dc, "WIDE", wide)
     if parallel:
         monkeypatch.setattr(ck._threads, "use_parallel", lambda n: True)
@@ -199,15 +200,16 @@ def test_direct_wide_blocks(name, shapes, kw, wide, parallel, force, monkeypatch
     got, want = _run(name, shapes, kw)
     _close(got, want)
     assert "_direct_forward" in ran
-    assert any(b[0] >= 32 for b in blocks) == wide
+    assert any(b in ((32, 8), (16, 8)) for b in blocks) == wide
 
 
 def test_block_shape_wide(monkeypatch):
     monkeypatch.setattr(dc, "WIDE", True)
     assert [dc.block_shape(og, n) for og, n in ((64, 100), (128, 9), (32, 63), (96, 63),
-                                                (48, 63), (16, 16), (6, 64))] == \
-        [(32, 8), (32, 8), (32, 8), (32, 8), (16, 6), (16, 4), (8, 8)]
+                                                (48, 63), (16, 16), (24, 64), (6, 64))] == \
+        [(32, 8), (32, 8), (32, 8), (32, 8), (16, 8), (16, 8), (16, 6), (8, 8)]
     assert dc.block_shape(64, weight=True) == (32, 8)
+    assert dc.block_shape(48, weight=True) == (16, 6)  # the weight gradient's 16: narrow
     assert dc.block_shape(64) == (16, 6)  # (the input gradient's waste estimate)
     monkeypatch.setattr(dc, "WIDE", False)
     assert dc.block_shape(64, 100) == (16, 6) and dc.block_shape(64, weight=True) == (16, 6)
