@@ -666,8 +666,9 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
       1.3-4x faster than im2col + BLAS, and as fast as Winograd or faster on every layer
       measured. Input gradient: the same, unless the adjoint's output is much larger than the
       gradient (5x5 on LeNet's 8x8 planes: most taps on the padding) or its channel block
-      mostly empty (see ``_direct_waste``; a looser bound with more than one thread). Weight gradient: 1.1-2.2x faster than im2col
-      but on 1x1 kernels over large planes (its operands then stream from L2);
+      mostly empty (see ``_direct_waste``; a looser bound with more than one thread).
+      Weight gradient: 1.1-2.2x faster than im2col but on 1x1 kernels over large planes (its
+      operands then stream from L2);
     - "winograd" (``conv_winograd``, 3x3, stride 1, dilation 1, float32/64, at least 16
       channels per group both sides and 36 tiles = 12x12 outputs per image): the weight
       gradient (1.1-1.3x faster than the direct one from 14x14 planes on), and the float64
@@ -683,7 +684,7 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
 
 @functools.lru_cache(maxsize=4096)
 def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, out_sp,
-                 force, threads: bool = False) -> str:
+                 force, threads: bool) -> str:
     cg, og = c // groups, o // groups
     wino = _winograd_geometry(dtype, k_sp, stride, dilation, out_sp)
     direct = dtype == _F32
@@ -728,9 +729,10 @@ def _direct_waste(og: int, in_sp: tuple, out_sp: tuple) -> float:
 _MAX_WASTE = 1.5  # above: GEMM + col2im (LeNet 6->16 5x5's input gradient: 1.54 -> 0.8 ms)
 # With more than one thread the direct pass splits over them while GEMM + col2im gains little
 # from a second one (its col2im is a scatter bound by memory, its GEMM held serial): paired
-# in-process on two threads, direct / GEMM + col2im was 0.85 at LeNet 6->16's waste of 3.0
-# (628 against 751 us), 0.79 at 2.25 (16->32 5x5, 12x12), 0.73 at 1.56; on one thread 1.10
-# at 3.0, so one thread keeps the bound above.
+# in-process on two threads, direct / GEMM + col2im was 0.72-0.85 at LeNet 6->16's waste of
+# 3.0 (610-628 against 751-824 us), 0.79 at 2.25 (16->32 5x5, 12x12), 0.42-0.73 at 1.56-1.78,
+# 0.95 at 4.0 and 1.0-1.09 at 1.81 (5x5 'same'-like padding 1 on 14x14); on one thread 1.10 at
+# 3.0, so one thread keeps the bound above.
 _MAX_WASTE_THREADS = 3.0
 
 
