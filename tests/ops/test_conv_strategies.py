@@ -172,7 +172,8 @@ def test_family_empty_batch(family, force):
         assert not wj.grad.numpy().any()
 
 
-# the direct forward's wide blocks (AVX-512): O/G a multiple of 32, with edge blocks
+# the direct passes' wide blocks (AVX-512): O/G a multiple of 32 (16 for the forward's), with
+# edge blocks
 WIDE_GEOMETRIES = [
     ("conv2d", [(2, 8, 7, 9), (32, 8, 3, 3), (32,)], {"padding": 1}),  # 63 positions
     ("conv2d", [(2, 16, 6, 5), (64, 16, 3, 3), None], {"padding": 1, "stride": 2}),  # 2 blocks

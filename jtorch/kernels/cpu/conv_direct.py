@@ -272,8 +272,8 @@ def _avx512() -> bool:
         return False
 
 
-# The forward's wide blocks (``_micro_z*``): 16-lane vectors need AVX-512's 32 registers;
-# on an AVX2 target LLVM would split each into two and spill
+# The wide blocks (``_micro_z*``): 16-lane vectors need AVX-512's 32 registers; on an AVX2
+# target LLVM would split each into two and spill
 WIDE = _avx512()
 
 
@@ -382,7 +382,7 @@ def _forward_item(xp, pos, off, wt, bias, y, item, chunk, pb):
         y0 = (i * n_out + o0) * n_pos
         for p0 in range(c0, c1, pb):
             _micro_call_fwd(ob, pb, x_img, pos, p0, off, ntap, wf, w0, ob, bias, b0, _ZERO, yf,
-                        y0 + p0, n_pos, _ONE, min(pb, c1 - p0), nch)
+                            y0 + p0, n_pos, _ONE, min(pb, c1 - p0), nch)
 
 
 def forward_items(n: int, groups: int, n_pos: int, chunk: int) -> int:
