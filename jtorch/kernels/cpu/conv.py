@@ -677,7 +677,9 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
       or batched.
 
     Measured on the 2-core Zen 3 box, one thread (perf/benchmarks/conv.py has the layers)."""
-    threads = not _threads._State.serial and _threads.get_num_threads() > 1
+    # (deterministic mode keeps one choice on any thread count: the same bits)
+    threads = not _threads._State.serial and not _settings._State.deterministic and \
+        _threads.get_num_threads() > 1
     return _strategy_of(direction, dtype, c, o, groups, tuple(k_sp), tuple(stride),
                         tuple(dilation), tuple(in_sp), tuple(out_sp), _FORCE, threads)
 
