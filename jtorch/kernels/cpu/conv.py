@@ -677,9 +677,10 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
       or batched.
 
     Measured on the 2-core Zen 3 box, one thread (perf/benchmarks/conv.py has the layers)."""
-    # (deterministic mode keeps one choice on any thread count: the same bits)
+    # (deterministic mode keeps one choice on any thread count: the same bits; the pool's
+    # size is read from its setting, so that asking does not start Numba's threads)
     threads = not _threads._State.serial and not _settings._State.deterministic and \
-        _threads.get_num_threads() > 1
+        (_threads._State.num_threads or numba.config.NUMBA_NUM_THREADS) > 1
     return _strategy_of(direction, dtype, c, o, groups, tuple(k_sp), tuple(stride),
                         tuple(dilation), tuple(in_sp), tuple(out_sp), _FORCE, threads)
 
