@@ -258,9 +258,12 @@ def _zeros(meta, device=None) -> Tensor:
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
     """Reduce a broadcast gradient back to ``shape`` (sum over the broadcast dims)."""
-    lead = g._a.ndim - len(shape)
-    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
-                                if n == 1 and g._a.shape[lead + i] != 1]
+    gs = g._a.shape
+    lead = len(gs) - len(shape)
+    kept = tuple([lead + i for i, n in enumerate(shape) if n == 1 and gs[lead + i] != 1])
+    if lead > 0 and not kept and gs[lead:] == shape:  # leading dims only (a bias's rows)
+        return g.sum(tuple(range(lead)))
+    dims = tuple(range(lead)) + kept
     if dims:
         g = g.sum(dims, keepdim=True)
     if lead or g._a.shape != shape:
