@@ -31,9 +31,9 @@ from .. import dtypes as _dtypes
 from .. import meta as _meta_mod
 from ..amp import state as _amp
 from ..device import CPU
-from ..kernels.plan import Inplace
+from ..kernels.plan import Inplace, View
 from ..meta import MetaArray, storage_for
-from ..shape import wrap_dim
+from ..shape import elem_offset, wrap_dim
 from ..tensor import Tensor
 
 _TENSOR = Tensor
@@ -122,6 +122,12 @@ class _Level:
         batched, outer_grad = self._scan(args)
         if not batched:
             return self.run(op, args, params, plan)
+        if not outer_grad and plan is not None and plan.out.__class__ is View and \
+                op.name in _GEOMETRY_VIEWS:
+            res = self._view(plan.out, args)
+            if res is not None:
+                self._record(op, args, res, plan, params)
+                return res
         rule = _RULES.get(op.name) or _FAMILY_RULES.get(op.family)
         res = None
         gs = dispatch.grad_state
@@ -142,6 +148,36 @@ class _Level:
             gs.enabled = g0
         self._record(op, args, res, plan, params)
         return res
+
+    def _view(self, v: View, args: tuple):
+        """A view of a batched stand-in made from the plan its meta rule gave for the example:
+        the same geometry over the physical array, the batch dim (its stride) in front. No
+        second dispatch; None where the physical value is not a CPU array."""
+        x = args[v.src]
+        e = self.vals.get(id(x._a))
+        if e is None:
+            return None
+        p = e[1]
+        a = p._a
+        if a.__class__ is not _NDARRAY or v.dtype is not None:
+            return None
+        if v.perm is not None:
+            r = a.transpose((0,) + tuple([d + 1 for d in v.perm]))
+        elif v.key is not None:
+            k = v.key
+            r = a[(slice(None),) + (k if k.__class__ is tuple else (k,))]
+        elif v.reshape is not None and a.flags.c_contiguous:
+            r = a.reshape((a.shape[0],) + tuple(v.reshape))
+        else:
+            st = p._st
+            isz = a.itemsize
+            try:
+                r = np.ndarray((a.shape[0],) + tuple(v.shape), a.dtype, st,
+                               (elem_offset(a, st) + v.offset) * isz,
+                               (a.strides[0],) + tuple([s * isz for s in v.strides]))
+            except (TypeError, ValueError, BufferError):
+                return None
+        return self.wrap(p._view(r))
 
     def _scan(self, args) -> tuple:
         """(whether a value of ``args`` is batched here, whether a gradient outside this vmap
@@ -805,6 +841,10 @@ def _nll_loss_backward(lvl, op, args, plan, params):
         gx = op(rows, x, t, w, reduction="none", ignore_index=ign)
         return lvl.wrap(gx.reshape((b,) + tuple(inp.shape)))
 
+
+# views whose plan, made for one example, maps to the batch by its geometry alone (``_view``)
+_GEOMETRY_VIEWS = frozenset(("view", "expand", "permute", "t", "transpose", "unsqueeze",
+                             "squeeze", "select", "slice", "narrow", "diagonal", "index"))
 
 _FAMILY_RULES = {
     "unary": _pointwise, "binary": _pointwise, "ternary": _pointwise,
