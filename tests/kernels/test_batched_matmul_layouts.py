@@ -59,3 +59,35 @@ def test_outer_products_are_blas_bits(shape, dtype):
     for x, y in ((a, c), (a[::-1], c[:, :, ::-1])):  # dense and strided operands
         M.bmm_into(x, y, out)
         np.testing.assert_array_equal(out, np.matmul(x, y))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("shape", [(64, 1, 128, 128), (5, 3, 7, 4), (2, 0, 3, 4), (3, 4, 5, 0)])
+def test_a_matrix_broadcast_over_the_batch_is_one_product_of_the_rows(shape, dtype):
+    """b expanded along the batch (stride 0, an expanded weight): the batch's rows are one
+    product with it (no copy of it per batch entry), equal to NumPy's; rows that do not merge
+    (a transposed batch) take the general path."""
+    bsz, m, k, n = shape
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((bsz, m, k)).astype(dtype)
+    w = rng.standard_normal((k, n)).astype(dtype)
+    for bm in (np.broadcast_to(w, (bsz, k, n)), np.broadcast_to(w.T.copy().T, (bsz, k, n))):
+        assert bm.strides[0] == 0
+        for x in (a, np.ascontiguousarray(a.transpose(1, 0, 2)).transpose(1, 0, 2)):
+            out = np.empty((bsz, m, n), dtype)
+            M.bmm_into(x, bm, out)
+            want = np.matmul(x.astype(np.complex128), bm.astype(np.complex128))
+            np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_broadcast_matrix_goes_to_one_product(monkeypatch):
+    """The fold is taken: one BLAS call over all rows, not one per batch entry."""
+    calls = []
+    real = M._GEMM[False, False]
+    monkeypatch.setitem(M._GEMM, (False, False), lambda a, b, o: (calls.append(a.shape),
+                                                                  real(a, b, o)))
+    a = np.ones((8, 2, 3), np.float32)
+    out = np.empty((8, 2, 4), np.float32)
+    M.bmm_into(a, np.broadcast_to(np.ones((3, 4), np.float32), (8, 3, 4)), out)
+    assert calls == [(1, 16, 3)]
+    np.testing.assert_array_equal(out, np.full((8, 2, 4), 3, np.float32))

@@ -149,6 +149,16 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         # BLAS's rank-1 products over a (64, 128, 128) batch on one thread, the same bits
         outer(a, b, out)
         return
+    if b.strides[0] == 0 and a.shape[0] > 1 and a.dtype in _BLAS:
+        # one matrix broadcast over the batch (an expanded weight): the batch's rows are one
+        # product with it, where they merge, instead of a copy of it per batch entry
+        try:
+            rows = a.reshape((1, a.shape[0] * a.shape[1], a.shape[2]), copy=False)
+        except ValueError:
+            rows = None
+        if rows is not None:
+            bmm_into(rows, b[:1], out.reshape((1, rows.shape[1], out.shape[2])))
+            return
     work = a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
     if a.dtype in _BLAS:
         a, ta = _as_blas(a)
