@@ -39,6 +39,34 @@ def test_view_ops_equal_the_loop(f):
     _same(jtorch.vmap(f)(x), _loop(f, x))
 
 
+_GEOMETRY = [lambda x: x.mT, lambda x: x.t(), lambda x: x.permute(1, 0),
+             lambda x: x.view(-1), lambda x: x.reshape(6, 1), lambda x: x.unsqueeze(1),
+             lambda x: x.unsqueeze(-1).squeeze(-1), lambda x: x[1], lambda x: x[:, ::2],
+             lambda x: x.select(1, 2), lambda x: x.narrow(1, 1, 2), lambda x: x.diagonal(),
+             lambda x: x[0].expand(4, 3), lambda x: x.unsqueeze(0).expand(2, 2, 3)]
+
+
+@pytest.mark.parametrize("in_dim", [0, 1, 2])
+@pytest.mark.parametrize("f", _GEOMETRY)
+def test_views_made_from_the_example_plan_equal_the_loop(f, in_dim, monkeypatch):
+    """Views of a batched value are made from the plan of the example's view: its geometry
+    over the physical array with the batch dim (its stride) in front, whatever that array's
+    layout (in_dims 1 and 2 give non-contiguous ones); each call here takes that path."""
+    vm = __import__("jtorch.func.vmap", fromlist=["_Level"])
+    taken = []
+    real = vm._Level._view
+    monkeypatch.setattr(vm._Level, "_view", lambda self, v, args: taken.append(1) or
+                        real(self, v, args))
+    x = _rand(B, 2, 3).movedim(0, in_dim)
+    if f is _GEOMETRY[4] and in_dim:  # reshape of a strided example copies: no view
+        pytest.skip("not a view")
+    got = jtorch.vmap(f, in_dims=in_dim)(x)
+    _same(got, _loop(f, x.movedim(in_dim, 0)))
+    assert taken
+    empty = _rand(0, 2, 3)  # an empty batch
+    _same(jtorch.vmap(f)(empty), f(_rand(2, 3)).unsqueeze(0)[:0])
+
+
 def test_views_record_the_physical_gradient_when_it_reaches_outside():
     """An input that requires grad outside the vmap: the views on its physical tensor are
     recorded, so the gradient reaches it."""
