@@ -26,9 +26,9 @@ from ..registry import REGISTRY as _OPS
 from .creation import arange_op, full_op, like_strides, zeros_op
 
 __all__ = ["arange", "cat", "cos", "cosh", "div_trunc", "erf", "exp", "exp2", "floor_divide",
-           "isfinite", "isnan", "log", "ones_like", "rsqrt", "sigmoid", "sigmoid_backward", "sign",
-           "sin", "sinh", "softplus", "stack", "tanh", "tanh_backward", "threshold_backward", "where",
-           "xlogy", "zeros", "zeros_like"]
+           "gelu_backward", "isfinite", "isnan", "log", "ones_like", "rsqrt", "sigmoid",
+           "sigmoid_backward", "sign", "sin", "sinh", "softplus", "stack", "tanh", "tanh_backward",
+           "threshold_backward", "where", "xlogy", "zeros", "zeros_like"]
 
 
 def _unary(name: str):
@@ -82,6 +82,11 @@ def div_trunc(x, y) -> Tensor:
 def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
     """tanh's gradient from its output ``y``: g * (1 - y^2) in one pass."""
     return dispatch.pointwise(_OPS["tanh_backward"], (g, y))
+
+
+def gelu_backward(g: Tensor, x: Tensor) -> Tensor:
+    """gelu's gradient from its input ``x``: g * (Phi(x) + x * phi(x)) in one pass."""
+    return dispatch.pointwise(_OPS["gelu_backward"], (g, x))
 
 
 def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:

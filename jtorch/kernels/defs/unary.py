@@ -136,6 +136,11 @@ threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 
 # sigmoid_backward): g * (1 - y^2), g * y * (1 - y), real floating dtypes
 tanh_backward_op = binary("tanh_backward", lambda g, y: g * fm._fma(-y, y, fm.like(y, 1)), cats=_FLOAT | {3},
                           complex_scalar=lambda g, y: g * (C._one(y) - y * y))
+# gelu's gradient in one pass (torch's gelu_backward): g * (Phi(x) + x * phi(x)), Phi as in gelu
+gelu_backward_op = binary("gelu_backward", lambda g, x: g * fm._fma(
+    x, fm.like(x, 0.3989422804014327) * fm.exp(fm.like(x, -0.5) * x * x),
+    fm.erfc(x * fm.like(x, -0.7071067811865476)) * fm.like(x, 0.5)), cats=_FLOAT,
+    kernel_name="GeluBackwardKernelImpl")
 sigmoid_backward_op = binary("sigmoid_backward", lambda g, y: g * (fm.like(y, 1) - y) * y,
                              cats=_FLOAT | {3}, complex_scalar=lambda g, y: g * (C._one(y) - y) * y)
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)
@@ -251,6 +256,13 @@ def _sigmoid_backward_vjp(c, gg):
             gg * g * (1 - 2 * y) if c.needs[1] else None)
 
 
+def _gelu_backward_vjp(c, gg):
+    """d/dg = gelu'(x) (gelu_backward again), d/dx = g gelu''(x) = g phi(x) (2 - x^2)."""
+    g, x = c.args
+    return (P.gelu_backward(gg, x) if c.needs[0] else None,
+            gg * g * (_INV_SQRT2PI * P.exp(-0.5 * x * x)) * (2 - x * x) if c.needs[1] else None)
+
+
 def _threshold_backward_vjp(c, gg):
     """As torch: the same mask applied to gg for g, zeros for y."""
     _, y, t = c.args
@@ -347,8 +359,8 @@ for _op, _rule, _saves in [
     (threshold_backward_op, _threshold_backward_vjp, "1"),
     (silu_op, lambda c, g: (g * _silu_grad(_x(c)),), "0"),
     (mish_op, _mish_vjp, "0"),
-    (gelu_op, lambda c, g: (g * (0.5 * (1 + P.erf(_x(c) * 0.7071067811865476))
-                                 + _x(c) * _INV_SQRT2PI * P.exp(-0.5 * _x(c) * _x(c))),), "0"),
+    (gelu_op, lambda c, g: (P.gelu_backward(g, _x(c)),), "0"),
+    (gelu_backward_op, _gelu_backward_vjp, "01"),
     (gelu_tanh_op, _gelu_tanh_vjp, "0"),
     (leaky_relu_op, lambda c, g: (P.where(_x(c) > 0, g, g * c.args[1]), None), "0"),
     (hardtanh_op, lambda c, g: (P.where((_x(c) <= c.args[1]) | (_x(c) >= c.args[2]), 0.0, g),),
@@ -371,6 +383,7 @@ square_op.grad_name = "PowBackward0"
 cube_op.grad_name = "PowBackward0"
 logsigmoid_op.grad_name = "LogSigmoidBackward0"
 gelu_tanh_op.grad_name = "GeluBackward0"
+gelu_backward_op.grad_name = "GeluBackwardBackward0"
 
 
 def _silu_grad(x):
