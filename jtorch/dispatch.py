@@ -244,6 +244,13 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                     loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
             except ZeroDivisionError:
                 raise RuntimeError("ZeroDivisionError") from None
+    elif not half and shape and _one_value(args):
+        a = _allocator.empty(shape, result.np)
+        res = Tensor._make(a, None, result)
+        if a.size > 1:
+            _fill_one_value(op, args, a, compute, result)
+        else:
+            run_pointwise(op, args, a, compute, result)
     else:
         a, st = new_output(args, shape, result.np)
         res = Tensor._make(a, st, result)
@@ -534,8 +541,44 @@ def run_pointwise(op: registry.OpDef, args: tuple, out: np.ndarray, compute: _dt
                 return
     if any(isinstance(x, _TENSOR) and x.dtype in _HALF for x in args):
         return _run_half(op, args, out, compute)
+    if n > 1 and out.flags.c_contiguous and _one_value(args):
+        return _fill_one_value(op, args, out, compute, out_dtype)
     # Broadcast, non-contiguous, or all-scalar inputs: the strided loop fills ``out``.
     _strided(op, args, out, compute, out_dtype)
+
+
+def _fill_one_value(op, args: tuple, out: np.ndarray, compute: _dt.dtype,
+                    out_dtype: _dt.dtype) -> None:
+    """Every operand one value broadcast over C-contiguous ``out`` (the expanded gradient of a
+    sum): the op on that value once, ``out`` filled with it (a strided pass cost 4x)."""
+    one = out.reshape(-1)[:1]
+    loop = _flat_loop(op, len(args), compute, out_dtype,
+                      "".join("a" if isinstance(x, _TENSOR) else "s" for x in args), 1)
+    try:
+        loop(one, *[_first(x._a) if isinstance(x, _TENSOR) else x for x in args])
+    except ZeroDivisionError:
+        raise RuntimeError("ZeroDivisionError") from None
+    out.fill(one[0])
+
+
+def _one_value(args: tuple) -> bool:
+    """Whether some operand is a tensor and every tensor operand holds one value (a size-1
+    array, or an expanded one: stride 0 along every dim longer than 1)."""
+    seen = False
+    for x in args:
+        if isinstance(x, _TENSOR):
+            a = x._a
+            if a.size != 1 and any(a.strides):
+                for n, st in zip(a.shape, a.strides):
+                    if st and n > 1:
+                        return False
+            seen = True
+    return seen
+
+
+def _first(a: np.ndarray) -> np.ndarray:
+    """The first element of ``a`` as a 1-element array viewing it."""
+    return a.reshape(1) if a.size == 1 else a[(slice(0, 1),) * a.ndim].reshape(1)
 
 
 _WIDE_FLOATS = frozenset({_dt.float32, _dt.float64})

@@ -236,3 +236,30 @@ def test_cpu_view_shortcut_is_not_taken_when_recording_or_tracing():
     finally:
         dispatch.mode = old
     assert seen[-1] == "t"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+def test_operands_of_one_broadcast_value_fill_the_result(dtype, monkeypatch):
+    """Every tensor operand one value broadcast (an expanded 0-d tensor, the gradient a sum
+    hands back; a size-1 one; mixed with Python scalars): the op runs once on that value and
+    fills the result, which is C-contiguous as torch's, equal to torch's (and the strided
+    loop is not run)."""
+    monkeypatch.setattr(dispatch, "_strided", lambda *a: pytest.fail("strided loop ran"))
+    jd, td = getattr(jtorch, dtype), getattr(torch, dtype)
+    one = True if dtype == "bool" else 3
+    j0, t0 = jtorch.tensor(one, dtype=jd), torch.tensor(one, dtype=td)
+    j1, t1 = jtorch.tensor([[one]], dtype=jd), torch.tensor([[one]], dtype=td)
+    cases = [(lambda x, y: -x if dtype != "bool" else ~x, (0,)),
+             (lambda x, y: x * y, (0, 1)), (lambda x, y: x + 2, (0,)),
+             (lambda x, y: x == y, (0, 1))]
+    for f, _ in cases:
+        for shape in [(4, 5), (3, 1, 2), (7,)]:
+            jx, tx = j0.expand(*shape), t0.expand(*shape)
+            jy, ty = j1.expand(*shape[:-2], 1, shape[-1]) if len(shape) > 1 else j1[0], \
+                t1.expand(*shape[:-2], 1, shape[-1]) if len(shape) > 1 else t1[0]
+            got, want = f(jx, jy), f(tx, ty)
+            assert got.is_contiguous() and tuple(got.shape) == tuple(want.shape)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if dtype == "int64":  # integer division by zero: torch's error, not a ZeroDivisionError
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            jtorch.tensor(0).expand(3, 2) // jtorch.tensor(0).expand(3, 2)

@@ -483,8 +483,11 @@ def restore(t, shape: tuple, dims: tuple, keepdim: bool):
 
 
 def unreduce(g, shape: tuple, dims: tuple, keepdim: bool):
-    """A reduction's gradient broadcast back over the reduced ``dims`` of ``shape``."""
-    return restore(g, shape, dims, keepdim).expand(shape)
+    """A reduction's gradient broadcast back over the reduced ``dims`` of ``shape``. Leading
+    dims (all of them for a full reduction) need no size-1 dims first: expand adds them."""
+    if keepdim or dims != tuple(range(len(dims))):
+        g = restore(g, shape, dims, keepdim)
+    return g.expand(shape)
 
 
 def _numel(shape: tuple, dims: tuple) -> int:
