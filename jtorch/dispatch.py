@@ -154,6 +154,9 @@ def _plan(op: registry.OpDef, args: tuple) -> list:
     return r
 
 
+_broadcasts: dict = {}  # operand shapes -> their broadcast shape
+
+
 def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
               inplace: bool = False) -> Tensor:
     """Run a pointwise OpDef over tensors and Python scalars (broadcast, promoted)."""
@@ -179,7 +182,12 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                 shape = a.shape
                 n = a.size
             elif a.shape != shape:
-                shape = broadcast_shapes(*[y._a.shape for y in args if isinstance(y, _TENSOR)])
+                shapes = tuple([y._a.shape for y in args if isinstance(y, _TENSOR)])
+                shape = _broadcasts.get(shapes)
+                if shape is None:  # (it raises torch's error for shapes that do not broadcast)
+                    if len(_broadcasts) > 4096:
+                        _broadcasts.clear()
+                    shape = _broadcasts[shapes] = broadcast_shapes(*shapes)
                 dense = False
                 break
             if dense and not a.flags.c_contiguous:
@@ -244,13 +252,8 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                     loop(flat, *[x._a.reshape(-1) if isinstance(x, _TENSOR) else x for x in args])
             except ZeroDivisionError:
                 raise RuntimeError("ZeroDivisionError") from None
-    elif not half and shape and _one_value(args):
-        a = _allocator.empty(shape, result.np)
-        res = Tensor._make(a, None, result)
-        if a.size > 1:
-            _fill_one_value(op, args, a, compute, result)
-        else:
-            run_pointwise(op, args, a, compute, result)
+    elif not half:
+        res = _fresh(op, args, shape, compute, result)
     else:
         a, st = new_output(args, shape, result.np)
         res = Tensor._make(a, st, result)
@@ -261,6 +264,100 @@ def pointwise(op: registry.OpDef, args: tuple, out: Tensor | None = None,
                 grad_hook(op, args, res, None if saved_self is None else {"_self": saved_self})
                 break
     return res
+
+
+# operands' geometry -> how a fresh result is laid out and filled (``_fresh``)
+_fresh_recipes: dict = {}
+
+
+def _fresh(op: registry.OpDef, args: tuple, shape: tuple, compute: _dt.dtype,
+           result: _dt.dtype) -> Tensor:
+    """A fresh result of a call whose operands differ in shape or layout (broadcasts, views;
+    no 16-bit floats): what ``new_output`` and ``run_pointwise`` decide about it (layout, loop,
+    coalesced strides) is memoised on the operands' shapes and strides, and replayed (a
+    broadcast ``x + b`` spent 9 of its 12 us deciding). Parallel or serial is decided per call
+    (the thread settings may change)."""
+    if len(args) == 2:  # spelled out for the commonest calls
+        x, y = args
+        key = (op, compute, result,
+               (x._a.shape, x._a.strides) if isinstance(x, _TENSOR) else x.__class__,
+               (y._a.shape, y._a.strides) if isinstance(y, _TENSOR) else y.__class__)
+    else:
+        key = (op, compute, result, *[(x._a.shape, x._a.strides) if isinstance(x, _TENSOR)
+                                      else x.__class__ for x in args])
+    rec = _fresh_recipes.get(key)
+    if rec is None:
+        if len(_fresh_recipes) > 4096:
+            _fresh_recipes.clear()
+        rec = _fresh_recipes[key] = _fresh_recipe(args, shape, result)
+    route, phys, axes, how = rec
+    buf = _allocator.empty(phys, result.np)
+    a = buf if axes is None else buf.transpose(axes)
+    res = Tensor._make(a, buf.reshape(-1), result)
+    if route is None:  # nothing to compute (an empty result)
+        return res
+    if compute in _WIDE_FLOATS and how[1]:
+        args = _int_scalars_as_float(op, args)
+    n = a.size
+    try:
+        if route == "flat":  # every operand dense in the result's shape, or one value
+            pat = how[0]
+            _flat_loop(op, len(args), compute, result, pat, n)(
+                buf.reshape(-1), *[x if p == "s" and not isinstance(x, _TENSOR) else
+                                   x._a.reshape(-1) if p == "a" else x._a.reshape(-1)[0]
+                                   for x, p in zip(args, pat)])
+        elif route == "one":
+            _fill_one_value(op, args, a, compute, result)
+        elif route == "pat":  # dense in the result's memory order (x.t() + y.t())
+            pat = how[0]
+            par = use_parallel(n)
+            kernel(op, len(args), compute, result, ("p_" if par else "c_") + pat)(
+                span(a), *[x if not isinstance(x, _TENSOR) else span(x._a) if p == "a" else
+                           x._a[(0,) * x._a.ndim] for x, p in zip(args, pat)])
+        else:  # the strided loop
+            cshape, cstrides, kind = how[2]
+            call = [cshape, span(a), cstrides[0]]
+            for x, st in zip(args, cstrides[1:]):
+                call += [span(x._a) if isinstance(x, _TENSOR) else np.asarray(x).reshape(1), st]
+            strided_kernel(op, len(args), compute, result, kind, use_parallel(n))(*call)
+    except ZeroDivisionError:
+        raise RuntimeError("ZeroDivisionError") from None
+    return res
+
+
+def _fresh_recipe(args: tuple, shape: tuple, result: _dt.dtype) -> tuple:
+    """(route, physical shape, axes viewing it as the result or None, (pattern, has a Python
+    scalar, strided plan)) of ``_fresh``: the choices ``new_output`` and ``run_pointwise``
+    make for these operands (their code is the reference)."""
+    phys, axes = output_layout(args, shape)
+    a = np.empty(phys, result.np)  # (its geometry only: the decisions below read strides)
+    if axes is not None:
+        a = a.transpose(axes)
+    scalar = any(not isinstance(x, _TENSOR) for x in args)
+    if not a.size:
+        return None, phys, axes, ("", scalar, None)
+    if a.flags.c_contiguous:
+        pat = ""
+        for x in args:
+            if isinstance(x, _TENSOR):
+                xa = x._a
+                if xa.shape == a.shape and xa.flags.c_contiguous:
+                    pat += "a"
+                    continue
+                if xa.size == 1:
+                    pat += "s"
+                    continue
+                break
+            pat += "s"
+        else:
+            if "a" in pat:
+                return "flat", phys, axes, (pat, scalar, None)
+        if a.size > 1 and _one_value(args):
+            return "one", phys, axes, ("", scalar, None)
+    pat, cshape, cstrides, kind = _strided_plan(a, args)
+    if pat is not None:
+        return "pat", phys, axes, (pat, scalar, None)
+    return "strided", phys, axes, ("", scalar, (cshape, cstrides, kind))
 
 
 def _pointwise_meta(op: registry.OpDef, args: tuple, out, inplace: bool, result) -> Tensor:
@@ -396,19 +493,25 @@ def new_output(args: tuple, shape: tuple, np_dtype) -> tuple:
     """(array, storage) of a fresh result: C-contiguous unless an input is not, then laid out
     in the inputs' dimension order as torch's TensorIterator does (``x.t() + 1`` is ``x.t()``-
     ordered)."""
+    phys, axes = output_layout(args, shape)
+    buf = _allocator.empty(phys, np_dtype)
+    return (buf if axes is None else buf.transpose(axes)), buf.reshape(-1)
+
+
+def output_layout(args: tuple, shape: tuple) -> tuple:
+    """(physical shape, axes viewing it as the result, or None when it is row-major) of
+    ``new_output``'s result."""
     for x in args:
         if isinstance(x, _TENSOR) and not x._a.flags.c_contiguous:
             break
     else:
-        a = _allocator.empty(shape, np_dtype)
-        return a, a.reshape(-1)
+        return tuple(shape), None
     nd = len(shape)
     order = iter_order(shape, [bcast_elem_strides(x._a, shape) for x in args if isinstance(x, _TENSOR)])
     phys = order[::-1]  # slowest dim first
-    buf = _allocator.empty(tuple(shape[d] for d in phys), np_dtype)
     if phys == list(range(nd)):
-        return buf, buf.reshape(-1)
-    return buf.transpose([phys.index(d) for d in range(nd)]), buf.reshape(-1)
+        return tuple(shape), None
+    return tuple(shape[d] for d in phys), tuple(phys.index(d) for d in range(nd))
 
 
 def bump_version(t: Tensor) -> None:

@@ -263,3 +263,31 @@ def test_operands_of_one_broadcast_value_fill_the_result(dtype, monkeypatch):
     if dtype == "int64":  # integer division by zero: torch's error, not a ZeroDivisionError
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             jtorch.tensor(0).expand(3, 2) // jtorch.tensor(0).expand(3, 2)
+
+
+def test_fresh_results_replay_their_memoised_recipe(monkeypatch):
+    """A broadcast or strided call's layout and loop are decided once per operand geometry
+    (``dispatch._fresh``) and replayed: later calls with other values get their own answers
+    with torch's result strides, through each route (dense operands with a one-element one,
+    one broadcast value, dense in the result's order, strided), serial and parallel (the
+    choice per call), and a shape mismatch raises torch's error every time."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((40, 30)).astype(np.float32)
+    cases = [lambda m, a: a + m.from_numpy(x[0].copy()),          # strided (a broadcast row)
+             lambda m, a: a.t() * a.t(),                           # dense in the result's order
+             lambda m, a: a[:1, :1] * 2 + a.new_ones(()),          # dense, one-element operand
+             lambda m, a: m.from_numpy(x[:1, :1].copy()).expand(40, 30) * 3,  # one value
+             lambda m, a: m.where(a > 0, a[:, :1], a.t().t()),     # ternary, strided
+             lambda m, a: a[:, ::2] - 2**60]                        # an int beyond 2^53
+    for grain in (1 << 60, 64):  # serial, then parallel loops on the memoised recipes
+        monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", grain)
+        for k in range(3):
+            v = x * (k + 1)
+            for f in cases:
+                got, want = f(jtorch, jtorch.from_numpy(v)), f(torch, torch.from_numpy(v))
+                assert got.stride() == want.stride() and str(got.dtype) == str(want.dtype)
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert dispatch._fresh_recipes
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"size of tensor a \(30\) must match"):
+            jtorch.ones(40, 30) + jtorch.ones(40, 29)[:, :1].expand(40, 3)
