@@ -561,28 +561,35 @@ def cols(x, p, R, I, sR, sI, dst, ld, mx, sm, log):
 
 @njit({opts})
 def rows_short(x, O, R, sO, out, log):
-    # rows of fewer than 8 elements (attention over a short sequence, a 3-class loss): one
-    # loop, no call or slice per row (which cost more than the row's arithmetic); the
-    # parallel build runs chunks of rows through it, so both give the same bits
+    # rows of fewer than 8 elements (attention over a short sequence, a 3-class loss), taken
+    # column by column: each pass runs down the rows, so it vectorises across them (2x the
+    # row-by-row loop), and each row still sees its own operations in its own order (the
+    # same bits); the parallel build runs chunks of rows through it, so both give one answer
+    m = np.empty(O, _T)
+    tot = np.empty(O, _T)
     for o in range(O):
-        b = o * sO
-        ob = o * R
-        m = -_INF
+        m[o] = -_INF
+        tot[o] = _T(0)
+    for j in range(R):
+        for o in range(O):
+            m[o] = maximum(m[o], x[o * sO + j])
+    for j in range(R):
+        for o in range(O):
+            e = fm.exp(x[o * sO + j] - m[o])
+            out[o * R + j] = e
+            tot[o] += e
+    if log:
+        for o in range(O):
+            tot[o] = fm.log(tot[o])
         for j in range(R):
-            m = maximum(m, x[b + j])
-        tot = _T(0)
+            for o in range(O):
+                out[o * R + j] = (x[o * sO + j] - m[o]) - tot[o]
+    else:
+        for o in range(O):
+            tot[o] = _T(1) / tot[o]
         for j in range(R):
-            e = fm.exp(x[b + j] - m)
-            out[ob + j] = e
-            tot += e
-        if log:
-            c = fm.log(tot)
-            for j in range(R):
-                out[ob + j] = (x[b + j] - m) - c
-        else:
-            inv = _T(1) / tot
-            for j in range(R):
-                out[ob + j] = out[ob + j] * inv
+            for o in range(O):
+                out[o * R + j] = out[o * R + j] * tot[o]
 
 
 # One entry per layout (short rows, rows, columns) and build, picked in Python by
@@ -654,20 +661,25 @@ def bwd_row(g, y, dst, log):
 
 @njit({opts})
 def bwd_rows_short(g, y, O, R, out, log):
-    # bwd_row over rows of fewer than 8 elements, without a call or slice per row
+    # bwd_row over rows of fewer than 8 elements, column by column as rows_short (the sums
+    # in each row's own order)
+    acc = np.empty(O, _T)
     for o in range(O):
-        b = o * R
-        acc = _T(0)
-        if log:
-            for j in range(R):
-                acc += g[b + j]
-            for j in range(R):
-                out[b + j] = g[b + j] - fm.exp(y[b + j]) * acc
-        else:
-            for j in range(R):
-                acc += g[b + j] * y[b + j]
-            for j in range(R):
-                out[b + j] = y[b + j] * (g[b + j] - acc)
+        acc[o] = _T(0)
+    if log:
+        for j in range(R):
+            for o in range(O):
+                acc[o] += g[o * R + j]
+        for j in range(R):
+            for o in range(O):
+                out[o * R + j] = g[o * R + j] - fm.exp(y[o * R + j]) * acc[o]
+    else:
+        for j in range(R):
+            for o in range(O):
+                acc[o] += g[o * R + j] * y[o * R + j]
+        for j in range(R):
+            for o in range(O):
+                out[o * R + j] = y[o * R + j] * (g[o * R + j] - acc[o])
 
 
 @njit({opts})
