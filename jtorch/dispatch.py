@@ -277,14 +277,16 @@ def _fresh(op: registry.OpDef, args: tuple, shape: tuple, compute: _dt.dtype,
     coalesced strides) is memoised on the operands' shapes and strides, and replayed (a
     broadcast ``x + b`` spent 9 of its 12 us deciding). Parallel or serial is decided per call
     (the thread settings may change)."""
+    # (each operand's dtype too: equal byte strides are other element strides in another
+    # item size, a float32 x[::2] and a float64 x)
     if len(args) == 2:  # spelled out for the commonest calls
         x, y = args
         key = (op, compute, result,
-               (x._a.shape, x._a.strides) if isinstance(x, _TENSOR) else x.__class__,
-               (y._a.shape, y._a.strides) if isinstance(y, _TENSOR) else y.__class__)
+               (x._a.shape, x._a.strides, x.dtype) if isinstance(x, _TENSOR) else x.__class__,
+               (y._a.shape, y._a.strides, y.dtype) if isinstance(y, _TENSOR) else y.__class__)
     else:
-        key = (op, compute, result, *[(x._a.shape, x._a.strides) if isinstance(x, _TENSOR)
-                                      else x.__class__ for x in args])
+        key = (op, compute, result, *[(x._a.shape, x._a.strides, x.dtype)
+                                      if isinstance(x, _TENSOR) else x.__class__ for x in args])
     rec = _fresh_recipes.get(key)
     if rec is None:
         if len(_fresh_recipes) > 4096:

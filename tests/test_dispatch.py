@@ -288,6 +288,13 @@ def test_fresh_results_replay_their_memoised_recipe(monkeypatch):
                 assert got.stride() == want.stride() and str(got.dtype) == str(want.dtype)
                 np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert dispatch._fresh_recipes
+    # equal shapes and byte strides in other item sizes: each its own recipe
+    b = jtorch.ones(4, 4, dtype=jtorch.float64)[:, :1].expand(4, 4)
+    tb = torch.ones(4, 4, dtype=torch.float64)[:, :1].expand(4, 4)
+    for jx, tx in ((jtorch.arange(4, dtype=jtorch.float64), torch.arange(4, dtype=torch.float64)),
+                   (jtorch.arange(8, dtype=jtorch.float32)[::2],
+                    torch.arange(8, dtype=torch.float32)[::2])):
+        np.testing.assert_array_equal((jx + b).numpy(), (tx + tb).numpy())
     for _ in range(2):
         with pytest.raises(RuntimeError, match=r"size of tensor a \(30\) must match"):
             jtorch.ones(40, 30) + jtorch.ones(40, 29)[:, :1].expand(40, 3)
