@@ -303,6 +303,7 @@ def test_every_opdef_is_reached_by_the_sweep():
         F.max_pool2d(F.conv2d(x, _cpu((2, 1, 3, 3), seed=1)), 2).sum().backward()
         F.layer_norm(x, (6, 6)).sum().backward()
         x.tanh().sigmoid().sum().backward()
+        F.gelu(x).sum().backward()
     seen.update(op.name for op in spy.ops)
     missing = sorted(set(registry.REGISTRY) - seen - set(KERNEL_PARTS))
     assert not missing, f"OpDefs no sampled call reaches: {missing}"
