@@ -62,6 +62,19 @@ def _meta_array(shape: tuple, dtype, strides: tuple, dev, dense: bool) -> MetaAr
     return m
 
 
+class _Entry(weakref.ref):
+    """The weak reference of a ``_Level.vals`` entry to its stand-in's array: the entry goes
+    when the array does (``_drop``)."""
+
+    __slots__ = ("key", "vals")
+
+
+def _drop(ref: _Entry) -> None:
+    e = ref.vals.get(ref.key)
+    if e is not None and e[0] is ref:  # (not an entry a new array of the same id made)
+        del ref.vals[ref.key]
+
+
 class _Level:
     """One running vmap: its batch size, randomness, the enclosing mode, and the physical
     tensor (batch dim first) behind each of its stand-ins."""
@@ -72,7 +85,10 @@ class _Level:
         self.outer = dispatch.mode
         self.outer_read = _meta_mod.read_hook
         self.outer_detach = _meta_mod.detach_hook
-        self.vals: dict = {}  # id(stand-in's array) -> (stand-in, physical)
+        # id(stand-in's array) -> (weak reference to that array, physical tensor): an entry
+        # lives as long as its array (any tensor viewing it: the stand-in, its aliases, saved
+        # values), so a long vmapped function does not keep every value it made
+        self.vals: dict = {}
         # tensors made inside the function by unbatched ops (``empty_like`` of a batched
         # value makes its result from the size alone): written from a batched value, such a
         # tensor becomes batched (``promote``) where an argument or a captured tensor raises
@@ -104,7 +120,10 @@ class _Level:
         t._a, t._st, t.dtype = fake, st, phys.dtype
         t._requires_grad, t._grad, t.grad_fn, t._base = False, None, None, None
         t._vc, t._retains_grad, t._hooks, t._output_nr = [0], False, None, 0
-        self.vals[id(fake)] = (t, phys)
+        key = id(fake)
+        ref = _Entry(fake, _drop)
+        ref.key, ref.vals = key, self.vals
+        self.vals[key] = (ref, phys)
         return t
 
     def phys(self, x):
@@ -256,10 +275,8 @@ class _Level:
         with _outer(self):
             src = t if value is None else value
             p = src.unsqueeze(0).expand((self.size,) + tuple(t.shape)).clone()
-        w = self.wrap(p)
-        del self.vals[id(w._a)]
+        w = self.wrap(p)  # (its entry lives as long as t, which takes its array)
         t._a, t._st = w._a, w._st
-        self.vals[id(t._a)] = (t, p)
         del self.fresh[id(t)]
         return True
 

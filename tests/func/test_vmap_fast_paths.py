@@ -138,3 +138,31 @@ def test_nll_loss_one_target_each(red):
         return F.nll_loss(xi, yi, reduction=red)
 
     _same(jtorch.vmap(f)(x, y), _loop(f, x, y))
+
+
+def test_values_a_function_dropped_leave_the_level():
+    """The level's table of physical tensors holds an entry as long as its stand-in's array
+    lives: a loop inside the vmapped function keeps a bounded table (it kept every value the
+    function made, and each later allocation slowed), and the results are still right; values
+    saved for a gradient inside the function keep theirs."""
+    vm = __import__("jtorch.func.vmap", fromlist=["_active"])
+    sizes = []
+
+    def f(x):
+        y = x
+        for i in range(200):
+            y = y + x if i % 2 else y * 0.5
+        sizes.append(len(vm._active[-1].vals))
+        return y
+
+    x = _rand(B, 3)
+    want = x.clone()
+    for i in range(200):
+        want = want + x if i % 2 else want * 0.5
+    _same(jtorch.vmap(f)(x), want)
+    assert sizes[0] < 10
+    w = _rand(3)
+    g = jtorch.vmap(jtorch.func.grad(lambda r: (((r * w).exp() * 0.5) ** 2).sum()))(x)
+    xr = x.clone().requires_grad_()
+    (want,) = jtorch.autograd.grad((((xr * w).exp() * 0.5) ** 2).sum(), xr)
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-6)
