@@ -306,9 +306,7 @@ def make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> 
                 out.append(_creation().ones_like(t))
             continue
         if not isinstance(g, Tensor):
-            from ..ops.creation import full_like
-
-            g = full_like(t, g)
+            g = _creation().full_like(t, g)
         if g._a.shape != t._a.shape:
             from ..shape import Size
 
