@@ -3,7 +3,8 @@ the moments (two-pass mean then centred sum of squares, accumulated in float64) 
 the output, so a row is read while it is in cache. The kernel also returns each row's mean
 and 1 / sqrt(var + eps), which the gradient rule reads.
 
-Rows are independent: the parallel variant runs ``prange`` over rows.
+Rows are independent: the forward runs blocks of rows (phase by phase, see ``_rows_fwd``), the
+parallel variants ``prange`` over blocks or chunks of rows.
 """
 
 from __future__ import annotations
@@ -38,41 +39,63 @@ def _row_centred_ss(x, i, m):
     return ss
 
 
-def _row(x, w, b, eps, y, mean, rstd, i, affine_w, affine_b):
+def _block(n: int) -> int:
+    """Rows per block: about 8k elements (the block stays in L1/L2), at most 32 rows."""
+    return max(1, min(32, 8192 // max(n, 1)))
+
+
+def _rows_fwd(x, w, b, eps, y, mean, rstd, lo, hi, affine_w, affine_b):
+    """Rows [lo, hi) phase by phase: every row's mean, then every centred sum of squares, then
+    the scales, then the outputs. A row's moments are a chain of latencies (sum, divide, sum,
+    sqrt, divide) that one row at a time left unoverlapped: 48-wide rows ran at 1.5 ns per
+    element. Each row's arithmetic is unchanged (the same bits)."""
     n = x.shape[1]
-    m = _row_sum(x, i) / n
-    ss = _row_centred_ss(x, i, m)
-    r = 1.0 / math.sqrt(ss / n + eps)
-    # the output pass in x's precision (8 float32 lanes, not 4 float64), with the mean as
-    # mh + ml: x - mh is exact near the mean, so rows far from zero keep their accuracy
-    # (torch's x * rstd - mean * rstd loses it)
-    mh = fm.like(mean[i], m)  # mean has x's dtype and a row i even when n == 0
-    ml = fm.like(mean[i], m - mh)
-    rx = fm.like(mean[i], r)
-    for j in range(n):
-        v = ((x[i, j] - mh) - ml) * rx
-        if affine_w:
-            v = v * w[j]
-        if affine_b:
-            v = v + b[j]
-        y[i, j] = v
-    mean[i] = m
-    rstd[i] = r
+    mu = np.empty(hi - lo)  # float64 moments of the block
+    rs = np.empty(hi - lo)
+    for i in range(lo, hi):
+        mu[i - lo] = _row_sum(x, i) / n
+    for i in range(lo, hi):
+        rs[i - lo] = _row_centred_ss(x, i, mu[i - lo])
+    for k in range(hi - lo):
+        rs[k] = 1.0 / math.sqrt(rs[k] / n + eps)
+    for i in range(lo, hi):
+        m = mu[i - lo]
+        r = rs[i - lo]
+        # the output pass in x's precision (8 float32 lanes, not 4 float64), with the mean as
+        # mh + ml: x - mh is exact near the mean, so rows far from zero keep their accuracy
+        # (torch's x * rstd - mean * rstd loses it)
+        mh = fm.like(mean[i], m)  # mean has x's dtype and a row i even when n == 0
+        ml = fm.like(mean[i], m - mh)
+        rx = fm.like(mean[i], r)
+        for j in range(n):
+            v = ((x[i, j] - mh) - ml) * rx
+            if affine_w:
+                v = v * w[j]
+            if affine_b:
+                v = v + b[j]
+            y[i, j] = v
+        mean[i] = m
+        rstd[i] = r
 
 
-_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_row)
+_rows_fwd_jit = numba.njit(cache=True, nogil=True, inline="always")(_rows_fwd)
+_block_jit = numba.njit(cache=True, nogil=True, inline="always")(_block)
 
 
 @numba.njit(cache=True, nogil=True)
 def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
-    for i in range(x.shape[0]):
-        _row_jit(x, w, b, eps, y, mean, rstd, i, affine_w, affine_b)
+    m = x.shape[0]
+    k = _block_jit(x.shape[1])
+    for lo in range(0, m, k):
+        _rows_fwd_jit(x, w, b, eps, y, mean, rstd, lo, min(m, lo + k), affine_w, affine_b)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def layer_norm_fwd_par(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
-    for i in prange(x.shape[0]):
-        _row_jit(x, w, b, eps, y, mean, rstd, i, affine_w, affine_b)
+    m = x.shape[0]
+    k = _block_jit(x.shape[1])
+    for c in prange((m + k - 1) // k):
+        _rows_fwd_jit(x, w, b, eps, y, mean, rstd, c * k, min(m, c * k + k), affine_w, affine_b)
 
 
 def layer_norm(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, eps: float) -> tuple:
