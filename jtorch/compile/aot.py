@@ -15,6 +15,13 @@ chain of pointwise nodes from values that are saved anyway (or are inputs) is re
 the backward graph (``_partition``), so a fused forward writes its result only and the fused
 backward reads the inputs again.
 
+A scalar result (a loss) whose backward graph is pointwise work, views and reductions also
+gets a **unit-seeded forward**: the forward graph with the backward graph appended for a
+tangent of 1 (``_seeded``), which the backend fuses into the forward's kernels, so sin, exp
+and the like are computed once for the value and its derivative. ``loss.backward()`` seeds
+exactly 1, and the backward then hands out the gradients computed by the forward, the same
+bits as the backward graph computes for 1; any other tangent runs the backward graph.
+
 Both graphs go through the same backend. At run time the forward runs without autograd and
 its differentiable results get one ``CompiledFunctionBackward`` node whose backward runs the
 compiled backward graph; the engine sees an ordinary node (hooks, ``retain_graph``,
@@ -30,9 +37,12 @@ fail on fakes.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dispatch
 from ..autograd import engine
 from ..autograd.node import _FREED_MSG, Node, SavedTensor, edge_of
+from ..kernels import registry as _registry
 from ..kernels.registry import OpDef
 from ..meta import MetaArray
 from ..tensor import Tensor
@@ -206,12 +216,77 @@ def build_joint(backend, gm: GraphModule, inputs: list):
         graph.lint()
     fw_gm, bw_gm = GraphModule(gm, fw_graph), GraphModule(gm, bw_graph)
     logs.log("graph", f"JOINT GRAPH forward\n{fw_gm.code}\nbackward\n{bw_gm.code}")
+    seeded = None
+    if len(diff) == 1 and not written and res[diff[0]]._a.shape == () and \
+            res[diff[0]].device.type == "cpu":
+        try:
+            sg = _seeded(fw_graph, bw_graph, sources, res[diff[0]])
+        except (Unsupported, RuntimeError, KeyError, ValueError) as e:
+            logs.log("graph", f"no unit-seeded forward ({type(e).__name__}: {e})")
+            sg = None
+        if sg is not None:
+            sd_gm = GraphModule(gm, sg)
+            logs.log("graph", f"UNIT-SEEDED forward\n{sd_gm.code}")
+            seeded = backend(sd_gm, list(inputs))
     return JointFunction(
         fw=backend(fw_gm, list(inputs)), bw=backend(bw_gm, None), eager=gm.forward,
+        seeded=seeded, n_fw=len(fw_outs),
         n_out=len(out_nodes), diff=diff, req=req, sources=sources,
         grad_slots=[i for i, n in zip(req, grad_nodes) if n is not None],
         out_meta=[(tuple(res[k]._a.shape), res[k].dtype) for k in diff], n_in=len(inputs),
         written=written, pre=_read_before_written(gm, written, diff))
+
+
+def _fuses(n) -> bool:
+    """A backward node the fusion backend folds into the forward's kernels: pointwise, a
+    view, a reduction (a gradient's ``sum_to``)."""
+    t = n.target
+    if n.op in ("placeholder", "output"):
+        return True
+    if n.op != "call_function" or not isinstance(t, OpDef) or n.meta.get("mutates"):
+        return False
+    return t.meta is None or t.family == "reduction" or "view_of" in n.meta
+
+
+def _seeded(fw_graph: Graph, bw_graph: Graph, sources: list, result: Tensor) -> Graph | None:
+    """The forward graph with the backward graph appended for the tangent 1 (a ``full``
+    node): its outputs are the forward's, then the inputs' gradients. None where the
+    backward holds work that fusion would not share with the forward (products,
+    convolutions: moving them earlier gains nothing and holds their results longer) or reads
+    a constant the forward does not have."""
+    if any(kind == "const" for kind, _ in sources) or not all(_fuses(n) for n in bw_graph.nodes):
+        return None
+    g = fw_graph.copy()
+    out = next(n for n in reversed(g.nodes) if n.op == "output")
+    fw_outs = out.args[0]
+    phs = [n for n in g.nodes if n.op == "placeholder"]
+    env: dict = {}
+    grads = ()
+    with g.inserting_before(out):
+        for p, (kind, v) in zip((n for n in bw_graph.nodes if n.op == "placeholder"), sources):
+            if kind == "in":
+                env[p] = phs[v]
+            elif kind == "fw":
+                env[p] = fw_outs[v]
+            else:
+                one = g.create_node("call_function", _registry.get("full"), (),
+                                    {"size": (), "dtype": result.dtype, "device": result.device,
+                                     "fill_value": 1}, name="unit_tangent")
+                one.meta["val"] = p.meta["val"]
+                env[p] = one
+        for n in bw_graph.nodes:
+            if n.op == "placeholder":
+                continue
+            if n.op == "output":
+                grads = map_arg(n.args[0], lambda a: env[a])
+                continue
+            new = env[n] = g.node_copy(n, lambda a: env[a])
+            if "view_of" in new.meta:
+                new.meta["view_of"] = env.get(new.meta["view_of"], new.meta["view_of"])
+    out.args = (tuple(fw_outs) + tuple(grads),)
+    g.eliminate_dead_code()
+    g.lint()
+    return g
 
 
 def _written_inputs(gm: GraphModule) -> set:
@@ -374,8 +449,9 @@ class JointFunction:
 
     def __init__(self, fw, bw, eager, n_out: int, diff: list, req: list, sources: list,
                  grad_slots: list, out_meta: list, n_in: int, written: set,
-                 pre: list) -> None:
+                 pre: list, seeded=None, n_fw: int = 0) -> None:
         self.fw, self.bw, self.eager = fw, bw, eager
+        self.seeded, self.n_fw = seeded, n_fw  # the unit-seeded forward (``_seeded``)
         self.n_out, self.diff, self.req, self.sources = n_out, diff, req, sources
         self.grad_slots, self.out_meta, self.n_in = grad_slots, out_meta, n_in
         # inputs the graph writes (BatchNorm's running statistics) are version-checked only
@@ -391,7 +467,8 @@ class JointFunction:
         try:
             # a double backward replays the graph from these values (taken before the write)
             pre = {i: inputs[i].clone() for i in self.pre} if g0 else None
-            vals = self.fw(*inputs)
+            seeded = self.seeded if g0 else None
+            vals = (seeded or self.fw)(*inputs)
         finally:
             _gs.enabled = g0
         vals = tuple(vals) if isinstance(vals, (tuple, list)) else (vals,)
@@ -400,6 +477,10 @@ class JointFunction:
             return outs
         node = CompiledFunctionBackward()
         node.joint = self
+        node.unit = None
+        if seeded is not None:  # the gradients for the tangent 1, then the forward's values
+            node.unit = [_own(u, inputs) for u in vals[self.n_fw:]]
+            vals = vals[:self.n_fw]
         node.inputs = [x if i in self.unchecked else SavedTensor(x)
                        for i, x in enumerate(inputs)]
         node.pre = pre
@@ -431,14 +512,14 @@ class CompiledFunctionBackward(Node):
     """The one autograd node of a compiled function's call: its backward runs the compiled
     backward graph on the saved values and the results' gradients."""
 
-    __slots__ = ("_freed", "_out_meta", "inputs", "joint", "kinds", "pre", "saved")
+    __slots__ = ("_freed", "_out_meta", "inputs", "joint", "kinds", "pre", "saved", "unit")
 
     def n_outputs(self) -> int:
         return len(self._out_meta)
 
     def release(self) -> None:
         self._freed = True
-        self.saved = self.inputs = self.pre = None
+        self.saved = self.inputs = self.pre = self.unit = None
 
     def apply(self, grads: list) -> list:
         if self._freed:
@@ -462,14 +543,18 @@ class CompiledFunctionBackward(Node):
             return self._double(tangents)
         args = []
         ti = iter(tangents)
-        for kind, s in zip(self.kinds, self.saved):
+        for kind, s in zip(self.kinds, self.saved):  # (reading them checks their versions)
             if kind == "in":
                 args.append(self.inputs[s].get(self))
             elif kind == "tan":
                 args.append(next(ti))
             else:
                 args.append(s.get(self) if type(s) is SavedTensor else s)
-        res = j.bw(*args)
+        unit, self.unit = self.unit, None  # handed out once (the engine may own them)
+        if unit is not None and _is_one(tangents[0]):
+            res = unit
+        else:
+            res = j.bw(*args)
         res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
         out = [None] * j.n_in
         for i, r in zip(j.grad_slots, res):
@@ -477,6 +562,7 @@ class CompiledFunctionBackward(Node):
         return out
 
     def _double(self, tangents: list) -> list:
+        self.unit = None
         j = self.joint
         inputs = []
         for i, s in enumerate(self.inputs):
@@ -492,6 +578,23 @@ class CompiledFunctionBackward(Node):
         for i, g in zip(j.req, grads):
             out[i] = g
         return out
+
+
+def _own(g, inputs: tuple):
+    """``g``, or a copy where it shares memory with an input (a pass may fold ``x * 1`` to
+    ``x``): the engine may make a gradient a leaf's ``.grad`` as it is."""
+    a = g._a
+    for x in inputs:
+        if isinstance(x, _TENSOR) and x._a.__class__ is np.ndarray and \
+                np.may_share_memory(a, x._a):
+            return g.clone()
+    return g
+
+
+def _is_one(g: Tensor) -> bool:
+    """Whether the tangent is exactly 1 (``backward()``'s seed), on the CPU."""
+    a = g._a
+    return a.__class__ is np.ndarray and a.ndim == 0 and a == 1
 
 
 __all__ = ["CompiledFunctionBackward", "JointFunction", "build_joint", "compile_piece"]

@@ -361,6 +361,118 @@ def test_a_custom_function_that_reads_values_is_a_graph_break():
     assert x.grad.tolist() == [10.0, 10.0, 10.0]
 
 
+# -- the unit-seeded forward of a scalar loss ---------------------------------------------------
+
+def _loss(x, w):
+    return _chain(x, w).sum()
+
+
+def _seeded_case(dtype=np.float32):
+    x, w = _leaves(np.linspace(-3, 3, 257, dtype=dtype), np.linspace(0.5, 2, 257, dtype=dtype))
+    cf = jtorch.compile(_loss)
+    return cf, x, w
+
+
+def _eager_grads(fn, x, w, tangent=None) -> tuple:
+    xe, we = _leaves(x.detach().numpy(), w.detach().numpy())
+    fn(xe, we).backward(tangent)
+    return xe.grad.numpy(), we.grad.numpy()
+
+
+def _no_backward_graph(j: JointFunction) -> None:
+    def fail(*args):
+        raise AssertionError("the backward graph ran")
+    j.bw = fail
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_scalar_loss_s_gradients_come_from_its_forward(dtype):
+    """``loss.backward()`` seeds 1: the forward computed the gradients (in the same fused
+    kernel as the loss), the backward graph does not run, and they are eager's bits."""
+    cf, x, w = _seeded_case(dtype)
+    y = cf(x, w)
+    (j,) = _joints(cf)
+    assert j.seeded is not None and len(y.grad_fn.unit) == 2  # x's and w's gradients
+    _no_backward_graph(j)
+    y.backward()
+    ex, ew = _eager_grads(_loss, x, w)
+    np.testing.assert_array_equal(x.grad.numpy(), ex)
+    np.testing.assert_array_equal(w.grad.numpy(), ew)
+    assert y.grad_fn is not None and x.grad.dtype == x.dtype
+    # autograd.grad seeds 1 too
+    gx, = jtorch.autograd.grad(cf(x, w), (x,))
+    np.testing.assert_array_equal(gx.numpy(), ex)
+
+
+def test_another_tangent_runs_the_backward_graph():
+    cf, x, w = _seeded_case()
+    y = cf(x, w)
+    t = jtorch.tensor(2.5)
+    y.backward(t)
+    ex, ew = _eager_grads(_loss, x, w, jtorch.tensor(2.5))
+    np.testing.assert_array_equal(x.grad.numpy(), ex)
+    np.testing.assert_array_equal(w.grad.numpy(), ew)
+    # a hook on the loss changes the seed: the backward graph again
+    x.grad = w.grad = None
+    y = cf(x, w)
+    y.register_hook(lambda g: g * 2.5)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), ex)
+
+
+def test_retain_graph_hands_the_forward_s_gradients_out_once():
+    cf, x, w = _seeded_case()
+    y = cf(x, w)
+    y.backward(retain_graph=True)
+    g1 = x.grad.clone()
+    y.backward(retain_graph=True)  # the backward graph, accumulated into the first result
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * g1.numpy())
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 3 * g1.numpy())
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_a_seeded_input_modified_after_the_call_is_caught():
+    cf, x, w = _seeded_case()
+    y = cf(x, w)
+    assert y.grad_fn.unit is not None
+    with jtorch.no_grad():
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_double_backward_through_a_seeded_loss():
+    cf, x, w = _seeded_case(np.float64)
+    (gx,) = jtorch.autograd.grad(cf(x, w), (x,), create_graph=True)
+    (ggx,) = jtorch.autograd.grad(gx.sum(), (w,))
+    xe, we = _leaves(x.detach().numpy(), w.detach().numpy())
+    (egx,) = jtorch.autograd.grad(_loss(xe, we), (xe,), create_graph=True)
+    (eggx,) = jtorch.autograd.grad(egx.sum(), (we,))
+    np.testing.assert_allclose(gx.detach().numpy(), egx.detach().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(ggx.numpy(), eggx.numpy(), rtol=1e-15)
+
+
+def test_a_seeded_gradient_sharing_an_input_s_memory_is_copied():
+    from jtorch.compile.aot import _own
+
+    x, w = _leaves(np.ones(3), np.ones(3))
+    assert _own(w, (x,)) is w
+    for g in (x, x.detach(), x.detach()[1:]):
+        c = _own(g, (w, x))
+        assert c is not g and not np.shares_memory(c.detach().numpy(), x.detach().numpy())
+
+
+def test_no_seeded_forward_where_the_backward_has_products_or_results_are_not_scalars():
+    x, w = _leaves(np.ones((4, 3)), np.ones((3, 5)))
+    for fn in (lambda x, w: (x @ w).sum(), lambda x, w: (x.sin() * w[:, 0]).exp()):
+        cf = jtorch.compile(fn)
+        cf(x, w)
+        (j,) = _joints(cf)
+        assert j.seeded is None
+
+
 # -- the sweeps ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", [n for n in GRAD_OPS if n not in NOT_IMPLEMENTED])
