@@ -91,3 +91,38 @@ def test_the_broadcast_matrix_goes_to_one_product(monkeypatch):
     M.bmm_into(a, np.broadcast_to(np.ones((3, 4), np.float32), (8, 3, 4)), out)
     assert calls == [(1, 16, 3)]
     np.testing.assert_array_equal(out, np.full((8, 2, 4), 3, np.float32))
+
+
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1)])
+def test_addmm_s_pass_after_the_product_runs_serially_below_its_size(monkeypatch, beta, alpha):
+    """The bias pass follows BLAS's product, whose workers still spin: below
+    ``EPILOGUE_PAR_SIZE`` it runs serially (a parallel pass would wait for them); above it,
+    in parallel; both give the same bits as NumPy's beta * c + alpha * (a @ b) order."""
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((700, 64)).astype(np.float32), \
+        rng.standard_normal((64, 100)).astype(np.float32)
+    c = rng.standard_normal(100).astype(np.float32)
+    monkeypatch.setattr(M._threads, "use_parallel", lambda n: True)
+    calls = []
+
+    def counted(name):
+        fn = getattr(M, name)
+        return lambda *x: calls.append(name) or fn(*x)
+
+    for name in ("add_row_par", "scale_add_par"):
+        monkeypatch.setattr(M, name, counted(name))
+    got = np.empty((700, 100), np.float32)
+    M.addmm_into(c, a, b, got, beta, alpha)
+    assert not calls
+    monkeypatch.setattr(M, "EPILOGUE_PAR_SIZE", 1000)
+    par = np.empty_like(got)
+    M.addmm_into(c, a, b, par, beta, alpha)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(got, par)
+    prod = np.empty_like(got)
+    M.bmm_into(a[None], b[None], prod[None])
+    t = np.float32
+    want = (t(beta) * c + t(alpha) * prod) if beta else t(alpha) * prod
+    if beta == alpha == 1:
+        want = prod + c
+    np.testing.assert_array_equal(got, want)

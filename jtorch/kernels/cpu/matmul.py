@@ -246,6 +246,8 @@ def batched_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 # -- addmm's epilogue: out = beta * c + alpha * out on the product already in ``out`` ----------
 
+EPILOGUE_PAR_SIZE = 1 << 23  # elements (see addmm_into)
+
 def _scale_add_body(out, c, beta, alpha, use_c, use_out, i):
     """Row i; ``use_c``/``use_out`` false drop a term whatever its values (nan too), as BLAS
     does for a zero beta/alpha."""
@@ -298,7 +300,11 @@ def addmm_into(c: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray, bet
         bmm_into(a[None], b[None], out[None])
     if out.size == 0:
         return
-    par = _threads.use_parallel(out.size)
+    # the pass follows BLAS's threaded product, whose workers spin on the other cores for
+    # ~0.4 ms after it (OPENBLAS_THREAD_TIMEOUT): a parallel pass waits for them (the bias of a
+    # (700, 1000) decoder: 26 us alone, 470 us right after its product; serially 60 us), so
+    # it runs serially unless it is long enough to pay that wait
+    par = out.size >= EPILOGUE_PAR_SIZE and _threads.use_parallel(out.size)
     if beta == 1 and alpha == 1 and c.shape == out.shape[1:] and c.flags.c_contiguous:
         (add_row_par if par else add_row)(out, c)
         return
