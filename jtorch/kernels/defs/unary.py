@@ -137,10 +137,8 @@ threshold_backward_op = binary("threshold_backward", lambda g, y, t: fm.like(g, 
 tanh_backward_op = binary("tanh_backward", lambda g, y: g * fm._fma(-y, y, fm.like(y, 1)), cats=_FLOAT | {3},
                           complex_scalar=lambda g, y: g * (C._one(y) - y * y))
 # gelu's gradient in one pass (torch's gelu_backward): g * (Phi(x) + x * phi(x)), Phi as in gelu
-gelu_backward_op = binary("gelu_backward", lambda g, x: g * fm._fma(
-    x, fm.like(x, 0.3989422804014327) * fm.exp(fm.like(x, -0.5) * x * x),
-    fm.erfc(x * fm.like(x, -0.7071067811865476)) * fm.like(x, 0.5)), cats=_FLOAT,
-    kernel_name="GeluBackwardKernelImpl")
+gelu_backward_op = binary("gelu_backward", lambda g, x: g * fm.gelu_grad(x), cats=_FLOAT,
+                          kernel_name="GeluBackwardKernelImpl")
 sigmoid_backward_op = binary("sigmoid_backward", lambda g, y: g * (fm.like(y, 1) - y) * y,
                              cats=_FLOAT | {3}, complex_scalar=lambda g, y: g * (C._one(y) - y) * y)
 silu_op = unary("silu", lambda x: x * fm.sigmoid(x), cats=FLOAT_CATS)

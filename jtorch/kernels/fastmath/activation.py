@@ -1,7 +1,7 @@
 # ruff: noqa: FURB136
 # FURB136: selects are deliberate (vector selects; the CUDA target mis-handles integer min/max).
-"""Activation functions: gelu (x * Phi(x)), softplus (log(1 + e^x)) and mish
-(x * tanh(softplus(x)))."""
+"""Activation functions: gelu (x * Phi(x)) and its derivative, softplus (log(1 + e^x)) and
+mish (x * tanh(softplus(x)))."""
 
 import math
 from fractions import Fraction
@@ -59,6 +59,7 @@ def _make_gelu32():
     H = tuple(F(c) for c in _GELU_H32)
     ONE, HALF, ZERO, Q_INV = F(1), F(0.5), F(0), F(2.5)
     V_MID, B_MAX = F(0.41935486), F(13)
+    E_MAX, RSQRT_2PI = F(14.4), F(1 / math.sqrt(2 * math.pi))  # e^{-E_MAX^2/2} rounds to 0
 
     def gelu_(x):
         b = abs(x)
@@ -70,7 +71,23 @@ def _make_gelu32():
         p = ZERO if b > B_MAX else p
         return x * (ONE - p if x > ZERO else p)
 
-    return gelu_
+    def gelu_grad_(x):
+        """Phi(x) + x phi(x) from gelu's pieces: the one e^{-b^2/2} gives Phi(-b) and, over
+        sqrt(2 pi), phi(x). It runs to b = E_MAX (e^{-b^2/2} subnormal, by scale2's one
+        rounding), where Phi(-b) < 1e-41 is already 0."""
+        b = abs(x)
+        bc = B_MAX if b > B_MAX else b
+        g = _poly(_div(bc, bc + Q_INV) - V_MID, H)
+        be = E_MAX if b > E_MAX else b
+        h, h_lo = _two_prod(be, HALF * be)
+        k, s = _expk32(-h, -h_lo)
+        e = _scale2_32(ONE + s, k)
+        e = ZERO if b > E_MAX else e
+        p = _fma(g, s, g) * _pow2i_32(k)  # (k >= -122 where it is kept)
+        p = ZERO if b > B_MAX else p
+        return _fma(x, RSQRT_2PI * e, ONE - p if x > ZERO else p)
+
+    return gelu_, gelu_grad_
 
 
 def _gelu64(x):
@@ -78,7 +95,11 @@ def _gelu64(x):
     return x * (0.5 * erfc(x * -0.7071067811865476))
 
 
-_gelu32 = _make_gelu32()
+def _gelu_grad64(x):
+    return _fma(x, 0.3989422804014327 * exp(-0.5 * x * x), erfc(x * -0.7071067811865476) * 0.5)
+
+
+_gelu32, _gelu_grad32 = _make_gelu32()
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,6 +192,12 @@ def gelu(x):
     return x * (erfc(x * -0.7071067811865476) * 0.5)
 
 
+def gelu_grad(x):
+    """Phi(x) + x * phi(x), the derivative of gelu (float32 shares one exponential)."""
+    x = _as_float(x)
+    return x * (0.3989422804014327 * np.exp(-0.5 * x * x)) + erfc(x * -0.7071067811865476) * 0.5
+
+
 def softplus(x):
     """log(1 + e^x), without overflow."""
     x = _as_float(x)
@@ -187,5 +214,6 @@ def mish(x):
 
 
 _register(gelu, _gelu32, _gelu64)
+_register(gelu_grad, _gelu_grad32, _gelu_grad64)
 _register(mish, _mish32, _mish64)
 _register(softplus, _softplus32, _softplus64)
