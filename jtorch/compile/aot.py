@@ -239,13 +239,13 @@ def build_joint(backend, gm: GraphModule, inputs: list):
 
 def _fuses(n) -> bool:
     """A backward node the fusion backend folds into the forward's kernels: pointwise, a
-    view, a reduction (a gradient's ``sum_to``)."""
+    view, a reduction (a gradient's ``sum_to``), a fill (a zero gradient)."""
     t = n.target
     if n.op in ("placeholder", "output"):
         return True
     if n.op != "call_function" or not isinstance(t, OpDef) or n.meta.get("mutates"):
         return False
-    return t.meta is None or t.family == "reduction" or "view_of" in n.meta
+    return t.meta is None or t.family in ("reduction", "creation") or "view_of" in n.meta
 
 
 def _seeded(fw_graph: Graph, bw_graph: Graph, sources: list, result: Tensor) -> Graph | None:

@@ -487,6 +487,29 @@ def test_pointwise_gradients_through_a_compiled_function(name):
         assert joints, name
 
 
+@pytest.mark.parametrize("name", [n for n in GRAD_OPS if n not in NOT_IMPLEMENTED])
+def test_pointwise_gradients_of_a_scalar_loss_come_from_the_seeded_forward(name):
+    """``fn(*x).sum()`` compiled: every pointwise op's backward joins the unit-seeded forward,
+    whose gradients are eager's bits (the backward graph does not run)."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    vals = _operands(name, rng)
+    fn = _jtorch_fn(name)
+    for params in PARAMS.get(name, [()]):
+        loss = lambda *a, fn=fn, params=params: fn(*a, *params).sum()  # noqa: E731
+        ins = [jtorch.from_numpy(v.copy()).requires_grad_(v.dtype == np.float64) for v in vals]
+        cf = jtorch.compile(loss, backend="aot_eager")
+        y = cf(*ins)
+        (j,) = _joints(cf)
+        assert j.seeded is not None and y.grad_fn.unit is not None, name
+        _no_backward_graph(j)
+        y.backward()
+        eager = [jtorch.from_numpy(v.copy()).requires_grad_(v.dtype == np.float64) for v in vals]
+        loss(*eager).backward()
+        for a, b in zip(ins, eager):
+            if b.grad is not None:
+                np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy(), err_msg=name)
+
+
 def _sweep_inputs(inputs: list) -> list:
     return [x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, jtorch.Tensor)
             else x for x in inputs]
