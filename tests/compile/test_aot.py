@@ -495,7 +495,7 @@ def test_pointwise_gradients_of_a_scalar_loss_come_from_the_seeded_forward(name)
     vals = _operands(name, rng)
     fn = _jtorch_fn(name)
     for params in PARAMS.get(name, [()]):
-        loss = lambda *a, fn=fn, params=params: fn(*a, *params).sum()  # noqa: E731
+        loss = lambda *a, fn=fn, params=params: fn(*a, *params).sum()
         ins = [jtorch.from_numpy(v.copy()).requires_grad_(v.dtype == np.float64) for v in vals]
         cf = jtorch.compile(loss, backend="aot_eager")
         y = cf(*ins)
