@@ -304,6 +304,8 @@ def test_every_opdef_is_reached_by_the_sweep():
         F.layer_norm(x, (6, 6)).sum().backward()
         x.tanh().sigmoid().sum().backward()
         F.gelu(x).sum().backward()
+        F.embedding(jtorch.tensor([[1, 0], [1, 2]]), _cpu((3, 4), seed=2).requires_grad_()) \
+            .sum().backward()
     seen.update(op.name for op in spy.ops)
     missing = sorted(set(registry.REGISTRY) - seen - set(KERNEL_PARTS))
     assert not missing, f"OpDefs no sampled call reaches: {missing}"

@@ -32,6 +32,79 @@ def test_embedding(kw):
          lambda w: TF.embedding(torch.from_numpy(idx), w, **kw))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["repeats", "padding", "negative_padding", "int32", "strided",
+                                  "empty", "scalar_index"])
+def test_embedding_weight_gradient_is_torchs_bitwise(dtype, case):
+    """The one-kernel weight gradient (``embedding_dense_backward``): rows summed in index order,
+    padding rows left out, as torch sums them."""
+    rng = np.random.default_rng(1)
+    idx = rng.integers(0, 5, (7, 6))
+    kw = {}
+    if case == "padding":
+        kw = {"padding_idx": 3}
+    elif case == "negative_padding":
+        kw = {"padding_idx": -2}
+    elif case == "empty":
+        idx = idx[:0]
+    elif case == "scalar_index":
+        idx = np.array(4)
+    idx = idx.astype(np.int32 if case == "int32" else np.int64)
+    w = rng.standard_normal((5, 8)).astype(dtype)
+    g = rng.standard_normal(idx.shape + (8,)).astype(dtype)
+    if case == "strided":  # the gradient reaches the rule as a transposed view
+        g = np.ascontiguousarray(g.transpose(1, 0, 2)).transpose(1, 0, 2)
+    grads = []
+    for lib, F in ((jtorch, JF), (torch, TF)):
+        wt = lib.from_numpy(w.copy()).requires_grad_()
+        F.embedding(lib.from_numpy(idx), wt, **kw).backward(lib.from_numpy(g))
+        grads.append(wt.grad.numpy())
+    assert grads[0].dtype == grads[1].dtype
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_embedding_weight_gradient_takes_one_kernel_and_double_backward_composes():
+    """First order runs ``embedding_dense_backward``; under create_graph the rule composes
+    differentiable ops, so the second derivative exists (torch's: zero, the map is linear)."""
+    from jtorch import dispatch
+
+    seen = []
+
+    class Spy:
+        def __call__(self, op, args, plan, params):
+            seen.append(op.name)
+            prev, dispatch.mode = dispatch.mode, None
+            try:
+                if plan is None:
+                    return dispatch.pointwise(op, args, **params)
+                return dispatch.run_plan(op, args, plan)
+            finally:
+                dispatch.mode = prev
+
+    idx = jtorch.tensor([[1, 0], [1, 2]])
+    w = jtorch.from_numpy(W.copy()).requires_grad_()
+    y = JF.embedding(idx, w)
+    prev, dispatch.mode = dispatch.mode, Spy()
+    try:
+        y.sum().backward()
+    finally:
+        dispatch.mode = prev
+    assert "embedding_dense_backward" in seen and "index_add" not in seen
+    want = np.zeros_like(W)
+    np.add.at(want, [1, 0, 1, 2], 1.0)
+    np.testing.assert_array_equal(w.grad.numpy(), want)
+
+    w2 = jtorch.from_numpy(W.copy()).requires_grad_()
+    (gw,) = jtorch.autograd.grad((JF.embedding(idx, w2) ** 2).sum(), w2, create_graph=True)
+    tw = torch.from_numpy(W.copy()).requires_grad_()
+    (tg,) = torch.autograd.grad((TF.embedding(torch.from_numpy(idx.numpy()), tw) ** 2).sum(), tw,
+                                create_graph=True)
+    np.testing.assert_allclose(gw.detach().numpy(), tg.detach().numpy(), rtol=1e-12)
+    (h,) = jtorch.autograd.grad(gw.sum(), w2)
+    (th,) = torch.autograd.grad(tg.sum(), tw)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
+
+
 def test_embedding_max_norm_renormalises_in_place():
     idx = np.array([1, 2, 1])
     jw, tw = jtorch.from_numpy(W.copy()), torch.from_numpy(W.copy())

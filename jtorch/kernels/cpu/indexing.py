@@ -971,6 +971,38 @@ def embedding_cpu(plan, weight: Tensor, indices: Tensor) -> Tensor:
     return res
 
 
+@numba.njit(cache=True, nogil=True)
+def _embedding_grad_rows(g, idx, pad, out):
+    """out[idx[i] mod n] += g[i] for i in order, skipping indices equal to ``pad`` (-1: none):
+    the sums of zeros + index_add, element by element in the same order."""
+    n = out.shape[0]
+    for i in range(idx.size):
+        r = idx[i]
+        if r == pad:
+            continue
+        r %= n
+        for j in range(out.shape[1]):
+            out[r, j] += g[i, j]
+
+
+def embedding_dense_backward_cpu(plan, grad: Tensor, indices: Tensor) -> Tensor:
+    kw = plan.kw
+    n, pad = kw["num_weights"], kw["padding_idx"]
+    res = _alloc(plan.out)
+    out = res._a
+    out[...] = 0
+    flat = np.ascontiguousarray(indices._a, np.int64).reshape(-1)
+    if flat.size and out.size:
+        g = np.ascontiguousarray(grad._a).reshape(flat.size, out.shape[1])
+        if g.dtype in _EMBED_FAST:
+            _embedding_grad_rows(g, flat, -1 if pad is None else pad, out)
+        else:  # other dtypes: the rows one at a time through NumPy, in the same order
+            for i, r in enumerate(flat.tolist()):
+                if r != pad:
+                    out[r % n] += g[i]
+    return res
+
+
 def one_hot_cpu(plan, x: Tensor) -> Tensor:
     k = plan.kw["num_classes"]
     a = x._a
