@@ -540,6 +540,28 @@ def test_parallel_variants(monkeypatch):
     check(jtorch.sum(jtorch.from_numpy(big.numpy())), exact_like(torch.sum, [big], torch.sum(big)))
 
 
+def test_column_sums_of_one_block_run_serially(monkeypatch):
+    """A sum over the rows of a (R, I <= 1024) matrix (a linear layer's bias gradient) is one
+    block of columns: the parallel build would run it as one task on a woken pool. Two blocks
+    go parallel, with the serial build's bits."""
+    from jtorch.kernels.cpu import reduce as K
+
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 8)
+    mod = K.kernels(K.registry.REGISTRY["sum"], "float32", "float64", "float32")
+    assert mod.entries(1, 192, 384, 1, 192) == (mod.cols_s, mod.cols_s)
+    assert mod.entries(2, 192, 384, 1, 192) == (mod.cols_s, mod.cols_p)
+    assert mod.entries(1, 1500, 384, 1, 1500) == (mod.cols_s, mod.cols_p)
+    a = _data((384, 1500), "float32", special=False)
+    jx, tx = pair(a)
+    want = a.astype(np.float64).sum(0).astype(np.float32)
+    for cols in (192, 1500):
+        got = jtorch.sum(jx[:, :cols], 0).numpy()
+        np.testing.assert_allclose(got, want[:cols], rtol=2 * ULP32, atol=1e-6)
+        monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 40)
+        np.testing.assert_array_equal(jtorch.sum(jx[:, :cols], 0).numpy(), got)
+        monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 8)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 4), min_size=0, max_size=4), st.data(), st.booleans(),
        st.sampled_from(["sum", "mean", "amax"]), st.booleans())

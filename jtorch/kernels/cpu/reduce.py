@@ -338,7 +338,9 @@ def entries(O, I, R, sI, sR):
     if sR == 1 or R <= 1:
         return rows_s, (one_p if O * I == 1 else rows_p)
     if sI == 1 and I > 1:
-        return cols_s, cols_p
+        # the parallel build splits the columns in blocks of 1024: one block (a linear layer's
+        # bias gradient) would wake the pool for one task
+        return cols_s, (cols_p if O * ((I + 1023) // 1024) > 1 else cols_s)
     return strided_s, strided_p
 """
 
