@@ -552,7 +552,7 @@ def test_column_sums_of_one_block_run_serially(monkeypatch):
     assert mod.entries(2, 192, 384, 1, 192) == (mod.cols_s, mod.cols_p)
     assert mod.entries(1, 1500, 384, 1, 1500) == (mod.cols_s, mod.cols_p)
     a = _data((384, 1500), "float32", special=False)
-    jx, tx = pair(a)
+    jx, _ = pair(a)
     want = a.astype(np.float64).sum(0).astype(np.float32)
     for cols in (192, 1500):
         got = jtorch.sum(jx[:, :cols], 0).numpy()
