@@ -328,6 +328,7 @@ def edge_of(t: Tensor):
 
 
 _NO_EDGE = (None, False)
+_new = object.__new__
 
 
 def _is_diff(x) -> bool:
@@ -381,7 +382,9 @@ def _parse_saves(saves: str) -> tuple:
 
 def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
     cls = op._node_cls
-    node = (cls if cls is not None else _node_factory(op, inputs, kw))()
+    # the slots set here rather than by Node.__init__ (a call frame per recorded op)
+    node = _new(cls if cls is not None else _node_factory(op, inputs, kw))
+    node._pre_hooks = node._hooks = node._retain = node._trace = node._meta_dict = None
     node.op, node.kw, node._freed = op, kw, False
     saves = op.saves
     if saves is None:
@@ -389,29 +392,40 @@ def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
     else:
         pos, save_out = _parse_saves(saves)
     self_old = kw.get("_self") if kw else None
-    edges, needs, metas, args = [], [], [], []
-    for i, x in enumerate(inputs):
-        if isinstance(x, _TENSOR):
-            fn = x.grad_fn
-            if fn is not None:
-                e = (fn, x._output_nr)
-            elif x._requires_grad:
-                e = (accumulator(x), 0)
+    if len(inputs) == 1 and isinstance(inputs[0], _TENSOR):  # views, unary ops: no lists
+        x = inputs[0]
+        fn = x.grad_fn
+        e = (fn, x._output_nr) if fn is not None else \
+            (accumulator(x), 0) if x._requires_grad else None
+        node._edges, node.needs = ((e, True),), (e is not None,)
+        node._meta = [(x._a.shape, x.dtype)]
+        node._args = (SavedTensor(self_old if self_old is not None else x),) \
+            if pos is None or 0 in pos else (None,)
+    else:
+        edges, needs, metas, args = [], [], [], []
+        for i, x in enumerate(inputs):
+            if isinstance(x, _TENSOR):
+                fn = x.grad_fn
+                if fn is not None:
+                    e = (fn, x._output_nr)
+                elif x._requires_grad:
+                    e = (accumulator(x), 0)
+                else:
+                    e = None
+                edges.append((e, True))
+                needs.append(e is not None)
+                metas.append((x._a.shape, x.dtype))
+                if pos is None or i in pos:
+                    args.append(SavedTensor(self_old if i == 0 and self_old is not None else x))
+                else:
+                    args.append(None)
             else:
-                e = None
-            edges.append((e, True))
-            needs.append(e is not None)
-            metas.append((x._a.shape, x.dtype))
-            if pos is None or i in pos:
-                args.append(SavedTensor(self_old if i == 0 and self_old is not None else x))
-            else:
-                args.append(None)
-        else:
-            edges.append(_NO_EDGE)
-            needs.append(False)
-            metas.append(None)
-            args.append(x)
-    node._edges, node.needs, node._meta, node._args = tuple(edges), tuple(needs), metas, tuple(args)
+                edges.append(_NO_EDGE)
+                needs.append(False)
+                metas.append(None)
+                args.append(x)
+        node._edges, node.needs, node._meta, node._args = tuple(edges), tuple(needs), metas, \
+            tuple(args)
     if len(outs) == 1:
         o = outs[0]
         node._out_meta = ((o._a.shape, o.dtype),)
