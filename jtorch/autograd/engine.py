@@ -25,18 +25,19 @@ _state = dispatch.grad_state
 
 def _topo_order(roots: list) -> list:
     """Nodes reachable from ``roots``, each before every node it sends gradients to."""
-    order, seen = [], set()
+    order, seen = [], set()  # (nodes hash by identity)
     for root in roots:
-        if id(root) in seen:
+        if root in seen:
             continue
-        seen.add(id(root))
+        seen.add(root)
         stack = [(root, iter(root._edges))]
         while stack:
             node, it = stack[-1]
             for e, _ in it:
-                if e is not None and id(e[0]) not in seen:
-                    seen.add(id(e[0]))
-                    stack.append((e[0], iter(e[0]._edges)))
+                if e is not None and e[0] not in seen:
+                    child = e[0]
+                    seen.add(child)
+                    stack.append((child, iter(child._edges)))
                     break
             else:
                 stack.pop()
@@ -236,7 +237,7 @@ def run_backward(roots: list, grads: list, retain_graph: bool, create_graph: boo
                 if accumulate and gs[0] is not None:
                     _accumulate(node, gs[0], create_graph, handed)
                 continue
-            res = _apply(node, gs)
+            res = node.apply(gs) if not anomaly.enabled else _apply(node, gs)
             if node._hooks:
                 for fn in list(node._hooks):
                     r = fn(tuple(res), tuple(gs))

@@ -197,7 +197,7 @@ class OpNode(Node):
         a = self._args
         if self._freed:
             raise RuntimeError(_FREED_MSG)
-        return tuple(x.get(self) if type(x) is SavedTensor else x for x in a)
+        return tuple([x.get(self) if type(x) is SavedTensor else x for x in a])
 
     @property
     def out(self):
@@ -214,11 +214,16 @@ class OpNode(Node):
         return len(self._out_meta)
 
     def release(self) -> None:
-        saved = self._out is not None or any(type(x) is SavedTensor for x in self._args)
-        if saved:
-            self._freed = True
-            self._out = None
-            self._args = tuple(_FREED if type(x) is SavedTensor else x for x in self._args)
+        args = self._args
+        if self._out is None:
+            for x in args:
+                if type(x) is SavedTensor:
+                    break
+            else:
+                return  # nothing saved: nothing to free
+        self._freed = True
+        self._out = None
+        self._args = tuple([_FREED if type(x) is SavedTensor else x for x in args])
 
     def apply(self, grads: list) -> list:
         op = self.op
