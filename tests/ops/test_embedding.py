@@ -105,6 +105,28 @@ def test_embedding_weight_gradient_takes_one_kernel_and_double_backward_composes
     np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64"])
+def test_embedding_dense_backward_other_dtypes_sum_in_order(dtype):
+    """The op's NumPy branch (the rule calls it for float32/float64 only): the rows summed in
+    index order (16-bit floats in float32, rounded once), padding rows left out."""
+    from jtorch.kernels.defs.indexing import embedding_dense_backward_op
+
+    rng = np.random.default_rng(2)
+    idx = rng.integers(0, 5, (4, 3))
+    wide = jtorch.complex128 if dtype == "complex64" else jtorch.float64
+    g = jtorch.from_numpy(rng.standard_normal((4, 3, 2))).to(getattr(jtorch, dtype))
+    got = embedding_dense_backward_op(g, jtorch.from_numpy(idx), num_weights=5, padding_idx=2)
+    assert got.dtype is getattr(jtorch, dtype) and tuple(got.shape) == (5, 2)
+    want = np.zeros((5, 2), wide.np)
+    rows = g.to(wide).numpy().reshape(-1, 2)
+    for i, k in enumerate(idx.reshape(-1)):
+        if k != 2:
+            want[k] += rows[i]
+    tol = {"float16": 2e-3, "bfloat16": 1e-2, "complex64": 1e-6}[dtype]
+    np.testing.assert_allclose(got.to(wide).numpy(), want, rtol=tol, atol=tol)
+    assert not got.to(wide).numpy()[2].any()
+
+
 def test_embedding_max_norm_renormalises_in_place():
     idx = np.array([1, 2, 1])
     jw, tw = jtorch.from_numpy(W.copy()), torch.from_numpy(W.copy())

@@ -996,10 +996,11 @@ def embedding_dense_backward_cpu(plan, grad: Tensor, indices: Tensor) -> Tensor:
         g = np.ascontiguousarray(grad._a).reshape(flat.size, out.shape[1])
         if g.dtype in _EMBED_FAST:
             _embedding_grad_rows(g, flat, -1 if pad is None else pad, out)
-        else:  # other dtypes: the rows one at a time through NumPy, in the same order
-            for i, r in enumerate(flat.tolist()):
-                if r != pad:
-                    out[r % n] += g[i]
+        else:  # other dtypes: NumPy's in-order add.at, 16-bit floats summed in float32
+            keep = flat != pad if pad is not None else slice(None)
+            acc = np.zeros(out.shape, np.promote_types(g.dtype, np.float32))
+            np.add.at(acc, flat[keep] % n, g[keep])
+            out[...] = acc
     return res
 
 

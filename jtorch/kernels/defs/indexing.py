@@ -1055,17 +1055,18 @@ def _scatter_name(inputs: tuple, kw) -> str:
 def _embedding_vjp(c, g):
     weight_shape = c._meta[0][0]
     idx = c.args[1]
-    flat = idx.reshape(-1).to(_int64)
-    g2 = g.reshape(-1, weight_shape[1])
-    if c.kw.get("sparse"):
-        return _embedding_sparse_grad(c, flat, g2, weight_shape), None
-    pad = c.kw["padding_idx"]
-    if not (c.kw["scale_grad_by_freq"] or _dispatch.grad_state.enabled) and \
+    kw = c.kw
+    pad = kw["padding_idx"]
+    if not (kw.get("sparse") or kw["scale_grad_by_freq"] or _dispatch.grad_state.enabled) and \
             g.device.type == "cpu" and g.dtype in _EMBED_GRAD:
         # one kernel, not zeros + index_add through dispatch (~55 us a call): the same sums
         return embedding_dense_backward_op(g, idx, num_weights=weight_shape[0],
                                            padding_idx=pad), None
-    if c.kw["scale_grad_by_freq"]:
+    flat = idx.reshape(-1).to(_int64)
+    g2 = g.reshape(-1, weight_shape[1])
+    if kw.get("sparse"):
+        return _embedding_sparse_grad(c, flat, g2, weight_shape), None
+    if kw["scale_grad_by_freq"]:
         counts = flat.new_zeros(weight_shape[0]).index_add_(0, flat, flat.new_ones(flat.shape))
         g2 = g2 / counts.index_select(0, flat).unsqueeze(1).to(g2.dtype)
     if pad is not None:
