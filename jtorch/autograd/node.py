@@ -231,6 +231,8 @@ class OpNode(Node):
             raise RuntimeError(f"derivative for aten::{op.name} is not implemented")
         if len(grads) == 1:
             g = grads[0] if grads[0] is not None else _zeros(self._out_meta[0])
+        elif op.grad_outputs == 1 and grads[0] is not None:  # (layer_norm's): nothing to fill
+            g = tuple(grads)
         else:
             dev = next(x for x in grads if x is not None).device
             k = op.grad_outputs or len(grads)

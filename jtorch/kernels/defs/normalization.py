@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from ... import dispatch
 from ... import dtypes as _dt
-from ..plan import Out, Plan, common_device
+import numpy as np
+
+from ..plan import Out, Plan, common_device, memo
 from ..registry import defvjp, op
 from ._lazy import lazy
 
@@ -41,7 +43,32 @@ def check_normalized(input, shape: list, weight, bias, star: str) -> tuple:
     return tuple(range(-k, 0))
 
 
+_plans: dict = {}
+_NDARRAY = np.ndarray
+
+
+def _key(t):
+    """A CPU operand's part of a plan key (None for an absent one); anything else raises."""
+    if t is None:
+        return None
+    if t._a.__class__ is not _NDARRAY:
+        raise AttributeError
+    return t._a.shape, t.dtype
+
+
 def _layer_norm_meta(input, weight, bias, *, normalized_shape: list, eps: float) -> Plan:
+    # memoised on CPU operands' geometry (the checks and outputs are functions of it): a
+    # transformer calls it with the same few shapes every step
+    try:
+        key = ("ln", _key(input), _key(weight), _key(bias), tuple(normalized_shape), eps)
+    except (AttributeError, TypeError):  # other devices, unhashable arguments
+        return _layer_norm_plan(input, weight, bias, normalized_shape, eps)
+    plan = _plans.get(key)
+    return plan if plan is not None else \
+        memo(_plans, key, _layer_norm_plan(input, weight, bias, normalized_shape, eps), 1024)
+
+
+def _layer_norm_plan(input, weight, bias, normalized_shape: list, eps: float) -> Plan:
     dev = common_device(input, weight, bias)
     dims = check_normalized(input, normalized_shape, weight, bias, "*, ")
     shape = input._a.shape
@@ -86,6 +113,17 @@ native_layer_norm_op.grad_outputs = 1  # (torch's rule reads the output's gradie
 
 
 def _layer_norm_backward_meta(grad, input, mean, rstd, weight, *, dims: tuple, mask: tuple) -> Plan:
+    try:
+        key = ("ln_bwd", _key(grad), _key(input), _key(mean), _key(rstd), _key(weight), dims,
+               mask)
+    except (AttributeError, TypeError):
+        return _layer_norm_backward_plan(grad, input, mean, rstd, weight, dims, mask)
+    plan = _plans.get(key)
+    return plan if plan is not None else memo(
+        _plans, key, _layer_norm_backward_plan(grad, input, mean, rstd, weight, dims, mask), 1024)
+
+
+def _layer_norm_backward_plan(grad, input, mean, rstd, weight, dims: tuple, mask: tuple) -> Plan:
     dev = common_device(grad, input, mean, rstd, weight)
     d = input.dtype
     n = input._a.shape[len(input._a.shape) - len(dims):]
