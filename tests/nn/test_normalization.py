@@ -139,6 +139,50 @@ def test_layer_norm_row_blocks(rows, n, dtype):
     np.testing.assert_allclose(y, plain * w + b, rtol=0, atol=20 * tol)
 
 
+@pytest.mark.parametrize("rows,n", [(97, 48), (40, 300), (3, 9000), (1, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_backward_row_blocks(rows, n, dtype):
+    """The backward kernel runs blocks of rows (every row's sums, then one pass for gx, gw and
+    gb, or gx alone and the sums' own pass when only some are asked): each mask gives what the
+    full one gives for its parts, the serial run's gw/gb equal the one-chunk parallel run's,
+    and all match a float64 reference."""
+    from jtorch.kernels.cpu import normalization as kn
+
+    rng = np.random.default_rng(rows + n)
+    x = (rng.standard_normal((rows, n)) * 3 + rng.standard_normal((rows, 1)) * 50).astype(dtype)
+    g = rng.standard_normal((rows, n)).astype(dtype)
+    w = rng.standard_normal(n).astype(dtype)
+    y, mean, rstd = np.empty_like(x), np.empty(rows, dtype), np.empty(rows, dtype)
+    kn.layer_norm_fwd(x, w, w, 1e-5, y, mean, rstd, True, True)
+
+    def run(fn, chunks, affine, mask):
+        gx = np.zeros_like(x)
+        gw, gb = np.zeros((chunks, n)), np.zeros((chunks, n))
+        fn(g, x, mean, rstd, w if affine else w[:0], gx, gw, gb, affine, *mask)
+        return gx, gw.sum(0), gb.sum(0)
+
+    for affine in (True, False):
+        full = run(kn.layer_norm_bwd, 1, affine, (True, True, True))
+        assert all(np.array_equal(a, c) for a, c in
+                   zip(run(kn.layer_norm_bwd_par, 1, affine, (True, True, True)), full))
+        for mask in [(True, False, False), (False, True, True), (False, True, False),
+                     (True, True, False)]:
+            got = run(kn.layer_norm_bwd, 1, affine, mask)
+            for part, a, c in zip(mask, got, full):
+                assert np.array_equal(a, c if part else np.zeros_like(c))
+        x64, g64, m, r = (a.astype(np.float64) for a in (x, g, mean, rstd))
+        xhat = (x64 - m[:, None]) * r[:, None]
+        gh = g64 * w if affine else g64
+        gx = (gh - gh.mean(1, keepdims=True) - xhat * (gh * xhat).mean(1, keepdims=True)) * \
+            r[:, None]
+        tol = 2e-5 if dtype == np.float32 else 1e-11
+        scale = np.abs(gx).max()
+        np.testing.assert_allclose(full[0], gx, rtol=0, atol=tol * scale)
+        np.testing.assert_allclose(full[1], (g64 * xhat).sum(0), rtol=0,
+                                   atol=tol * np.abs(g64 * xhat).sum(0).max())
+        np.testing.assert_allclose(full[2], g64.sum(0), rtol=0, atol=tol * np.abs(g64).sum(0).max())
+
+
 @pytest.mark.parametrize("eps", [None, 1e-3])
 def test_rms_norm(eps):
     compare_random(lambda m: m.nn.RMSNorm(5, eps=eps, dtype=m.float64), randn(3, 5))

@@ -82,7 +82,7 @@ _rows_fwd_jit = numba.njit(cache=True, nogil=True, inline="always")(_rows_fwd)
 _block_jit = numba.njit(cache=True, nogil=True, inline="always")(_block)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
     m = x.shape[0]
     k = _block_jit(x.shape[1])
@@ -90,7 +90,7 @@ def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
         _rows_fwd_jit(x, w, b, eps, y, mean, rstd, lo, min(m, lo + k), affine_w, affine_b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def layer_norm_fwd_par(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
     m = x.shape[0]
     k = _block_jit(x.shape[1])
@@ -113,7 +113,8 @@ def layer_norm(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, eps: f
 
 def _rows(shape: tuple, k: int) -> tuple:
     """(rows, row length) of ``shape`` normalised over its last ``k`` dims."""
-    return math.prod(shape[:len(shape) - k]), math.prod(shape[len(shape) - k:])
+    lead = len(shape) - k
+    return math.prod(shape[:lead]), shape[-1] if k == 1 else math.prod(shape[lead:])
 
 
 def layer_norm_cpu(plan, input, weight, bias) -> tuple:
@@ -121,13 +122,13 @@ def layer_norm_cpu(plan, input, weight, bias) -> tuple:
     out, stat, _ = plan.out
     shape = out.shape
     m, n = _rows(shape, len(plan.kw["dims"]))
-    x = np.ascontiguousarray(input._a).reshape(m, n)
-    w = None if weight is None else np.ascontiguousarray(weight._a).reshape(n)
-    b = None if bias is None else np.ascontiguousarray(bias._a).reshape(n)
+    x = _dense(input._a, (m, n))
+    w = None if weight is None else _dense(weight._a, n)
+    b = None if bias is None else _dense(bias._a, n)
     y, mean, rstd = layer_norm(x, w, b, plan.kw["eps"])
     d = out.dtype
-    return (Tensor._make(y.reshape(shape), None, d), Tensor._make(mean.reshape(stat.shape), None, d),
-            Tensor._make(rstd.reshape(stat.shape), None, d))
+    return (Tensor._make(y.reshape(shape), None, d), Tensor._make(mean.reshape(stat.shape), mean, d),
+            Tensor._make(rstd.reshape(stat.shape), rstd, d))
 
 
 # -- backward ---------------------------------------------------------------------------------
@@ -199,12 +200,12 @@ def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_
 _bwd_rows_jit = numba.njit(cache=True, nogil=True, inline="always")(_bwd_rows)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def layer_norm_bwd(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
     _bwd_rows_jit(g, x, mean, rstd, w, gx, gw[0], gb[0], 0, x.shape[0], affine_w, do_x, do_w, do_b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def layer_norm_bwd_par(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
     m = x.shape[0]
     chunks = gw.shape[0]
@@ -218,24 +219,28 @@ def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
     grad_bias), each computed where ``plan.kw["mask"]`` asks for it (else an empty tensor)."""
     gx_out, gw_out, gb_out = plan.out
     do_x, do_w, do_b = plan.kw["mask"]
-    m, n = _rows(tuple(input._a.shape), len(plan.kw["dims"]))  # (gx_out is empty unless asked)
-    d = gx_out.dtype
-    x = np.ascontiguousarray(input._a).reshape(m, n)
-    g = np.ascontiguousarray(grad._a).reshape(m, n)
-    mu = np.ascontiguousarray(mean._a).reshape(m)
-    rs = np.ascontiguousarray(rstd._a).reshape(m)
-    w = np.empty(0, x.dtype) if weight is None else np.ascontiguousarray(weight._a).reshape(n)
-    gx = np.empty((m, n) if do_x else (0, n), x.dtype)
+    m, n = _rows(input._a.shape, len(plan.kw["dims"]))  # (gx_out is empty unless asked)
+    x = _dense(input._a, (m, n))
+    dt = x.dtype
+    w = np.empty(0, dt) if weight is None else _dense(weight._a, n)
+    gx = np.empty((m, n) if do_x else (0, n), dt)
     par = _threads.use_parallel(x.size) and m > 1
     chunks = min(m, numba.get_num_threads()) if par else 1
-    gw = np.zeros((chunks, n if do_w else 0))
-    gb = np.zeros((chunks, n if do_b else 0))
-    (layer_norm_bwd_par if par else layer_norm_bwd)(g, x, mu, rs, w, gx, gw, gb, weight is not None,
-                                                     do_x, do_w, do_b)
-    # the chunks' float64 partials summed (one chunk: its row; NumPy's reduction of a small
-    # array costs more than the serial kernel)
-    gw = gw.sum(0) if par else gw[0]
-    gb = gb.sum(0) if par else gb[0]
+    sums = np.zeros((2, chunks, n))  # float64 partials of gw and gb per chunk of rows
+    (layer_norm_bwd_par if par else layer_norm_bwd)(
+        _dense(grad._a, (m, n)), x, _dense(mean._a, m), _dense(rstd._a, m), w, gx, sums[0],
+        sums[1], weight is not None, do_x, do_w, do_b)
+    # the chunks' partials summed (one chunk: its row; NumPy's reduction of a small array
+    # costs more than the serial kernel)
+    sums = sums.sum(1) if par else sums[:, 0]
+    d = gx_out.dtype
     return (Tensor._make(gx.reshape(gx_out.shape), None, d),
-            Tensor._make(gw.astype(x.dtype).reshape(gw_out.shape), None, d),
-            Tensor._make(gb.astype(x.dtype).reshape(gb_out.shape), None, d))
+            Tensor._make(sums[0].astype(dt).reshape(gw_out.shape) if do_w else np.empty(0, dt),
+                         None, d),
+            Tensor._make(sums[1].astype(dt).reshape(gb_out.shape) if do_b else np.empty(0, dt),
+                         None, d))
+
+
+def _dense(a: np.ndarray, shape) -> np.ndarray:
+    """``a`` C-contiguous (a copy only where it is not) in ``shape``."""
+    return (a if a.flags.c_contiguous else np.ascontiguousarray(a)).reshape(shape)
