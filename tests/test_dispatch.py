@@ -111,6 +111,41 @@ def test_in_place_calls_take_the_in_place_loop():
     assert dispatch._in_place_loop(registry.REGISTRY["sin"], 1, d, d, "a", 40) is None  # guarded
 
 
+def test_dense_in_place_calls_skip_the_layout_search(monkeypatch):
+    """``x.op_(y)`` with every operand C-contiguous in x's shape runs its in-place loop
+    directly (``run_pointwise`` is not called); operands on x's storage, views and dtype
+    changes still go through it, with its overlap and cast checks; gradients recorded on the
+    direct route are torch's."""
+    calls = []
+    run = dispatch.run_pointwise
+    monkeypatch.setattr(dispatch, "run_pointwise", lambda *a, **k: calls.append(1) or run(*a, **k))
+    x, y = jtorch.arange(6.0).reshape(2, 3), jtorch.full((2, 3), 2.0)
+    v = x._version
+    assert x.add_(y, alpha=3) is x and x.mul_(2).sub_(1).div_(y).addcmul_(y, y, value=0.5) is x
+    i = jtorch.arange(6).reshape(2, 3)
+    i.add_(4).mul_(jtorch.arange(6).reshape(2, 3))
+    assert calls == [] and x._version == v + 5
+    np.testing.assert_array_equal(
+        x.numpy(), ((np.arange(6.0).reshape(2, 3) + 6) * 2 - 1) / 2 + 2)
+    np.testing.assert_array_equal(i.numpy(), (np.arange(6) + 4).reshape(2, 3) * np.arange(6).reshape(2, 3))
+    x.add_(x)  # (the same storage: the general route, which allows an exact alias)
+    assert calls == [1]
+    with pytest.raises(RuntimeError, match="single memory location"):
+        s = jtorch.arange(8.0)
+        s[1:].add_(s[:-1])
+    x.t().add_(1)  # (not C-contiguous)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.add_(jtorch.ones(2, 3))  # (float into int64: the cast check)
+    w, wt = jtorch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    for lib, leaf in ((jtorch, w), (torch, wt)):
+        h = leaf * 2
+        h.mul_(lib.tensor([1.0, 2.0, 3.0]))
+        h.add_(leaf, alpha=2)
+        assert type(h.grad_fn).__name__ == "AddBackward0"
+        h.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), wt.grad.numpy())
+
+
 def test_strided_parallel_variant():
     base = np.arange(300 * 240, dtype=np.float64).reshape(300, 240)
     j = jtorch.from_numpy(base.T)

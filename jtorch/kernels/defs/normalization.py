@@ -9,10 +9,10 @@ reductions and pointwise ops (``nn/normalization.py``).
 
 from __future__ import annotations
 
-from ... import dispatch
-from ... import dtypes as _dt
 import numpy as np
 
+from ... import dispatch
+from ... import dtypes as _dt
 from ..plan import Out, Plan, common_device, memo
 from ..registry import defvjp, op
 from ._lazy import lazy
