@@ -292,7 +292,10 @@ def _in_place_dense(op: registry.OpDef, args: tuple, out: Tensor, compute: _dt.d
     if loop is None:
         return False
     if compute in _WIDE_FLOATS:
-        args = _int_scalars_as_float(op, args)
+        for x in args:
+            if x.__class__ is int:
+                args = _int_scalars_as_float(op, args)
+                break
     try:
         if len(args) == 2:  # spelled out: no list for the commonest calls
             y = args[1]
