@@ -640,7 +640,8 @@ def test_log_softmax_near_the_largest_floats(dtype, layout):
 @pytest.mark.parametrize("fname", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("r", [1, 2, 3, 7])
 def test_short_rows_column_passes_match_torch_serial_and_parallel(fname, r, monkeypatch):
-    """Rows shorter than 8 (a 3-class loss) run column by column, vectorised across rows:
+    """Rows shorter than 8 (a 3-class loss) run column by column over blocks of rows
+    transposed into a scratch (vectorised across rows, several blocks here):
     equal to torch (nan, inf and -inf rows included), the parallel chunks give the serial
     bits, rows read in place from a wider array (row stride != length), and the gradient."""
     rng = np.random.default_rng(r)

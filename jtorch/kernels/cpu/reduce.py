@@ -563,35 +563,55 @@ def cols(x, p, R, I, sR, sI, dst, ld, mx, sm, log):
 
 @njit({opts})
 def rows_short(x, O, R, sO, out, log):
-    # rows of fewer than 8 elements (attention over a short sequence, a 3-class loss), taken
-    # column by column: each pass runs down the rows, so it vectorises across them (2x the
-    # row-by-row loop), and each row still sees its own operations in its own order (the
-    # same bits); the parallel build runs chunks of rows through it, so both give one answer
-    m = np.empty(O, _T)
-    tot = np.empty(O, _T)
-    for o in range(O):
-        m[o] = -_INF
-        tot[o] = _T(0)
-    for j in range(R):
-        for o in range(O):
-            m[o] = maximum(m[o], x[o * sO + j])
-    for j in range(R):
-        for o in range(O):
-            e = fm.exp(x[o * sO + j] - m[o])
-            out[o * R + j] = e
-            tot[o] += e
-    if log:
-        for o in range(O):
-            tot[o] = fm.log(tot[o])
+    # rows of fewer than 8 elements (attention over a short sequence, a 3-class loss), in
+    # blocks of rows transposed into a scratch (xs[j, o]): each pass then runs down the rows
+    # over contiguous memory and vectorises (reading the rows in place meant gathers and
+    # scatters at a stride of R), and each row still sees its own operations in its own order
+    # (the same bits); the parallel build runs chunks of rows through it, so both give one
+    # answer
+    B = 256
+    nb = min(O, B)
+    xs = np.empty(R * nb, _T)
+    es = np.empty(R * nb, _T)
+    m = np.empty(nb, _T)
+    tot = np.empty(nb, _T)
+    for lo in range(0, O, B):
+        n = min(B, O - lo)
+        for j in range(R):  # (down the columns: contiguous stores, vectorised)
+            q = j * nb
+            for o in range(n):
+                xs[q + o] = x[(lo + o) * sO + j]
+        for o in range(n):
+            m[o] = -_INF
+            tot[o] = _T(0)
         for j in range(R):
-            for o in range(O):
-                out[o * R + j] = (x[o * sO + j] - m[o]) - tot[o]
-    else:
-        for o in range(O):
-            tot[o] = _T(1) / tot[o]
+            q = j * nb
+            for o in range(n):
+                m[o] = maximum(m[o], xs[q + o])
         for j in range(R):
-            for o in range(O):
-                out[o * R + j] = out[o * R + j] * tot[o]
+            q = j * nb
+            for o in range(n):
+                e = fm.exp(xs[q + o] - m[o])
+                es[q + o] = e
+                tot[o] += e
+        if log:
+            for o in range(n):
+                tot[o] = fm.log(tot[o])
+            for j in range(R):
+                q = j * nb
+                for o in range(n):
+                    es[q + o] = (xs[q + o] - m[o]) - tot[o]
+        else:
+            for o in range(n):
+                tot[o] = _T(1) / tot[o]
+            for j in range(R):
+                q = j * nb
+                for o in range(n):
+                    es[q + o] = es[q + o] * tot[o]
+        for j in range(R):
+            q = j * nb
+            for o in range(n):
+                out[(lo + o) * R + j] = es[q + o]
 
 
 # One entry per layout (short rows, rows, columns) and build, picked in Python by
@@ -663,25 +683,46 @@ def bwd_row(g, y, dst, log):
 
 @njit({opts})
 def bwd_rows_short(g, y, O, R, out, log):
-    # bwd_row over rows of fewer than 8 elements, column by column as rows_short (the sums
-    # in each row's own order)
-    acc = np.empty(O, _T)
-    for o in range(O):
-        acc[o] = _T(0)
-    if log:
-        for j in range(R):
-            for o in range(O):
-                acc[o] += g[o * R + j]
-        for j in range(R):
-            for o in range(O):
-                out[o * R + j] = g[o * R + j] - fm.exp(y[o * R + j]) * acc[o]
-    else:
+    # bwd_row over rows of fewer than 8 elements, column by column (the sums in each row's
+    # own order); log_softmax's, whose exp vectorises only over contiguous memory, in blocks
+    # transposed as rows_short's (2x), softmax's in place (its transposes would cost more)
+    if not log:
+        acc = np.empty(O, _T)
+        for o in range(O):
+            acc[o] = _T(0)
         for j in range(R):
             for o in range(O):
                 acc[o] += g[o * R + j] * y[o * R + j]
         for j in range(R):
             for o in range(O):
                 out[o * R + j] = y[o * R + j] * (g[o * R + j] - acc[o])
+        return
+    B = 256
+    nb = min(O, B)
+    gs = np.empty(R * nb, _T)
+    ys = np.empty(R * nb, _T)
+    acc = np.empty(nb, _T)
+    for lo in range(0, O, B):
+        n = min(B, O - lo)
+        for j in range(R):
+            q = j * nb
+            for o in range(n):
+                gs[q + o] = g[(lo + o) * R + j]
+                ys[q + o] = y[(lo + o) * R + j]
+        for o in range(n):
+            acc[o] = _T(0)
+        for j in range(R):
+            q = j * nb
+            for o in range(n):
+                acc[o] += gs[q + o]
+        for j in range(R):
+            q = j * nb
+            for o in range(n):
+                gs[q + o] = gs[q + o] - fm.exp(ys[q + o]) * acc[o]
+        for j in range(R):
+            q = j * nb
+            for o in range(n):
+                out[(lo + o) * R + j] = gs[q + o]
 
 
 @njit({opts})
