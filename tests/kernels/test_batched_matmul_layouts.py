@@ -126,3 +126,42 @@ def test_addmm_s_pass_after_the_product_runs_serially_below_its_size(monkeypatch
     if beta == alpha == 1:
         want = prod + c
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_heads_read_in_place_by_blas(dtype, monkeypatch):
+    """Products over two unmergeable batch dims whose matrices BLAS can read where they are
+    (row-major with a row stride, or a transposed left operand; a batch dim broadcast with
+    stride 0) go to ``matmul_views`` with no copy: equal to NumPy, the parallel build's bits
+    the serial one's. A transposed right operand, or matrices with no unit stride, keep
+    ``np.dot``'s copying path."""
+    from jtorch.kernels.cpu import matmul_views as MV
+
+    rng = np.random.default_rng(7)
+    proj = rng.standard_normal((5, 6, 3 * 24)).astype(dtype)
+    if np.iscomplexobj(proj):
+        proj = proj + 1j * rng.standard_normal(proj.shape).astype(dtype)
+    q = proj[:, :, :24].reshape(5, 6, 3, 8).transpose(0, 2, 1, 3)  # (5, 3, 6, 8), rows 72 apart
+    v = proj[:, :, 24:48].reshape(5, 6, 3, 8).transpose(0, 2, 1, 3)
+    att = rng.standard_normal((5, 3, 6, 6)).astype(dtype)
+    wide = rng.standard_normal((3, 8, 10)).astype(dtype)[None].repeat(5, 0)[:, :, :, ::1]
+    shared = np.broadcast_to(rng.standard_normal((1, 3, 8, 4)).astype(dtype), (5, 3, 8, 4))
+    taken = []
+    run = MV.products
+    monkeypatch.setattr(MV, "products", lambda *a: taken.append(1) or run(*a))
+    cases = [(att, v, True), (att.transpose(0, 1, 3, 2), q, True), (q, shared, True),
+             (q, wide[:, :, :, :7], True), (q, v.transpose(0, 1, 3, 2), False),
+             (att[:, :, :, ::2], v[:, :, ::2], False)]
+    for a, b, in_place in cases:
+        assert M._collapsed(a) is None or M._collapsed(b) is None
+        out = np.empty(a.shape[:3] + b.shape[3:], dtype)
+        taken.clear()
+        M.batched_into(a, b, out)
+        assert bool(taken) == in_place
+        want = np.matmul(a.astype(np.complex128), b.astype(np.complex128))
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+        if in_place:
+            lb, la = MV.layout(b), MV.layout(a)
+            par = np.empty_like(out)
+            MV.products_par(*la, *lb, par.reshape(-1), *a.shape[:3], b.shape[3], a.shape[3])
+            np.testing.assert_array_equal(par, out)
