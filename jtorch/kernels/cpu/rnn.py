@@ -34,42 +34,53 @@ from .. import fastmath as fm
 
 def _gates_row(gates, hh, bias, c, out, q, r, hidden):
     """Row ``r`` of the state at packed row ``q``: activate the gates (stored back in place),
-    update c, write o * tanh(c) to ``out``."""
+    update c, write o * tanh(c) to ``out``. Each gate is read through its own slice: indexed
+    as ``gates[q, hidden + j]`` (an offset Numba cannot prove non-negative, so every access
+    carried a negative-index fix-up) the loop did not vectorise (20 x 64 rows: 48 -> 6 us)."""
+    h2, h3 = 2 * hidden, 3 * hidden
+    gi, gf, gg, go = gates[q, :hidden], gates[q, hidden:h2], gates[q, h2:h3], gates[q, h3:]
+    hi, hf, hg, ho = hh[r, :hidden], hh[r, hidden:h2], hh[r, h2:h3], hh[r, h3:]
+    bi, bf, bg, bo = bias[:hidden], bias[hidden:h2], bias[h2:h3], bias[h3:]
+    cr, orow = c[r], out[r]
     for j in range(hidden):
-        i = fm.sigmoid(gates[q, j] + hh[r, j] + bias[j])
-        f = fm.sigmoid(gates[q, hidden + j] + hh[r, hidden + j] + bias[hidden + j])
-        g = fm.tanh(gates[q, 2 * hidden + j] + hh[r, 2 * hidden + j] + bias[2 * hidden + j])
-        o = fm.sigmoid(gates[q, 3 * hidden + j] + hh[r, 3 * hidden + j] + bias[3 * hidden + j])
-        gates[q, j] = i
-        gates[q, hidden + j] = f
-        gates[q, 2 * hidden + j] = g
-        gates[q, 3 * hidden + j] = o
-        cn = f * c[r, j] + i * g
-        c[r, j] = cn
-        out[r, j] = o * fm.tanh(cn)
+        i = fm.sigmoid(gi[j] + hi[j] + bi[j])
+        f = fm.sigmoid(gf[j] + hf[j] + bf[j])
+        g = fm.tanh(gg[j] + hg[j] + bg[j])
+        o = fm.sigmoid(go[j] + ho[j] + bo[j])
+        gi[j] = i
+        gf[j] = f
+        gg[j] = g
+        go[j] = o
+        cn = f * cr[j] + i * g
+        cr[j] = cn
+        orow[j] = o * fm.tanh(cn)
 
 
 def _grads_row(gates, cprev, dh, dc, dg, ms, q, r, hidden, proj):
     """Gate gradients of packed row ``q`` (state row ``r``) from dh (the gradient of o * tanh(c))
     and the running dc, which becomes the gradient of the previous c; with a projection, also
-    o * tanh(c) to ``ms`` (for dW_hr)."""
+    o * tanh(c) to ``ms`` (for dW_hr). Gates through slices, as ``_gates_row``."""
+    h2, h3 = 2 * hidden, 3 * hidden
+    gi, gf, gg, go = gates[q, :hidden], gates[q, hidden:h2], gates[q, h2:h3], gates[q, h3:]
+    di, df, dgg, do = dg[q, :hidden], dg[q, hidden:h2], dg[q, h2:h3], dg[q, h3:]
+    cpr, dhr, dcr = cprev[q], dh[r], dc[r]
     for j in range(hidden):
-        i = gates[q, j]
-        f = gates[q, hidden + j]
-        g = gates[q, 2 * hidden + j]
-        o = gates[q, 3 * hidden + j]
+        i = gi[j]
+        f = gf[j]
+        g = gg[j]
+        o = go[j]
         one = fm.like(i, 1)
-        cp = cprev[q, j]
+        cp = cpr[j]
         tc = fm.tanh(f * cp + i * g)
         if proj:
             ms[q, j] = o * tc
-        d = dh[r, j]
-        dcc = dc[r, j] + d * o * (one - tc * tc)
-        dg[q, j] = dcc * g * i * (one - i)
-        dg[q, hidden + j] = dcc * cp * f * (one - f)
-        dg[q, 2 * hidden + j] = dcc * i * (one - g * g)
-        dg[q, 3 * hidden + j] = d * tc * o * (one - o)
-        dc[r, j] = dcc * f
+        d = dhr[j]
+        dcc = dcr[j] + d * o * (one - tc * tc)
+        di[j] = dcc * g * i * (one - i)
+        df[j] = dcc * cp * f * (one - f)
+        dgg[j] = dcc * i * (one - g * g)
+        do[j] = d * tc * o * (one - o)
+        dcr[j] = dcc * f
 
 
 _gates_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_gates_row)
