@@ -56,9 +56,10 @@ def _pad_image(x, i, xp, ph, pw):
                 row[:] = 0
                 continue
             row[:q_lo] = 0
-            s = src[r - ph]
-            for q in range(q_lo, q_hi):
-                row[q] = s[q - pw]
+            d = row[q_lo:q_hi]  # (slices: q - pw indexed a row with negative-index fix-ups,
+            s = src[r - ph, q_lo - pw:q_hi - pw]  # which kept the copy scalar)
+            for q in range(q_hi - q_lo):
+                d[q] = s[q]
             row[q_hi:] = 0
 
 
