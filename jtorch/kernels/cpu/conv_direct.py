@@ -338,7 +338,9 @@ def _micro_call_wgt(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs,
 @_inline
 def _pad_one(x, i, xp, pads):
     """xp (C, D', H', W') = x[i] (C, D, H, W) zero-padded at leading ``pads`` (flat indices:
-    a slice per row costs more than a short row's copy)."""
+    a slice per row costs more than a short row's copy). The indices are unsigned: a signed
+    offset carried Numba's negative-index fix-up into every element and kept the row copy
+    scalar (32 x 32 x 32 images 35 -> 5 us, LeNet's 6 x 12 x 12 1.2 -> 0.4 us)."""
     n_ch, d, h, w = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     dp, hp, wp = xp.shape[1], xp.shape[2], xp.shape[3]
     pd, ph, pw = pads
@@ -349,10 +351,10 @@ def _pad_one(x, i, xp, pads):
     for c in range(n_ch):
         for z in range(d):
             for r in range(h):
-                so = s0 + ((c * d + z) * h + r) * w
-                do = ((c * dp + z + pd) * hp + r + ph) * wp + pw
+                so = np.uint64(s0 + ((c * d + z) * h + r) * w)
+                do = np.uint64(((c * dp + z + pd) * hp + r + ph) * wp + pw)
                 for q in range(w):
-                    dst[do + q] = src[so + q]
+                    dst[do + np.uint64(q)] = src[so + np.uint64(q)]
 
 
 # -- forward ----------------------------------------------------------------------------------
