@@ -21,7 +21,7 @@ def dropout_noise(mt, pos, x, noise, y, keep, scale):
     for s in range(0, n, _CHUNK):
         m = min(_CHUNK, n - s)
         uniform64(mt, pos, u[:m], 0.0, 1.0)
-        xs, ns, ys = x[s:s + m], noise[s:s + m], y[s:s + m]  # (offsets did not vectorise)
+        xs, ns, ys = x[s:s + m], noise[s:s + m], y[s:s + m]  # (indexed at s + i: scalar)
         for i in range(m):
             v = scale if u[i] < keep else zero
             ns[i] = v

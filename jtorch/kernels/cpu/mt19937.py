@@ -98,8 +98,9 @@ def _temper_run(src, dst):
 def draws(mt, pos, out):
     """``out.size`` consecutive 32-bit draws, the engine's counters kept in registers: runs
     of the words left before the next twist, each tempered by a call on slices (the loop
-    vectorises there; written inline over offsets into ``mt`` and ``out`` it did not: 36k
-    draws 38 -> 8 us)."""
+    vectorises there; indexed at offsets into ``mt`` and ``out``, which Numba cannot prove
+    non-negative, every access carried its negative-index fix-up and the loop stayed scalar:
+    36k draws 38 -> 8 us)."""
     left, nxt = pos[0], pos[1]
     i, n = 0, out.size
     while i < n:
@@ -156,7 +157,7 @@ def uniform32(mt, pos, out, a, b, clamp):
     for s in range(0, n, _CHUNK):
         m = min(_CHUNK, n - s)
         draws(mt, pos, raw[:m])
-        o = out[s:s + m]  # (a loop over offsets into ``out`` did not vectorise)
+        o = out[s:s + m]  # (indexed at s + i, the loop stayed scalar: see ``draws``)
         for i in range(m):
             v = _fma(_f24(raw[i]), w, lo)
             o[i] = lo if clamp and v == hi else v
