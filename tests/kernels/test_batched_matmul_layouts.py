@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jtorch.kernels.cpu import matmul as M
 
@@ -165,3 +167,31 @@ def test_heads_read_in_place_by_blas(dtype, monkeypatch):
             par = np.empty_like(out)
             MV.products_par(*la, *lb, par.reshape(-1), *a.shape[:3], b.shape[3], a.shape[3])
             np.testing.assert_array_equal(par, out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_products_over_any_4d_views_equal_numpy(data):
+    """Random 4-D views (transposed matrices or batch dims, steps, size-1 dims, broadcast
+    batch entries) through ``batched_into``, in place or copied, equal NumPy's product."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    b0, b1, m, k, n = (data.draw(st.integers(1, 5)) for _ in range(5))
+
+    def view(rows, cols):
+        steps = [data.draw(st.sampled_from([1, 1, 2])) for _ in range(4)]
+        perm = data.draw(st.permutations([0, 1, 2, 3]))
+        shape = [b0, b1, rows, cols]
+        base_shape = [s * st_ for s, st_ in zip(shape, steps)]
+        inv = np.argsort(perm)
+        base = rng.standard_normal([base_shape[i] for i in perm]).astype(np.float32)
+        x = base.transpose(inv)[tuple(slice(None, None, s) for s in steps)]
+        if data.draw(st.booleans()):
+            x = np.broadcast_to(x[:1], x.shape)  # one batch entry for all
+        assert x.shape == tuple(shape)
+        return x
+
+    a, b = view(m, k), view(k, n)
+    out = np.empty((b0, b1, m, n), np.float32)
+    M.batched_into(a, b, out)
+    np.testing.assert_allclose(out, np.matmul(a.astype(np.float64), b.astype(np.float64)),
+                               rtol=1e-4, atol=1e-4)
