@@ -147,6 +147,13 @@ def _row_grad_sums(g, x, w, m, r, i, affine_w):
     return s1, s2
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_coefs(mean, rstd, s1s, s2s, i, blo, n):
+    """Row i's mean, rstd and the means of g*w and g*w*xhat (from its block's sums)."""
+    m = mean[i]
+    return m, rstd[i], fm.like(m, s1s[i - blo] / n), fm.like(m, s2s[i - blo] / n)
+
+
 def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_b):
     """Rows [lo, hi): their input gradient into ``gx``, their weight and bias sums added into
     the float64 rows ``gw`` and ``gb``. In blocks of rows, phase by phase as the forward: every
@@ -166,10 +173,7 @@ def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_
                 s2s[i - blo] = s2
             if do_w and do_b:  # (training's case: one pass for the three)
                 for i in range(blo, bhi):
-                    m = mean[i]
-                    r = rstd[i]
-                    a = fm.like(m, s1s[i - blo] / n)
-                    b = fm.like(m, s2s[i - blo] / n)
+                    m, r, a, b = _row_coefs(mean, rstd, s1s, s2s, i, blo, n)
                     for j in range(n):
                         gv = g[i, j]
                         xh = (x[i, j] - m) * r
@@ -179,10 +183,7 @@ def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_
                         gb[j] += gv
                 continue
             for i in range(blo, bhi):
-                m = mean[i]
-                r = rstd[i]
-                a = fm.like(m, s1s[i - blo] / n)
-                b = fm.like(m, s2s[i - blo] / n)
+                m, r, a, b = _row_coefs(mean, rstd, s1s, s2s, i, blo, n)
                 for j in range(n):
                     gh = g[i, j] * w[j] if affine_w else g[i, j]
                     gx[i, j] = (gh - a - ((x[i, j] - m) * r) * b) * r
