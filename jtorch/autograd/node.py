@@ -437,13 +437,18 @@ def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
         o = outs[0]
         node._out_meta = ((o._a.shape, o.dtype),)
         node._out = SavedTensor(o, 0) if save_out else None
-    else:
-        node._out_meta = tuple((o._a.shape, o.dtype) if _is_diff(o) else None for o in outs)
-        # integer outputs (indices) are saved like inputs: version-checked, released after
-        # backward, and never given this node as grad_fn
-        node._out = tuple(SavedTensor(o, i) if _is_diff(o) else SavedTensor(o)
-                          if isinstance(o, _TENSOR) else None
-                          for i, o in enumerate(outs)) if save_out else None
+    else:  # (loops, not generators: a frame each)
+        metas, saved = [], []
+        for i, o in enumerate(outs):
+            diff = _is_diff(o)
+            metas.append((o._a.shape, o.dtype) if diff else None)
+            if save_out:
+                # integer outputs (indices) are saved like inputs: version-checked, released
+                # after backward, and never given this node as grad_fn
+                saved.append(SavedTensor(o, i) if diff else SavedTensor(o)
+                             if isinstance(o, _TENSOR) else None)
+        node._out_meta = tuple(metas)
+        node._out = tuple(saved) if save_out else None
     if anomaly.enabled:
         node._trace = traceback.format_stack()[:-3]
     return node
