@@ -4,10 +4,16 @@ in tests/helpers.py: conftest modules cannot be imported by name, so this file p
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# No compile workers (compile/workers.py) in the suite: a cold CI run would start one per
+# first compiled training call, beside the tests on the same cores. tests/compile/
+# test_workers.py turns them on in its own processes.
+os.environ.setdefault("JTORCH_COMPILE_WORKERS", "0")
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:  # pytest's default import mode adds it too; importlib mode does not

@@ -46,7 +46,7 @@ from ..kernels import registry as _registry
 from ..kernels.registry import OpDef
 from ..meta import MetaArray
 from ..tensor import Tensor
-from . import logs
+from . import logs, workers
 from .errors import Unsupported
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, map_arg
@@ -228,6 +228,8 @@ def build_joint(backend, gm: GraphModule, inputs: list):
             sd_gm = GraphModule(gm, sg)
             logs.log("graph", f"UNIT-SEEDED forward\n{sd_gm.code}")
             seeded = backend(sd_gm, list(inputs))
+    if seeded is None and res[diff[0]].device.type == "cpu":
+        workers.submit([bw_gm, fw_gm])  # a cold cache: the backward's kernels built beside
     return JointFunction(
         fw=backend(fw_gm, list(inputs)), bw=backend(bw_gm, None), eager=gm.forward,
         seeded=seeded, n_fw=len(fw_outs),

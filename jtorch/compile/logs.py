@@ -1,4 +1,4 @@
-"""The compiler's logs (``JTORCH_LOGS=graph,graph_breaks,recompiles,guards,kernels``, or
+"""The compiler's logs (``JTORCH_LOGS=graph,graph_breaks,recompiles,guards,kernels,workers``, or
 ``jtorch.compiler.set_logs(graph=True, ...)``), printed to stderr."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import sys
 
 from .. import _flags
 
-NAMES = ("graph", "graph_code", "graph_breaks", "recompiles", "guards", "kernels")
+NAMES = ("graph", "graph_code", "graph_breaks", "recompiles", "guards", "kernels", "workers")
 enabled: set = set(_flags.LOGS) & set(NAMES)
 
 

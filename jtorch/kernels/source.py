@@ -158,12 +158,27 @@ def _load_unrefreshed(cache: caching.Cache, sig, ctx):
         return cache._load_overload(sig, ctx)
 
 
+_misses = [0]  # Numba cache lookups that found no entry (each a compile), this process
+
+
+def cache_misses() -> int:
+    """Kernels this process looked up in the on-disk cache and had to compile: nonzero in a
+    cold process (``compile/workers.py`` starts a worker only then)."""
+    return _misses[0]
+
+
 def _install_cache_recovery() -> None:
     load = caching.Cache.load_overload
     if getattr(load, "_jtorch_recovers", False):
         return
 
     def load_overload(self, sig, target_context):
+        res = _load_or_none(self, sig, target_context)
+        if res is None:
+            _misses[0] += 1
+        return res
+
+    def _load_or_none(self, sig, target_context):
         if not _blas_bound:
             _bind_blas()
         try:
