@@ -351,7 +351,7 @@ def _blocked_sum(name: str, body: list, v: str, op: str, loops: list) -> str:
     # full blocks run a fixed-length inner loop, which LLVM vectorises; a loop bounded by
     # min(C, lo + block) was left scalar on AVX-512 hosts (5x slower: softmax compiled at 4x
     # eager's time)
-    loops.extend([codegen.NJIT_REASSOC, f"def {name}({', '.join(['C', *params])}):",
+    loops.extend([codegen.inner(codegen.NJIT_REASSOC), f"def {name}({', '.join(['C', *params])}):",
                   "    acc = np.float64(0)",
                   f"    nb = C // {_SUM_BLOCK}",
                   "    for b in range(nb):",

@@ -66,10 +66,13 @@ def loop_function(name: str, params: list, body: list, n: str = "m", guard: str 
     ``guard`` (an expression true where the ``fast`` body is exact), the block is checked
     first and runs ``fast`` when every element passes, as eager's guarded kernels do. With
     ``size`` (an expression of the params, ``out0.size``) the count is no parameter: a flat
-    eager loop is its own entry point, with no call layer around it."""
+    eager loop is its own entry point, with no call layer around it; without, the function
+    is only called by other kernels and has no CPython wrapper (``inner``)."""
     sig = ", ".join([n, *params] if size is None else params)
     if size is not None:
         init = [*init, f"{n} = {size}"]
+    else:
+        decorator = inner(decorator)
     out = [decorator, f"def {name}({sig}):", *[f"    {x}" for x in init]]
     if guard is not None:
         out += ["    good = True", f"    for i in range({n}):", f"        good &= {guard}",
@@ -153,6 +156,13 @@ def ssa_line(op, compute: str, result: str, target: str, operands: list, consts:
     consts.setdefault(f"_g_{op.name}", f"scalar_of({op.name!r}, 'fast_scalar')")
     consts.setdefault(f"_ok_{op.name}", f"scalar_of({op.name!r}, 'fast_ok')")
     return SsaLine(line, f"{target} = {co}(_g_{op.name}({args}))", f"_ok_{op.name}({args})")
+
+
+def inner(decorator: str) -> str:
+    """``decorator`` for a function only other kernels call (never Python): no CPython
+    wrapper, about 30 ms of each such function's cold compile."""
+    assert decorator.endswith(")"), decorator
+    return decorator[:-1] + ", no_cpython_wrapper=True)"
 
 
 def decorator(error_model: str = "numpy", parallel: bool = False) -> str:

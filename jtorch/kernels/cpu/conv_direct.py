@@ -51,6 +51,7 @@ from numba.np.arrayobj import make_array
 from .calls import external
 
 _njit = numba.njit(cache=True, nogil=True)
+_inner = numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)  # called by kernels only
 # inlined in Numba's IR: a linked callee is optimised again inside each caller's module (the
 # micro-kernel dispatch and the forward's item, inlined: the first conv2d with empty caches
 # 5.2 -> 3.9 s, with its weight gradient 4.8 -> 4.3 s, the 32 x 8 builds included)
@@ -397,7 +398,7 @@ def _items_per_image(wt, y, chunk):
     return wt.shape[0] * ((n_pos + chunk - 1) // chunk)
 
 
-@_njit
+@_inner
 def _forward_items(x, xp, pos, off, wt, bias, y, chunk, it0, it1, pads, pb):
     """Items it0 .. it1 in order, padding each image into ``xp`` (this thread's buffer, hot
     in cache) as its first item comes: no padded copy of the whole batch goes to memory."""
@@ -435,7 +436,7 @@ def forward_par(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb, nt):
 
 # -- weight gradient --------------------------------------------------------------------------
 
-@_njit
+@_inner
 def _weight_items(xf, rows, off, gt, zero, gwt, it0, it1, n_g, ob, grp, r0, n_rows):
     """Work items it0 .. it1 (group g, block b of ob output channels, block of pb taps) of
     gW^T += the sums over position rows r0 .. r0+n_rows: ``rows[r]`` is the flat offset of

@@ -52,13 +52,17 @@ def seeded(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return mt, np.array([1, 0], np.int64)
 
 
+# functions only other kernels call: no CPython wrapper (~30 ms of each one's cold compile)
+_inner = numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _mix(u, v, w):
     y = (u & _UMASK) | (v & _LMASK)
     return w ^ (y >> np.uint32(1)) ^ ((np.uint32(0) - (v & np.uint32(1))) & _MATRIX_A)
 
 
-@numba.njit(cache=True, nogil=True)
+@_inner
 def _twist(mt):
     for k in range(_N - _M):
         mt[k] = _mix(mt[k], mt[k + 1], mt[k + _M])
@@ -88,13 +92,13 @@ def next32(mt, pos):
     return _temper(y)
 
 
-@numba.njit(cache=True, nogil=True)
+@_inner
 def _temper_run(src, dst):
     for j in range(dst.size):
         dst[j] = _temper(src[j])
 
 
-@numba.njit(cache=True, nogil=True)
+@_inner
 def draws(mt, pos, out):
     """``out.size`` consecutive 32-bit draws, the engine's counters kept in registers: runs
     of the words left before the next twist, each tempered by a call on slices (the loop
@@ -236,7 +240,7 @@ def _sincos_cephes(x):
     return (-s if swap_sin else s), (-c if swap_cos else c)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", no_cpython_wrapper=True)
 def _box_muller_pairs32(u1, u2, mean, std):
     """Box-Muller over pairs held in two rows (a loop that vectorises: the 16-element
     blocks' interleaved halves do not): the normals replace the uniforms."""
@@ -247,7 +251,7 @@ def _box_muller_pairs32(u1, u2, mean, std):
         u2[i] = _fma(radius * s, std, mean)
 
 
-@numba.njit(cache=True, nogil=True)
+@_inner
 def _box_muller_blocks32(d, lo, hi, mean, std):
     """Box-Muller of the 16-element blocks of d[lo:hi]: ``u1 = 1 - d[j]``, ``u2 = d[j + 8]``."""
     nb = (hi - lo) // 16

@@ -50,7 +50,7 @@ _opts = {"cache": True, "nogil": True, "error_model": "numpy"}
 _inline = numba.njit(inline="always", **_opts)
 
 
-@numba.njit(**_opts)
+@numba.njit(no_cpython_wrapper=True, **_opts)  # called by the drivers only
 def _chunks(ps, chunk):
     """``(tensor, start, stop)`` rows covering every element of the tensors in ``ps``."""
     count = 0

@@ -196,6 +196,9 @@ from jtorch.kernels.cpu.reduce import part_of
 """
 
 _OPTS = "cache=True, nogil=True, error_model='numpy'"
+# the helpers the entries call: no CPython wrapper (they are never called from Python, and a
+# wrapper cost ~30 ms of each one's cold compile)
+_INNER = _OPTS + ", no_cpython_wrapper=True"
 
 _REDUCE = """
 _m = part_of({name!r}, 'map')
@@ -209,7 +212,7 @@ _IDT = _ct({idt})
 _B = {block}
 
 
-@njit({opts}, fastmath={{'reassoc'}})
+@njit({inner}, fastmath={{'reassoc'}})
 def span(row):
     acc = _ID
     for j in range(row.size):
@@ -217,7 +220,7 @@ def span(row):
     return acc
 
 
-@njit({opts})
+@njit({inner})
 def total(x, p, n):
     if n <= _B:
         return _ct(span(x[p:p + n]))
@@ -227,7 +230,7 @@ def total(x, p, n):
     return t
 
 
-@njit({opts})
+@njit({inner})
 def column(x, p, m, R, sR, acc):
     for i in range(m):
         acc[i] = _IDT
@@ -238,7 +241,7 @@ def column(x, p, m, R, sR, acc):
             acc[i] = _ct(_c(acc[i], _ct(_ci(_m(row[i])))))
 
 
-@njit({opts})
+@njit({inner})
 def strided(x, p, R, sR):
     t = _IDT
     for r in range(R):
@@ -350,7 +353,8 @@ def _source(op: registry.OpDef, compute: str, total: str, out: str) -> str:
             f"# source fingerprint {_fingerprint(op)}\n")
     body = _REDUCE.format(name=op.name, ci=_NP_CTOR[compute], ct=_NP_CTOR[total],
                           co=_NP_CTOR[out], idc=literal(op.identity, compute),
-                          idt=literal(op.identity, total), block=BLOCK, opts=_OPTS)
+                          idt=literal(op.identity, total), block=BLOCK, opts=_OPTS,
+                          inner=_INNER)
     return head + _HEADER + body
 
 
@@ -362,7 +366,7 @@ _ci = {ci}
 _ID = _ci({idc})
 
 
-@njit({opts}, fastmath={{'reassoc'}})
+@njit({inner}, fastmath={{'reassoc'}})
 def span(row):
     acc = _ID
     for j in range(row.size):
@@ -370,7 +374,7 @@ def span(row):
     return acc
 
 
-@njit({opts})
+@njit({inner})
 def first(row, m):
     # index of the first element equal to m (nan matches nan), as a min-reduction over
     # indices: no early exit, but it vectorises (an early-exit search does not).
@@ -383,7 +387,7 @@ def first(row, m):
     return best if best < n else 0
 
 
-@njit({opts})
+@njit({inner})
 def column(x, p, m, R, sR, best, bi):
     for i in range(m):
         best[i] = _ci(x[p + i])
@@ -399,7 +403,7 @@ def column(x, p, m, R, sR, best, bi):
             bi[i] = bi[i] if keep else r
 
 
-@njit({opts})
+@njit({inner})
 def strided(x, p, R, sR):
     b = _ci(x[p])
     bi = 0
@@ -411,7 +415,7 @@ def strided(x, p, R, sR):
     return b, bi
 
 
-@njit({opts})
+@njit({inner})
 def one(x, sO, sI, R, sR, vals, idx, tO, tI, o, i):
     p = o * sO + i * sI
     if sR == 1:
@@ -471,7 +475,8 @@ def arg_kernels(op: registry.OpDef, compute: str):
         src = (f"# {op.name}: value-and-index reduction, compute {compute}\n"
                f"# source fingerprint {_fingerprint(op)}\n" + _HEADER
                + _ARG.format(name=op.name, ci=_NP_CTOR[compute],
-                             idc=literal(op.identity, compute), opts=_OPTS))
+                             idc=literal(op.identity, compute), opts=_OPTS,
+                             inner=_INNER))
         mod = _mods[key] = load(f"jt_argreduction_{op.name}", src)
     return mod
 
@@ -486,7 +491,7 @@ _T = {t}
 _INF = _T(np.inf)
 
 
-@njit({opts}, fastmath={{'reassoc'}})
+@njit({inner}, fastmath={{'reassoc'}})
 def vsum(row):
     acc = _T(0)
     for j in range(row.size):
@@ -494,7 +499,7 @@ def vsum(row):
     return acc
 
 
-@njit({opts}, fastmath={{'reassoc'}})
+@njit({inner}, fastmath={{'reassoc'}})
 def vmax(row):
     m = -_INF
     for j in range(row.size):
@@ -502,7 +507,7 @@ def vmax(row):
     return m
 
 
-@njit({opts}, fastmath={{'reassoc'}})
+@njit({inner}, fastmath={{'reassoc'}})
 def expsum(src, m, dst):
     # dst = exp(src - m) and its sum. ``reassoc`` lets the sum vectorise; fastmath.exp is
     # compiled separately (force-inlined by LLVM), so its own arithmetic keeps strict order.
@@ -514,7 +519,7 @@ def expsum(src, m, dst):
     return acc
 
 
-@njit({opts})
+@njit({inner})
 def row(src, dst, log):
     # max pass, exp-and-sum pass (exp written to dst), then the write pass.
     m = vmax(src)
@@ -529,7 +534,7 @@ def row(src, dst, log):
             dst[j] = dst[j] * inv
 
 
-@njit({opts})
+@njit({inner})
 def cols(x, p, R, I, sR, sI, dst, ld, mx, sm, log):
     # the I columns of an (R, I) block read at strides (sR, sI) from p, written to dst with
     # row stride ld (I for a whole block; the full width for one of the parallel build's)
@@ -561,7 +566,7 @@ def cols(x, p, R, I, sR, sI, dst, ld, mx, sm, log):
                 dst[r * ld + i] = dst[r * ld + i] * sm[i]
 
 
-@njit({opts})
+@njit({inner})
 def rows_short(x, O, R, sO, out, log):
     # rows of fewer than 8 elements (attention over a short sequence, a 3-class loss), in
     # blocks of rows transposed into a scratch (xs[j, o]): each pass then runs down the rows
@@ -665,7 +670,7 @@ def cols_p(x, O, R, I, sO, sR, sI, out, log):
         cols(x, o * sO + i0 * sI, R, m, sR, sI, out[o * R * I + i0:], I, mx, sm, log)
 
 
-@njit({opts}, fastmath={{'reassoc'}})
+@njit({inner}, fastmath={{'reassoc'}})
 def bwd_row(g, y, dst, log):
     # log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y))
     acc = _T(0)
@@ -681,7 +686,7 @@ def bwd_row(g, y, dst, log):
             dst[j] = y[j] * (g[j] - acc)
 
 
-@njit({opts})
+@njit({inner})
 def bwd_rows_short(g, y, O, R, out, log):
     # bwd_row over rows of fewer than 8 elements, column by column (the sums in each row's
     # own order); log_softmax's, whose exp vectorises only over contiguous memory, in blocks
@@ -751,7 +756,7 @@ def bwd_rows_p(g, y, O, R, out, log):
         bwd_row(g[o * R:(o + 1) * R], y[o * R:(o + 1) * R], out[o * R:(o + 1) * R], log)
 
 
-@njit({opts})
+@njit({inner})
 def lse_one(x, p, R, sR, tmp):
     if sR == 1:
         src = x[p:p + R]
@@ -795,7 +800,7 @@ def softmax_kernels(dtype: str):
 
         src = (f"# softmax, log_softmax, logsumexp: fused row kernels, {dtype}\n"
                f"# fastmath fingerprint {fastmath_fingerprint()[:12]}\n" + _HEADER
-               + _SOFTMAX.format(t=_NP_CTOR[dtype], opts=_OPTS))
+               + _SOFTMAX.format(t=_NP_CTOR[dtype], opts=_OPTS, inner=_INNER))
         mod = _mods[key] = load("jt_softmax", src)
     return mod
 
