@@ -18,6 +18,6 @@ LOGS = frozenset(x.strip().lstrip("+") for x in
                  if x.strip())
 # Compile workers (compile/workers.py): a cold process's first compiled training call builds
 # its backward graph's kernels in a second process. None: on with more than one CPU.
-_w = os.environ.get("JTORCH_COMPILE_WORKERS")
-COMPILE_WORKERS = None if _w is None else _w.strip() not in ("", "0")
+COMPILE_WORKERS = None if os.environ.get("JTORCH_COMPILE_WORKERS") is None else \
+    os.environ["JTORCH_COMPILE_WORKERS"].strip() not in ("", "0")
 COMPILE_WORKER_CHILD = bool(os.environ.get("JTORCH_COMPILE_WORKER_CHILD"))  # this is one

@@ -176,9 +176,7 @@ def build(item: tuple) -> None:
     glb = {"aten": aten, "getitem": operator.getitem, "torch": _torch_ns(), "_gs": _grad_state()}
     glb.update({k: jtorch.device(v) for k, v in devices.items()})
     exec(compile(code, "<jtorch_worker_graph>", "exec"), glb)  # noqa: S102  (our own graph)
-    zeros = []
-    for shape, strides, dtype in specs:
-        zeros.append(jtorch.empty_strided(shape, strides, dtype=getattr(jtorch, dtype)).zero_())
+    zeros = [_zeros(shape, strides, getattr(jtorch, dtype)) for shape, strides, dtype in specs]
     with jtorch.no_grad():
         tr = Tracer({}, {}, True, no_values)
         fakes = [_fake_input(tr, f"arg_{i}", z) for i, z in enumerate(zeros)]
@@ -215,8 +213,7 @@ def _run_reversed(gm) -> bool:
     def zeros(a: Node):
         v = a.meta["val"]
         size = v._a.dtype.itemsize
-        return jtorch.empty_strided(tuple(v._a.shape), tuple(s // size for s in v._a.strides),
-                                    dtype=v.dtype).zero_()
+        return _zeros(tuple(v._a.shape), tuple(s // size for s in v._a.strides), v.dtype)
 
     for n in reversed(calls):
         try:
@@ -225,6 +222,13 @@ def _run_reversed(gm) -> bool:
             logs.log("workers", f"worker {os.getpid()}: {n.name} not built "
                                 f"({type(e).__name__}: {e})")
     return True
+
+
+def _zeros(shape: tuple, strides: tuple, dtype):
+    """Zeros of a value's geometry (element strides), to run a kernel on."""
+    import jtorch
+
+    return jtorch.empty_strided(shape, strides, dtype=dtype).zero_()
 
 
 def _work(job: dict) -> int:
