@@ -5,12 +5,19 @@ them: dropout masks and the initial weights of nn modules."""
 
 from __future__ import annotations
 
+import itertools
+import types
+
 import numpy as np
 import pytest
 import torch
 from helpers import intel_cpu
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jtorch
+from jtorch.kernels.cpu import mt19937 as mt
+from jtorch.kernels.cpu import random as jrandom
 
 # torch's float32 normal_fill is avx_mathfun's vector code in its AVX2 and AVX512 builds
 # (the same values on both), scalar libm code in its DEFAULT build
@@ -42,6 +49,59 @@ def test_uniform_matches_torch(seed):
                         t.empty(30, 40, dtype=t.float64).t().uniform_(2, 5, generator=g),
                         t.empty(20, 30)[:, ::3].uniform_(generator=g),
                         t.rand_like(t.zeros(4, 0, 3))], seed, gen=True)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled", "alternating"])
+def test_uniform_matches_torch_through_either_engine(monkeypatch, engine):
+    """A process's first float32 uniform_ calls draw through NumPy's MT19937, later ones
+    through the compiled kernel: both give torch's numbers, and hand the stream on."""
+    turns = itertools.cycle([True, False])
+    monkeypatch.setattr(jrandom, "_numpy_start",
+                        lambda n: engine == "numpy" or engine == "alternating" and next(turns))
+    _same(lambda t, g: [t.rand(3, 5, generator=g), t.rand(700, generator=g),
+                        t.empty(40, 30).uniform_(-0.3, 0.7, generator=g),
+                        t.empty(20, 30)[:, ::3].uniform_(generator=g),
+                        t.empty(30, 40).t().uniform_(-1e38, 2e38, generator=g),
+                        t.rand(300, dtype=t.float16, generator=g), t.rand(7, generator=g),
+                        t.rand(0, generator=g)], 5, gen=True)
+    _same(lambda t, g: [p for m in (t.nn.Linear(20, 30), t.nn.Conv2d(3, 8, 3))
+                        for p in m.parameters()], 3)
+
+
+_floats32 = st.floats(-1e6, 1e6, width=32) | st.floats(width=32, allow_nan=False,
+                                                        allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=_floats32, b=_floats32, n=st.integers(0, 1500), skip=st.integers(0, 1300),
+       clamp=st.booleans())
+def test_numpy_uniform_is_the_compiled_kernel_bit_for_bit(a, b, n, skip, clamp):
+    """``uniform32_numpy`` (NumPy's MT19937 and an emulated FMA) against ``uniform32``: the
+    same values and engine state from any position of the stream (the 624-word twists
+    included), for any float32 range; a range whose width is not finite is refused."""
+    state = mt.seeded(11)
+    mt.uniform32(*state, np.empty(skip, np.float32), 0.0, 1.0, True)
+    other = (state[0].copy(), state[1].copy())
+    want, got = np.empty(n, np.float32), np.full(n, 7, np.float32)
+    mt.uniform32(*state, want, a, b, clamp)
+    if not mt.uniform32_numpy(*other, got, a, b, clamp):
+        assert not np.isfinite(np.float32(b) - np.float32(a))
+        return
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    np.testing.assert_array_equal(other[0], state[0])
+    np.testing.assert_array_equal(other[1], state[1])
+
+
+def test_numpy_start_is_a_budget_and_ends_once_the_kernel_is_loaded(monkeypatch):
+    fresh = types.SimpleNamespace(uniform32=types.SimpleNamespace(signatures=[]))
+    monkeypatch.setattr(jrandom, "_mt", fresh)  # as in a process that has not loaded it
+    monkeypatch.setattr(jrandom, "_NUMPY_START", {"calls": 2, "elements": 100})
+    assert not jrandom._numpy_start(101)
+    assert jrandom._numpy_start(60) and jrandom._numpy_start(40)
+    assert not jrandom._numpy_start(0)  # calls spent
+    monkeypatch.setattr(jrandom, "_NUMPY_START", {"calls": 5, "elements": 100})
+    fresh.uniform32.signatures.append("loaded")
+    assert not jrandom._numpy_start(1)
 
 
 @pytest.mark.parametrize("n", [1, 5, 15, 16, 17, 40, 1003])

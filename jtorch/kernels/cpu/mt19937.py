@@ -29,6 +29,7 @@ are those loops:
 from __future__ import annotations
 
 import math
+import threading
 
 import numba
 import numpy as np
@@ -179,6 +180,63 @@ def uniform64(mt, pos, out, a, b):
         for i in range(m):
             v = _fma(_f53(raw[2 * i], raw[2 * i + 1]), w, a)
             o[i] = a if v == b else v
+
+
+# -- a process's first uniform draws, through NumPy's MT19937 ---------------------------------
+# The compiled ``uniform32`` costs ~1.2 s of a cold process's first minute, where the first
+# draws are a model's initialisation (kaiming_uniform_ of every weight and bias). NumPy's
+# MT19937 is the same reference engine (genrand_int32), so it takes the state and gives the
+# same words; the float transform below gives the same bits as ``uniform32``'s FMA.
+
+_np_engine: list = []
+_np_lock = threading.Lock()
+
+
+def numpy_words(mt: np.ndarray, pos: np.ndarray, n: int) -> np.ndarray:
+    """``n`` draws (uint64 holding the 32-bit words) through NumPy's MT19937 from the state
+    (mt, pos), which is read and written back. NumPy's ``pos`` is the index of the next
+    word (624: twist first), ours [left, next] with left - 1 words before the next twist."""
+    if n == 0:  # (the state as it is: [1, 0] after seeding, where NumPy would give [1, 624])
+        return np.empty(0, np.uint64)
+    with _np_lock:
+        if not _np_engine:
+            _np_engine.append(np.random.MT19937(0))
+        bg = _np_engine[0]
+        bg.state = {"bit_generator": "MT19937",
+                    "state": {"key": mt, "pos": _N + 1 - int(pos[0])}}
+        raw = bg.random_raw(n)
+        st = bg.state["state"]
+    mt[:] = st["key"]
+    p = int(st["pos"])
+    pos[0], pos[1] = _N + 1 - p, p
+    return raw
+
+
+def uniform32_numpy(mt, pos, out: np.ndarray, a: float, b: float, clamp: bool) -> bool:
+    """``uniform32`` in NumPy, bit for bit: False (nothing drawn) where ``to - from`` is not a
+    finite float32. The FMA ``u * w + lo`` in float32 is emulated in float64: ``u * w`` is
+    exact (24-bit by 24-bit), the sum rounded to odd (TwoSum's error moves an inexact even
+    result one ulp toward the exact sum), and rounding that to float32 is then the single
+    correct rounding (53 >= 24 + 2 bits)."""
+    lo, hi = np.float32(a), np.float32(b)
+    w = np.float32(hi - lo)
+    if not np.isfinite(w):
+        return False
+    raw = numpy_words(mt, pos, out.size)
+    p = (raw & np.uint64(0xFFFFFF)).astype(np.float64)
+    p *= float(w) / (1 << 24)  # (w times a power of two: exact)
+    lo64 = float(lo)
+    s = p + lo64
+    bb = s - p
+    err = (p - (s - bb)) + (lo64 - bb)
+    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
+    if fix.any():
+        s[fix] = np.nextafter(s[fix], np.copysign(np.inf, err[fix]))
+    v = s.astype(np.float32)
+    if clamp:
+        v[v == hi] = lo
+    out.reshape(-1)[:] = v
+    return True
 
 
 # -- normal ---------------------------------------------------------------------------------------

@@ -231,6 +231,23 @@ def _store(v: np.ndarray, buf: np.ndarray) -> None:
         v[...] = buf.reshape(v.shape)
 
 
+# A process's first float32 uniform_ calls (a model's initialisation) draw through NumPy's
+# MT19937 (``mt19937.uniform32_numpy``, the same bits) while the compiled ``uniform32`` is not
+# loaded, up to this many calls and elements: NumPy's path costs ~60 us a call and ~10 ns an
+# element, the compiled kernel ~1.2 s to build cold (~4 ms to load from the disk cache) and
+# ~0.3 ns an element. Past the budget, the compiled kernel.
+_NUMPY_START = {"calls": 64, "elements": 1 << 22}
+
+
+def _numpy_start(n: int) -> bool:
+    if _mt.uniform32.signatures or _NUMPY_START["calls"] <= 0 or \
+            _NUMPY_START["elements"] < n:
+        return False
+    _NUMPY_START["calls"] -= 1
+    _NUMPY_START["elements"] -= n
+    return True
+
+
 def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
     """uniform_, normal_ and bernoulli_(p) as torch's CPU kernels draw them (``mt19937``)."""
     d = t.dtype
@@ -251,7 +268,8 @@ def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
         if dist == UNIFORM:
             if wide:
                 _mt.uniform64(mt, pos, buf, float(a), float(b))
-            else:
+            elif not (_numpy_start(n) and
+                      _mt.uniform32_numpy(mt, pos, buf, float(a), float(b), d is _dt.float32)):
                 _mt.uniform32(mt, pos, buf, float(a), float(b), d is _dt.float32)
         elif t._a.flags.c_contiguous and n >= 16:  # normal_fill
             if wide:
