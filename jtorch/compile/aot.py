@@ -228,11 +228,12 @@ def build_joint(backend, gm: GraphModule, inputs: list):
             sd_gm = GraphModule(gm, sg)
             logs.log("graph", f"UNIT-SEEDED forward\n{sd_gm.code}")
             seeded = backend(sd_gm, list(inputs))
+    mark = None
     if seeded is None and res[diff[0]].device.type == "cpu":
-        workers.submit([bw_gm, fw_gm])  # a cold cache: the backward's kernels built beside
+        mark = workers.submit([fw_gm, bw_gm])  # a cold cache: both built from their ends beside
     return JointFunction(
         fw=backend(fw_gm, list(inputs)), bw=backend(bw_gm, None), eager=gm.forward,
-        seeded=seeded, n_fw=len(fw_outs),
+        seeded=seeded, n_fw=len(fw_outs), mark=mark,
         n_out=len(out_nodes), diff=diff, req=req, sources=sources,
         grad_slots=[i for i, n in zip(req, grad_nodes) if n is not None],
         out_meta=[(tuple(res[k]._a.shape), res[k].dtype) for k in diff], n_in=len(inputs),
@@ -451,8 +452,9 @@ class JointFunction:
 
     def __init__(self, fw, bw, eager, n_out: int, diff: list, req: list, sources: list,
                  grad_slots: list, out_meta: list, n_in: int, written: set,
-                 pre: list, seeded=None, n_fw: int = 0) -> None:
+                 pre: list, seeded=None, n_fw: int = 0, mark: str | None = None) -> None:
         self.fw, self.bw, self.eager = fw, bw, eager
+        self.mark = mark  # ``workers.mark``ed after the first backward: kernels all cached
         self.seeded, self.n_fw = seeded, n_fw  # the unit-seeded forward (``_seeded``)
         self.n_out, self.diff, self.req, self.sources = n_out, diff, req, sources
         self.grad_slots, self.out_meta, self.n_in = grad_slots, out_meta, n_in
@@ -557,6 +559,9 @@ class CompiledFunctionBackward(Node):
             res = unit
         else:
             res = j.bw(*args)
+            if j.mark is not None:
+                workers.mark(j.mark)
+                j.mark = None
         res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
         out = [None] * j.n_in
         for i, r in zip(j.grad_slots, res):

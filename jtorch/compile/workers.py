@@ -6,9 +6,9 @@ core. The demo CNN's training step spends ~13 of its ~14 s there, while the mach
 core idles; two cold processes side by side each ran as fast as one alone. torch.compile
 hands its kernels to a pool of compile workers for the same reason.
 
-How: when ``aot.build_joint`` has a first call's forward and backward graphs, and this
-process has missed the on-disk kernel cache before (a cold cache: a warm process starts no
-worker), the graphs' generated code and their inputs' geometry go to a worker process
+How: when ``aot.build_joint`` has a first call's forward and backward graphs, and the cache
+holds no mark of them (a process that ran them, or a worker that built them, marks them:
+a warm process starts no worker), the graphs' generated code and their inputs' geometry go to a worker process
 (``main``). It traces the code again, hands the graph to the same backend and runs each call
 of the result on zeros of its operands' geometry, so that every fused and extern kernel the
 graph calls is compiled there and written to the shared caches (Numba's and jtorch's, safe
@@ -26,9 +26,12 @@ with more than one CPU); ``JTORCH_LOGS=workers`` logs their starts and their err
 from __future__ import annotations
 
 import atexit
+import hashlib
+import importlib
 import operator
 import os
 import pickle
+import select
 import subprocess
 import sys
 import time
@@ -59,17 +62,17 @@ def enabled() -> bool:
 _proc: list = [None]  # the running worker (subprocess.Popen)
 
 
-def submit(gms: list) -> bool:
+def submit(gms: list) -> str | None:
     """Start a worker over the CPU graph modules ``gms`` (the first built first) if workers
-    are on, this process has compiled a kernel (a cold cache) and no worker is running.
-    Graphs the worker cannot rebuild from their code are left out. Returns whether one
-    started."""
-    if not enabled() or not source.cache_misses() or busy():
-        return False
+    are on, no worker is running, and the cache holds no mark of these graphs (see
+    ``mark``). Graphs the worker cannot rebuild from their code are left out. Returns the
+    graphs' mark, for the caller to ``mark`` once it has run them (None: none shipped)."""
+    if not enabled():
+        return None
     try:
         items = [it for it in map(payload, gms) if it is not None]
         if not items:
-            return False
+            return None
         import numba
 
         from .. import _settings
@@ -77,12 +80,78 @@ def submit(gms: list) -> bool:
         job = {"parent": os.getpid(), "threads": numba.get_num_threads(),
                "deterministic": _settings.are_deterministic_algorithms_enabled(),
                "items": items}
-        _proc[0] = _start(job)
+        path = job["mark"] = _mark_path(job)
+        if busy() or os.path.exists(path):
+            return path
+        job["kernels"], _expected[:] = list(_expected), []
+        _proc[0] = p = _start(job)
+        if getattr(p, "stdout", None) is not None:
+            _reports[0] = _Reports(p)
+            source.on_miss[0] = _parent_miss
     except Exception as e:  # noqa: BLE001  (a worker only saves time: never fail the call)
         logs.log("workers", f"no compile worker ({type(e).__name__}: {e})")
-        return False
+        return None
     logs.log("workers", f"compile worker {_proc[0].pid} started for {len(items)} graph(s)")
-    return True
+    return path
+
+
+_expected: list = []  # (module, key, signature) of eager kernels this process will call
+
+
+def expect(module: str, key: str, sig: tuple) -> None:
+    """Announce an eager kernel this process will call (``module.expected_kernel(key)`` for
+    the Numba signature ``sig``): the next worker started builds it after the backward graph
+    (an optimizer's step kernel, announced at construction)."""
+    if (module, key, sig) not in _expected:
+        _expected.append((module, key, sig))
+
+
+# -- marks: which graphs' kernels a cache holds ---------------------------------------------
+# Whether a cache is cold is known only by compiling: a process that has compiled nothing yet
+# when its first graph is built (its initialisation drew through NumPy, its tracing ran no
+# kernel) may still face a cold cache. So a process that has run a joint graph's first
+# forward and backward marks it (an empty file named by the job's hash and jtorch's code, in
+# the directory of the generated kernels' Numba cache): its kernels are then in that cache,
+# and a later process with the same graphs starts no worker.
+
+def _mark_path(job: dict) -> str:
+    import numba
+
+    h = hashlib.sha1(pickle.dumps((job["threads"], job["deterministic"], job["items"]),
+                                  protocol=4))
+    h.update(_code_stamp().encode())
+    root = numba.config.CACHE_DIR or _flags.CACHE_DIR
+    return os.path.join(root, "jtorch_worker_marks", h.hexdigest()[:24])
+
+
+_stamp: list = []
+
+
+def _code_stamp() -> str:
+    """jtorch's source files by name, size and modification time (another version of jtorch
+    compiles other kernels): once per process."""
+    if not _stamp:
+        pkg = os.path.join(_PKG_PARENT, "jtorch")
+        h = hashlib.sha1()
+        for root, dirs, files in os.walk(pkg):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    st = os.stat(os.path.join(root, f))
+                    h.update(f"{root[len(pkg):]}/{f}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _stamp.append(h.hexdigest())
+    return _stamp[0]
+
+
+def mark(path: str) -> None:
+    """Record that the graphs of ``path`` (``submit``'s) have run here: their kernels are in
+    the cache."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a"):
+            pass
+    except OSError:  # a read-only cache: workers start again, nothing else changes
+        pass
 
 
 def busy() -> bool:
@@ -137,6 +206,91 @@ def _values(v) -> list:
     return [v] if hasattr(v, "_a") else []
 
 
+# -- what a worker is building: no kernel compiled twice ----------------------------------------
+# A worker reports on its stdout each cache entry it starts to build and each it has written
+# ("start <key>", "done <key>", "idle" between tasks; keys hashed from ``source.entry_key``).
+# The parent reads the reports when it misses the cache itself: an entry the worker is
+# building, it waits for and loads, where it would otherwise build the same kernel beside it.
+
+_WAIT_LIMIT = 120.0  # seconds the parent waits for one entry (then it builds it itself)
+
+
+def _short(key: str) -> str:
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+class _Reports:
+    """The parent's reading of a worker's reports."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.fd = proc.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.rest = b""
+        self.building: set = set()
+        self.closed = False
+
+    def read(self, timeout: float = 0.0) -> None:
+        """Take what the worker has written (waiting up to ``timeout`` for the first bytes)."""
+        while not self.closed:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                return
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not data:  # the worker has ended: nothing is being built
+                self.closed = True
+                self.building.clear()
+                return
+            *lines, self.rest = (self.rest + data).split(b"\n")
+            for line in lines:
+                kind, _, key = line.decode().partition(" ")
+                if kind == "start":
+                    self.building.add(key)
+                elif kind == "done":
+                    self.building.discard(key)
+                elif kind == "idle":
+                    self.building.clear()
+            timeout = 0.0
+
+    def wait(self, key: str, limit: float) -> None:
+        end = time.monotonic() + limit
+        while key in self.building and not self.closed:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.read(left)
+
+
+_reports: list = [None]  # the running worker's (_Reports)
+
+
+def _parent_miss(key: str, retry):
+    """``source.on_miss`` in a parent: wait for an entry the worker is building, then load it."""
+    r = _reports[0]
+    if r is None or r.closed:
+        return None
+    short = _short(key)
+    r.read()
+    if short not in r.building:
+        return None
+    t0 = time.perf_counter()
+    r.wait(short, _WAIT_LIMIT)
+    res = retry()
+    logs.log("workers", f"waited {time.perf_counter() - t0:.2f} s for the worker's "
+                        f"{os.path.basename(key)}: {'loaded' if res is not None else 'not written'}")
+    return res
+
+
+def _report(kind: str, key: str = "") -> None:
+    """A worker's report to its parent (``source.on_miss``/``on_save`` in a worker)."""
+    try:
+        os.write(1, f"{kind} {_short(key) if key else ''}\n".encode())
+    except OSError:  # the parent is gone
+        pass
+
+
 def _start(job: dict) -> subprocess.Popen:
     env = dict(os.environ)
     env["JTORCH_COMPILE_WORKER_CHILD"] = "1"
@@ -144,7 +298,7 @@ def _start(job: dict) -> subprocess.Popen:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PKG_PARENT, env.get("PYTHONPATH")) if p)
     err = None if "workers" in _flags.LOGS else subprocess.DEVNULL
     p = subprocess.Popen([sys.executable, "-c", _ENTRY], env=env,
-                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
     try:
         p.stdin.write(pickle.dumps(job))
         p.stdin.close()
@@ -163,7 +317,7 @@ def _stop() -> None:
 
 # -- the worker ---------------------------------------------------------------------------
 
-def build(item: tuple) -> None:
+def build(item: tuple) -> str:
     """Compile the kernels of one shipped graph: trace its code over fakes, hand the graph to
     the "numba" backend, run the result on zeros of the inputs' geometry."""
     import jtorch
@@ -190,6 +344,7 @@ def build(item: tuple) -> None:
         run = numba_backend(GraphModule({}, graph), None)
         if not _run_reversed(getattr(run, "__self__", None)):
             run(*zeros)
+    return f"graph of {len(specs)} inputs"
 
 
 def _run_reversed(gm) -> bool:
@@ -236,23 +391,42 @@ def _work(job: dict) -> int:
 
     jtorch.set_num_threads(job["threads"])
     jtorch.use_deterministic_algorithms(job["deterministic"])
+    items = job["items"]
+    # the announced eager kernels first (the optimizer's, which the parent reaches last: had
+    # the backward graph gone first, the parent often reached the optimizer's kernel while
+    # the worker was still building it, and built it too), then the graphs; the parent meets
+    # the worker inside the backward graph, which they build from either end
+    tasks = [(_build_kernel, k) for k in job.get("kernels", ())] + [(build, it) for it in items]
     failed = 0
-    for item in job["items"]:
+    for fn, task in tasks:
         if os.getppid() != job["parent"]:
-            break  # the parent is gone: nobody will load these kernels
+            return 1 if failed else 0  # the parent is gone: nobody will load these kernels
         t0 = time.perf_counter()
         try:
-            build(item)
-            logs.log("workers", f"worker {os.getpid()}: graph of {len(item[1])} inputs built in "
+            what = fn(task)
+            _report("idle")
+            logs.log("workers", f"worker {os.getpid()}: {what} built in "
                                 f"{time.perf_counter() - t0:.2f} s")
-        except Exception as e:  # noqa: BLE001  (a graph it cannot build is the parent's to compile)
+        except Exception as e:  # noqa: BLE001  (what it cannot build is the parent's to compile)
             failed += 1
+            _report("idle")
             print(f"jtorch compile worker: {type(e).__name__}: {e}", file=sys.stderr)
+    if not failed and job.get("mark"):
+        mark(job["mark"])
     return 1 if failed else 0
+
+
+def _build_kernel(kernel: tuple) -> str:
+    """Compile an announced eager kernel (``expect``) into the cache."""
+    module, key, sig = kernel
+    importlib.import_module(module).expected_kernel(key).compile(sig)
+    return f"kernel {module}:{key}"
 
 
 def main() -> int:
     """The worker process: its job, pickled by its parent, on stdin."""
+    source.on_miss[0] = lambda key, retry: _report("start", key)
+    source.on_save[0] = lambda key: _report("done", key)
     return _work(pickle.loads(sys.stdin.buffer.read()))  # the job of our own parent
 
 

@@ -167,16 +167,35 @@ def cache_misses() -> int:
     return _misses[0]
 
 
+# Hooks of the compile workers (``compile/workers.py``), each a callable or None:
+# ``on_miss[0](key, retry)`` when a lookup finds no entry (it may wait for another process to
+# write it and return ``retry()``), ``on_save[0](key)`` after an entry is written.
+on_miss: list = [None]
+on_save: list = [None]
+
+
+def entry_key(cache: caching.Cache, sig) -> str:
+    """One cache entry's name, the same in every process: its index file and signature."""
+    return f"{cache._cache_file._index_path}|{sig}"
+
+
 def _install_cache_recovery() -> None:
-    load = caching.Cache.load_overload
+    load, save = caching.Cache.load_overload, caching.Cache.save_overload
     if getattr(load, "_jtorch_recovers", False):
         return
 
     def load_overload(self, sig, target_context):
         res = _load_or_none(self, sig, target_context)
+        if res is None and on_miss[0] is not None:
+            res = on_miss[0](entry_key(self, sig), lambda: _load_or_none(self, sig, target_context))
         if res is None:
             _misses[0] += 1
         return res
+
+    def save_overload(self, sig, data):
+        save(self, sig, data)
+        if on_save[0] is not None:
+            on_save[0](entry_key(self, sig))
 
     def _load_or_none(self, sig, target_context):
         if not _blas_bound:
@@ -199,6 +218,7 @@ def _install_cache_recovery() -> None:
 
     load_overload._jtorch_recovers = True
     caching.Cache.load_overload = load_overload
+    caching.Cache.save_overload = save_overload
 
 
 # -- Numba's BLAS without scipy.linalg's Python API -------------------------------------------

@@ -78,6 +78,9 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         _check_foreach_fused(defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "adam", [] if group["amsgrad"] else [4]  # (p, g, m, v, vmax)
+
     def _init_state(self, p: Tensor, group: dict) -> dict:
         state = self.state[p]
         if len(state) == 0:

@@ -229,6 +229,29 @@ def _multi_tensor(group: dict) -> _MultiTensor | None:
     return _MultiTensor()
 
 
+def _announce(opt: Optimizer, group: dict) -> None:
+    """Tell a compile worker, should this process start one, which multi-tensor kernels the
+    group's steps will call (``compile/workers.py``): in a cold process the worker builds them
+    while the main process compiles the first step's forward, where the optimizer's kernel
+    came last, after the backward (~1.5-2 s of the demo CNN's first step)."""
+    from ..compile import workers
+
+    plan = opt._multi_operands(group) if workers.enabled() else None
+    if plan is None or _multi_tensor(group) is None:
+        return
+    name, absent = plan
+    by_dtype: dict = {}
+    for p in group["params"]:
+        a = p._a
+        dt = _om.COMPUTE.get(a.dtype) if a.__class__ is np.ndarray else None
+        f = _om.flat(a, a.shape, dt) if dt is not None else None
+        if f is not None:
+            by_dtype.setdefault(dt, []).append(f)
+    for dt, arrays in by_dtype.items():
+        for key, sig in _om.expected(name, arrays, dt, absent):
+            workers.expect(_om.__name__, key, sig)
+
+
 def _use_no_grad(step: Callable) -> Callable:
     """Run ``step`` under no_grad (closures re-enable grad themselves).
 
@@ -327,6 +350,11 @@ class Optimizer:
     _has_step_state: bool = False
     # Whether its step takes sparse gradients (SGD, Adagrad, SparseAdam and LBFGS do)
     _sparse_grads: bool = False
+
+    def _multi_operands(self, group: dict) -> tuple[str, list] | None:
+        """The multi-tensor kernel of this optimizer's step (``optim_multi.KERNELS``) and the
+        operands ``group``'s options leave out (None: not announced, see ``_announce``)."""
+        return None
 
     def _sparse_error(self) -> str:
         name = next(c.__name__ for c in type(self).__mro__ if c.__module__.startswith("jtorch."))
@@ -582,3 +610,4 @@ class Optimizer:
         if not seen.isdisjoint(id(p) for p in tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+        _announce(self, param_group)

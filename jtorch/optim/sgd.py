@@ -54,6 +54,9 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
         _check_foreach_fused(defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "sgd", [2] if _scalar(group["momentum"]) == 0 else []  # (p, g, buf)
+
     @_use_no_grad
     def step(self, closure=None):
         """Perform a single optimization step."""

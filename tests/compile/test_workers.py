@@ -14,16 +14,17 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 import jtorch
 from jtorch.compile import workers
-from jtorch.kernels import source
 
 _PROGRAM = '''
-import json, pickle, sys
+import glob, json, os, pickle, sys
+import numba
 import numpy as np
 import jtorch
 from jtorch.compile import workers
@@ -42,8 +43,9 @@ jtorch.manual_seed(0)
 model = jtorch.nn.Sequential(jtorch.nn.Conv2d(2, 4, 3, padding=1), jtorch.nn.ReLU(),
                              jtorch.nn.Flatten(), jtorch.nn.Linear(4 * 5 * 5, 3),
                              jtorch.nn.GELU())
-x = jtorch.randn(2, 2, 5, 5)
-misses = source.cache_misses()
+x = jtorch.rand(2, 2, 5, 5)
+opt = jtorch.optim.Adam(model.parameters())  # announces its step's kernel
+misses = source.cache_misses()  # (0: the initialisation and rand drew through NumPy)
 loss = jtorch.compile(model)(x).square().sum()
 loss.backward()
 grads = [p.grad.numpy().tolist() for p in model.parameters()]
@@ -57,6 +59,8 @@ if jobs:
         pickle.dump(jobs[0], f)
 with open(out, "w") as f:
     json.dump({"grads": grads, "want": want, "rc": rc, "misses": misses, "jobs": len(jobs),
+               "marks": len(glob.glob(os.path.join(numba.config.CACHE_DIR,
+                                                   "jtorch_worker_marks", "*"))),
                "modules": sorted(m for m in source._modules if m.startswith("jt_fused"))}, f)
 '''
 
@@ -92,7 +96,8 @@ def test_worker_builds_the_kernels_its_parent_runs(tmp_path):
     # fuse into the same sources
     res, _ = _run(tmp_path, "parent", "capture", _env(str(tmp_path / "a"),
                                                      JTORCH_COMPILE_WORKERS="1"))
-    assert res["misses"] > 0 and res["jobs"] == 1
+    # nothing compiled before the graphs were built, and still a cold cache: a worker
+    assert res["misses"] == 0 and res["jobs"] == 1
     assert res["modules"], "the graphs fused nothing: the test checks nothing"
     _same_grads(res)
     with open(str(tmp_path / "parent.json.job"), "rb") as f:
@@ -105,7 +110,10 @@ def test_worker_builds_the_kernels_its_parent_runs(tmp_path):
                        capture_output=True, timeout=600, check=False)
     err = r.stderr.decode()
     assert r.returncode == 0, err[-3000:]
-    assert err.count("built in") == 2 and "not built" not in err, err[-3000:]
+    assert err.count("built in") == 3 and "not built" not in err, err[-3000:]
+    assert "kernel jtorch.kernels.cpu.optim_multi:adam:serial built" in err
+    assert glob.glob(os.path.join(cache_b, "jtorch", "numba", "**", "optim_multi.adam_multi*.nbi"),
+                     recursive=True)
     written = {os.path.basename(p)[:-3]
                for p in glob.glob(os.path.join(cache_b, "jtorch", "kernels", "jt_fused_*.py"))}
     assert set(res["modules"]) <= written
@@ -119,6 +127,7 @@ def test_a_cold_process_starts_one_and_keeps_its_results(tmp_path):
                                                     JTORCH_LOGS="workers"))
     assert "compile worker" in err and "started for 2 graph(s)" in err, err[-3000:]
     assert res["rc"] == 0, err[-3000:]
+    assert res["marks"] == 1  # the graphs ran here (and the worker built them): marked
     _same_grads(res)
     # warm now: the same program starts no worker
     res, err = _run(tmp_path, "warm", "spawn", _env(str(tmp_path / "c"),
@@ -158,27 +167,35 @@ def test_payload_refuses_symbolic_sizes_and_large_graphs(monkeypatch):
     assert workers.payload(gm) is None
 
 
-def test_none_started_when_off_warm_or_inside_a_worker(monkeypatch):
+def test_none_started_when_off_marked_running_or_inside_a_worker(monkeypatch, tmp_path):
+    import numba
+
     from jtorch import _flags
 
     monkeypatch.setattr(workers, "_start", lambda job: pytest.fail("a worker was started"))
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))  # marks in a fresh place
     (gm,) = _graphs(lambda x: x.exp(), jtorch.randn(4))
-    monkeypatch.setattr(_flags, "COMPILE_WORKERS", True)
-    monkeypatch.setattr(source, "_misses", [0])  # warm: nothing compiled yet
-    assert workers.enabled() and not workers.submit([gm])
-    monkeypatch.setattr(source, "_misses", [3])
     monkeypatch.setattr(_flags, "COMPILE_WORKERS", False)
-    assert not workers.enabled() and not workers.submit([gm])
+    assert not workers.enabled() and workers.submit([gm]) is None
     monkeypatch.setattr(_flags, "COMPILE_WORKERS", True)
     monkeypatch.setattr(_flags, "COMPILE_WORKER_CHILD", True)
-    assert not workers.enabled() and not workers.submit([gm])
+    assert not workers.enabled() and workers.submit([gm]) is None
     monkeypatch.setattr(_flags, "COMPILE_WORKER_CHILD", False)
     monkeypatch.setattr(workers, "_proc", [subprocess.Popen([sys.executable, "-c", ""])])
     workers.wait(60)
     started = []
     monkeypatch.setattr(workers, "_start", lambda job: started.append(job) or _Running())
-    assert workers.submit([gm]) and not workers.submit([gm])  # one at a time
+    path = workers.submit([gm])
+    assert path and path.startswith(str(tmp_path)) and not os.path.exists(path)
+    assert workers.submit([gm]) == path  # one at a time
     assert len(started) == 1 and started[0]["items"] == [workers.payload(gm)]
+    assert started[0]["mark"] == path
+    monkeypatch.setattr(workers, "_proc", [None])
+    workers.mark(path)  # the graphs ran: their kernels are in the cache
+    assert os.path.exists(path) and workers.submit([gm]) == path and len(started) == 1
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 7)  # other kernels, another mark
+    other = workers.submit([gm])
+    assert other != path and len(started) == 2
 
 
 class _Running:
@@ -186,3 +203,49 @@ class _Running:
 
     def poll(self):
         return None
+
+
+@pytest.mark.parametrize("make", [lambda ps: jtorch.optim.Adam(ps),
+                                  lambda ps: jtorch.optim.AdamW(ps, amsgrad=True),
+                                  lambda ps: jtorch.optim.SGD(ps, lr=0.1),
+                                  lambda ps: jtorch.optim.SGD(ps, lr=0.1, momentum=0.9)])
+def test_optimizers_announce_the_kernel_their_step_calls(monkeypatch, make):
+    from jtorch import _flags
+    from jtorch.kernels.cpu import optim_multi
+
+    monkeypatch.setattr(_flags, "COMPILE_WORKERS", True)
+    monkeypatch.setattr(workers, "_expected", [])
+    model = jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.Linear(4, 2))
+    opt = make(model.parameters())
+    assert len(workers._expected) == 1
+    (module, key, sig), = workers._expected
+    model(jtorch.ones(5, 3)).sum().backward()
+    opt.step()
+    assert module == optim_multi.__name__
+    assert sig in optim_multi.expected_kernel(key).signatures  # the very one it compiled
+    assert workers._build_kernel(workers._expected[0]).endswith(key)
+
+
+def test_the_parent_waits_for_an_entry_the_worker_is_building(monkeypatch):
+    """A cache miss in the parent on an entry the worker has started waits for its "done"
+    and loads it; other entries, and any entry once the worker is idle or gone, do not wait."""
+    key, other = "/cache/a.nbi|(float32,)", "/cache/b.nbi|(float32,)"
+    a, b = workers._short(key), workers._short(other)
+    script = (f"import os, time; os.write(1, b'start {a}\\nstart {b}\\n'); time.sleep(0.6); "
+              f"os.write(1, b'done {a}\\n'); time.sleep(0.6); os.write(1, b'idle\\n'); "
+              f"time.sleep(0.3)")
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    monkeypatch.setattr(workers, "_reports", [workers._Reports(p)])
+    r = workers._reports[0]
+    r.read(10.0)
+    assert r.building == {a, b}
+    t0 = time.monotonic()
+    assert workers._parent_miss(key, lambda: "loaded") == "loaded"
+    waited = time.monotonic() - t0
+    assert 0.2 < waited < 5 and r.building == {b}
+    assert workers._parent_miss("/cache/c.nbi|()", lambda: "loaded") is None  # not its work
+    assert workers._parent_miss(other, lambda: None) is None  # "idle": given up, not written
+    assert not r.building
+    p.wait(30)
+    r.read(1.0)
+    assert r.closed and workers._parent_miss(other, lambda: "loaded") is None

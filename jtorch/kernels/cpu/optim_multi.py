@@ -328,6 +328,19 @@ def run(name: str, rows: list, scalars: list, dt: np.dtype, absent: list | None 
         for lo in range(0, n, _MAX):
             run(name, rows[lo:lo + _MAX], scalars[lo:lo + _MAX], dt, absent, serial)
         return
+    args, sc, rix, total = _operands(rows, scalars, dt, absent)
+    kernel, kernel_par = KERNELS[name]
+    calls[0] += 1
+    if not serial and _threads.use_parallel(total):
+        kernel_par(*args, sc, rix, CHUNK)
+    else:
+        kernel(*args, sc, rix, _SERIAL_CHUNK)
+
+
+def _operands(rows: list, scalars: list, dt: np.dtype, absent: list | None) -> tuple:
+    """``run``'s padded tuples, scalar table, row indices and element count, for at most
+    ``_MAX`` rows."""
+    n = len(rows)
     size = next(s for s in _SIZES if s >= n)
     empty = _empty[dt]
     pad = (empty,) * (size - n)
@@ -351,12 +364,31 @@ def run(name: str, rows: list, scalars: list, dt: np.dtype, absent: list | None 
     total = 0
     for a in args[0]:
         total += a.shape[0]
-    kernel, kernel_par = KERNELS[name]
-    calls[0] += 1
-    if not serial and _threads.use_parallel(total):
-        kernel_par(*args, sc, rix, CHUNK)
-    else:
-        kernel(*args, sc, rix, _SERIAL_CHUNK)
+    return args, sc, rix, total
+
+
+def expected(name: str, arrays: list, dt: np.dtype, absent: list) -> list:
+    """``(key, signature)`` of the kernels ``run`` will call for a group of parameters whose
+    flat views are ``arrays`` (``absent``: the operands its options leave out), without
+    running them: a cold process's compile worker builds them ahead of the first step
+    (``expected_kernel(key)`` is the kernel)."""
+    width = KERNELS[name][0].py_func.__code__.co_argcount - 3
+    out = []
+    for lo in range(0, len(arrays), _MAX):
+        part = arrays[lo:lo + _MAX]
+        rows = [[None if k in absent else a for k in range(width)] for a in part]
+        args, sc, rix, total = _operands(rows, [(0,) * 16] * len(part), dt, absent)
+        par = _threads.use_parallel(total)
+        sig = tuple(numba.typeof(a) for a in (*args, sc, rix, CHUNK if par else _SERIAL_CHUNK))
+        key = f"{name}:{'par' if par else 'serial'}"
+        if (key, sig) not in out:
+            out.append((key, sig))
+    return out
+
+
+def expected_kernel(key: str):
+    name, build = key.split(":")
+    return KERNELS[name][build == "par"]
 
 
 # -- gradient clipping (nn.utils.clip_grad_norm_): the squared norm of many tensors, and their
