@@ -1,5 +1,5 @@
 """Compile workers: while a cold process runs a compiled function's first call, a second
-process builds the kernels of its backward graph, so that two cores compile at once.
+process builds kernels it is about to need, so that two cores compile at once.
 
 Why: a first call with empty caches is Numba compiling, one kernel after another on one
 core. The demo CNN's training step spends ~13 of its ~14 s there, while the machine's other
@@ -7,20 +7,23 @@ core idles; two cold processes side by side each ran as fast as one alone. torch
 hands its kernels to a pool of compile workers for the same reason.
 
 How: when ``aot.build_joint`` has a first call's forward and backward graphs, and the cache
-holds no mark of them (a process that ran them, or a worker that built them, marks them:
-a warm process starts no worker), the graphs' generated code and their inputs' geometry go to a worker process
-(``main``). It traces the code again, hands the graph to the same backend and runs each call
-of the result on zeros of its operands' geometry, so that every fused and extern kernel the
-graph calls is compiled there and written to the shared caches (Numba's and jtorch's, safe
-for concurrent processes). The backward graph goes first and each graph's calls run last
-first: the main process reaches them last, after the forward and whatever runs eagerly in
-between, and then loads each kernel the worker has written instead of compiling it. A worker
-changes no result: the main process compiles whatever it needs that the worker has not
-written yet.
+holds no mark of them (``mark``: a process that ran them, or a worker that built them,
+marks them; a warm process starts no worker), the graphs' generated code and their inputs'
+geometry go to a worker process (``main``), with the eager kernels the process has announced
+(``expect``: an optimizer's step kernel). The worker builds those kernels first (the main
+process reaches them last), then each graph: it traces the code again, hands the graph to
+the same backend and runs each call of the result on zeros of its operands' geometry, last
+call first, so that every fused and extern kernel the graph calls is compiled there and
+written to the shared caches (Numba's and jtorch's, safe for concurrent processes). The main
+process runs the graphs first call first: the two meet inside each graph, and the main
+process loads each kernel the worker has written instead of compiling it. Where it misses
+the cache on a kernel the worker is building, it waits for it (the worker reports what it
+builds on its stdout). A worker changes no result: the main process compiles whatever it
+needs that the worker has not written.
 
 One worker at a time per process; it stops when its parent exits (killed at exit, and it
-checks between graphs). ``JTORCH_COMPILE_WORKERS=0`` turns workers off (the default is on
-with more than one CPU); ``JTORCH_LOGS=workers`` logs their starts and their errors.
+checks between tasks). ``JTORCH_COMPILE_WORKERS=0`` turns workers off (the default is on
+with more than one CPU); ``JTORCH_LOGS=workers`` logs their starts, waits and errors.
 """
 
 from __future__ import annotations
@@ -100,8 +103,8 @@ _expected: list = []  # (module, key, signature) of eager kernels this process w
 
 def expect(module: str, key: str, sig: tuple) -> None:
     """Announce an eager kernel this process will call (``module.expected_kernel(key)`` for
-    the Numba signature ``sig``): the next worker started builds it after the backward graph
-    (an optimizer's step kernel, announced at construction)."""
+    the Numba signature ``sig``): the next worker started builds it before the graphs (an
+    optimizer's step kernel, announced at construction)."""
     if (module, key, sig) not in _expected:
         _expected.append((module, key, sig))
 
@@ -224,6 +227,7 @@ class _Reports:
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.fd = proc.stdout.fileno()
+        self.pid = os.getpid()  # (a forked child, a DataLoader's, must not take its lines)
         os.set_blocking(self.fd, False)
         self.rest = b""
         self.building: set = set()
@@ -269,7 +273,7 @@ _reports: list = [None]  # the running worker's (_Reports)
 def _parent_miss(key: str, retry):
     """``source.on_miss`` in a parent: wait for an entry the worker is building, then load it."""
     r = _reports[0]
-    if r is None or r.closed:
+    if r is None or r.closed or r.pid != os.getpid():
         return None
     short = _short(key)
     r.read()
@@ -394,8 +398,9 @@ def _work(job: dict) -> int:
     items = job["items"]
     # the announced eager kernels first (the optimizer's, which the parent reaches last: had
     # the backward graph gone first, the parent often reached the optimizer's kernel while
-    # the worker was still building it, and built it too), then the graphs; the parent meets
-    # the worker inside the backward graph, which they build from either end
+    # the worker was still building it, and built it too), then the graphs in their order
+    # (the forward, then the backward): the parent meets the worker inside each graph, which
+    # they build from either end
     tasks = [(_build_kernel, k) for k in job.get("kernels", ())] + [(build, it) for it in items]
     failed = 0
     for fn, task in tasks:

@@ -163,7 +163,7 @@ _misses = [0]  # Numba cache lookups that found no entry (each a compile), this 
 
 def cache_misses() -> int:
     """Kernels this process looked up in the on-disk cache and had to compile: nonzero in a
-    cold process (``compile/workers.py`` starts a worker only then)."""
+    cold process."""
     return _misses[0]
 
 
