@@ -11,12 +11,13 @@ holds no mark of them (``mark``: a process that ran them, or a worker that built
 marks them; a warm process starts no worker), the graphs' generated code and their inputs'
 geometry go to a worker process (``main``), with the eager kernels the process has announced
 (``expect``: an optimizer's step kernel). The worker builds those kernels first (the main
-process reaches them last), then each graph: it traces the code again, hands the graph to
-the same backend and runs each call of the result on zeros of its operands' geometry, last
-call first, so that every fused and extern kernel the graph calls is compiled there and
-written to the shared caches (Numba's and jtorch's, safe for concurrent processes). The main
-process runs the graphs first call first: the two meet inside each graph, and the main
-process loads each kernel the worker has written instead of compiling it. Where it misses
+process reaches them last), then the backward graph and the forward: it traces each graph's
+code again, hands the graph to the same backend and runs each call of the result on zeros of
+its operands' geometry, last call first, so that every fused and extern kernel the graph
+calls is compiled there and written to the shared caches (Numba's and jtorch's, safe for
+concurrent processes). The main process runs the graphs first call first: where the two meet
+inside a graph, the main process loads each kernel the worker has written instead of
+compiling it. Where it misses
 the cache on a kernel the worker is building, it waits for it (the worker reports what it
 builds on its stdout). A worker changes no result: the main process compiles whatever it
 needs that the worker has not written.
@@ -399,8 +400,8 @@ def _work(job: dict) -> int:
     # the announced eager kernels first (the optimizer's, which the parent reaches last: had
     # the backward graph gone first, the parent often reached the optimizer's kernel while
     # the worker was still building it, and built it too), then the graphs in their order
-    # (the forward, then the backward): the parent meets the worker inside each graph, which
-    # they build from either end
+    # (the backward, which the parent reaches after the forward and the eager loss, then the
+    # forward, where the parent may meet the worker: they build it from either end)
     tasks = [(_build_kernel, k) for k in job.get("kernels", ())] + [(build, it) for it in items]
     failed = 0
     for fn, task in tasks:

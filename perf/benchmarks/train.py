@@ -334,7 +334,7 @@ def cold_compile(phase: str) -> Case:
     Both find Python's bytecode written, as an installed package has it.
     Eager jtorch's cold start is ``startup/lenet_step_cold``; torch eager is the reference.
     A cold jtorch process builds kernels in a compile worker on the second core (the optimizer's
-    step kernel, then the forward and backward graphs' from their ends:
+    step kernel, then the backward and forward graphs' from their ends:
     ``jtorch/compile/workers.py``; ``JTORCH_COMPILE_WORKERS=0`` measures without).
     The script's own imports (perf.benchmarks, the demo file) add about 40 ms."""
 
