@@ -55,6 +55,9 @@ class Adadelta(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "adadelta", []  # (p, g, square_avg, acc_delta)
+
     def _init_state(self, p: Tensor) -> dict:
         state = self.state[p]
         if len(state) == 0:

@@ -64,6 +64,9 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self._init_state(p, group)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "adagrad", []  # (p, g, sum)
+
     def _init_state(self, p: Tensor, group: dict) -> dict:
         from ..ops.creation import full_like
 

@@ -57,6 +57,9 @@ class Adamax(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "adamax", []  # (p, g, exp_avg, exp_inf)
+
     def _init_state(self, p: Tensor) -> dict:
         state = self.state[p]
         if len(state) == 0:

@@ -80,6 +80,9 @@ class ASGD(Optimizer):
                     if not isinstance(p_state[key], Tensor):
                         p_state[key] = _step_tensor(float(p_state[key]))
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "asgd", []  # (p, g, ax)
+
     def _init_state(self, p: Tensor, group: dict) -> dict:
         state = self.state[p]
         if len(state) == 0:

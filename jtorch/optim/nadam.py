@@ -84,6 +84,9 @@ class NAdam(Optimizer):
                 if len(p_state) != 0 and not isinstance(p_state["mu_product"], Tensor):
                     p_state["mu_product"] = _step_tensor(float(p_state["mu_product"]))
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "nadam", []  # (p, g, exp_avg, exp_avg_sq)
+
     def _init_state(self, p: Tensor) -> dict:
         state = self.state[p]
         if len(state) == 0:

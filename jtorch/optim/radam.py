@@ -60,6 +60,9 @@ class RAdam(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "radam", []  # (p, g, exp_avg, exp_avg_sq)
+
     def _init_state(self, p: Tensor) -> dict:
         state = self.state[p]
         if len(state) == 0:

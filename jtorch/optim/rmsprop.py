@@ -57,6 +57,11 @@ class RMSprop(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        absent = [] if group["centered"] else [3]
+        absent += [4] if _scalar(group["momentum"]) <= 0 else []
+        return "rmsprop", absent  # (p, g, square_avg, grad_avg, momentum_buffer)
+
     def _init_state(self, p: Tensor, group: dict) -> dict:
         state = self.state[p]
         if len(state) == 0:

@@ -52,6 +52,9 @@ class Rprop(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
+    def _multi_operands(self, group: dict) -> tuple[str, list]:
+        return "rprop", []  # (p, g, prev, step_size)
+
     def _init_state(self, p: Tensor, group: dict) -> dict:
         from ..ops.creation import full_like
 

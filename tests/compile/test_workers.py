@@ -205,10 +205,20 @@ class _Running:
         return None
 
 
-@pytest.mark.parametrize("make", [lambda ps: jtorch.optim.Adam(ps),
-                                  lambda ps: jtorch.optim.AdamW(ps, amsgrad=True),
-                                  lambda ps: jtorch.optim.SGD(ps, lr=0.1),
-                                  lambda ps: jtorch.optim.SGD(ps, lr=0.1, momentum=0.9)])
+_OPTIMIZERS = [lambda ps: jtorch.optim.Adam(ps),
+               lambda ps: jtorch.optim.AdamW(ps, amsgrad=True),
+               lambda ps: jtorch.optim.SGD(ps, lr=0.1),
+               lambda ps: jtorch.optim.SGD(ps, lr=0.1, momentum=0.9),
+               lambda ps: jtorch.optim.RMSprop(ps),
+               lambda ps: jtorch.optim.RMSprop(ps, centered=True, momentum=0.5),
+               lambda ps: jtorch.optim.RMSprop(ps, momentum=0.5),
+               lambda ps: jtorch.optim.Adagrad(ps), lambda ps: jtorch.optim.Adadelta(ps),
+               lambda ps: jtorch.optim.Adamax(ps), lambda ps: jtorch.optim.NAdam(ps),
+               lambda ps: jtorch.optim.RAdam(ps), lambda ps: jtorch.optim.ASGD(ps),
+               lambda ps: jtorch.optim.Rprop(ps)]
+
+
+@pytest.mark.parametrize("make", _OPTIMIZERS)
 def test_optimizers_announce_the_kernel_their_step_calls(monkeypatch, make):
     from jtorch import _flags
     from jtorch.kernels.cpu import optim_multi
