@@ -330,3 +330,23 @@ def _gemm(*args):
 
         _gemm_kernel = k
     _gemm_kernel(*args)
+
+
+@pytest.mark.parametrize("c, o, groups", [(16, 32, 1), (1, 16, 1), (8, 32, 2), (4, 6, 1),
+                                          (6, 20, 2), (3, 64, 1)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_direct_forward_weight_blocks_whole_and_partial(force, c, o, groups, bias):
+    """The direct forward's blocked weight: a transposed copy where the block divides the
+    channels per group (16, 32), ``weight_blocks`` where the last block is part empty (6,
+    10); with and without a bias, from a non-contiguous weight and bias, held in float64."""
+    force("direct")
+    x = RNG.standard_normal((3, c, 5, 6))
+    w = RNG.standard_normal((o, c // groups, 3, 3))
+    b = RNG.standard_normal(2 * o)[::2] if bias else None
+    outs = []
+    for lib, dt in ((jtorch, np.float32), (torch, np.float64)):
+        wv = lib.from_numpy(np.ascontiguousarray(np.swapaxes(w, 2, 3)).astype(dt)).transpose(2, 3)
+        bv = None if b is None else lib.from_numpy(np.repeat(b, 2).astype(dt))[::2]
+        outs.append([lib.nn.functional.conv2d(lib.from_numpy(x.astype(dt)), wv, bv, padding=1,
+                                              groups=groups).numpy()])
+    _close(*outs)
