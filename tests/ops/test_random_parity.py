@@ -74,17 +74,23 @@ _floats32 = st.floats(-1e6, 1e6, width=32) | st.floats(width=32, allow_nan=False
 
 @settings(max_examples=60, deadline=None)
 @given(a=_floats32, b=_floats32, n=st.integers(0, 1500), skip=st.integers(0, 1300),
-       clamp=st.booleans())
-def test_numpy_uniform_is_the_compiled_kernel_bit_for_bit(a, b, n, skip, clamp):
+       clamp=st.booleans(), chunk=st.sampled_from([7, 624, 1 << 16]))
+def test_numpy_uniform_is_the_compiled_kernel_bit_for_bit(a, b, n, skip, clamp, chunk):
     """``uniform32_numpy`` (NumPy's MT19937 and an emulated FMA) against ``uniform32``: the
     same values and engine state from any position of the stream (the 624-word twists
-    included), for any float32 range; a range whose width is not finite is refused."""
+    included), in chunks of any size, for any float32 range; a range whose width is not
+    finite is refused."""
     state = mt.seeded(11)
     mt.uniform32(*state, np.empty(skip, np.float32), 0.0, 1.0, True)
     other = (state[0].copy(), state[1].copy())
     want, got = np.empty(n, np.float32), np.full(n, 7, np.float32)
     mt.uniform32(*state, want, a, b, clamp)
-    if not mt.uniform32_numpy(*other, got, a, b, clamp):
+    real, mt._NP_CHUNK = mt._NP_CHUNK, chunk
+    try:
+        drawn = mt.uniform32_numpy(*other, got, a, b, clamp)
+    finally:
+        mt._NP_CHUNK = real
+    if not drawn:
         assert not np.isfinite(np.float32(b) - np.float32(a))
         return
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))

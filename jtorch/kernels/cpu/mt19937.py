@@ -190,26 +190,28 @@ def uniform64(mt, pos, out, a, b):
 
 _np_engine: list = []
 _np_lock = threading.Lock()
+_NP_CHUNK = 1 << 16  # words converted at a time: the float64 temporaries stay ~2 MiB
 
 
-def numpy_words(mt: np.ndarray, pos: np.ndarray, n: int) -> np.ndarray:
-    """``n`` draws (uint64 holding the 32-bit words) through NumPy's MT19937 from the state
-    (mt, pos), which is read and written back. NumPy's ``pos`` is the index of the next
-    word (624: twist first), ours [left, next] with left - 1 words before the next twist."""
+def numpy_words(mt: np.ndarray, pos: np.ndarray, n: int):
+    """``n`` draws through NumPy's MT19937 from the state (mt, pos), as chunks of at most
+    ``_NP_CHUNK`` (uint64 arrays holding the 32-bit words); the state is written back after
+    the last. NumPy's ``pos`` is the index of the next word (624: twist first), ours
+    [left, next] with left - 1 words before the next twist."""
     if n == 0:  # (the state as it is: [1, 0] after seeding, where NumPy would give [1, 624])
-        return np.empty(0, np.uint64)
+        return
     with _np_lock:
         if not _np_engine:
             _np_engine.append(np.random.MT19937(0))
         bg = _np_engine[0]
         bg.state = {"bit_generator": "MT19937",
                     "state": {"key": mt, "pos": _N + 1 - int(pos[0])}}
-        raw = bg.random_raw(n)
+        for s in range(0, n, _NP_CHUNK):
+            yield bg.random_raw(min(_NP_CHUNK, n - s))
         st = bg.state["state"]
     mt[:] = st["key"]
     p = int(st["pos"])
     pos[0], pos[1] = _N + 1 - p, p
-    return raw
 
 
 def uniform32_numpy(mt, pos, out: np.ndarray, a: float, b: float, clamp: bool) -> bool:
@@ -222,20 +224,23 @@ def uniform32_numpy(mt, pos, out: np.ndarray, a: float, b: float, clamp: bool) -
     w = np.float32(hi - lo)
     if not np.isfinite(w):
         return False
-    raw = numpy_words(mt, pos, out.size)
-    p = (raw & np.uint64(0xFFFFFF)).astype(np.float64)
-    p *= float(w) / (1 << 24)  # (w times a power of two: exact)
-    lo64 = float(lo)
-    s = p + lo64
-    bb = s - p
-    err = (p - (s - bb)) + (lo64 - bb)
-    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
-    if fix.any():
-        s[fix] = np.nextafter(s[fix], np.copysign(np.inf, err[fix]))
-    v = s.astype(np.float32)
-    if clamp:
-        v[v == hi] = lo
-    out.reshape(-1)[:] = v
+    flat = out.reshape(-1)
+    scale, lo64 = float(w) / (1 << 24), float(lo)  # (w times a power of two: exact)
+    at = 0
+    for raw in numpy_words(mt, pos, flat.size):
+        p = (raw & np.uint64(0xFFFFFF)).astype(np.float64)
+        p *= scale
+        s = p + lo64
+        bb = s - p
+        err = (p - (s - bb)) + (lo64 - bb)
+        fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
+        if fix.any():
+            s[fix] = np.nextafter(s[fix], np.copysign(np.inf, err[fix]))
+        v = s.astype(np.float32)
+        if clamp:
+            v[v == hi] = lo
+        flat[at:at + v.size] = v
+        at += v.size
     return True
 
 
