@@ -233,9 +233,9 @@ def _store(v: np.ndarray, buf: np.ndarray) -> None:
 
 # A process's first float32 uniform_ calls (a model's initialisation) draw through NumPy's
 # MT19937 (``mt19937.uniform32_numpy``, the same bits) while the compiled ``uniform32`` is not
-# loaded, up to this many calls and elements: NumPy's path costs ~60 us a call and ~10 ns an
-# element, the compiled kernel ~1.2 s to build cold (~4 ms to load from the disk cache) and
-# ~0.3 ns an element. Past the budget, the compiled kernel.
+# loaded, up to this many calls and elements: NumPy's path costs 0.1-0.2 ms a call and ~10 ns
+# an element, the compiled kernel ~1.2 s to build cold (~4 ms to load from the disk cache)
+# and ~0.3 ns an element. Past the budget, the compiled kernel.
 _NUMPY_START = {"calls": 64, "elements": 1 << 22}
 
 
