@@ -17,10 +17,9 @@ its operands' geometry, last call first, so that every fused and extern kernel t
 calls is compiled there and written to the shared caches (Numba's and jtorch's, safe for
 concurrent processes). The main process runs the graphs first call first: where the two meet
 inside a graph, the main process loads each kernel the worker has written instead of
-compiling it. Where it misses
-the cache on a kernel the worker is building, it waits for it (the worker reports what it
-builds on its stdout). A worker changes no result: the main process compiles whatever it
-needs that the worker has not written.
+compiling it. Where it misses the cache on a kernel the worker is building, it waits for it
+(the worker reports what it builds on its stdout). A worker changes no result: the main
+process compiles whatever it needs that the worker has not written.
 
 One worker at a time per process; it stops when its parent exits (killed at exit, and it
 checks between tasks). ``JTORCH_COMPILE_WORKERS=0`` turns workers off (the default is on
