@@ -241,8 +241,9 @@ def test_deterministic_mode_same_bits_on_any_thread_count(force):
 # the layers of perf/benchmarks/conv.py: (C, O, kernel, stride, padding, input size) -> family
 # of the forward, input-gradient and weight-gradient passes
 LAYERS = [
-    ((1, 6, 5, 1, 0, 28), ("direct", "im2col", "direct")),  # LeNet-5 conv1
+    ((1, 6, 5, 1, 0, 28), ("direct", "im2col", "im2col")),  # LeNet-5 conv1 (25 taps)
     ((6, 16, 5, 1, 0, 12), ("direct", "im2col", "direct")),  # LeNet-5 conv2
+    ((1, 16, 3, 1, 1, 8), ("direct", "im2col", "im2col")),  # the demo CNN's conv1 (9 taps)
     ((16, 32, 3, 1, 1, 4), ("direct", "direct", "direct")),  # the demo CNN's conv2
     ((32, 64, 3, 1, 1, 32), ("direct", "direct", "winograd")),  # CIFAR-style
     ((64, 64, 3, 1, 1, 56), ("direct", "direct", "winograd")),  # ResNet-18 conv2_x
@@ -282,6 +283,25 @@ def test_default_family_per_layer(layer, families):
     before = ck._strategy_of.cache_info().hits
     ck._strategy("forward", f32, c, o, 1, *geo, (1, hw, hw), (1, out, out))
     assert ck._strategy_of.cache_info().hits == before + 1  # memoised per geometry
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c,k,groups,family", [(3, 3, 1, "im2col"), (4, 3, 1, "direct"),
+                                               (1, 5, 1, "im2col"), (2, 5, 1, "direct"),
+                                               (8, 3, 2, "direct"), (6, 3, 2, "im2col")])
+def test_weight_gradient_direct_from_32_taps(threads, c, k, groups, family):
+    """The direct weight gradient from 32 taps per group (C/G * kernel) on; with fewer, im2col
+    (see ``_DIRECT_MIN_WEIGHT_TAPS``)."""
+    geo = ((1, k, k), (1, 1, 1), (1, 1, 1))
+    f32 = np.dtype(np.float32)
+    prev = jtorch.get_num_threads()
+    try:
+        jtorch.set_num_threads(threads)
+        got = ck._strategy("weight", f32, c, 16, groups, *geo, (1, 16, 16),
+                           (1, 17 - k, 17 - k))
+    finally:
+        jtorch.set_num_threads(prev)
+    assert got == family
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64, np.complex128])

@@ -667,8 +667,8 @@ def _strategy(direction: str, dtype, c: int, o: int, groups: int, k_sp: tuple, s
       measured. Input gradient: the same, unless the adjoint's output is much larger than the
       gradient (5x5 on LeNet's 8x8 planes: most taps on the padding) or its channel block
       mostly empty (see ``_direct_waste``; a looser bound with more than one thread).
-      Weight gradient: 1.1-2.2x faster than im2col but on 1x1 kernels over large planes (its
-      operands then stream from L2);
+      Weight gradient: 1.1-2.2x faster than im2col from 32 taps (C/G * kernel) on, but on
+      1x1 kernels over large planes (its operands then stream from L2);
     - "winograd" (``conv_winograd``, 3x3, stride 1, dilation 1, float32/64, at least 16
       channels per group both sides and 36 tiles = 12x12 outputs per image): the weight
       gradient (1.1-1.3x faster than the direct one from 14x14 planes on), and the float64
@@ -699,7 +699,8 @@ def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, 
     wino = wino and min(cg, og) >= _WINO_MIN_CHANNELS and tiles >= _WINO_MIN_TILES
     direct = direct and cg * kk <= _DIRECT_MAX_TAPS
     if direction == "weight":
-        return "winograd" if wino else "direct" if direct and kk > 1 else "im2col"
+        few = cg * kk < _DIRECT_MIN_WEIGHT_TAPS
+        return "winograd" if wino else "direct" if direct and kk > 1 and not few else "im2col"
     max_waste = _MAX_WASTE_THREADS if threads else _MAX_WASTE
     if direct and (direction == "forward" or _direct_waste(og, in_sp, out_sp) <= max_waste):
         return "direct"
@@ -709,6 +710,14 @@ def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, 
 _FORCE = ""  # tests: "im2col", "direct" or "winograd" for every geometry it can run
 _F32 = np.dtype(np.float32)
 _DIRECT_MAX_TAPS = 4608  # 512 channels x 3x3: the weight block (taps x 16 x 4 bytes) in L2
+# A direct weight gradient blocks the taps (C/G * kernel) by 6-8 and streams every position's
+# gradient once per block; with fewer taps than this the transposed and padded copies it makes
+# cost more than im2col's, and its few items leave a thread idle. im2col + GEMM, one and two
+# threads, N=64: 1->16 3x3 on 8x8 (the demo's conv1) 56 against 88 us, 1->6 5x5 on 28x28
+# 312-374 against 538-547, 3->16 3x3 on 32x32 643-884 against 2100, 1->32 3x3 on 28x28 450
+# against 2035, 2->16 3x3 on 16x16 200-350 against 306-324; at 36 taps (4->16) 375-437
+# against 409-411, at 150 (6->16 5x5) 508-553 against 255-259
+_DIRECT_MIN_WEIGHT_TAPS = 32
 _WINO_MIN_CHANNELS = 16  # per group: fewer make each of the 16 GEMMs too thin
 _WINO_MIN_TILES = 36  # per image (12x12 outputs): below, the direct weight gradient is faster
 
