@@ -177,6 +177,7 @@ def build_joint(backend, gm: GraphModule, inputs: list):
     finally:
         _gs.enabled = g0
     fw_graph, bw_graph = fw.seg.graph, bw.seg.graph
+    bw_graph.results_fresh = True  # (the gradients, handed to the engine alone)
     _hoist_placeholders(bw_graph)
     bw_graph.output(tuple(n for n in grad_nodes if n is not None))  # before the partition
     placeholders = [n for n in fw_graph.nodes if n.op == "placeholder"]

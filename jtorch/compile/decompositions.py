@@ -295,6 +295,7 @@ def decompose(graph: Graph, names: Iterable[str] | None = None, *,
     if not plans:
         return graph
     g2 = Graph()
+    g2.results_fresh = graph.results_fresh  # (a decomposition's last node is new memory)
     env: dict = {}
     for n in graph.nodes:
         if n in plans:

@@ -149,6 +149,9 @@ class Graph:
         self._insert: tuple | None = None  # (before_node or None for the end)
         self.owning_module = None
         self.symbols: list = []  # (name, placeholder node, dim): dynamic sizes it reads
+        # its results go to one consumer that holds no other reference (a backward graph's
+        # gradients, to the autograd engine): a result may become any new value it computes
+        self.results_fresh = False
 
     @property
     def nodes(self) -> _NodeList:
@@ -220,6 +223,7 @@ class Graph:
             if "mutated" in new.meta:
                 new.meta["mutated"] = [env.get(m, m) for m in new.meta["mutated"]]
         g.symbols = [(s, env[p], d) for s, p, d in self.symbols]
+        g.results_fresh = self.results_fresh
         return g
 
     def eliminate_dead_code(self) -> bool:

@@ -56,6 +56,15 @@ def _aliased_by_results(graph: Graph) -> set:
     return aliased
 
 
+def _aliased_by_others(n: Node) -> set:
+    """What the results other than ``n`` hold (see ``_aliased_by_results``)."""
+    aliased: set = set()
+    for r in _results(n.graph):
+        if r is not n:
+            _add_aliases(aliased, r)
+    return aliased
+
+
 def _key(v):
     """A hashable stand-in for an argument (nodes by identity, floats by bits: -0.0 is not 0.0
     and a nan equals itself here)."""
@@ -285,12 +294,30 @@ def _rewrite(n: Node, op: OpDef, base: Node, kwargs: dict, view: bool) -> None:
 
 
 def _replace(graph: Graph, n: Node, x: Node, results: set) -> bool:
-    """A view of ``x`` with ``x``'s geometry is ``x``, where no caller holds it."""
-    if n in results or "view_of" not in n.meta or not _same_geometry(x, n):
+    """A view of ``x`` with ``x``'s geometry is ``x``, where no caller holds it or, in a graph
+    whose results are fresh (a backward's gradients: ``transpose(transpose(mm))`` of a linear
+    layer's weight), where ``x`` is new memory no other result holds."""
+    if "view_of" not in n.meta or not _same_geometry(x, n):
         return False
+    if n in results:
+        if not (graph.results_fresh and _new_memory(x) and x not in _aliased_by_others(n)):
+            return False
+        results.discard(n)
+        results.add(x)
     n.replace_all_uses_with(x)
     graph.erase_node(n)
     return True
+
+
+# the families whose kernels always write a new tensor (in-place and out= calls mutate, and a
+# graph that mutates is not simplified)
+_NEW_MEMORY = frozenset(["extern", "reduction", "unary", "binary", "ternary", "softmax"])
+
+
+def _new_memory(x: Node) -> bool:
+    return x.op == "call_function" and isinstance(x.target, OpDef) and \
+        x.target.family in _NEW_MEMORY and "view_of" not in x.meta and \
+        isinstance(x.meta.get("val"), Tensor)
 
 
 # -- constant folding -----------------------------------------------------------------------

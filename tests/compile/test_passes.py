@@ -375,6 +375,71 @@ def test_a_result_is_never_replaced_by_its_input():
     _same(x, x0 + 1)
 
 
+def _fresh(graph: Graph) -> None:
+    graph.results_fresh = True
+    _views(graph)
+
+
+def _fresh_graph(f, n_results: int, *args) -> tuple:
+    """``f``'s traced graph returning its last ``n_results`` results only (a traced view
+    result brings its base along first, which a backward graph's gradients do not), after
+    the pass (the Interpreter's results checked against before) and its results' nodes."""
+    gm = _trace(f, *args)
+    (out,) = [n for n in gm.graph.nodes if n.op == "output"]
+    out.args = (tuple(out.args[0][-n_results:]),)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    before = Interpreter(gm).run(*args)
+    _fresh(gm.graph)
+    gm.graph.lint()
+    gm.recompile()
+    _same(Interpreter(gm).run(*args), before)
+    (out,) = [n for n in gm.graph.nodes if n.op == "output"]
+    return gm, list(out.args[0])
+
+
+def test_a_fresh_result_becomes_the_new_memory_it_views():
+    """In a graph whose results are fresh (a backward's gradients), an identity view chain
+    of a value the graph computes is that value, as a result too."""
+    a, b = jtorch.randn(3, 4), jtorch.randn(4, 5)
+    gm, res = _fresh_graph(lambda a, b: (a @ b).t().t(), 1, a, b)
+    assert _ops(gm) == ["mm"] and [n.target.name for n in res] == ["mm"]
+
+
+def _shared(a, b):
+    m = a @ b
+    return m.t().t(), m.t()
+
+
+@pytest.mark.parametrize("f", [
+    _shared,  # another result views the product
+    lambda a, b: (a.t().t(), b * 2),  # an input is no new memory
+])
+def test_a_fresh_result_never_becomes_memory_another_holds(f):
+    a, b = jtorch.randn(3, 4), jtorch.randn(4, 5)
+    _, res = _fresh_graph(f, 2, a, b)
+    assert res[0].op == "call_function" and "view_of" in res[0].meta
+
+
+def test_a_linear_layers_weight_gradient_is_the_product():
+    """The compiled backward of a linear layer returns its weight gradient as the product
+    (``t``'s and ``addmm``'s transposes cancel), equal to eager's gradients."""
+    lin = jtorch.nn.Linear(6, 4)
+    x = jtorch.randn(5, 6)
+    cf = jtorch.compile(lambda x: jtorch.relu(lin(x)).sum())
+    cf(x).backward()
+    got = [p.grad.clone() for p in lin.parameters()]
+    lin.zero_grad()
+    jtorch.relu(lin(x)).sum().backward()
+    for g, p in zip(got, lin.parameters()):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-6, atol=1e-6)
+    (joint, _), = cf.pieces.values()
+    bw = joint.bw.__self__.graph
+    (out,) = [n for n in bw.nodes if n.op == "output"]
+    names = [getattr(n.target, "name", "") for n in out.args[0]]
+    assert not set(names) & set(_PERMUTES), names
+
+
 @pytest.mark.parametrize("dims", [(1, 0), (1, 0, 2)])
 def test_a_view_chain_under_no_grad_keeps_requires_grad(dims):
     def f(x):
