@@ -91,12 +91,15 @@ def plan_reduce(shape: tuple, strides: tuple, dims: tuple):
     """``(O, I, R, sO, sI, sR, tO, tI)`` reducing ``dims`` of a strided array into a
     contiguous output of the kept dims, or None when no 3-D view exists (copy first)."""
     key = (shape, strides, dims)
-    plan = _plans.get(key)
-    if plan is None:
+    plan = _plans.get(key, _NO_PLAN)
+    if plan is _NO_PLAN:
         if len(_plans) > 4096:
             _plans.clear()
         plan = _plans[key] = _plan_reduce(shape, strides, dims)
     return plan
+
+
+_NO_PLAN = object()  # (a memoised None: no 3-D view)
 
 
 def _plan_reduce(shape, strides, dims):
@@ -910,6 +913,9 @@ def reduce_array(op: registry.OpDef, a: np.ndarray, dims: tuple, compute: _dt.dt
     if out.size:
         plan = plan_reduce(shape, elem_strides(a), dims)
         if plan is None:
+            staged = _in_stages(op, a, dims, compute, out_dtype)
+            if staged is not None:
+                return staged
             a = _permuted_copy(a, dims, a_dtype)
             R = math.prod(shape[d] for d in dims)
             plan = (out.size, 1, R, R, 0, 1, 1, 0)
@@ -917,6 +923,28 @@ def reduce_array(op: registry.OpDef, a: np.ndarray, dims: tuple, compute: _dt.dt
         (mod.p if use_parallel(a.size) else mod.s)(span(a), O, I, R, sO, sI, sR,
                                                out.reshape(-1), tO, tI)
     return out
+
+
+# reductions whose result over dims A and B is the reduction over A of the one over B (mean:
+# groups of one size); nansum is not (inf - inf is nan in a part and zero after it)
+_STAGED = frozenset(["sum", "mean", "prod", "amax", "amin", "all", "any"])
+
+
+def _in_stages(op: registry.OpDef, a: np.ndarray, dims: tuple, compute: _dt.dtype,
+               out_dtype: _dt.dtype) -> np.ndarray | None:
+    """A contiguous array's reduction over dims on both sides of a kept one (a convolution's
+    bias gradient: (N, C, H, W) over (0, 2, 3)) as two: the dims after the last kept one, then
+    the rest of the part result. The reduced dims' transposed copy cost 2.5-6x as much (64 x
+    64 x 32x32 float32: 1564 against 277 us). None where it does not apply."""
+    if op.name not in _STAGED or not a.flags.c_contiguous:
+        return None
+    kept = [d for d in range(a.ndim) if d not in dims and a.shape[d] != 1]
+    inner = tuple(d for d in dims if kept and d > kept[-1])
+    if not inner or len(inner) == len(dims):
+        return None
+    part = reduce_array(op, a, inner, compute, out_dtype, out_dtype)
+    rest = tuple(d for d in dims if d not in inner)
+    return reduce_array(op, part, rest, compute, out_dtype, out_dtype)
 
 
 def reduce_tensor(op: registry.OpDef, x: Tensor, dims: tuple, keepdim: bool,
