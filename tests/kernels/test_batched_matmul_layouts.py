@@ -195,3 +195,31 @@ def test_products_over_any_4d_views_equal_numpy(data):
     M.batched_into(a, b, out)
     np.testing.assert_allclose(out, np.matmul(a.astype(np.float64), b.astype(np.float64)),
                                rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("m,k,n,serial", [(64, 128, 64, True), (10, 64, 64, True),
+                                          (100, 128, 128, True), (128, 128, 128, False),
+                                          (256, 256, 256, False)])
+def test_small_products_hold_blas_serial(m, k, n, serial, monkeypatch):
+    """A product below 2^21 multiply-adds runs on BLAS's calling thread (waking its worker
+    costs more than the split saves); a larger one keeps BLAS's threads."""
+    from jtorch import _threads
+
+    if not _threads.serial_blas.available():
+        pytest.skip("BLAS's thread count cannot be set here")
+    held = []
+    real = _threads.serial_blas
+
+    class Recording(real):
+        def __enter__(self):
+            held.append((m, k, n))
+            return super().__enter__()
+
+    monkeypatch.setattr(_threads, "serial_blas", Recording)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, m, k)).astype(np.float32)
+    b = rng.standard_normal((1, k, n)).astype(np.float32)
+    out = np.empty((1, m, n), np.float32)
+    M.bmm_into(a, b, out)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert bool(held) == serial

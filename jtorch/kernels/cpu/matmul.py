@@ -137,6 +137,14 @@ def outer(a, b, out):
 _REAL = {np.dtype(np.float32), np.dtype(np.float64)}
 
 
+# Products below this many multiply-adds run on BLAS's calling thread. OpenBLAS splits from
+# 2^18; its worker, asleep after 2^20 cycles without a product (_threads), costs more to wake
+# than the split saves: the demo CNN's first linear layer (64 x 128 x 64) took 46 us in its
+# training step against 20 on one thread (12 with the worker awake, one thread or two);
+# 384 x 48 x 144 after 0.5 ms without a product 75 us on two threads, 61 on one
+_SERIAL_GEMM = 1 << 21
+
+
 def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out[i] = a[i] @ b[i] for 3-D arrays of one dtype; ``out`` is C-contiguous."""
     if out.size == 0:
@@ -168,7 +176,8 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
                 _threads.serial_blas.available():
             with _threads.serial_blas():
                 _GEMM_PAR[ta, tb](a, b, out)
-        elif _settings._State.deterministic and _threads.serial_blas.available():
+        elif (work < _SERIAL_GEMM or _settings._State.deterministic) and \
+                _threads.serial_blas.available():
             # OpenBLAS's threaded products round differently from its serial ones: in
             # deterministic mode every product runs serially, whatever set_num_threads says
             with _threads.serial_blas():
