@@ -21,6 +21,14 @@ from jtorch.compile.epilogue import EpilogueKernel, fuse_epilogues
 from jtorch.compile.graph_module import GraphModule
 
 
+@pytest.fixture(autouse=True)
+def _grain(monkeypatch):
+    """The parallel builds and the row split from 2^17 elements of work (the grain these
+    tests' sizes were chosen around): small products and convolutions take the fused paths
+    the tests check."""
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 17)
+
+
 def _backend(gm, example_inputs):
     """The "numba" backend's passes with the epilogues fused first."""
     m = GraphModule(gm, gm.graph.copy())
