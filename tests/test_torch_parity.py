@@ -118,18 +118,18 @@ def test_dataloader_workers_run_conv_after_parent_ran_parallel_kernels():
 
 _THREADS_PROGRAM = """
 import threading, numba, jtorch
-x = jtorch.ones(400_000)
+x = jtorch.ones(2_000_000)
 errors = []
 def work():
     try:
         for _ in range(200):
-            assert float((x * 2).sum()) == 800_000.0
+            assert float((x * 2).sum()) == 4_000_000.0
     except Exception as e:
         errors.append(e)
 ts = [threading.Thread(target=work) for _ in range(2)]
 for t in ts: t.start()
 for _ in range(200):
-    assert float((x + 1).sum()) == 800_000.0
+    assert float((x + 1).sum()) == 4_000_000.0
 for t in ts: t.join()
 assert not errors, errors
 print(numba.threading_layer())
@@ -164,7 +164,7 @@ before = os.environ.get("OMP_WAIT_POLICY")
 if sys.argv[-1] == "torch":
     import torch
 import numba, jtorch
-assert float((jtorch.ones(400_000) * 2).sum()) == 800_000.0
+assert float((jtorch.ones(2_000_000) * 2).sum()) == 4_000_000.0
 assert os.environ.get("OMP_WAIT_POLICY") == before  # set only while the pool starts
 print(numba.threading_layer())
 """

@@ -139,6 +139,8 @@ def test_per_image_kernels(name, shapes, kw, kernel, monkeypatch):
     split over the threads) against torch, and that these kernels are the ones that ran."""
     from jtorch.kernels.cpu import conv as ck
 
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 17)  # (the shapes were sized for it)
+
     ran = []
     for base in ("conv_images", "conv_t_images", "weight_images"):
         for k in (base, base + "_par"):

@@ -39,8 +39,11 @@ def _close(j, t, dtype):
 
 @pytest.fixture(autouse=True)
 def _parallel_path(monkeypatch):
-    """Every batch here takes the threaded kernels (the test fails if the rule changes)."""
+    """Every batch here takes the threaded kernels (the test fails if the rule changes), from
+    the grain of 2^17 elements of work these batches were sized for."""
     from jtorch.kernels.cpu import lapack_entries
+
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 17)
 
     calls = []
     run = lapack_entries._run
