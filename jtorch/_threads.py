@@ -8,8 +8,8 @@ asked for one thread.
 Numba's thread pool is started here, on the first parallel launch, with OpenMP's passive wait
 policy (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set): GNU OpenMP's workers otherwise spin
 after each region and fight BLAS's pool for the cores, which made training steps (GEMMs
-between elementwise kernels) 5-15x slower; sleeping workers cost 10-50 us to wake, hence the
-large grain. If another library (torch) already loaded GNU OpenMP, Numba's OpenMP layer would
+between elementwise kernels) 5-15x slower; a region that wakes sleeping workers costs 55-60 us
+here (1.6 with spinning ones), hence the large grain (``_flags.GRAIN_SIZE``). If another library (torch) already loaded GNU OpenMP, Numba's OpenMP layer would
 bind to that runtime (spinning), so the workqueue layer is used; it takes launches from one
 thread at a time, so with it kernels called off the main thread run serially.
 
