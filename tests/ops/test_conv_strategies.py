@@ -243,7 +243,7 @@ def test_deterministic_mode_same_bits_on_any_thread_count(force):
 LAYERS = [
     ((1, 6, 5, 1, 0, 28), ("direct", "im2col", "im2col")),  # LeNet-5 conv1 (25 taps)
     ((6, 16, 5, 1, 0, 12), ("direct", "im2col", "direct")),  # LeNet-5 conv2
-    ((1, 16, 3, 1, 1, 8), ("direct", "im2col", "im2col")),  # the demo CNN's conv1 (9 taps)
+    ((1, 16, 3, 1, 1, 8), ("direct", "im2col", "direct")),  # the demo CNN's conv1 (9k MACs an image)
     ((16, 32, 3, 1, 1, 4), ("direct", "direct", "direct")),  # the demo CNN's conv2
     ((32, 64, 3, 1, 1, 32), ("direct", "direct", "winograd")),  # CIFAR-style
     ((64, 64, 3, 1, 1, 56), ("direct", "direct", "winograd")),  # ResNet-18 conv2_x
@@ -301,6 +301,17 @@ def test_weight_gradient_direct_from_32_taps(threads, c, k, groups, family):
                            (1, 17 - k, 17 - k))
     finally:
         jtorch.set_num_threads(prev)
+    assert got == family
+
+
+@pytest.mark.parametrize("hw,family", [(8, "direct"), (15, "direct"), (16, "im2col"),
+                                       (28, "im2col")])
+def test_weight_gradient_with_few_taps_on_small_planes_stays_direct(hw, family):
+    """Below 32 taps im2col only from 2^15 multiply-adds an image (1->16 3x3, 'same'
+    padding: 15x15 planes 32.4k, 16x16 36.9k)."""
+    geo = ((1, 3, 3), (1, 1, 1), (1, 1, 1))
+    f32 = np.dtype(np.float32)
+    got = ck._strategy("weight", f32, 1, 16, 1, *geo, (1, hw, hw), (1, hw, hw))
     assert got == family
 
 

@@ -699,7 +699,8 @@ def _strategy_of(direction, dtype, c, o, groups, k_sp, stride, dilation, in_sp, 
     wino = wino and min(cg, og) >= _WINO_MIN_CHANNELS and tiles >= _WINO_MIN_TILES
     direct = direct and cg * kk <= _DIRECT_MAX_TAPS
     if direction == "weight":
-        few = cg * kk < _DIRECT_MIN_WEIGHT_TAPS
+        few = cg * kk < _DIRECT_MIN_WEIGHT_TAPS and \
+            math.prod(out_sp) * o * cg * kk >= _IM2COL_MIN_IMAGE_MACS
         return "winograd" if wino else "direct" if direct and kk > 1 and not few else "im2col"
     max_waste = _MAX_WASTE_THREADS if threads else _MAX_WASTE
     if direct and (direction == "forward" or _direct_waste(og, in_sp, out_sp) <= max_waste):
@@ -712,12 +713,17 @@ _F32 = np.dtype(np.float32)
 _DIRECT_MAX_TAPS = 4608  # 512 channels x 3x3: the weight block (taps x 16 x 4 bytes) in L2
 # A direct weight gradient blocks the taps (C/G * kernel) by 6-8 and streams every position's
 # gradient once per block; with fewer taps than this the transposed and padded copies it makes
-# cost more than im2col's, and its few items leave a thread idle. im2col + GEMM, one and two
-# threads, N=64: 1->16 3x3 on 8x8 (the demo's conv1) 56 against 88 us, 1->6 5x5 on 28x28
-# 312-374 against 538-547, 3->16 3x3 on 32x32 643-884 against 2100, 1->32 3x3 on 28x28 450
-# against 2035, 2->16 3x3 on 16x16 200-350 against 306-324; at 36 taps (4->16) 375-437
-# against 409-411, at 150 (6->16 5x5) 508-553 against 255-259
+# cost more than im2col's, and its few items leave a thread idle. im2col + GEMM against direct,
+# one and two threads, N=64: 1->6 5x5 on 28x28 312-374 against 538-547 us, 3->16 3x3 on 32x32
+# 643-884 against 2100, 1->32 3x3 on 28x28 450 against 2035, 2->16 3x3 on 16x16 200-350
+# against 306-324; at 36 taps (4->16) 375-437 against 409-411, at 150 (6->16 5x5) 508-553
+# against 255-259
 _DIRECT_MIN_WEIGHT_TAPS = 32
+# ... where an image's multiply-adds (positions x O x taps) are this many: a smaller layer (the
+# demo CNN's conv1, 1->16 3x3 on 8x8: 9k) keeps the direct pass, 30 us a step slower (88
+# against 56 us), as im2col's first call would compile it and its transposes (1.5 s of a cold
+# first training step)
+_IM2COL_MIN_IMAGE_MACS = 1 << 15
 _WINO_MIN_CHANNELS = 16  # per group: fewer make each of the 16 GEMMs too thin
 _WINO_MIN_TILES = 36  # per image (12x12 outputs): below, the direct weight gradient is faster
 
