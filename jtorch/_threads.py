@@ -9,9 +9,10 @@ Numba's thread pool is started here, on the first parallel launch, with OpenMP's
 policy (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set): GNU OpenMP's workers otherwise spin
 after each region and fight BLAS's pool for the cores, which made training steps (GEMMs
 between elementwise kernels) 5-15x slower; a region that wakes sleeping workers costs 55-60 us
-here (1.6 with spinning ones), hence the large grain (``_flags.GRAIN_SIZE``). If another library (torch) already loaded GNU OpenMP, Numba's OpenMP layer would
-bind to that runtime (spinning), so the workqueue layer is used; it takes launches from one
-thread at a time, so with it kernels called off the main thread run serially.
+here (1.6 with spinning ones), hence the large grain (``_flags.GRAIN_SIZE``). If another
+library (torch) already loaded GNU OpenMP, Numba's OpenMP layer would bind to that runtime
+(spinning), so the workqueue layer is used; it takes launches from one thread at a time, so
+with it kernels called off the main thread run serially.
 
 ``set_num_threads`` also sets every OpenBLAS pool in the process (torch's governs its OpenMP
 pool, which runs its BLAS), and OpenBLAS's workers are told to sleep soon after a GEMM

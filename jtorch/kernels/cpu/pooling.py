@@ -251,7 +251,7 @@ def avg_pool_backward(g: np.ndarray, gi: np.ndarray, win) -> None:
 # Small even planes (4x4, 8x8, 16x16: a small CNN's) in two passes: the horizontal pairs of the
 # whole array (one long loop, vectorised), then each output row from its two rows of pairs,
 # with the row's width a constant (a loop of 2-8 at a runtime width stays scalar). Serial,
-# float: 4x4 planes 47-53 -> ~13 us, 8x8 62-70 -> ~23 (N=64, 32 and 16 channels).
+# float: 4x4 planes 47-53 -> 13-20 us, 8x8 62-70 -> 23-34 (N=64, 32 and 16 channels).
 # The pair rule picks the window's first maximum (NaN first, the last NaN), as the plane
 # kernel: of two pairs, the lower row's only where its value is NaN or larger.
 
