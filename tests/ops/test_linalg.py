@@ -334,7 +334,7 @@ def test_bmm_batch_split_over_threads(ta, tb, monkeypatch):
     in each: every operand layout (a transposed one reaches BLAS as its transpose flag)."""
     from jtorch.kernels.cpu import matmul as mk
 
-    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 17)  # (the batch's size: 4 x 1M)
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 17)  # (the batch: 4 x 1.3M MACs)
 
     ran = []
     for key, fn in list(mk._GEMM_PAR.items()):
