@@ -818,10 +818,12 @@ def _direct_forward(x, w, bias, y, geo: tuple, groups: int) -> None:
     items = _dc.forward_items(n, groups, n_pos, chunk)
     args = (np.ascontiguousarray(x), xp, pos, off[:cg * kk], wt, bt.reshape(-1), y, chunk,
             items, geo[6:9], pb)
+    wide = _dc.wide_forward(ob, pb)
     if items > 1 and _threads.use_parallel(y.size * cg * kk // _MACS_PER_ELEMENT):
-        _dc.forward_par(*args, min(items, numba.get_num_threads()))
+        (_dc.forward_par_wide if wide else _dc.forward_par)(*args,
+                                                            min(items, numba.get_num_threads()))
     else:
-        _dc.forward(*args)
+        (_dc.forward_wide if wide else _dc.forward)(*args)
 
 
 _DIRECT_CHUNK = 256  # output positions whose input rows serve every block of output channels

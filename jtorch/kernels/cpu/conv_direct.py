@@ -39,6 +39,7 @@ forward pass with the flipped weight (``conv.py``).
 from __future__ import annotations
 
 import contextlib
+import types as types_
 
 import numba
 import numpy as np
@@ -313,16 +314,31 @@ def _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us,
         _micro_2x4(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
 
 
-# the passes' own entries: each compiles only its own 32 x 8 build
+# the forward's entries: the 8-lane blocks' (``_micro_call``) and the 16-lane ones'
 @_inline
-def _micro_call_fwd(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na,
-                    nch):
+def _micro_call_wide(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na,
+                     nch):
     if ob == 32:
         _micro_z2x8_fwd(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
-    elif ob == 16 and pb == 8:
-        _micro_z1x8_fwd(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
     else:
-        _micro_call(ob, pb, x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
+        _micro_z1x8_fwd(x, a, a0, b, nb, w, w0, ws, init, i0, iu, y, y0, cs, us, na, nch)
+
+
+def wide_forward(ob: int, pb: int) -> bool:
+    """Whether the forward's block (ob x pb) is a 16-lane one (``forward_wide``)."""
+    return ob == 32 or (ob == 16 and pb == 8)
+
+
+def _variant(fn, name: str, decorator, **subs):
+    """``fn`` (a jitted function) compiled again as ``name`` with the globals ``subs`` in
+    place of its own: one source for kernels that differ only in the helpers they inline.
+    Numba's disk cache keys a function by its qualified name, which ``name`` sets."""
+    py = fn.py_func
+    glob = dict(py.__globals__, **subs)
+    f = types_.FunctionType(py.__code__, glob, name, py.__defaults__, py.__closure__)
+    f.__qualname__ = name
+    f.__doc__ = py.__doc__
+    return decorator(f)
 
 
 @_inline
@@ -384,8 +400,8 @@ def _forward_item(xp, pos, off, wt, bias, y, item, chunk, pb):
         b0 = (g * n_ob + b) * ob
         y0 = (i * n_out + o0) * n_pos
         for p0 in range(c0, c1, pb):
-            _micro_call_fwd(ob, pb, x_img, pos, p0, off, ntap, wf, w0, ob, bias, b0, _ZERO, yf,
-                            y0 + p0, n_pos, _ONE, min(pb, c1 - p0), nch)
+            _micro_call(ob, pb, x_img, pos, p0, off, ntap, wf, w0, ob, bias, b0, _ZERO, yf,
+                        y0 + p0, n_pos, _ONE, min(pb, c1 - p0), nch)
 
 
 def forward_items(n: int, groups: int, n_pos: int, chunk: int) -> int:
@@ -414,6 +430,13 @@ def _forward_items(x, xp, pos, off, wt, bias, y, chunk, it0, it1, pads, pb):
 
 # both entries call the items by symbol: the micro-kernel tree compiles once (2.5 s cold)
 _forward_items_ext = external(_forward_items)
+# The 16-lane blocks' items: a process compiles only the family its layers use (each micro-
+# kernel adds 0.2-0.25 s to the items' cold compile; the demo CNN's two layers, both wide,
+# 2.1-2.3 s for all five, 1.4 s for the two wide ones)
+_forward_item_wide = _variant(_forward_item, "_forward_item_wide", _inline,
+                              _micro_call=_micro_call_wide)
+_forward_items_wide = _variant(_forward_items, "_forward_items_wide", _inner,
+                               _forward_item=_forward_item_wide)
 
 
 @_njit
@@ -432,6 +455,13 @@ def forward_par(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb, nt):
         mine = np.empty_like(xp)
         _forward_items_ext(x, mine, pos, off, wt, bias, y, chunk, t * per,
                            min(n_items, (t + 1) * per), pads, pb)
+
+
+forward_wide = _variant(forward, "forward_wide", _njit,
+                        _forward_items_ext=external(_forward_items_wide))
+forward_par_wide = _variant(forward_par, "forward_par_wide",
+                            numba.njit(cache=True, nogil=True, parallel=True),
+                            _forward_items_ext=external(_forward_items_wide))
 
 
 # -- weight gradient --------------------------------------------------------------------------

@@ -528,7 +528,8 @@ def row(src, dst, log):
     m = vmax(src)
     tot = expsum(src, m, dst)
     if log:  # (x - max) - log(sum), as torch: x - (max + log(sum)) rounds away log 2 at 3e38
-        c = fm.log(tot)
+        c = np.log(tot)  # (one scalar a row: libm's; fastmath.log's vector build, which the
+        # loops over rows below use, would add 0.5 s to a cold process's first log_softmax)
         for j in range(src.size):
             dst[j] = (src[j] - m) - c
     else:
@@ -765,7 +766,7 @@ def lse_one(x, p, R, sR, tmp):
         src = x[p:p + R]
         m = vmax(src)
         m = m if abs(m) < _INF else _T(0)
-        return fm.log(expsum(src, m, tmp[:R])) + m
+        return np.log(expsum(src, m, tmp[:R])) + m
     m = -_INF
     for r in range(R):
         m = maximum(m, x[p + r * sR])
@@ -773,7 +774,7 @@ def lse_one(x, p, R, sR, tmp):
     acc = _T(0)
     for r in range(R):
         acc += fm.exp(x[p + r * sR] - m)
-    return fm.log(acc) + m
+    return np.log(acc) + m
 
 
 @njit({opts})
