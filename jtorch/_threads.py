@@ -241,6 +241,14 @@ def get_num_threads() -> int:
     return _State.num_threads
 
 
+def planned_num_threads() -> int:
+    """``get_num_threads()`` without starting Numba's pool: the count it will run once started
+    (a process about to fork must not have started it)."""
+    if _State.num_threads is not None:
+        return _State.num_threads
+    return numba.get_num_threads() if _State.started else numba.config.NUMBA_NUM_THREADS
+
+
 def set_num_interop_threads(n: int) -> None:
     """Sets the number of threads used for inter-op parallelism on CPU. As in torch it can be
     set once; jtorch runs no inter-op pool, so the value is only recorded.

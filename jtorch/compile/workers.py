@@ -9,7 +9,8 @@ hands its kernels to a pool of compile workers for the same reason.
 How: when ``aot.build_joint`` has a first call's forward and backward graphs, and the cache
 holds no mark of them (``mark``: a process that ran them, or a worker that built them,
 marks them; a warm process starts no worker), the graphs' generated code and their inputs'
-geometry go to a worker process (``main``), with the eager kernels the process has announced
+geometry go to a worker process (a fork of this one where that is safe, ``_fork``: it has
+jtorch imported; else a new one, ``main``), with the eager kernels the process has announced
 (``expect``: an optimizer's step kernel). The worker builds those kernels first (the main
 process reaches them last), then the backward graph and the forward: it traces each graph's
 code again, hands the graph to the same backend and runs each call of the result on zeros of
@@ -39,7 +40,7 @@ import subprocess
 import sys
 import time
 
-from .. import _flags
+from .. import _flags, _threads
 from ..device import device as _Device
 from ..kernels import source
 from . import logs
@@ -76,11 +77,9 @@ def submit(gms: list) -> str | None:
         items = [it for it in map(payload, gms) if it is not None]
         if not items:
             return None
-        import numba
-
         from .. import _settings
 
-        job = {"parent": os.getpid(), "threads": numba.get_num_threads(),
+        job = {"parent": os.getpid(), "threads": _threads.planned_num_threads(),
                "deterministic": _settings.are_deterministic_algorithms_enabled(),
                "items": items}
         path = job["mark"] = _mark_path(job)
@@ -94,7 +93,8 @@ def submit(gms: list) -> str | None:
     except Exception as e:  # noqa: BLE001  (a worker only saves time: never fail the call)
         logs.log("workers", f"no compile worker ({type(e).__name__}: {e})")
         return None
-    logs.log("workers", f"compile worker {_proc[0].pid} started for {len(items)} graph(s)")
+    how = "forked" if isinstance(_proc[0], _Forked) else "started"
+    logs.log("workers", f"compile worker {_proc[0].pid} {how} for {len(items)} graph(s)")
     return path
 
 
@@ -287,15 +287,99 @@ def _parent_miss(key: str, retry):
     return res
 
 
+_report_fd = [1]  # where a worker writes its reports: its stdout, or a forked one's pipe
+
+
 def _report(kind: str, key: str = "") -> None:
     """A worker's report to its parent (``source.on_miss``/``on_save`` in a worker)."""
     try:
-        os.write(1, f"{kind} {_short(key) if key else ''}\n".encode())
+        os.write(_report_fd[0], f"{kind} {_short(key) if key else ''}\n".encode())
     except OSError:  # the parent is gone
         pass
 
 
-def _start(job: dict) -> subprocess.Popen:
+def _start(job: dict):
+    """The worker: a fork of this process where that is safe (``_fork``), else a new one."""
+    return _fork(job) or _spawn(job)
+
+
+class _Forked:
+    """A forked worker, with the parts of ``subprocess.Popen`` the parent uses."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.stdout = os.fdopen(fd, "rb", buffering=0)
+        self.returncode = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.returncode = -1
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(f"compile worker {self.pid}", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+
+
+def _fork(job: dict) -> _Forked | None:
+    """A worker forked from this process, which has jtorch imported and the kernels it has
+    compiled loaded: it starts building at once, where a new process first spends 0.7-1 s
+    importing jtorch (the demo CNN's cold first step: the worker took its first kernel at
+    2.0 s from the parent's start, against 1.3 s forked). Only while this process runs one
+    Python thread and Numba has not started its thread pool (a fork copies only the calling
+    thread: the pool's threads, and any lock another thread holds, would not come along; the
+    worker starts its own pool): None otherwise, or where there is no ``fork``. OpenBLAS's
+    threads (NumPy's and SciPy's, started at load) are rebuilt in a fork by OpenBLAS itself."""
+    import threading
+
+    from numba.np.ufunc import parallel
+
+    if not hasattr(os, "fork") or threading.active_count() > 1 or parallel._is_initialized:
+        return None
+    for f in (sys.stdout, sys.stderr):  # (what they hold would be written twice)
+        try:
+            f.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker
+        rc = 1
+        try:
+            os.close(r)
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, 0)
+            os.dup2(null, 1)
+            if "workers" not in _flags.LOGS:
+                os.dup2(null, 2)
+            _flags.COMPILE_WORKER_CHILD = True
+            _proc[0] = _reports[0] = None
+            _report_fd[0] = w
+            rc = _serve(job)
+        finally:
+            os._exit(rc)
+    os.close(w)
+    return _Forked(pid, r)
+
+
+def _spawn(job: dict) -> subprocess.Popen:
     env = dict(os.environ)
     env["JTORCH_COMPILE_WORKER_CHILD"] = "1"
     env["JTORCH_CACHE_DIR"] = _flags.CACHE_DIR  # the same caches, whatever set them
@@ -428,11 +512,16 @@ def _build_kernel(kernel: tuple) -> str:
     return f"kernel {module}:{key}"
 
 
-def main() -> int:
-    """The worker process: its job, pickled by its parent, on stdin."""
+def _serve(job: dict) -> int:
+    """Build ``job``, reporting each cache entry to the parent."""
     source.on_miss[0] = lambda key, retry: _report("start", key)
     source.on_save[0] = lambda key: _report("done", key)
-    return _work(pickle.loads(sys.stdin.buffer.read()))  # the job of our own parent
+    return _work(job)
+
+
+def main() -> int:
+    """The worker process: its job, pickled by its parent, on stdin."""
+    return _serve(pickle.loads(sys.stdin.buffer.read()))  # the job of our own parent
 
 
 # (not ``-m jtorch.compile.workers``: jtorch imports this module first, and runpy would run a

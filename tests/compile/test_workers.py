@@ -32,6 +32,9 @@ from jtorch.kernels import source
 
 mode, out = sys.argv[1], sys.argv[2]
 jobs = []
+if mode == "thread":  # another Python thread runs: no fork, a new process
+    import threading, time
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
 if mode == "capture":  # keep the job the worker would get, start none
     class _Started:
         pid = 0
@@ -53,7 +56,7 @@ for p in model.parameters():
     p.grad = None
 model(x).square().sum().backward()  # eager
 want = [p.grad.numpy().tolist() for p in model.parameters()]
-rc = workers.wait(300) if mode == "spawn" else None
+rc = workers.wait(300) if mode in ("spawn", "thread") else None
 if jobs:
     with open(out + ".job", "wb") as f:
         pickle.dump(jobs[0], f)
@@ -121,11 +124,16 @@ def test_worker_builds_the_kernels_its_parent_runs(tmp_path):
         assert glob.glob(os.path.join(cache_b, "numba", "**", f"{m}.*.nbi"), recursive=True), m
 
 
-def test_a_cold_process_starts_one_and_keeps_its_results(tmp_path):
-    res, err = _run(tmp_path, "spawn", "spawn", _env(str(tmp_path / "c"),
-                                                    JTORCH_COMPILE_WORKERS="1",
-                                                    JTORCH_LOGS="workers"))
-    assert "compile worker" in err and "started for 2 graph(s)" in err, err[-3000:]
+@pytest.mark.parametrize("mode", ["spawn", "thread"])
+def test_a_cold_process_starts_one_and_keeps_its_results(tmp_path, mode):
+    # one Python thread and no Numba pool yet: the worker is a fork (with jtorch imported);
+    # with another thread running, a new process
+    res, err = _run(tmp_path, "spawn", mode, _env(str(tmp_path / "c"),
+                                                 JTORCH_COMPILE_WORKERS="1",
+                                                 JTORCH_LOGS="workers"))
+    how = "forked" if mode == "spawn" else "started"
+    assert "compile worker" in err and f"{how} for 2 graph(s)" in err, err[-3000:]
+    assert err.count("built in") == 3 and "not built" not in err, err[-3000:]
     assert res["rc"] == 0, err[-3000:]
     assert res["marks"] == 1  # the graphs ran here (and the worker built them): marked
     _same_grads(res)
@@ -193,7 +201,8 @@ def test_none_started_when_off_marked_running_or_inside_a_worker(monkeypatch, tm
     monkeypatch.setattr(workers, "_proc", [None])
     workers.mark(path)  # the graphs ran: their kernels are in the cache
     assert os.path.exists(path) and workers.submit([gm]) == path and len(started) == 1
-    monkeypatch.setattr(numba, "get_num_threads", lambda: 7)  # other kernels, another mark
+    monkeypatch.setattr(workers._threads, "planned_num_threads", lambda: 7)  # other kernels,
+    # another mark
     other = workers.submit([gm])
     assert other != path and len(started) == 2
 
