@@ -1,10 +1,10 @@
 """Matrix products.
 
-float32/float64/complex go through BLAS from inside Numba (``np.dot`` in ``njit`` binds to
-scipy's BLAS): one kernel call per op, the batch loop inside it, so Numba's thread pool never
-alternates with BLAS's. BLAS wants each matrix C- or F-contiguous: a batch whose matrices are
-transposed views is passed as its C-contiguous transpose plus a flag (``t``), and the kernel
-multiplies by the ``.T`` view (an F-layout operand BLAS reads with its transpose flag).
+float32/float64/complex go through BLAS from inside Numba (scipy's, as ``np.dot`` in ``njit``
+calls it; ``conv_blas.gemm``): one kernel call per op, the batch loop inside it, so Numba's
+thread pool never alternates with BLAS's. BLAS wants each matrix C- or F-contiguous: a batch
+whose matrices are transposed views is passed as its C-contiguous transpose plus a flag
+(``t``), which becomes BLAS's transpose flag.
 Integer dtypes use a compiled triple loop, parallel over output rows when it pays.
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 from numba import prange
 
 from ... import _settings, _threads
+from .conv_blas import gemm as _gemm
 
 # gemm_strided4 hands np.dot strided matrices on purpose (it copies each small one)
 warnings.filterwarnings("ignore", message=r".*is faster on contiguous arrays",
@@ -25,59 +26,31 @@ warnings.filterwarnings("ignore", message=r".*is faster on contiguous arrays",
 
 
 @numba.njit(cache=True, nogil=True)
-def gemm_nn(a, b, out):
-    for i in range(a.shape[0]):
-        np.dot(a[i], b[i], out[i])
-
-
-@numba.njit(cache=True, nogil=True)
-def gemm_tn(a, b, out):
-    for i in range(a.shape[0]):
-        np.dot(a[i].T, b[i], out[i])
-
-
-@numba.njit(cache=True, nogil=True)
-def gemm_nt(a, b, out):
-    for i in range(a.shape[0]):
-        np.dot(a[i], b[i].T, out[i])
-
-
-@numba.njit(cache=True, nogil=True)
-def gemm_tt(a, b, out):
-    for i in range(a.shape[0]):
-        np.dot(a[i].T, b[i].T, out[i])
+def gemm(a, b, out, ta, tb):
+    """out[i] = op(a[i]) @ op(b[i]) for C-contiguous batches, op the transpose where ``ta``/
+    ``tb`` say the matrices are stored transposed: BLAS's own flags, so that one kernel serves
+    every layout (a kernel per layout calling ``np.dot`` on ``.T`` views, which BLAS reads the
+    same way, compiled three for a linear layer's forward and backward: 0.6 s more, cold)."""
+    M, N = out.shape[1], out.shape[2]
+    K = a.shape[1] if ta else a.shape[2]
+    for i in range(out.shape[0]):
+        _gemm(ta, tb, M, N, K, a, i * a.shape[1] * a.shape[2], a.shape[2], b,
+              i * b.shape[1] * b.shape[2], b.shape[2], 0.0, out, i * M * N, N)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def gemm_nn_par(a, b, out):
-    for i in prange(a.shape[0]):
-        np.dot(a[i], b[i], out[i])
+def gemm_par(a, b, out, ta, tb):
+    """``gemm`` with the batch split over Numba's threads."""
+    M, N = out.shape[1], out.shape[2]
+    K = a.shape[1] if ta else a.shape[2]
+    for i in prange(out.shape[0]):
+        _gemm(ta, tb, M, N, K, a, i * a.shape[1] * a.shape[2], a.shape[2], b,
+              i * b.shape[1] * b.shape[2], b.shape[2], 0.0, out, i * M * N, N)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def gemm_tn_par(a, b, out):
-    for i in prange(a.shape[0]):
-        np.dot(a[i].T, b[i], out[i])
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def gemm_nt_par(a, b, out):
-    for i in prange(a.shape[0]):
-        np.dot(a[i], b[i].T, out[i])
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def gemm_tt_par(a, b, out):
-    for i in prange(a.shape[0]):
-        np.dot(a[i].T, b[i].T, out[i])
-
-
-_GEMM = {(False, False): gemm_nn, (True, False): gemm_tn, (False, True): gemm_nt,
-         (True, True): gemm_tt}
-# batches split over Numba's threads, each product on one core (BLAS held serial): for many
-# small matrices this beats BLAS's own threading of each (bmm 64x128^3: 2.5-3.7 -> 2.3 ms)
-_GEMM_PAR = {(False, False): gemm_nn_par, (True, False): gemm_tn_par,
-             (False, True): gemm_nt_par, (True, True): gemm_tt_par}
+# batches split over Numba's threads (``gemm_par``), each product on one core (BLAS held
+# serial): for many small matrices this beats BLAS's own threading of each (bmm 64x128^3:
+# 2.5-3.7 -> 2.3 ms)
 
 
 def _loop_body(a, b, out, r):
@@ -175,15 +148,15 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         if a.shape[0] > 1 and _threads.use_parallel(work >> 5) and \
                 _threads.serial_blas.available():
             with _threads.serial_blas():
-                _GEMM_PAR[ta, tb](a, b, out)
+                gemm_par(a, b, out, ta, tb)
         elif (work < _SERIAL_GEMM or _settings._State.deterministic) and \
                 _threads.serial_blas.available():
             # OpenBLAS's threaded products round differently from its serial ones: in
             # deterministic mode every product runs serially, whatever set_num_threads says
             with _threads.serial_blas():
-                _GEMM[ta, tb](a, b, out)
+                gemm(a, b, out, ta, tb)
         else:
-            _GEMM[ta, tb](a, b, out)
+            gemm(a, b, out, ta, tb)
         return
     (gemm_loop_par if _threads.use_parallel(work // 8) else gemm_loop)(a, b, out)
 
