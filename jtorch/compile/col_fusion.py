@@ -213,7 +213,7 @@ def build(group: list, nodes: list, pointwise):
     # a per-column operand (``x<j>``) is the block's slice of it in both loops
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
-    desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
+    desc = ", ".join(n.target.name for n in group)  # (ops only: one source for groups alike)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
                                       n.target.post) if f is not None]
     lines = [*codegen.header(f"fused column group over the leading dims: {desc}", fns, consts),

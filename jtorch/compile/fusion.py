@@ -337,7 +337,9 @@ def _build(group: list, nodes: list):
         red_info.append((buf(r.args[0]), op.name, _NP_CTOR[acc], literal(op.identity, acc),
                          _NP_CTOR[res], op.post is not None, literal(op.identity, res)))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
-    desc = ", ".join(f"{n.name}={n.target.name}" for n in group + reds)
+    # the ops, not the nodes' names: groups alike in two places (each layer's relu) are one
+    # source, one module, one compile
+    desc = ", ".join(n.target.name for n in group + reds)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.fast_scalar,
                                       n.target.fast_ok) if f is not None]
     fns += [f for r in reds for f in (r.target.combine, r.target.post) if f is not None]

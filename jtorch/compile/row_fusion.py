@@ -306,7 +306,7 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
                                       n.target.post) if f is not None]
-    desc = ", ".join(f"{n.name}={n.target.name}" for n in group)
+    desc = ", ".join(n.target.name for n in group)  # (ops only: one source for groups alike)
     rows = [f"x{j} = in{j}[base:base + C]" for j, k in enumerate(in_kind) if k == "f"]
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
     rows += [f"o{j} = out{j}[base:base + C]" for j, o in enumerate(outs) if kinds[o] == "full"]
