@@ -345,13 +345,17 @@ def _fork(job: dict) -> _Forked | None:
     2.0 s from the parent's start, against 1.3 s forked). Only while this process runs one
     Python thread and Numba has not started its thread pool (a fork copies only the calling
     thread: the pool's threads, and any lock another thread holds, would not come along; the
-    worker starts its own pool): None otherwise, or where there is no ``fork``. OpenBLAS's
-    threads (NumPy's and SciPy's, started at load) are rebuilt in a fork by OpenBLAS itself."""
+    worker starts its own pool): None otherwise, and off Linux (macOS's system libraries are
+    not safe to use in a fork, Windows has none). OpenBLAS's threads (NumPy's and SciPy's,
+    started at load) are rebuilt in a fork by OpenBLAS itself. The fork keeps the parent's
+    other open files while it runs (seconds); its stdin and stdout, and its stderr unless
+    workers are logged, go to devnull."""
     import threading
 
     from numba.np.ufunc import parallel
 
-    if not hasattr(os, "fork") or threading.active_count() > 1 or parallel._is_initialized:
+    if not sys.platform.startswith("linux") or threading.active_count() > 1 or \
+            parallel._is_initialized:
         return None
     for f in (sys.stdout, sys.stderr):  # (what they hold would be written twice)
         try:
