@@ -56,7 +56,7 @@ for p in model.parameters():
     p.grad = None
 model(x).square().sum().backward()  # eager
 want = [p.grad.numpy().tolist() for p in model.parameters()]
-rc = workers.wait(300) if mode in ("spawn", "thread") else None
+rc = workers.wait(300) if mode in ("start", "thread") else None
 if jobs:
     with open(out + ".job", "wb") as f:
         pickle.dump(jobs[0], f)
@@ -124,21 +124,21 @@ def test_worker_builds_the_kernels_its_parent_runs(tmp_path):
         assert glob.glob(os.path.join(cache_b, "numba", "**", f"{m}.*.nbi"), recursive=True), m
 
 
-@pytest.mark.parametrize("mode", ["spawn", "thread"])
+@pytest.mark.parametrize("mode", ["start", "thread"])
 def test_a_cold_process_starts_one_and_keeps_its_results(tmp_path, mode):
     # one Python thread and no Numba pool yet: the worker is a fork (with jtorch imported);
     # with another thread running, a new process
-    res, err = _run(tmp_path, "spawn", mode, _env(str(tmp_path / "c"),
+    res, err = _run(tmp_path, "start", mode, _env(str(tmp_path / "c"),
                                                  JTORCH_COMPILE_WORKERS="1",
                                                  JTORCH_LOGS="workers"))
-    how = "forked" if mode == "spawn" else "started"
+    how = "forked" if mode == "start" else "started"
     assert "compile worker" in err and f"{how} for 2 graph(s)" in err, err[-3000:]
     assert err.count("built in") == 3 and "not built" not in err, err[-3000:]
     assert res["rc"] == 0, err[-3000:]
     assert res["marks"] == 1  # the graphs ran here (and the worker built them): marked
     _same_grads(res)
     # warm now: the same program starts no worker
-    res, err = _run(tmp_path, "warm", "spawn", _env(str(tmp_path / "c"),
+    res, err = _run(tmp_path, "warm", "start", _env(str(tmp_path / "c"),
                                                    JTORCH_COMPILE_WORKERS="1",
                                                    JTORCH_LOGS="workers"))
     assert res["misses"] == 0 and res["rc"] is None and "compile worker" not in err
