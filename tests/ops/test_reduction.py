@@ -107,7 +107,7 @@ def test_simple_reductions(name, dtype):
 @pytest.mark.parametrize("name", SIMPLE + ["count_nonzero"])
 @pytest.mark.parametrize("shape,dim", [((6, 5, 4, 3), (0, 2, 3)), ((6, 1, 5, 4), (0, 2, 3)),
                                        ((2, 3, 4, 5, 6), (0, 1, 3, 4)),
-                                       ((2, 3, 4, 5), (0, 2))])
+                                       ((2, 3, 4, 5), (0, 2)), ((3, 2, 16, 17), (0, 2, 3))])
 def test_reductions_on_both_sides_of_a_kept_dim(name, dtype, shape, dim):
     """Dims before and after a kept one (a convolution's bias gradient): reduced in two
     stages where the reduction composes (sum, mean, prod, amax, amin, all, any), else
@@ -127,6 +127,29 @@ def test_reductions_on_both_sides_of_a_kept_dim(name, dtype, shape, dim):
             ref = tf(torch.from_numpy(a.astype(np.float64)), dim, **kw).to(torch.float32)
             check(got, ref, (1e-5, 1e-5))
         check(got, want, (1e-4, 1e-4) if dtype == "float32" else None)
+
+
+@pytest.mark.parametrize("shape", [(5, 3, 4, 4), (3, 2, 16, 17), (2, 3, 4, 2, 5)])
+def test_staged_reductions_take_no_transposed_copy(shape, monkeypatch):
+    """Over (0, 2, 3...): the outer dims first where the rows after the kept dim are short
+    (under ``_SHORT_ROW``), else those rows first; either way no transposed copy, and the
+    same values as float64 NumPy through the eager call and ``reduce_array``."""
+    from jtorch import dtypes
+    from jtorch.kernels.cpu import reduce as rk
+    from jtorch.kernels.registry import REGISTRY
+
+    dims = (0,) + tuple(range(2, len(shape)))
+    monkeypatch.setattr(rk, "_permuted_copy", lambda *a: pytest.fail("transposed copy"))
+    first = rk._stage_dims("sum", shape, dims)[0]
+    assert first == ((0,) if math.prod(shape[2:]) < rk._SHORT_ROW else dims[1:])
+    a = _data(shape, "float32")
+    want = a.astype(np.float64).sum(dims)
+    for got in (jtorch.from_numpy(a).sum(dims).numpy(),
+                rk.reduce_array(REGISTRY["sum"], a, dims, dtypes.float32, dtypes.float32,
+                                dtypes.float32)):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    got = jtorch.from_numpy(a).amax(dims, keepdim=True).numpy()
+    np.testing.assert_array_equal(got, a.max(dims, keepdims=True))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
