@@ -454,7 +454,7 @@ def _convolution_vjp(c, g):
         a, b = (g, x) if tr else (x, g)
         gw = dispatch.call(conv_weight_op, a, b, kernel=tuple(w._a.shape[2:]), **_geo(kw))
     if need[2]:
-        gb = g.flatten(2).sum(2).sum(0)  # trailing dims first: no transposing copy of g
+        gb = g.sum([0, *range(2, g.dim())])  # in stages, no transposing copy of g (reduce.py)
     return gx, gw, gb
 
 
