@@ -1,6 +1,6 @@
 """Graph passes the "numba" backend runs before fusion: common-subexpression elimination,
-view-chain simplification, algebraic simplification, constant folding and dead-code
-elimination. Each keeps the graph valid (``lint``) and its results those of the Interpreter on
+view-chain simplification, tensors of one known value made numbers, algebraic
+simplification, constant folding and dead-code elimination. Each keeps the graph valid (``lint``) and its results those of the Interpreter on
 the graph before it (the sweep checks).
 
 None of them may change what a caller sees of a result: values, dtype, shape, strides, and
@@ -29,6 +29,7 @@ def run(graph: Graph) -> Graph:
     if not any(n.meta.get("mutates") for n in graph.nodes):
         eliminate_common_subexpressions(graph)
         simplify_views(graph)
+        scalar_operands(graph)
         simplify(graph)
         fold_constants(graph)
     graph.eliminate_dead_code()
@@ -111,6 +112,64 @@ def eliminate_common_subexpressions(graph: Graph) -> int:
 
 
 # op name -> (the neutral operand, the position it may take): x * 1, 1 * x, x / 1, x - 0
+def _scalar_value(n):
+    """The one value of a node that is a ``full`` of it (of any size), or an ``expand`` or a
+    ``neg`` of such a node, as a Python int or float of the node's dtype; None otherwise (and
+    for bool and complex values)."""
+    if not isinstance(n, Node) or n.op != "call_function" or not isinstance(n.target, OpDef) \
+            or is_impure(n) or n.meta.get("mutates"):
+        return None
+    val = n.meta.get("val")
+    if not isinstance(val, Tensor) or val.dtype.is_complex or val.dtype.category < 1:
+        return None
+    name = n.target.name
+    if name == "full" and not n.args:
+        v = n.kwargs.get("fill_value")
+        if type(v) not in (int, float):
+            return None
+        return float(v) if val.dtype.is_floating_point else v if type(v) is int else None
+    if name in ("expand", "neg") and len(n.args) == 1:
+        v = _scalar_value(n.args[0])
+        if v is None or name == "expand" and set(n.kwargs) - {"size", "implicit"}:
+            return None
+        return -v if name == "neg" else v
+    return None
+
+
+_SCALAR_OPS = {"mul": True, "add": True, "sub": False, "div": False}  # name -> commutes
+
+
+def scalar_operands(graph: Graph) -> int:
+    """A tensor of one known value (a unit-seeded backward's ``expand(full((), 1))``, and its
+    negation) as an operand of mul, add, sub or div whose other operand already has the
+    result's dtype and shape becomes that Python number: the same values (the dtypes agree,
+    so promotion does not change), and ``simplify`` then drops ``x * 1``. The number goes in
+    the second place (mul and add swap their operands: exact in IEEE arithmetic)."""
+    done = 0
+    for n in list(graph.nodes):
+        if n.op != "call_function" or not isinstance(n.target, OpDef) or n.kwargs or \
+                len(n.args) != 2 or n.target.name not in _SCALAR_OPS:
+            continue
+        val = n.meta.get("val")
+        if not isinstance(val, Tensor):
+            continue
+        commutes = _SCALAR_OPS[n.target.name]
+        for p in ((1, 0) if commutes else (1,)):
+            other = n.args[1 - p]
+            v = _scalar_value(n.args[p])
+            if v is None or not isinstance(other, Node):
+                continue
+            ov = other.meta.get("val")
+            sv = n.args[p].meta["val"]
+            if not isinstance(ov, Tensor) or ov.dtype is not val.dtype or \
+                    sv.dtype is not val.dtype or tuple(ov.shape) != tuple(val.shape):
+                continue
+            n.args = (other, v)
+            done += 1
+            break
+    return done
+
+
 _NEUTRAL = {"mul": (1, (0, 1)), "div": (1, (1,)), "sub": (0, (1,))}
 
 

@@ -293,6 +293,73 @@ def test_a_neutral_op_on_a_strided_input_keeps_its_dense_result():
     _after(f, [x])
 
 
+def _scalars(graph: Graph) -> None:
+    passes.scalar_operands(graph)
+    passes.simplify(graph)
+    graph.eliminate_dead_code()
+
+
+def test_a_broadcast_one_becomes_a_number_and_folds():
+    """``expand(full((), 1))`` (a unit-seeded backward's tangent) times x is x, its negation
+    a number -1: the factory nodes go, the values stay bitwise."""
+    def f(x):
+        one = jtorch.full((), 1.0).expand(5, 3)
+        return (x * one + 1) * 2, (-one) * x.exp(), (x.sin() / one - 1.5) * 3
+
+    x = jtorch.randn(5, 3)
+    gm = _after(f, [x], _scalars)
+    ops = _ops(gm)
+    assert "full" not in ops and "expand" not in ops and "neg" not in ops
+    assert ops.count("mul") == 3  # (x * 1 folded), * 2, * -1, * 3; / 1 folded
+
+
+@pytest.mark.parametrize("case", ["int_into_float", "float_into_int", "broadcasting", "bool",
+                                  "alpha", "first_of_sub"])
+def test_a_number_replaces_a_tensor_only_where_nothing_changes(case):
+    """Kept where the number would change the result's dtype or shape, or the op's form."""
+    def f(x, i):
+        one = jtorch.full((), 1.0)
+        if case == "int_into_float":  # an int64 tensor of ones times float x: promotion
+            return x * jtorch.full((), 1, dtype=jtorch.int64).expand(5, 3)
+        if case == "float_into_int":
+            return i * one
+        if case == "broadcasting":  # the ones give the result its shape
+            return x[:1] * one.expand(5, 3)
+        if case == "bool":
+            return x * jtorch.full((), True)
+        if case == "alpha":
+            return jtorch.sub(x, one.expand(5, 3), alpha=2)
+        return jtorch.sub(one.expand(5, 3), x)
+
+    x, i = jtorch.randn(5, 3), jtorch.arange(15).reshape(5, 3)
+    gm = _trace(f, x, i)
+    assert passes.scalar_operands(gm.graph) == 0
+    _after(f, [x, i], _scalars)
+
+
+def test_the_unit_seeded_forward_drops_its_products_by_one():
+    """``loss.backward()`` on a compiled scalar: the seeded gradient kernel multiplies by the
+    tangent nowhere, and the gradient equals eager's."""
+    def loss(x):
+        return (jtorch.sin(x) + jtorch.cos(x) * x - jtorch.exp(-x * x)).sum()
+
+    x = jtorch.randn(64, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_()
+    cf = jtorch.compile(loss)
+    cf(x).backward()
+    loss(x2).backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6, atol=1e-6)
+    (joint, _), = cf.pieces.values()
+    kernels = [n.target for n in joint.seeded.__self__.graph.nodes if n.op == "call_function"
+               and hasattr(n.target, "names")]
+    assert len(kernels) == 1  # one fused kernel: the loss and the gradient
+    ops = [name.rstrip("_0123456789") for name in kernels[0].names]
+    # forward: 2 mul, 1 neg; the gradient 4 mul (one by -1) and 2 neg, where the tangent's
+    # ones, kept (folded to a constant the kernel reads), took 8 mul
+    assert "full" not in ops and "expand" not in ops
+    assert ops.count("mul") == 6 and ops.count("neg") == 3
+
+
 # -- view chains ---------------------------------------------------------------------------------
 
 def test_a_view_chain_becomes_one_view():
