@@ -1,7 +1,8 @@
 """Graph passes the "numba" backend runs before fusion: common-subexpression elimination,
 view-chain simplification, tensors of one known value made numbers, algebraic
-simplification, constant folding and dead-code elimination. Each keeps the graph valid (``lint``) and its results those of the Interpreter on
-the graph before it (the sweep checks).
+simplification, constant folding and dead-code elimination. Each keeps the graph valid
+(``lint``) and its results those of the Interpreter on the graph before it (the sweep
+checks).
 
 None of them may change what a caller sees of a result: values, dtype, shape, strides, and
 aliasing (a result is a new tensor where eager's is, a view of the same storage where eager's
@@ -111,7 +112,6 @@ def eliminate_common_subexpressions(graph: Graph) -> int:
     return merged
 
 
-# op name -> (the neutral operand, the position it may take): x * 1, 1 * x, x / 1, x - 0
 def _scalar_value(n):
     """The one value of a node that is a ``full`` of it (of any size), or an ``expand`` or a
     ``neg`` of such a node, as a Python int or float of the node's dtype; None otherwise (and
@@ -170,6 +170,7 @@ def scalar_operands(graph: Graph) -> int:
     return done
 
 
+# op name -> (the neutral operand, the position it may take): x * 1, 1 * x, x / 1, x - 0
 _NEUTRAL = {"mul": (1, (0, 1)), "div": (1, (1,)), "sub": (0, (1,))}
 
 
