@@ -118,3 +118,26 @@ def test_training_steps_do_not_page_fault():
 def test_malloc_env_is_left_to_the_user():
     (tuned,) = _run("import jtorch; print(jtorch._allocator.TUNED)", MALLOC_TOP_PAD_="0")
     assert tuned == "False"
+
+
+@pytest.mark.parametrize("op", ["mul", "exp", "max_pool"])
+def test_leaf_gradients_from_cached_blocks(op):
+    """A leaf's gradient in a cached block (an array whose NumPy base is the block, no array):
+    the engine tracks it by that block, as any other (it took ``.base`` of the block)."""
+    import jtorch
+
+    x = jtorch.randn(4, 8, 48, 48, requires_grad=True)  # 288 KiB: a cached block
+    x2 = x.detach().clone().requires_grad_()
+    fn = {"mul": lambda t: t * 2, "exp": lambda t: t.exp(),
+          "max_pool": lambda t: jtorch.nn.functional.max_pool2d(t, 3, 2, 1)}[op]
+    for t in (x, x2):
+        fn(t).sum().backward()
+    root = x.grad._a
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    assert isinstance(root, A._Block)
+    np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())
+    want = {"mul": lambda: np.full(x.shape, 2, np.float32),
+            "exp": lambda: np.exp(x.detach().numpy()), "max_pool": None}[op]
+    if want is not None:
+        np.testing.assert_allclose(x.grad.numpy(), want(), rtol=1e-6)

@@ -120,8 +120,8 @@ def _root(t: Tensor) -> int:
     b = t._a
     if not isinstance(b, np.ndarray):  # meta: the storage stand-in is the block
         return id(t._st)
-    while b.base is not None:
-        b = b.base
+    while isinstance(b, np.ndarray) and b.base is not None:  # (a caching allocator's
+        b = b.base  # block ends the chain: it is no array)
     return id(b)
 
 
