@@ -115,13 +115,14 @@ def _accumulate(acc: AccumulateGrad, g: Tensor, create_graph: bool, handed: set)
 
 
 def _root(t: Tensor) -> int:
-    """Identity of the memory block under ``t`` (the end of NumPy's base chain): gradients
-    handed to leaves are tracked by block, so two leaves never share one."""
+    """Identity of the memory block under ``t`` (the end of NumPy's base chain, or the
+    caching allocator's block that ends it, which is no array): gradients handed to leaves
+    are tracked by block, so two leaves never share one."""
     b = t._a
     if not isinstance(b, np.ndarray):  # meta: the storage stand-in is the block
         return id(t._st)
-    while isinstance(b, np.ndarray) and b.base is not None:  # (a caching allocator's
-        b = b.base  # block ends the chain: it is no array)
+    while isinstance(b, np.ndarray) and b.base is not None:
+        b = b.base
     return id(b)
 
 
