@@ -207,8 +207,17 @@ class OpNode(Node):
                 raise RuntimeError(_FREED_MSG)
             raise RuntimeError(f"{self.name()}: the output was not saved for backward")
         if type(o) is tuple:
-            return tuple(None if x is None else x.get(self) for x in o)
+            return tuple([None if x is None else x.get(self) for x in o])
         return o.get(self)
+
+    def out_at(self, i: int):
+        """Saved output ``i`` of a multi-output op alone (a rule that reads one of them: no
+        tensors made for the others)."""
+        o = self._out
+        if type(o) is not tuple:
+            return self.out[i]  # (its errors where nothing is saved)
+        x = o[i]
+        return None if x is None else x.get(self)
 
     def n_outputs(self) -> int:
         return len(self._out_meta)
@@ -376,14 +385,18 @@ def _node_factory(op, inputs: tuple, kw) -> type:
     return cls
 
 
-# an OpDef's ``saves`` string -> (input positions it saves, whether it saves the output)
+# an OpDef's ``saves`` string -> (input positions it saves, whether it saves outputs, which
+# outputs: None for all). Digits before "o" are inputs; "o" alone saves every output, "o"
+# followed by digits those outputs only (layer_norm's "012o12": mean and rstd, not y).
 _saves_parsed: dict = {}
 
 
 def _parse_saves(saves: str) -> tuple:
     r = _saves_parsed.get(saves)
     if r is None:
-        r = _saves_parsed[saves] = (frozenset(int(c) for c in saves if c.isdigit()), "o" in saves)
+        ins, _, outs = saves.partition("o")
+        r = _saves_parsed[saves] = (frozenset(int(c) for c in ins), "o" in saves,
+                                    frozenset(int(c) for c in outs) if outs else None)
     return r
 
 
@@ -395,9 +408,9 @@ def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
     node.op, node.kw, node._freed = op, kw, False
     saves = op.saves
     if saves is None:
-        pos, save_out = None, False
+        pos, save_out, opos = None, False, None
     else:
-        pos, save_out = _parse_saves(saves)
+        pos, save_out, opos = _parse_saves(saves)
     self_old = kw.get("_self") if kw else None
     if len(inputs) == 1 and isinstance(inputs[0], _TENSOR):  # views, unary ops: no lists
         x = inputs[0]
@@ -445,7 +458,8 @@ def make_node(op, inputs: tuple, outs: tuple, kw: dict | None) -> OpNode:
             if save_out:
                 # integer outputs (indices) are saved like inputs: version-checked, released
                 # after backward, and never given this node as grad_fn
-                saved.append(SavedTensor(o, i) if diff else SavedTensor(o)
+                saved.append(None if opos is not None and i not in opos else
+                             SavedTensor(o, i) if diff else SavedTensor(o)
                              if isinstance(o, _TENSOR) else None)
         node._out_meta = tuple(metas)
         node._out = tuple(saved) if save_out else None

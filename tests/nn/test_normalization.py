@@ -145,7 +145,7 @@ def test_layer_norm_backward_row_blocks(rows, n, dtype):
     """The backward kernel runs blocks of rows (every row's sums, then one pass for gx, gw and
     gb, or gx alone and the sums' own pass when only some are asked): each mask gives what the
     full one gives for its parts, the serial run's gw/gb equal the one-chunk parallel run's,
-    and all match a float64 reference."""
+    and all match a float64 reference, as do the parallel kernel's with rows in chunks."""
     from jtorch.kernels.cpu import normalization as kn
 
     rng = np.random.default_rng(rows + n)
@@ -155,19 +155,19 @@ def test_layer_norm_backward_row_blocks(rows, n, dtype):
     y, mean, rstd = np.empty_like(x), np.empty(rows, dtype), np.empty(rows, dtype)
     kn.layer_norm_fwd(x, w, w, 1e-5, y, mean, rstd, True, True)
 
-    def run(fn, chunks, affine, mask):
+    def run(fn, affine, mask, *chunks):  # (the parallel kernel's last argument: chunks)
         gx = np.zeros_like(x)
-        gw, gb = np.zeros((chunks, n)), np.zeros((chunks, n))
-        fn(g, x, mean, rstd, w if affine else w[:0], gx, gw, gb, affine, *mask)
-        return gx, gw.sum(0), gb.sum(0)
+        gw, gb = np.zeros(n, dtype), np.zeros(n, dtype)
+        fn(g, x, mean, rstd, w if affine else w[:0], gx, gw, gb, affine, *mask, *chunks)
+        return gx, gw, gb
 
     for affine in (True, False):
-        full = run(kn.layer_norm_bwd, 1, affine, (True, True, True))
+        full = run(kn.layer_norm_bwd, affine, (True, True, True))
         assert all(np.array_equal(a, c) for a, c in
-                   zip(run(kn.layer_norm_bwd_par, 1, affine, (True, True, True)), full))
+                   zip(run(kn.layer_norm_bwd_par, affine, (True, True, True), 1), full))
         for mask in [(True, False, False), (False, True, True), (False, True, False),
                      (True, True, False)]:
-            got = run(kn.layer_norm_bwd, 1, affine, mask)
+            got = run(kn.layer_norm_bwd, affine, mask)
             for part, a, c in zip(mask, got, full):
                 assert np.array_equal(a, c if part else np.zeros_like(c))
         x64, g64, m, r = (a.astype(np.float64) for a in (x, g, mean, rstd))
@@ -181,6 +181,11 @@ def test_layer_norm_backward_row_blocks(rows, n, dtype):
         np.testing.assert_allclose(full[1], (g64 * xhat).sum(0), rtol=0,
                                    atol=tol * np.abs(g64 * xhat).sum(0).max())
         np.testing.assert_allclose(full[2], g64.sum(0), rtol=0, atol=tol * np.abs(g64).sum(0).max())
+        # rows split into chunks (the parallel kernel's float64 partials, added at the end)
+        split = run(kn.layer_norm_bwd_par, affine, (True, True, True), min(rows, 3))
+        assert np.array_equal(split[0], full[0])
+        for a, c in zip(split[1:], full[1:]):
+            np.testing.assert_allclose(a, c, rtol=0, atol=tol * np.abs(c).max())
 
 
 @pytest.mark.parametrize("eps", [None, 1e-3])

@@ -218,18 +218,43 @@ def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_
 _bwd_rows_jit = numba.njit(cache=True, nogil=True, inline="always")(_bwd_rows)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _store_sums(sw, sb, gw, gb, do_w, do_b):
+    """The float64 sums into the weight and bias gradients, in x's dtype."""
+    if do_w:
+        for j in range(sw.shape[0]):
+            gw[j] = sw[j]
+    if do_b:
+        for j in range(sb.shape[0]):
+            gb[j] = sb[j]
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def layer_norm_bwd(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
-    _bwd_rows_jit(g, x, mean, rstd, w, gx, gw[0], gb[0], 0, x.shape[0], affine_w, do_x, do_w, do_b)
+    """``gw`` and ``gb`` in x's dtype, n long where asked for (else empty); their sums run in
+    float64 here (the conversion in the kernel: NumPy's casts of the sums cost ~1 us each)."""
+    n = x.shape[1]
+    sw = np.zeros(n)
+    sb = np.zeros(n)
+    _bwd_rows_jit(g, x, mean, rstd, w, gx, sw, sb, 0, x.shape[0], affine_w, do_x, do_w, do_b)
+    _store_sums(sw, sb, gw, gb, do_w, do_b)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def layer_norm_bwd_par(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
-    m = x.shape[0]
-    chunks = gw.shape[0]
+def layer_norm_bwd_par(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b, chunks):
+    """The rows in ``chunks`` chunks, each with its own float64 partials, added at the end."""
+    m, n = x.shape
+    parts = np.zeros((2, chunks, n))
     for c in prange(chunks):
-        _bwd_rows_jit(g, x, mean, rstd, w, gx, gw[c], gb[c], c * m // chunks, (c + 1) * m // chunks,
-                      affine_w, do_x, do_w, do_b)
+        _bwd_rows_jit(g, x, mean, rstd, w, gx, parts[0, c], parts[1, c], c * m // chunks,
+                      (c + 1) * m // chunks, affine_w, do_x, do_w, do_b)
+    sw = np.zeros(n)
+    sb = np.zeros(n)
+    for c in range(chunks):
+        for j in range(n):
+            sw[j] += parts[0, c, j]
+            sb[j] += parts[1, c, j]
+    _store_sums(sw, sb, gw, gb, do_w, do_b)
 
 
 def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
@@ -242,21 +267,18 @@ def layer_norm_backward_cpu(plan, grad, input, mean, rstd, weight) -> tuple:
     dt = x.dtype
     w = np.empty(0, dt) if weight is None else _dense(weight._a, n)
     gx = np.empty((m, n) if do_x else (0, n), dt)
-    par = _threads.use_parallel(x.size) and m > 1
-    chunks = min(m, numba.get_num_threads()) if par else 1
-    sums = np.zeros((2, chunks, n))  # float64 partials of gw and gb per chunk of rows
-    (layer_norm_bwd_par if par else layer_norm_bwd)(
-        _dense(grad._a, (m, n)), x, _dense(mean._a, m), _dense(rstd._a, m), w, gx, sums[0],
-        sums[1], weight is not None, do_x, do_w, do_b)
-    # the chunks' partials summed (one chunk: its row; NumPy's reduction of a small array
-    # costs more than the serial kernel)
-    sums = sums.sum(1) if par else sums[:, 0]
+    gw = np.empty(n if do_w else 0, dt)
+    gb = np.empty(n if do_b else 0, dt)
+    args = (_dense(grad._a, (m, n)), x, _dense(mean._a, m), _dense(rstd._a, m), w, gx, gw, gb,
+            weight is not None, do_x, do_w, do_b)
+    if _threads.use_parallel(x.size) and m > 1:
+        layer_norm_bwd_par(*args, min(m, numba.get_num_threads()))
+    else:
+        layer_norm_bwd(*args)
     d = gx_out.dtype
     return (Tensor._make(gx.reshape(gx_out.shape), None, d),
-            Tensor._make(sums[0].astype(dt).reshape(gw_out.shape) if do_w else np.empty(0, dt),
-                         None, d),
-            Tensor._make(sums[1].astype(dt).reshape(gb_out.shape) if do_b else np.empty(0, dt),
-                         None, d))
+            Tensor._make(gw.reshape(gw_out.shape), None, d),
+            Tensor._make(gb.reshape(gb_out.shape), None, d))
 
 
 def _dense(a: np.ndarray, shape) -> np.ndarray:

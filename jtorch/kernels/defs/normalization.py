@@ -85,7 +85,7 @@ def _layer_norm_vjp(c, g):
         mean = x.mean(dims, keepdim=True)
         rstd = (x.var(dims, correction=0, keepdim=True) + c.kw["eps"]).rsqrt()
     else:
-        _, mean, rstd = c.out
+        mean, rstd = c.out_at(1), c.out_at(2)
         if x.dtype in _FUSED and x.device.type == "cpu":  # one kernel for the three
             gx, gw, gb = native_layer_norm_backward_op(
                 g, x, mean, rstd, w, dims=dims,
@@ -108,7 +108,7 @@ def _layer_norm_vjp(c, g):
 # (input, weight | None, bias | None) -> (output, mean, rstd) {normalized_shape, eps}; CPU
 # kernel for float32/float64 (``nn.functional.layer_norm`` composes the other dtypes)
 native_layer_norm_op = op("native_layer_norm", "extern", _layer_norm_meta, lazy(_NK, "layer_norm_cpu"))
-defvjp(native_layer_norm_op, _layer_norm_vjp, "012o", name="NativeLayerNormBackward0")
+defvjp(native_layer_norm_op, _layer_norm_vjp, "012o12", name="NativeLayerNormBackward0")
 native_layer_norm_op.grad_outputs = 1  # (torch's rule reads the output's gradient alone)
 
 

@@ -477,7 +477,7 @@ def _unpool_meta(x, idx, *, size: tuple, nd: int) -> Plan:
 
 def _max_vjp(c, g):
     gv = g[0] if isinstance(g, tuple) else g
-    idx = c.out[1]
+    idx = c.out_at(1)
     return (dispatch.call(c.op.pair, gv, idx, shape=c._meta[0][0], nd=c.kw["nd"]),)
 
 

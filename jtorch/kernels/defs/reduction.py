@@ -604,7 +604,7 @@ def select_back(c, g, dim: int, keepdim: bool):
     shape = c._meta[0][0]
     if not len(shape):
         return g.reshape(())
-    idx = c.out[1]
+    idx = c.out_at(1)
     if not keepdim:
         g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
     return g.new_zeros(shape).scatter(dim, idx, g)

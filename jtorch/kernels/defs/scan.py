@@ -95,7 +95,7 @@ def _cummaxmin_vjp(c, g):
     g = g[0]
     if not len(shape) or not g.numel():
         return (g,)
-    return (g.new_zeros(shape).scatter_add(c.kw["dim"], c.out[1], g),)
+    return (g.new_zeros(shape).scatter_add(c.kw["dim"], c.out_at(1), g),)
 
 
 def _rev_cumsum(w, d: int):
