@@ -59,9 +59,18 @@ def nll_forward(x, target, weight, has_weight, ignore_index, losses):
 
 
 @numba.njit(cache=True, nogil=True)
-def nll_backward(g, per_row, target, weight, has_weight, ignore_index, scale, gi):
+def nll_backward(g, per_row, target, weight, has_weight, ignore_index, mean, gi):
     """gi (N, C) = 0 except gi[n, t] = -weight[t] * g * scale for counted targets (g[n] when
-    ``per_row``, else g[0])."""
+    ``per_row``, else g[0]); scale is 1, or with ``mean`` 1 / the counted targets' summed
+    weight, summed as the forward sums it (NaN when it is 0)."""
+    scale = gi.dtype.type(1)
+    if mean:
+        tw = 0.0
+        for n in range(gi.shape[0]):
+            t = numba.int64(target[n])
+            if t != ignore_index and t >= 0 and t < gi.shape[1]:
+                tw += weight[t] if has_weight else gi.dtype.type(1)
+        scale = gi.dtype.type(1.0 / tw if tw else np.nan)
     gi[:] = 0
     for n in range(gi.shape[0]):
         t = numba.int64(target[n])
@@ -131,27 +140,15 @@ def nll_loss2d_cpu(plan, input, target, weight) -> Tensor:
     return _nll(plan, x2, target._a, weight, plan.out.shape)
 
 
-def _total_weight(t: np.ndarray, weight, ignore_index: int) -> float:
-    """The summed class weight of the counted targets (what the forward's 'mean' divided by)."""
-    valid = t != ignore_index
-    if weight is None:
-        return float(np.count_nonzero(valid))
-    return float(np.ascontiguousarray(weight._a).reshape(-1)[t[valid]].sum(dtype=np.float64))
-
-
 def _nll_backward(plan, grad, target, weight, rows: int, n_classes: int) -> np.ndarray:
     ct = _compute(grad.dtype)
     a = np.ascontiguousarray(grad._a, ct).reshape(-1)
-    t = np.ascontiguousarray(target._a).reshape(-1)
+    t = target._a
+    t = t.reshape(-1) if t.flags.c_contiguous else np.ascontiguousarray(t).reshape(-1)
     gi = np.empty((rows, n_classes), ct)
     red = plan.kw["reduction"]
-    ignore = plan.kw["ignore_index"]
-    scale = 1.0
-    if red == "mean":
-        tw = _total_weight(t, weight, ignore)
-        scale = 1.0 / tw if tw else np.nan
-    nll_backward(a, red == "none", t, _weights(weight, ct), weight is not None, ignore,
-                 ct.type(scale), gi)
+    nll_backward(a, red == "none", t, _weights(weight, ct), weight is not None,
+                 plan.kw["ignore_index"], red == "mean", gi)
     return gi
 
 
