@@ -691,6 +691,33 @@ def test_index_outputs_saved_by_a_rule_are_version_checked():
         node.out  # noqa: B018
 
 
+def test_a_rule_can_save_some_outputs_and_read_one():
+    """``saves`` "0o1" keeps input 0 and output 1 only (layer_norm saves mean and rstd, not
+    its result); ``out_at`` unpacks one saved output, None for one not saved."""
+    import weakref
+
+    from jtorch.autograd.node import make_node
+    from jtorch.kernels.registry import OpDef
+
+    op = OpDef("probe_some", "extern", saves="0o1")
+    x = _t(jtorch, [1.0, 2.0])
+    y, stat = x * 2, x * 3
+    node = make_node(op, (x,), (y, stat), None)
+    assert node.args[0] is x
+    assert node.out_at(0) is None
+    assert np.array_equal(node.out_at(1).detach().numpy(), stat.detach().numpy())
+    assert [o is None for o in node.out] == [True, False]
+    ref = weakref.ref(y)
+    del y
+    assert ref() is None  # the node holds no reference to the unsaved output
+    # layer_norm's node: the result is not kept, the gradient is unchanged
+    w = jtorch.ones(3, requires_grad=True)
+    h = jtorch.randn(2, 3, requires_grad=True)
+    out = jtorch.nn.functional.layer_norm(h, (3,), w)
+    assert out.grad_fn.out_at(0) is None
+    out.sum().backward()
+    assert h.grad.shape == (2, 3) and w.grad.shape == (3,)
+
 def test_leaf_grad_takes_the_leaf_layout_like_torch():
     """torch's layout contract: .grad has a dense leaf's strides (linear's weight gradient is
     row-major although it flows through weight.t()); a non-dense leaf gets a row-major grad."""

@@ -39,9 +39,6 @@ def _row_centred_ss(x, i, m):
     return ss
 
 
-_CHUNK = 256  # elements per partial sum in x's precision (the backward's sums)
-
-
 def _block(n: int) -> int:
     """Rows per block: about 8k elements (the block stays in L1/L2), at most 32 rows."""
     return max(1, min(32, 8192 // max(n, 1)))
@@ -136,8 +133,12 @@ def layer_norm_cpu(plan, input, weight, bias) -> tuple:
 
 # -- backward ---------------------------------------------------------------------------------
 # gx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd with gh = g * w, row by row (two passes
-# over a row in cache, float64 sums of partials in x's precision); gw = sum over rows of g * xhat, gb = sum of g,
-# accumulated in float64 per chunk of rows, the chunks' partials added at the end.
+# over a row in cache; a row's sums in float64 over partials in x's precision); gw = sum over
+# rows of g * xhat, gb = sum of g, accumulated in float64 per chunk of rows, the chunks'
+# partials added at the end.
+
+_CHUNK = 256  # elements per partial sum of a row kept in x's precision
+
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _grad_sums(g, x, w, mean, rstd, lo, hi, s1s, s2s, affine_w):
