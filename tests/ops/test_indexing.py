@@ -454,6 +454,33 @@ def test_masked_ops_match_torch(case, dtype):
     same_call(MASKED_CASES[case], _data((2, 4), dtype), MASK)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_masked_fill_row_masks_match_torch(dtype, monkeypatch):
+    """masked_fill's one-kernel path (a row-major bool mask over x's trailing dims, x of the
+    result's shape): attention's causal mask, a mask of one row, in place, -inf, an int and
+    NaN as values, x holding NaN and -0.0; and the cases it leaves to the general path."""
+    from jtorch.kernels.cpu import indexing as ki
+
+    calls = []
+    kernel = ki.masked_rows
+    monkeypatch.setattr(ki, "masked_rows", lambda *a: calls.append(1) or kernel(*a))
+    x = _data((3, 2, 4, 4), dtype)
+    x.flat[0], x.flat[5] = np.nan, -0.0
+    causal = np.triu(np.ones((4, 4), bool), 1)[None, None]
+    for fn in [lambda m, a, k: a.masked_fill(k, float("-inf")),
+               lambda m, a, k: a.masked_fill(k[0, 0, 1], 3),
+               lambda m, a, k: a.masked_fill_(k, float("nan")),
+               lambda m, a, k: a.masked_fill(k.expand(3, 2, 4, 4).contiguous(), 0.5)]:
+        same_call(fn, x, causal)
+    assert len(calls) == 4
+    for fn in [lambda m, a, k: a.transpose(2, 3).masked_fill(k, 1.0),  # x not row-major
+               lambda m, a, k: a[0, 0].masked_fill(k, 1.0),  # the mask widens x
+               lambda m, a, k: a.masked_fill(k.transpose(2, 3), 1.0),  # nor the mask
+               lambda m, a, k: a.masked_fill(k, True)]:
+        same_call(fn, x, causal)
+    assert len(calls) == 4
+
+
 def test_masked_fill_value_casts():
     for dtype, value in [("int64", 2.7), ("uint8", -1), ("bool", 0.5), ("float16", 1e-3)]:
         same_call(lambda m, x, k, v=value: x.masked_fill(k, v), _data((2, 4), dtype), MASK)
