@@ -810,6 +810,9 @@ def masked_fill_cpu(plan, x: Tensor, mask: Tensor, value_t=None) -> Tensor:
     return out
 
 
+_ROW_FILL_DTYPES = {np.dtype(np.float32), np.dtype(np.float64)}  # masked_rows' builds
+
+
 @numba.njit(cache=True, nogil=True)
 def masked_rows(x, m, value, out):
     """out[i, j] = value where m[j], else x[i, j]."""
@@ -824,7 +827,7 @@ def _masked_rows(a: np.ndarray, m: np.ndarray, value, out: np.ndarray) -> bool:
     float ``a`` of the result's shape, and a row-major bool mask over its trailing dims
     (attention's causal (1, 1, T, T) over (B, H, T, T), or one of a's shape), below the
     parallel grain. The general pointwise ``where`` over the broadcast cost ~8 us more."""
-    if a.dtype not in _EMBED_FAST or m.dtype != np.bool_ or type(value) not in (float, int) \
+    if a.dtype not in _ROW_FILL_DTYPES or m.dtype != np.bool_ or type(value) not in (float, int) \
             or a.shape != out.shape or not (a.flags.c_contiguous and m.flags.c_contiguous) \
             or use_parallel(a.size):
         return False
