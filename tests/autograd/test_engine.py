@@ -755,7 +755,14 @@ def test_leaf_grads_never_share_memory():
     x = jtorch.randn(2, 3, requires_grad=True)
     gu = jtorch.ones(6)
     x.view(6).backward(gu)
-    for p, q in ((a.grad, b.grad), (c.grad, d.grad), (x.grad, gu)):
+    e = jtorch.randn(2, 3, requires_grad=True)
+    f = jtorch.randn(2, 3, requires_grad=True)
+    ge = jtorch.randn(2, 3)
+    (e + f).backward(ge)  # the caller's gradient, handed on to both leaves: two copies
+    np.testing.assert_array_equal(e.grad.numpy(), ge.numpy())
+    np.testing.assert_array_equal(f.grad.numpy(), ge.numpy())
+    for p, q in ((a.grad, b.grad), (c.grad, d.grad), (x.grad, gu), (e.grad, ge), (f.grad, ge),
+                 (e.grad, f.grad)):
         assert not np.shares_memory(p.numpy(), q.numpy())
         assert p._base is None
     a.grad.add_(1)
