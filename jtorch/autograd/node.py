@@ -328,8 +328,11 @@ def accumulator(t: Tensor) -> AccumulateGrad:
     keeps it alive), so every graph built on the leaf shares one node while any is alive."""
     ref = t.__dict__.get("_acc")
     acc = ref() if ref is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
+    if acc is None:  # (Node.__init__'s slots set here: a parameter's node is made every step)
+        acc = _new(AccumulateGrad)
+        acc._edges = ()
+        acc._pre_hooks = acc._hooks = acc._retain = acc._trace = acc._meta_dict = None
+        acc.variable = t
         t.__dict__["_acc"] = weakref.ref(acc)
     return acc
 
