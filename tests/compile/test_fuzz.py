@@ -53,9 +53,6 @@ _OVERFLOW_BUG = ("Numba compiles signed integer arithmetic as LLVM's no-signed-w
                  "fused kernel LLVM folds sign(x * x) to x != 0, where eager's kernels store the "
                  "wrapped product (0 for x = 2**32) and torch gives 0")
 
-_NORM_BUG = ("eager norm with a negative finite p over an empty tensor gives inf; torch "
-             "raises RuntimeError (no identity), as jtorch does for p = -inf")
-
 _EMPTY_BUG = ("an in-place op on an empty tensor with a zero stride (an empty numpy copy, an "
               "expand) raises 'more than one element of the written-to tensor refers to a single "
               "memory location'; torch writes nothing and raises nothing")
@@ -500,7 +497,7 @@ def _reduce(b: _Builder, a: _Val):
     elif name == "count_nonzero":
         expr = f"torch.count_nonzero({src}, {dim})"
     elif name == "norm":
-        order = b.choice(["1", "3", "float('inf')"])
+        order = b.choice(["1", "3", "-1", "float('inf')"])
         expr = b.choice([f"{src}.norm(dim={dim}{kd})",
                          f"torch.linalg.vector_norm({src}, {order}, {dim}{kd})"])
     elif f and name in ("sum", "mean") and b.draw(st.integers(0, 3)) == 0:
@@ -1110,7 +1107,6 @@ def test_a_fused_integer_product_wraps_as_eager():
     assert jtorch.compile(f)(x).tolist() == [0, -1, 1]
 
 
-@pytest.mark.xfail(strict=True, reason=_NORM_BUG)
 def test_a_negative_norm_of_an_empty_tensor_raises():
     with pytest.raises(RuntimeError, match="cannot compute the -1 norm on an empty tensor"):
         torch.zeros(0).norm(-1)

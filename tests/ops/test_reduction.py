@@ -358,6 +358,24 @@ def test_nanmean_norm_logsumexp(dtype):
     raises_like(lambda: jtorch.nanmean(ji), lambda: torch.nanmean(ti))
 
 
+def test_norms_without_an_identity_over_empty_reductions_raise_as_torch():
+    """A negative or infinite order has no identity: torch raises where the reduction is
+    empty (the whole tensor, or the first given dim that is empty, named as given), and
+    reduces non-empty dims of an empty tensor to an empty result."""
+    for shape, p, dim in [((0,), -1, None), ((0,), -0.5, None), ((2, 0), -3, None),
+                          ((0, 3), -1.0, ()), ((3, 0), -1, -1), ((3, 0), -2, (0, 1)),
+                          ((0, 3), math.inf, None), ((0,), -math.inf, None),
+                          ((0, 3), math.inf, 0)]:
+        raises_like(lambda: jtorch.linalg.vector_norm(jtorch.zeros(shape), p, dim=dim),
+                    lambda: torch.linalg.vector_norm(torch.zeros(shape), p, dim=dim))
+    raises_like(lambda: jtorch.zeros(3, 0).norm(-1, dim=1),
+                lambda: torch.zeros(3, 0).norm(-1, dim=1))
+    for shape, p, dim in [((3, 0), -1, 0), ((0, 3), math.inf, 1), ((0,), 2, None),
+                          ((), -1, None)]:
+        check(jtorch.linalg.vector_norm(jtorch.zeros(shape), p, dim=dim),
+              torch.linalg.vector_norm(torch.zeros(shape), p, dim=dim))
+
+
 # -- softmax -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -430,16 +430,31 @@ def _vector_norm_meta(x, ord=2, dim=None, keepdim=False, dtype=None) -> Plan:
     d = x.dtype if dtype is None else _dt.to_dtype(dtype)
     a = x._a
     dims = reduced_dims(dim, a.ndim)
-    if a.size == 0 and ord in (math.inf, -math.inf) and a.ndim and (
-            dim is None or builtins.any(a.shape[k] == 0 for k in dims)):
-        raise RuntimeError(f"{name} cannot compute the {'-' if ord < 0 else ''}inf norm on an "
-                           "empty tensor because the operation does not have an identity")
+    if a.size == 0 and a.ndim and (ord < 0 or ord == math.inf):  # no identity: torch's errors
+        _no_identity(name, ord, dim, a.shape)
     p = float(ord)
     if d.category < 2 and p != 0:
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {d.scalar_name}")
     return Plan(Out(kept_shape(a.shape, dims, keepdim), d),
                 {"ord": ord, "dim": dims, "keepdim": keepdim, "dtype": dtype}, device_of(x))
+
+
+def _no_identity(name: str, ord, dim, shape: tuple) -> None:
+    """Raise torch's error for a norm without an identity (a negative or infinite order) over
+    an empty reduction: the whole tensor's, or the first given dim that is empty (named as
+    given)."""
+    what = ("-inf" if ord < 0 else "inf") if math.isinf(ord) else \
+        str(int(ord)) if float(ord).is_integer() else str(float(ord))
+    given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not given:
+        raise RuntimeError(f"{name} cannot compute the {what} norm on an empty tensor because "
+                           "the operation does not have an identity")
+    for k in given:
+        if shape[k % len(shape)] == 0:  # (torch's message has no space after the dim)
+            raise RuntimeError(f"{name} cannot compute the {what} norm on the dimension "
+                               f"{k}because this dimension is empty and the operation does "
+                               "not have an identity")
 
 
 # (torch's op is linalg_vector_norm; "norm" is the name the test sweeps know it by)
