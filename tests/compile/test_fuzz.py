@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import torch
+from helpers import raises_like
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,10 +57,6 @@ _OVERFLOW_BUG = ("Numba compiles signed integer arithmetic as LLVM's no-signed-w
 _EMPTY_BUG = ("an in-place op on an empty tensor with a zero stride (an empty numpy copy, an "
               "expand) raises 'more than one element of the written-to tensor refers to a single "
               "memory location'; torch writes nothing and raises nothing")
-
-_HEAVISIDE_BUG = ("heaviside of tensors that require grad gives a tensor that does not; "
-                  "torch's requires grad and its backward raises 'derivative for "
-                  "aten::heaviside is not implemented'")
 
 _STD_BUG = ("eager std of float32 rounds the variance to float32 before its square root: "
             "where the variance overflows (|x| > 1.8e19) it gives inf, torch the std")
@@ -357,8 +354,7 @@ def _binary(b: _Builder, a: _Val):
         s = 0.5 if isinstance(s, str) else s
         d = _promote(a, s)
         return b.emit(expr, a.shape, _floats(d) if op == "/" else d, (a,))
-    ops = [o for o in _BINARY if _kinds(a.dtype) in o[1] and not (o[2] and a.approx) and
-           not (b.grad and "heaviside" in o[0])]  # _HEAVISIDE_BUG
+    ops = [o for o in _BINARY if _kinds(a.dtype) in o[1] and not (o[2] and a.approx)]
     src, kinds, step, same = b.choice(ops)
     other = _operand(b, a, exact=step, kinds=kinds, same=same)
     if other is None:
@@ -1139,9 +1135,13 @@ def test_an_in_place_op_on_a_clone_of_an_input_that_requires_grad():
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
-@pytest.mark.xfail(strict=True, reason=_HEAVISIDE_BUG)
 def test_heaviside_of_a_tensor_that_requires_grad():
     t = torch.tensor([1.0, -1.0], requires_grad=True)
     assert torch.heaviside(t, t).requires_grad
     x = jtorch.tensor([1.0, -1.0], requires_grad=True)
     assert jtorch.heaviside(x, x).requires_grad
+    f = lambda x: torch.heaviside(x, x).sum() if isinstance(x, torch.Tensor) else \
+        jtorch.heaviside(x, x).sum()
+    for y in (f(x), jtorch.compile(f)(x)):
+        assert y.item() == 1.0
+        raises_like(lambda y=y: y.backward(), lambda: f(t).backward())

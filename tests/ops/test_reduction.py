@@ -366,8 +366,8 @@ def test_norms_without_an_identity_over_empty_reductions_raise_as_torch():
                           ((0, 3), -1.0, ()), ((3, 0), -1, -1), ((3, 0), -2, (0, 1)),
                           ((0, 3), math.inf, None), ((0,), -math.inf, None),
                           ((0, 3), math.inf, 0)]:
-        raises_like(lambda: jtorch.linalg.vector_norm(jtorch.zeros(shape), p, dim=dim),
-                    lambda: torch.linalg.vector_norm(torch.zeros(shape), p, dim=dim))
+        raises_like(lambda s=shape, p=p, d=dim: jtorch.linalg.vector_norm(jtorch.zeros(s), p, d),
+                    lambda s=shape, p=p, d=dim: torch.linalg.vector_norm(torch.zeros(s), p, d))
     raises_like(lambda: jtorch.zeros(3, 0).norm(-1, dim=1),
                 lambda: torch.zeros(3, 0).norm(-1, dim=1))
     for shape, p, dim in [((3, 0), -1, 0), ((0, 3), math.inf, 1), ((0,), 2, None),

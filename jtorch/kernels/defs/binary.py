@@ -104,7 +104,8 @@ div_trunc_op = binary("div_trunc", lambda x, y: np.trunc(x / y), cats=_REAL_NOBO
 floor_divide_op = binary("floor_divide", lambda x, y: _div_floor(x, y), cats=_REAL_NOBOOL, int_div=True,
                          int_scalar=lambda x, y: _int_div_floor(x, y), kernel_name="div_floor_cpu",
                          fast_scalar=lambda x, y: _div_floor_fast(x, y),
-                         fast_ok=lambda x, y: _fmod_ok(x, y))
+                         fast_ok=lambda x, y: _fmod_ok(x, y),
+                         grad_name="NotImplemented")  # (no derivative in torch)
 remainder_op = binary("remainder", lambda x, y: _remainder(x, y), cats=_REAL_NOBOOL, int_div=True,
                       int_scalar=lambda x, y: _int_remainder(x, y),
                       fast_scalar=lambda x, y: _remainder_fast(x, y), fast_ok=lambda x, y: _fmod_ok(x, y))
@@ -342,8 +343,10 @@ logaddexp2_op = binary("logaddexp2", lambda x, y: x if abs(x) == math.inf and x 
     fm.exp2(-abs(x - y))) * fm.like(x, 1.4426950408889634), cats=_FLOAT)
 xlogy_op = binary("xlogy", lambda x, y: y if y != y else (fm.like(x, 0) if x == 0 else x * fm.log(y)),
                   rule=INT_TO_FLOAT)
-heaviside_op = binary("heaviside", lambda x, v: v if x == 0 else (x > 0), differentiable=False,
-                      check=_heaviside_check)
+# torch has no derivative (``not_implemented``): the result records a node whose backward
+# raises "derivative for aten::heaviside is not implemented", as torch's NotImplemented does
+heaviside_op = binary("heaviside", lambda x, v: v if x == 0 else (x > 0),
+                      check=_heaviside_check, grad_name="NotImplemented")
 gcd_op = binary("gcd", lambda x, y: _gcd(x, y), cats=_INT_NOBOOL, differentiable=False)
 lcm_op = binary("lcm", lambda x, y: _lcm(x, y), cats=_INT_NOBOOL, differentiable=False)
 # value is a trailing parameter: cast to the common dtype (torch casts it, 0.5 on ints is 0).
