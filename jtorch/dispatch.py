@@ -471,10 +471,11 @@ def _inplace_check(op: registry.OpDef, args: tuple):
 
 def check_overlap(out: Tensor, args: tuple) -> None:
     """torch's memory-overlap checks for written-to tensors: no element written twice (an
-    expanded output), and no input that partly overlaps the output (``x[1:] += x[:-1]``)."""
+    expanded output; an empty one writes nothing), and no input that partly overlaps the
+    output (``x[1:] += x[:-1]``)."""
     a = out._a
     for n, st in zip(a.shape, a.strides):
-        if st == 0 and n > 1:
+        if st == 0 and n > 1 and a.size:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a "
                 "single memory location. Please clone() the tensor before performing the operation.")

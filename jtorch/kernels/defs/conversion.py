@@ -57,7 +57,7 @@ def _copy_meta(x, src, *, non_blocking: bool = False) -> Plan:
     else:  # meta: the written-to check (no data pointers to compare)
         a = x._a
         for n, s in zip(a.shape, a.strides):
-            if s == 0 and n > 1:
+            if s == 0 and n > 1 and a.size:
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor "
                     "refers to a single memory location. Please clone() the tensor before "
