@@ -108,6 +108,10 @@ def pointwise_dtypes(op: registry.OpDef, args) -> tuple:
         return common, common, _bool
     if rule == registry.LOGICAL:
         return common, _bool, _bool
+    if rule == registry.TO_FLOAT64:
+        return common, _dt.float64, _dt.float64
+    if rule == registry.TO_FLOAT32:
+        return common, _dt.float32, _dt.float32
     return common, common, common
 
 

@@ -54,6 +54,8 @@ def _tensors(*xs):
 # OpDef through dispatch.pointwise with the same operands.
 TORCH_ONLY = {
     "copy": lambda x: x.clone(),
+    "_to_float32": lambda x: x.to(torch.float32),
+    "_to_float64": lambda x: x.to(torch.float64),
     "elu": lambda x, alpha, scale, iscale: torch.ops.aten.elu(x, alpha, scale, iscale),
     "threshold_backward": lambda g, y, t: torch.ops.aten.threshold_backward(*_tensors(g, y), t),
     "tanh_backward": lambda g, y: torch.ops.aten.tanh_backward(*_tensors(g, y)),

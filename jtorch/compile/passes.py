@@ -15,12 +15,17 @@ import operator
 import warnings
 
 from .. import dispatch
+from .. import dtypes as _dt
 from ..kernels.plan import View
 from ..kernels.registry import REGISTRY, OpDef
 from ..shape import contiguous_strides
 from ..tensor import Tensor
 from .graph import Graph, Node, is_impure, map_arg
 from .symbolic import SymInt
+
+_TO_COPY = REGISTRY["_to_copy"]
+_FLOAT_CASTS = {(_dt.float32, _dt.float64): REGISTRY["_to_float64"],
+                (_dt.float64, _dt.float32): REGISTRY["_to_float32"]}
 
 
 def run(graph: Graph) -> Graph:
@@ -33,9 +38,35 @@ def run(graph: Graph) -> Graph:
         scalar_operands(graph)
         simplify(graph)
         fold_constants(graph)
+    float_casts(graph)
     graph.eliminate_dead_code()
     graph.lint()
     return graph
+
+
+def float_casts(graph: Graph) -> int:
+    """A ``_to_copy`` that only converts a row-major float32 value to float64, or back, is the
+    pointwise op ``_to_float64`` (``_to_float32``): the same values and layout, and fusion
+    then inlines the conversion into its neighbours' loop, where the copy was a kernel and a
+    buffer of its own (float32 moments squared in float64: a float64 copy of every row)."""
+    done = 0
+    for n in graph.nodes:
+        if n.op != "call_function" or n.target is not _TO_COPY or len(n.args) != 1 or \
+                "grad_enabled" in n.meta or set(n.kwargs) - {"dtype", "device", "memory_format"}:
+            continue
+        x, val = n.args[0], n.meta.get("val")
+        xv = x.meta.get("val") if isinstance(x, Node) else None
+        if not isinstance(xv, Tensor) or not isinstance(val, Tensor):
+            continue
+        kw = n.kwargs
+        to = _FLOAT_CASTS.get((xv.dtype, kw.get("dtype")))
+        if to is None or kw.get("memory_format") is not None or \
+                kw.get("device", xv.device) != xv.device or not xv.is_contiguous() or \
+                not val.is_contiguous() or val.dtype is not kw["dtype"]:
+            continue
+        n.target, n.kwargs = to, {}
+        done += 1
+    return done
 
 
 def _results(graph: Graph) -> set:

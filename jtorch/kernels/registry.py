@@ -18,6 +18,8 @@ PROMOTE = "promote"          # result = promoted input dtype (add, mul, neg, max
 INT_TO_FLOAT = "int_to_float"  # integer/bool results become the default float (exp, true div)
 COMPARE = "compare"          # compute in the promoted dtype, output bool (eq, lt, isnan)
 LOGICAL = "logical"          # inputs read as bool, output bool (logical_and)
+TO_FLOAT32 = "to_float32"    # computed and returned as float32 (a dtype conversion)
+TO_FLOAT64 = "to_float64"    # computed and returned as float64
 
 # Input dtype categories (bool=0, int=1, float=2, complex=3) an op accepts.
 ALL_CATS = frozenset({0, 1, 2, 3})

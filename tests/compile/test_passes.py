@@ -573,3 +573,31 @@ def test_permute_chains_compose(data, nd):
         (p,) = left
         assert p.args[0].op == "placeholder"
         assert p.target.name != "permute" or tuple(p.kwargs["dims"]) == order
+
+
+# -- float casts ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f, cast", [
+    (lambda x: x.double() * 2, "_to_float64"),
+    (lambda x: (x.to(jtorch.float64) - 1).sum(-1), "_to_float64"),
+    (lambda x: x.double().exp().float() + 1, "_to_float32"),
+])
+def test_a_float_conversion_becomes_a_pointwise_cast(f, cast):
+    """A ``_to_copy`` that only converts a row-major float32 value to float64 (or back) is
+    the cast op, which fuses; the values are the copy's (exact widening, one rounding)."""
+    x = jtorch.tensor([[1.5, -2.25e30, float("nan")], [1e-40, -0.0, 3.0]])
+    gm = _after(f, (x,), run=lambda g: passes.float_casts(g))
+    assert cast in _ops(gm) and "_to_copy" not in _ops(gm)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x.t().double(),          # a strided value: the copy keeps its own layout rule
+    lambda x: x.long().double(),       # an integer source
+    lambda x: x.to(jtorch.float16),    # another dtype
+    lambda x: x.double().contiguous(memory_format=jtorch.channels_last) if x.dim() == 4
+    else x.to(jtorch.float64, memory_format=jtorch.preserve_format),
+])
+def test_other_conversions_stay_copies(f):
+    x = jtorch.tensor([[1.5, -2.25], [4.0, 3.0]])
+    gm = _after(f, (x,), run=lambda g: passes.float_casts(g))
+    assert "_to_float64" not in _ops(gm) and "_to_float32" not in _ops(gm)

@@ -1151,8 +1151,19 @@ def moments_cpu(mean: registry.OpDef, sumsq: registry.OpDef, root: bool, with_me
         shape = x._a.shape
         n = math.prod(shape[d] for d in dims)
         m = reduce_tensor(mean, x, dims, True)
-        ss = reduce_tensor(sumsq, pointwise("sub", (x, m)), dims, keepdim)
-        v = pointwise("div", (ss, float(max(0, n - kw["correction"]))))
+        dev = pointwise("sub", (x, m))
+        ss = reduce_tensor(sumsq, dev, dims, keepdim)
+        div = float(max(0, n - kw["correction"]))
+        d = ss.dtype
+        if d in _NARROW_FLOATS and np.isinf(ss._a).any():
+            # a sum of squares past the dtype's range (|x| ~ 1e19 in float32) whose variance
+            # or root may still fit: again in float64, rounded once at the end, as torch's
+            # float64 accumulation gives it
+            ss = reduce_tensor(sumsq, cast(dev, _float64), dims, keepdim)
+            v = pointwise("div", (ss, div))
+            return _moments_result(pointwise("sqrt", (v,)) if root else v, d, m, with_mean,
+                                   keepdim)
+        v = pointwise("div", (ss, div))
         if root:
             v = pointwise("sqrt", (v,))
         if not with_mean:
@@ -1162,6 +1173,19 @@ def moments_cpu(mean: registry.OpDef, sumsq: registry.OpDef, root: bool, with_me
         return v, m
 
     return run
+
+
+def _moments_result(v: Tensor, d: _dt.dtype, m: Tensor, with_mean: bool, keepdim: bool):
+    """``moments_cpu``'s float64 variance or root ``v`` rounded to ``d``, with the mean."""
+    v = cast(v, d)
+    if not with_mean:
+        return v
+    if not keepdim:
+        m = Tensor._make(m._a.reshape(v._a.shape), None, m.dtype)
+    return v, m
+
+
+_NARROW_FLOATS = frozenset([_dt.float16, _dt.bfloat16, _dt.float32])
 
 
 def nanmean_cpu(nansum: registry.OpDef, count: registry.OpDef):

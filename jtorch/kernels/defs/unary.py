@@ -17,6 +17,8 @@ from ..registry import (
     INT_TO_FLOAT,
     LOGICAL,
     REAL_CATS,
+    TO_FLOAT32,
+    TO_FLOAT64,
     binary,
     defvjp,
     holomorphic,
@@ -177,6 +179,12 @@ nan_to_num_op = unary("nan_to_num", lambda x, nan, posinf, neginf: _nan_to_num(x
 # The identity (clone, dtype casts, copy_ and out= copies run its kernel; copy_ and fill_
 # themselves are records of defs/conversion.py).
 copy_op = unary("copy", lambda x: x, complex_scalar=lambda x: x)
+# Conversions of real values to a float dtype as pointwise ops: the compiler's passes turn a
+# ``_to_copy`` that only changes a float32 value to float64 or back into one, which fuses
+# (the decompositions square float32 deviations in float64). The cast is the line's own
+# conversion of the operand to the compute dtype.
+to_float32_op = unary("_to_float32", lambda x: x, rule=TO_FLOAT32, cats=REAL_CATS)
+to_float64_op = unary("_to_float64", lambda x: x, rule=TO_FLOAT64, cats=REAL_CATS)
 
 
 @njit(inline="always")
@@ -374,9 +382,12 @@ for _op, _rule, _saves in [
     (sinc_op, lambda c, g: (P.where(_x(c) == 0, 0.0, g * (P.cos(math.pi * _x(c)) - c.out) / _x(c)),),
      "0o"),
     (copy_op, lambda c, g: (g,), ""),
+    (to_float32_op, lambda c, g: (g.to(c._meta[0][1]),), ""),
+    (to_float64_op, lambda c, g: (g.to(c._meta[0][1]),), ""),
 ]:
     defvjp(_op, holomorphic(_rule) if _op in _HOLOMORPHIC else _rule, _saves)
 copy_op.grad_name = lambda a, kw: "ToCopyBackward0" if kw else "CloneBackward0"
+to_float32_op.grad_name = to_float64_op.grad_name = "ToCopyBackward0"
 square_op.grad_name = "PowBackward0"
 cube_op.grad_name = "PowBackward0"
 logsigmoid_op.grad_name = "LogSigmoidBackward0"
