@@ -52,10 +52,6 @@ _MOMENTS_BUG = ("the compiled layer_norm (its decomposition) squares float32 dev
                 "(float64 moments) normalises; squares in float64 cost the compiled layer norm "
                 "13% (var and std take them: torch's std is finite there)")
 
-_OVERFLOW_BUG = ("Numba compiles signed integer arithmetic as LLVM's no-signed-wrap ops: in a "
-                 "fused kernel LLVM folds sign(x * x) to x != 0, where eager's kernels store the "
-                 "wrapped product (0 for x = 2**32) and torch gives 0")
-
 
 # -- programs ---------------------------------------------------------------------------------
 
@@ -157,8 +153,9 @@ def _fill(rng, shape: tuple, dtype: str, edges: bool) -> np.ndarray:
     n = math.prod(shape)
     if dtype == "int64":
         a = rng.integers(-9, 10, n)
-        if edges and n:  # not so large that a product overflows: _OVERFLOW_BUG
-            a[rng.integers(0, n, max(1, n // 8))] = rng.choice([0, 4096, -4096])
+        if edges and n:  # (products of the last two wrap: to 0, to a negative)
+            a[rng.integers(0, n, max(1, n // 8))] = rng.choice([0, 4096, -4096, 2**32,
+                                                                 3037000500])
         return a.reshape(shape)
     a = (rng.standard_normal(n) * rng.choice([0.5, 2.0, 10.0])).astype(dtype)
     if edges and n:
@@ -1096,12 +1093,17 @@ def test_std_of_a_float32_row_whose_variance_overflows():
                                torch.from_numpy(h).std().numpy())
 
 
-@pytest.mark.xfail(strict=True, reason=_OVERFLOW_BUG)
 def test_a_fused_integer_product_wraps_as_eager():
-    x = jtorch.tensor([2**32, 3037000500, 5])
-    f = lambda x: jtorch.sign(x * x)
-    assert f(x).tolist() == [0, -1, 1]
-    assert jtorch.compile(f)(x).tolist() == [0, -1, 1]
+    """Integer add, sub, mul and neg wrap inside fused loops too, as eager's stored results and
+    torch's (Numba's own arithmetic is no-signed-wrap: LLVM folded sign(x * x) to x != 0)."""
+    v = [2**32, 3037000500, 5, -2**63]
+    for f in (lambda t, x: t.sign(x * x), lambda t, x: t.sign(x.square() + 0),
+              lambda t, x: (x + x > x).long(), lambda t, x: ((-x) * 2 > 0).long(),
+              lambda t, x: t.sign(x * x * x - x)):
+        want = f(torch, torch.tensor(v)).tolist()
+        x = jtorch.tensor(v)
+        assert f(jtorch, x).tolist() == want
+        assert jtorch.compile(lambda x, f=f: f(jtorch, x))(x).tolist() == want
 
 
 def test_a_negative_norm_of_an_empty_tensor_raises():

@@ -81,18 +81,21 @@ def _same(f):
     return {"complex_scalar": f}
 
 
-add_op = binary("add", lambda x, y: x + y, **_same(lambda x, y: x + y))
+# integers wrap (fm._wrap_*): as eager's stored results and torch's, also inside fused loops
+add_op = binary("add", lambda x, y: x + y, int_scalar=lambda x, y: fm._wrap_add(x, y),
+                **_same(lambda x, y: x + y))
 sub_op = binary("sub", lambda x, y: x - y, check=_sub_check,
-                **_same(lambda x, y: x - y))
-mul_op = binary("mul", lambda x, y: x * y, **_same(lambda x, y: x * y))
+                int_scalar=lambda x, y: fm._wrap_sub(x, y), **_same(lambda x, y: x - y))
+mul_op = binary("mul", lambda x, y: x * y, int_scalar=lambda x, y: fm._wrap_mul(x, y),
+                **_same(lambda x, y: x * y))
 # add/sub with alpha != 1 in one pass, as torch's add_kernel: fma(other, alpha, self) for
 # floats (its vector loop's fmadd, and its scalar tail contracts to the same), self + alpha *
 # other for integers and complex; alpha is the trailing parameter (cast to the compute dtype)
 add_alpha_op = binary("add_alpha", lambda x, y, a: fm._fma(a, y, x), cats=frozenset({1, 2, 3}),
-                      nparams=1, int_scalar=lambda x, y, a: x + a * y,
+                      nparams=1, int_scalar=lambda x, y, a: fm._wrap_add(x, fm._wrap_mul(a, y)),
                       complex_scalar=lambda x, y, a: x + a * y, kernel_name="add_stub")
 sub_alpha_op = binary("sub_alpha", lambda x, y, a: fm._fma(-a, y, x), cats=frozenset({1, 2, 3}),
-                      nparams=1, int_scalar=lambda x, y, a: x - a * y,
+                      nparams=1, int_scalar=lambda x, y, a: fm._wrap_sub(x, fm._wrap_mul(a, y)),
                       complex_scalar=lambda x, y, a: x - a * y, kernel_name="sub_stub")
 div_op = binary("div", lambda x, y: x / y, rule=INT_TO_FLOAT,
                 complex_scalar=lambda x, y: C.cdiv(x, y))

@@ -44,7 +44,9 @@ def _no_bool(message):
     return check
 
 
-neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x, check=_no_bool(
+# integers wrap (fm._wrap_*): as eager's stored results and torch's, also inside fused loops
+neg_op = unary("neg", lambda x: -x, cats=_NONBOOL, complex_scalar=lambda x: -x,
+               int_scalar=lambda x: fm._wrap_neg(x), check=_no_bool(
     "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
     "a mask, use the `~` or `logical_not()` operator instead."))
 abs_op = unary("abs", lambda x: abs(x), cats=_REAL_NOBOOL)
@@ -53,10 +55,11 @@ sgn_op = unary("sgn", lambda x: fm.like(x, x > 0) - fm.like(x, x < 0), cats=ALL_
                complex_scalar=lambda x: C.csgn(x))
 signbit_op = unary("signbit", lambda x: np.signbit(x), rule=COMPARE, cats=REAL_CATS)
 # square of bool is int64 in torch (it is pow(x, 2)); jtorch.square casts bool inputs first.
-square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x)
+square_op = unary("square", lambda x: x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x,
+                  int_scalar=lambda x: fm._wrap_mul(x, x))
 # pow(x, 3) as torch computes it (x*x*x): 20x cheaper than the general pow (a GELU's cube)
 cube_op = unary("cube", lambda x: x * x * x, cats=ALL_CATS, complex_scalar=lambda x: x * x * x,
-                kernel_name="pow")
+                int_scalar=lambda x: fm._wrap_mul(fm._wrap_mul(x, x), x), kernel_name="pow")
 sqrt_op = unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else fm.like(x, math.nan) if x == x else x,
                 rule=INT_TO_FLOAT, complex_scalar=lambda x: C.csqrt(x))
 rsqrt_op = unary("rsqrt", lambda x: fm.like(x, 1) / math.sqrt(x) if x >= 0 else fm.like(x, math.nan),

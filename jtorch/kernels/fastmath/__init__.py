@@ -102,9 +102,14 @@ names.
 """
 
 # Names importers use beyond __all__ (explicit re-exports): ``like`` and the guards of the
-# *_normal / *_near variants (defs/unary.py), ``_fma`` (scalar functions in defs/binary.py).
+# *_normal / *_near variants (defs/unary.py), ``_fma`` and the wrapping integer ops (scalar
+# functions in defs/binary.py and defs/unary.py).
 from ._core import like as like
 from ._intrinsics import _fma as _fma
+from ._intrinsics import _wrap_add as _wrap_add
+from ._intrinsics import _wrap_mul as _wrap_mul
+from ._intrinsics import _wrap_neg as _wrap_neg
+from ._intrinsics import _wrap_sub as _wrap_sub
 from .activation import gelu, gelu_grad, mish, softplus
 from .error_function import erf, erfc
 from .exponential import exp, exp2, expm1

@@ -123,3 +123,46 @@ def _unary_float_intrinsic(llvm_name):
 
 # _sqrt(x): IEEE square root (nan for x < 0, no exception).
 _sqrt = intrinsic(target="generic")(_unary_float_intrinsic("llvm.sqrt"))
+
+
+# -- integer arithmetic that wraps ------------------------------------------------------------
+# Numba's signed integer add, sub and mul carry LLVM's no-signed-wrap flag: an overflow is then
+# undefined, and LLVM may fold what reads it (sign(x * x) to x != 0, where the product stored
+# by eager's kernel wraps to 0, as torch's does). The integer ops' scalar functions use these,
+# which wrap at the type's width; bools are added and multiplied as Python's ints (int64).
+
+def _wrapping(name: str):
+    def typer(typingctx, a, b):
+        if isinstance(a, types.Boolean) and isinstance(b, types.Boolean):
+            rt = types.int64
+        elif isinstance(a, types.Integer) and a == b:
+            rt = a
+        else:
+            return None
+
+        def codegen(context, builder, sig, args):
+            x, y = args
+            if rt is not sig.args[0]:  # bools: widened as Python's ints
+                x, y = builder.zext(x, ir.IntType(64)), builder.zext(y, ir.IntType(64))
+            return getattr(builder, name)(x, y)
+
+        return rt(a, b), codegen
+
+    return typer
+
+
+_wrap_add = intrinsic(target="generic")(_wrapping("add"))
+_wrap_sub = intrinsic(target="generic")(_wrapping("sub"))
+_wrap_mul = intrinsic(target="generic")(_wrapping("mul"))
+
+
+@intrinsic(target="generic")
+def _wrap_neg(typingctx, a):
+    """-a of an integer, wrapping (the most negative value is its own negation)."""
+    if not isinstance(a, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.neg(args[0])
+
+    return a(a), codegen
