@@ -113,12 +113,17 @@ def pointwise(op: registry.OpDef, args: tuple, out, inplace: bool, plan) -> Tens
     return res
 
 
+_TO_FLOAT = (registry.TO_FLOAT32, registry.TO_FLOAT64)
+
+
 def _half_operands(op: registry.OpDef, args: tuple, compute, out_dtype) -> tuple | None:
     """The operands of a float16 call computed in float32 on the device, as the CPU path
     computes it (``dispatch._run_half``): Python numbers rounded to float16 first except at an
     opmath position, the result rounded once. None where that path differs from this one
-    (operands of other dtypes, a result wider than float16, CPU 0-d tensors)."""
-    if compute.name != _HALF or out_dtype.name not in (_HALF, "bool"):
+    (operands of other dtypes, a result wider than float16, CPU 0-d tensors). A conversion to
+    float32 or float64 (``_to_float32``) widens exactly through float32."""
+    if op.dtype_rule not in _TO_FLOAT and (compute.name != _HALF or
+                                           out_dtype.name not in (_HALF, "bool")):
         return None
     n = len(args) - op.nparams
     operands = []
