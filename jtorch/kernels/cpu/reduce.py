@@ -1160,12 +1160,10 @@ def moments_cpu(mean: registry.OpDef, sumsq: registry.OpDef, root: bool, with_me
             # or root may still fit: again in float64, rounded once at the end, as torch's
             # float64 accumulation gives it
             ss = reduce_tensor(sumsq, cast(dev, _float64), dims, keepdim)
-            v = pointwise("div", (ss, div))
-            return _moments_result(pointwise("sqrt", (v,)) if root else v, d, m, with_mean,
-                                   keepdim)
         v = pointwise("div", (ss, div))
         if root:
             v = pointwise("sqrt", (v,))
+        v = cast(v, d)
         if not with_mean:
             return v
         if not keepdim:
@@ -1173,16 +1171,6 @@ def moments_cpu(mean: registry.OpDef, sumsq: registry.OpDef, root: bool, with_me
         return v, m
 
     return run
-
-
-def _moments_result(v: Tensor, d: _dt.dtype, m: Tensor, with_mean: bool, keepdim: bool):
-    """``moments_cpu``'s float64 variance or root ``v`` rounded to ``d``, with the mean."""
-    v = cast(v, d)
-    if not with_mean:
-        return v
-    if not keepdim:
-        m = Tensor._make(m._a.reshape(v._a.shape), None, m.dtype)
-    return v, m
 
 
 _NARROW_FLOATS = frozenset([_dt.float16, _dt.bfloat16, _dt.float32])
