@@ -600,3 +600,18 @@ def test_axis_alias_of_select_narrow_gather_index_select():
             lib.select(t, index=1)
         with pytest.raises(TypeError):
             lib.gather(t)
+
+
+def test_a_strided_reshape_is_decided_once_per_geometry():
+    """Whether a strided reshape is a view or a copy is memoised per geometry (``_view_meta``,
+    ``_view_cpu``): the second call decides as the first, for each dtype."""
+    for dtype in (jtorch.float32, jtorch.float64, jtorch.int16):
+        a = jtorch.arange(24, dtype=dtype).reshape(4, 6)
+        ta = torch.arange(24, dtype=getattr(torch, str(dtype).split(".")[1])).reshape(4, 6)
+        for _ in range(2):
+            c = a.t().reshape(-1)  # no view fits: a copy
+            assert c._base is None and c.tolist() == ta.t().reshape(-1).tolist()
+            v = a[::2].reshape(2, 2, 3)  # a view of the strided rows
+            assert v._base is a._base and v.stride() == ta[::2].reshape(2, 2, 3).stride()
+            with pytest.raises(RuntimeError, match="view size is not compatible"):
+                a.t().view(-1)

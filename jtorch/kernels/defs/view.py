@@ -120,6 +120,9 @@ def compute_stride(oldshape, oldstride, newshape):
 # (requested shape, numel) -> (shape, contiguous strides, their View at offset 0): the geometry
 # of a view of a contiguous tensor, the common case of view/reshape/flatten
 _contiguous_views: dict = {}
+# (shape, byte strides, item size, requested shape) of a strided array -> (the shape, its
+# element strides as a view, or None where reshape copies)
+_strided_views: dict = {}
 
 
 def _view_meta(x, *, shape: tuple, reshape: bool = False) -> Plan:
@@ -144,8 +147,14 @@ def _view_meta(x, *, shape: tuple, reshape: bool = False) -> Plan:
         v = View(g[0], g[1], elem_offset(a, x._st))
         v.reshape = g[0]
         return Plan(v, {"shape": a.shape}, CPU)
-    shape = infer_shape(shape, n)
-    st = compute_stride(a.shape, elem_strides(a), shape)
+    key = (a.shape, a.strides, a.itemsize, shape)
+    g = _strided_views.get(key)
+    if g is None:  # (memoised: a reshape that copies, each step of a model, asked twice)
+        s = infer_shape(shape, n)
+        if len(_strided_views) > 4096:
+            _strided_views.clear()
+        g = _strided_views[key] = (s, compute_stride(a.shape, elem_strides(a), s))
+    shape, st = g
     if st is not None:
         return Plan(View(shape, st, elem_offset(a, x._st)), {"shape": a.shape}, device_of(x))
     if reshape:
@@ -167,6 +176,9 @@ def _view_cpu(a, *, shape: tuple, reshape: bool = False):
         if g is not None:
             return a.reshape(g[0])
     elif n and a.__class__ is np.ndarray:
+        g = _strided_views.get((a.shape, a.strides, a.itemsize, shape))
+        if g is not None and g[1] is None:
+            return None  # no view fits (the meta rule found it): no exception to pay for
         try:  # a view or nothing (NumPy would copy where no view fits)
             r = a.reshape(shape, copy=False)
         except (ValueError, TypeError):
