@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -601,3 +602,23 @@ def test_other_conversions_stay_copies(f):
     x = jtorch.tensor([[1.5, -2.25], [4.0, 3.0]])
     gm = _after(f, (x,), run=lambda g: passes.float_casts(g))
     assert "_to_float64" not in _ops(gm) and "_to_float32" not in _ops(gm)
+
+
+def test_the_cast_ops_gradients_come_back_in_the_input_dtype():
+    """``_to_float64``/``_to_float32`` (the casts ``float_casts`` writes) record ToCopyBackward0
+    and hand the gradient back in the input's dtype, as torch's ``to`` does."""
+    from jtorch import dispatch
+
+    for name, src, dst in (("_to_float64", "float32", "float64"),
+                           ("_to_float32", "float64", "float32")):
+        v = np.array([1.5, -2.0, 3.25])
+        x = jtorch.tensor(v, dtype=getattr(jtorch, src), requires_grad=True)
+        tx = torch.tensor(v, dtype=getattr(torch, src), requires_grad=True)
+        y = dispatch.pointwise(REGISTRY[name], (x,))
+        ty = tx.to(getattr(torch, dst))
+        assert y.dtype == getattr(jtorch, dst) and y.grad_fn.name() == ty.grad_fn.name()
+        g = np.array([0.5, -1.0, 2.0])
+        y.backward(jtorch.tensor(g, dtype=y.dtype))
+        ty.backward(torch.tensor(g, dtype=ty.dtype))
+        assert x.grad.dtype == x.dtype
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
