@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import jtorch
 from jtorch.ops import reduction as R
 
-from helpers import ULP32, exact_like, raises_like
+from helpers import ULP32, exact_like, raises_as, raises_like
 
 DTYPES = ("float32", "float64", "int64", "bool")
 TOL = {"float16": (2e-3, 2e-3), "float32": (2e-5, 2e-5), "float64": (1e-12, 1e-12)}
@@ -643,6 +643,38 @@ def test_column_sums_of_one_block_run_serially(monkeypatch):
         monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 1 << 40)
         np.testing.assert_array_equal(jtorch.sum(jx[:, :cols], 0).numpy(), got)
         monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 8)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+def test_reductions_over_size_one_or_empty_dims_take_the_column_loops(dtype):
+    """A reduced size of 1 (a broadcast gradient summed back, a keepdim over a size-1 dim) or
+    0 is a vector pass along the kept contiguous elements, not a row call per element; the
+    values, dtypes and signed zeros are torch's, serial and parallel builds alike."""
+    from jtorch.kernels.cpu import reduce as K
+
+    mod = K.kernels(K.registry.REGISTRY["sum"], "float32", "float64", "float32")
+    assert mod.entries(1, 8192, 1, 1, 0) == (mod.cols_s, mod.cols_p)
+    assert mod.entries(1, 1000, 0, 1, 1000) == (mod.cols_s, mod.cols_s)
+    assert mod.entries(8192, 1, 1, 0, 0)[0] is mod.rows_s  # no contiguous run of outputs
+    r = np.random.default_rng(3)
+    for shape, dim in [((64, 1, 128), 1), ((1, 8192), 0), ((4096, 1), 1), ((7, 1, 1, 9), (1, 2)),
+                       ((3, 0, 5), 1), ((1, 300_000), 0), ((3, 0), 0)]:
+        a = (r.standard_normal(shape) * 3).astype(dtype)
+        if a.size and dtype.startswith("float"):
+            a.flat[0], a.flat[-1] = -0.0, np.nan
+        for src in (a, np.asfortranarray(a)):
+            for name in ("sum", "mean", "amax", "amin", "prod", "all", "any", "nansum"):
+                tx, jx = torch.from_numpy(src), jtorch.from_numpy(src)
+                try:
+                    want = getattr(torch, name)(tx, dim)
+                except (IndexError, RuntimeError, TypeError) as e:  # (amax of none, prod of dims)
+                    raises_as(e, lambda name=name, jx=jx: getattr(jtorch, name)(jx, dim))
+                    continue
+                got = getattr(jtorch, name)(jx, dim)
+                assert str(got.dtype) == str(want.dtype), (shape, name)
+                np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{shape} {name}")
+                if dtype.startswith("float"):
+                    assert (np.signbit(got.numpy()) == np.signbit(want.numpy())).all(), (shape, name)
 
 
 @settings(max_examples=60, deadline=None)

@@ -281,12 +281,7 @@ def strided_s(x, O, I, R, sO, sI, sR, out, tO, tI):
 
 
 def s(x, O, I, R, sO, sI, sR, out, tO, tI):
-    if sR == 1 or R <= 1:
-        rows_s(x, O, I, R, sO, sI, sR, out, tO, tI)
-    elif sI == 1 and I > 1:
-        cols_s(x, O, I, R, sO, sI, sR, out, tO, tI)
-    else:
-        strided_s(x, O, I, R, sO, sI, sR, out, tO, tI)
+    entries(O, I, R, sI, sR)[0](x, O, I, R, sO, sI, sR, out, tO, tI)
 
 
 @njit({opts}, parallel=True)
@@ -341,12 +336,15 @@ def p(x, O, I, R, sO, sI, sR, out, tO, tI):
 
 def entries(O, I, R, sI, sR):
     # (serial, parallel) entries of a layout (callers keep them with a cached layout)
-    if sR == 1 or R <= 1:
-        return rows_s, (one_p if O * I == 1 else rows_p)
-    if sI == 1 and I > 1:
+    if sI == 1 and I > 1 and (R <= 1 or sR != 1):
+        # contiguous columns: vector loops along them (also for a reduced size of 0 or 1,
+        # where a row per output element cost a call each: a (64, 1, 128) sum over dim 1 took
+        # 56 us, as a copy 4)
         # the parallel build splits the columns in blocks of 1024: one block (a linear layer's
         # bias gradient) would wake the pool for one task
         return cols_s, (cols_p if O * ((I + 1023) // 1024) > 1 else cols_s)
+    if sR == 1 or R <= 1:
+        return rows_s, (one_p if O * I == 1 else rows_p)
     return strided_s, strided_p
 """
 
