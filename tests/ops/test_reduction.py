@@ -668,7 +668,7 @@ def test_reductions_over_size_one_or_empty_dims_take_the_column_loops(dtype):
                 try:
                     want = getattr(torch, name)(tx, dim)
                 except (IndexError, RuntimeError, TypeError) as e:  # (amax of none, prod of dims)
-                    raises_as(e, lambda name=name, jx=jx: getattr(jtorch, name)(jx, dim))
+                    raises_as(e, lambda name=name, jx=jx, dim=dim: getattr(jtorch, name)(jx, dim))
                     continue
                 got = getattr(jtorch, name)(jx, dim)
                 assert str(got.dtype) == str(want.dtype), (shape, name)
