@@ -3,6 +3,10 @@ pointwise ops, so autograd follows them (the gradient of the batch statistics in
 float32/float64 ``layer_norm`` is ATen's ``native_layer_norm`` op (``kernels/defs/
 normalization.py``), one fused row kernel.
 
+Calls autograd does not record (inference) apply batch, group and instance norm as torch's
+CPU kernels do: one fused pass y = x * alpha + beta with per-channel alpha and beta
+(``_transform``), bit for bit torch's in eval mode.
+
 Statistics use the biased variance, as torch normalises; ``batch_norm`` and ``instance_norm``
 move the running estimates toward the batch's mean and *unbiased* variance in place, outside
 autograd, exactly as torch's kernels update the buffers.
@@ -23,6 +27,7 @@ from ..amp import state as _amp
 from ..autograd.grad_mode import no_grad
 from ..kernels.defs import normalization as N
 from ..ops import reduction as _red
+from ..ops.pointwise import addcmul as _addcmul
 from ..ops.views import cat
 from ..tensor import Tensor
 
@@ -36,6 +41,30 @@ def _normalized_shape(normalized_shape, name: str) -> list:
         raise TypeError(f"{name}(): argument 'normalized_shape' (position 2) must be tuple of ints, "
                         f"not {type(normalized_shape).__name__}")
     return [int(n) for n in normalized_shape]
+
+
+def _unrecorded(*ts) -> bool:
+    """Whether autograd records nothing for a call over ``ts`` (float32/float64 tensors of one
+    dtype, or None): grad mode is off or none of them requires grad."""
+    d = ts[0].dtype
+    if d not in _FUSED or any(t is not None and t.dtype is not d for t in ts):
+        return False
+    return not (dispatch.grad_state.enabled and any(t is not None and t.requires_grad for t in ts))
+
+
+def _transform(x: Tensor, mean: Tensor, invstd: Tensor, weight: Tensor | None,
+               bias: Tensor | None, per: tuple, shape: list) -> Tensor:
+    """torch's CPU batch and group norm output for a call autograd does not record: per
+    channel alpha = invstd * weight and beta = bias - mean * alpha (one rounding), then
+    y = x * alpha + beta (one rounding) in one pass over x, where the composition takes four.
+    The statistics and parameters broadcast to ``per`` (a value per channel, or per sample
+    and channel), which ``shape`` lays over x. Recorded calls keep the centred composition:
+    the gradient of this form subtracts sums of x * g from mean * sum(g), which loses digits
+    when the mean is large against the spread."""
+    alpha = invstd if weight is None else invstd * weight
+    beta = (mean * alpha).neg() if bias is None else _addcmul(bias, mean, alpha, value=-1)
+    alpha, beta = (t if tuple(t.shape) == per else t.expand(per) for t in (alpha, beta))
+    return _addcmul(beta.reshape(shape), x, alpha.reshape(shape))
 
 
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -117,8 +146,15 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
                                f"channels in input, but got {what} of shape {list(t.shape)} and "
                                f"input of shape {ishape}")
-    y = _normalize(input.reshape(n, num_groups, -1), (2,), eps).reshape(ishape)
     bshape = [c] + [1] * (len(ishape) - 2)
+    if input.numel() and _unrecorded(input, weight, bias):
+        var, mean = _red.var_mean(input.reshape(n, num_groups, -1), (2,), correction=0,
+                                  keepdim=True)
+        per = (n, num_groups, c // num_groups)  # (each group's statistics per channel)
+        w, b = (None if t is None else t.reshape(per[1:]) for t in (weight, bias))
+        return _transform(input, mean, (var + eps).sqrt().reciprocal(), w, b, per,
+                          [n, c] + [1] * (len(ishape) - 2))
+    y = _normalize(input.reshape(n, num_groups, -1), (2,), eps).reshape(ishape)
     return _affine(y, None if weight is None else weight.reshape(bshape),
                    None if bias is None else bias.reshape(bshape))
 
@@ -156,6 +192,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         _check_features(name, t, c)
     bshape = [c] + [1] * (input.dim() - 2)
     dims = (0,) + tuple(range(2, input.dim()))
+    fast = input.numel() and _unrecorded(input, weight, bias)
     if training:
         var, mean = _red.var_mean(input, dims, correction=0, keepdim=True)
         if running_mean is not None:
@@ -163,12 +200,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if running_var is not None:
             n = input.numel() // c
             _update(running_var, var.detach().reshape(c) * (n / (n - 1)), momentum)
+        if fast:
+            return _transform(input, mean.reshape(c), (var.reshape(c) + eps).sqrt().reciprocal(),
+                              weight, bias, (c,), bshape)
         y = (input - mean) * (var + eps).rsqrt()
     else:
         if running_mean is None:
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
+        if fast and _unrecorded(input, running_mean, running_var):
+            return _transform(input, running_mean, (running_var + eps).sqrt().reciprocal(),
+                              weight, bias, (c,), bshape)
         y = (input - running_mean.reshape(bshape)) * (running_var.reshape(bshape) + eps).rsqrt()
     return _affine(y, None if weight is None else weight.reshape(bshape),
                    None if bias is None else bias.reshape(bshape))
@@ -204,11 +247,16 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         if running_var is not None:
             n = input[0, 0].numel()
             _update(running_var, var.detach().reshape(-1, c).mean(0) * (n / (n - 1)), momentum)
+        if input.numel() and _unrecorded(input, weight, bias):
+            per = tuple(input.shape[:2])
+            return _transform(input, mean.reshape(per), (var.reshape(per) + eps).sqrt()
+                              .reciprocal(), weight, bias, per, list(per) + bshape[1:]).contiguous()
         y = (input - mean) * (var + eps).rsqrt()
     else:
         y = (input - running_mean.reshape(bshape)) * (running_var.reshape(bshape) + eps).rsqrt()
+    # row-major whatever the input's layout, as torch's (it runs batch_norm on a reshaped copy)
     return _affine(y, None if weight is None else weight.reshape(bshape),
-                   None if bias is None else bias.reshape(bshape))
+                   None if bias is None else bias.reshape(bshape)).contiguous()
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,

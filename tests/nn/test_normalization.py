@@ -447,3 +447,91 @@ def test_layer_norm_gradients_of_some_inputs(mask):
         assert (a is None) == (b_ is None)
         if a is not None:
             np.testing.assert_allclose(_np(a), _np(b_), rtol=1e-10, atol=1e-12)
+
+
+def _stats_case(dtype, shape):
+    c = shape[1]
+    x = (R.standard_normal(shape) * 3 + 1).astype(dtype)
+    rm, rv = R.standard_normal(c).astype(dtype), (R.random(c) + 0.1).astype(dtype)
+    return x, rm, rv, R.standard_normal(c).astype(dtype), R.standard_normal(c).astype(dtype)
+
+
+def _both(x: np.ndarray, layout: str):
+    jx, tx = jtorch.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    if layout == "channels_last":
+        return (jx.contiguous(memory_format=jtorch.channels_last),
+                tx.contiguous(memory_format=torch.channels_last))
+    return jx, tx
+
+
+_LAYOUTS = [((6, 5, 4, 3), "contiguous"), ((6, 5, 4, 3), "channels_last"), ((9, 5), "contiguous"),
+            ((3, 5, 7), "contiguous")]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "layout"), _LAYOUTS)
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_eval_without_autograd_is_torchs_transform(dtype, shape, layout, affine):
+    """Unrecorded eval batch norm is torch's CPU transform, bit for bit: per channel
+    alpha = invstd * w, beta = b - mean * alpha, then x * alpha + beta, each rounded once; the
+    output keeps the input's layout."""
+    x, rm, rv, w, b = _stats_case(dtype, shape)
+    jx, tx = _both(x, layout)
+    j = [jtorch.from_numpy(a) if affine or k < 2 else None for k, a in enumerate((rm, rv, w, b))]
+    t = [torch.from_numpy(a) if affine or k < 2 else None for k, a in enumerate((rm, rv, w, b))]
+    got = F.batch_norm(jx, *j, training=False, eps=1e-3)
+    want = TF.batch_norm(tx, *t, training=False, eps=1e-3)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert got.stride() == want.stride()
+    with jtorch.no_grad():  # (also where the input requires grad)
+        got = F.batch_norm(jx.requires_grad_(), *j, training=False, eps=1e-3)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "layout"), _LAYOUTS)
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_group_instance_norm_statistics_without_autograd(dtype, shape, layout, affine):
+    """Training batch norm, group norm and instance norm from the batch's statistics: the
+    unrecorded transform against torch (its float64 statistics round differently, so within
+    a few ulp of the output's scale) and against the recorded composition, the running
+    buffers moved as torch's, the layout torch's."""
+    x, rm, rv, w, b = _stats_case(dtype, shape)
+    jx, tx = _both(x, layout)
+    jw, jb = (jtorch.from_numpy(w), jtorch.from_numpy(b)) if affine else (None, None)
+    tw, tb = (torch.from_numpy(w), torch.from_numpy(b)) if affine else (None, None)
+    tol = 8 * np.finfo(dtype).eps
+    cases = [(lambda L, x, rm, rv, w, b: L.nn.functional.batch_norm(x, rm, rv, w, b, True, 0.3),
+              True)]
+    if len(shape) > 2:
+        cases.append((lambda L, x, rm, rv, w, b: L.nn.functional.instance_norm(
+            x, rm, rv, w, b, use_input_stats=True, momentum=0.3), True))
+    cases.append((lambda L, x, rm, rv, w, b: L.nn.functional.group_norm(x, 1, w, b), False))
+    for fn, buffers in cases:
+        jr = [jtorch.from_numpy(rm.copy()), jtorch.from_numpy(rv.copy())]
+        tr = [torch.from_numpy(rm.copy()), torch.from_numpy(rv.copy())]
+        got = fn(jtorch, jx, *jr, jw, jb)
+        want = fn(torch, tx, *tr, tw, tb)
+        scale = float(np.abs(want.numpy()).max())
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=tol * scale)
+        assert got.stride() == want.stride()
+        if buffers:
+            for a, e in zip(jr, tr):
+                np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=0,
+                                           atol=tol * np.abs(e.numpy()).max())
+        recorded = fn(jtorch, jx.detach().requires_grad_(), *jr, jw, jb)
+        assert recorded.grad_fn is not None
+        np.testing.assert_allclose(got.numpy(), recorded.detach().numpy(), rtol=0,
+                                   atol=tol * scale)
+
+
+def test_group_norm_groups_of_channels_without_autograd():
+    """Several groups, weight alone, bias alone: each channel takes its group's statistics."""
+    x = randn(3, 6, 5, dtype=np.float32) * 2 + 4
+    w, b = randn(6, dtype=np.float32), randn(6, dtype=np.float32)
+    for jw, tw, jb, tb in ((jtorch.from_numpy(w), torch.from_numpy(w), None, None),
+                           (None, None, jtorch.from_numpy(b), torch.from_numpy(b))):
+        for g in (2, 3, 6):
+            got = F.group_norm(jtorch.from_numpy(x), g, jw, jb).numpy()
+            want = TF.group_norm(torch.from_numpy(x), g, tw, tb).numpy()
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * np.abs(want).max())
