@@ -779,3 +779,51 @@ def test_short_rows_column_passes_match_torch_serial_and_parallel(fname, r, monk
     getattr(jx, fname)(1).backward(jtorch.from_numpy(g))
     getattr(tx, fname)(1).backward(torch.from_numpy(g))
     np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+_SIZE_ONE_OPS = {
+    "sort": lambda L, x, d: L.sort(x, d), "sort_desc": lambda L, x, d: L.sort(x, d, descending=True),
+    "argsort": lambda L, x, d: L.argsort(x, d), "topk": lambda L, x, d: L.topk(x, 1, d),
+    "kthvalue": lambda L, x, d: L.kthvalue(x, 1, d), "max": lambda L, x, d: L.max(x, d),
+    "min_keep": lambda L, x, d: L.min(x, d, keepdim=True), "argmax": lambda L, x, d: L.argmax(x, d),
+    "argmin": lambda L, x, d: L.argmin(x, d), "softmax": lambda L, x, d: L.softmax(x, d),
+    "log_softmax": lambda L, x, d: L.log_softmax(x, d),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_sorts_selections_and_softmax_along_a_size_one_dim(dtype, monkeypatch):
+    """Along a size-1 dim every row holds one element: sorts, top-k and max/min give the
+    values themselves at index 0 without the row kernels (a call per element), softmax runs
+    the short-row kernel over all elements; values, signed zeros, nan, dtypes and strides are
+    torch's, for row-major and column-major inputs."""
+    from jtorch.kernels.cpu import reduce as K
+    from jtorch.kernels.cpu import sort_entries as S
+
+    def never(*_):
+        raise AssertionError("a row kernel ran for rows of one element")
+
+    for fn in ("sort_s", "sort_p", "select_s", "select_p"):
+        monkeypatch.setattr(S._so, fn, never)
+    monkeypatch.setattr(K, "arg_kernels", never)
+    r = np.random.default_rng(5)
+    for shape, d in [((64, 1, 128), 1), ((1, 4096), 0), ((4096, 1), 1), ((5, 1, 3), 1), ((1,), 0),
+                     ((2, 1, 4), -2)]:
+        a = (r.standard_normal(shape) * 3).astype(dtype)
+        if dtype.startswith("float") and a.size > 2:
+            a.flat[0], a.flat[1], a.flat[2] = np.nan, -0.0, -np.inf
+        for src in (a, np.asfortranarray(a)):
+            for name, f in _SIZE_ONE_OPS.items():
+                if "softmax" in name and not dtype.startswith("float"):
+                    continue
+                try:
+                    want = f(torch, torch.from_numpy(src), d)
+                except RuntimeError as e:  # (topk of bool)
+                    raises_as(e, lambda f=f, src=src, d=d: f(jtorch, jtorch.from_numpy(src), d))
+                    continue
+                got = f(jtorch, jtorch.from_numpy(src), d)
+                for g, w in zip(*((got, want) if isinstance(want, tuple) else ((got,), (want,)))):
+                    assert str(g.dtype) == str(w.dtype) and g.stride() == w.stride(), name
+                    np.testing.assert_array_equal(g.numpy(), w.numpy(), err_msg=f"{name} {shape}")
+                    if dtype.startswith("float"):
+                        assert (np.signbit(g.numpy()) == np.signbit(w.numpy())).all(), name

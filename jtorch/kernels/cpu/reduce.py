@@ -1095,7 +1095,12 @@ def arg_reduce(sel: registry.OpDef, x: Tensor, d: int | None, res_shape: tuple) 
     kshape = tuple(n for k, n in enumerate(a.shape) if k not in dims)
     vals = _allocator.empty(kshape, compute.np)
     idx = _allocator.empty(kshape, _I64)
-    if vals.size:
+    if vals.size and len(dims) == 1 and a.shape[dims[0]] == 1:
+        # one element per result (a size-1 dim): the values themselves at index 0, where the
+        # kernel paid a call per element
+        np.copyto(vals, a.reshape(kshape))
+        idx.fill(0)
+    elif vals.size:
         plan = plan_reduce(a.shape, elem_strides(a), dims)
         if plan is None:
             a = _permuted_copy(a, dims, compute)
@@ -1293,6 +1298,10 @@ def softmax_cpu(log: bool):
         flat = out if out.ndim == 1 else out.reshape(-1)
         if flat.size:
             a, (O, R, I, sO, sR, sI) = along(a, plan.kw["dim"] if a.ndim else 0, compute)
+            if R == 1 and I > 1 and (O == 1 or sO == I * sI):
+                # rows of one element (softmax over a size-1 dim): the outer and inner dims are
+                # one run of rows for the short-row kernel, not columns read at a runtime stride
+                O, I, sO, sR = O * I, 1, sI, 1
             layout = ("short" if R < 8 else "rows") if I == 1 and sR == 1 else "cols"
             build = "_p" if use_parallel(a.size) and O * I > 1 else "_s"
             getattr(mod, layout + build)(span(a), O, R, I, sO, sR, sI, flat, log)

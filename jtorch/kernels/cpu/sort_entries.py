@@ -45,7 +45,12 @@ def sort_rows(x: Tensor, d: int, desc: bool, k0: int, k: int) -> tuple:
         oshape[d] = k - k0
     vals = _rk._allocator.empty(tuple(oshape), compute.np)
     inds = _rk._allocator.empty(tuple(oshape), _I64)
-    if a.size and vals.size:
+    if vals.size and a.ndim and shape[d] == 1:
+        # rows of one element (a size-1 dim): the values in place, index 0, where the row
+        # sort paid a call per element
+        np.copyto(vals, a)
+        inds.fill(0)
+    elif a.size and vals.size:
         a, (O, R, I, sO, sR, sI) = _rk.along(a, d if a.ndim else 0, compute)
         par = _rk.use_parallel(a.size) and O * I > 1
         if k * 32 <= R:  # a heap of the best k beats sorting the row
