@@ -728,3 +728,32 @@ def test_fast_getitem_views_share_storage_and_version():
     for key in [(Ellipsis, 0), (1, 2), (0, slice(1, None), Ellipsis), (-1, -1, -1), (),
                 (slice(5, 2), 1), (1, slice(-9, 9)), (Ellipsis, slice(2, 2))]:
         same(j[key], t[key], strides=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "bool"])
+def test_gather_rows_of_row_major_indices(dtype):
+    """gather with a row-major index (the unit-stride loop) along every dim of 2-D and 3-D
+    inputs, row-major or transposed, take_along_dim's negative indices, and the first bad
+    index of a row reported as torch reports it."""
+    r = np.random.default_rng(7)
+    for shape in ((37, 300), (5, 6, 70)):
+        a = (r.standard_normal(shape) * 4).astype(dtype)
+        for src in (a, a.T.copy().T):
+            jx, tx = jtorch.from_numpy(src), torch.from_numpy(src)
+            for d in range(-len(shape), len(shape)):
+                ishape = list(shape)
+                ishape[d] = 9
+                i = r.integers(0, shape[d], ishape)
+                got = jx.gather(d, jtorch.from_numpy(i))
+                np.testing.assert_array_equal(got.numpy(), tx.gather(d, torch.from_numpy(i)).numpy())
+                neg = i - shape[d]  # take_along_dim wraps negative indices
+                got = jtorch.take_along_dim(jx, jtorch.from_numpy(neg), d)
+                np.testing.assert_array_equal(
+                    got.numpy(), torch.take_along_dim(tx, torch.from_numpy(neg), d).numpy())
+                for bad in (shape[d], -1):
+                    b = i.copy()
+                    b.reshape(-1)[3] = bad
+                    b.reshape(-1)[5] = shape[d] + 7
+                    with pytest.raises(RuntimeError) as e:
+                        tx.gather(d, torch.from_numpy(b))
+                    raises_as(e.value, lambda b=b, d=d, jx=jx: jx.gather(d, jtorch.from_numpy(b)))
