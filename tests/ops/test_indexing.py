@@ -757,3 +757,30 @@ def test_gather_rows_of_row_major_indices(dtype):
                     with pytest.raises(RuntimeError) as e:
                         tx.gather(d, torch.from_numpy(b))
                     raises_as(e.value, lambda b=b, d=d, jx=jx: jx.gather(d, jtorch.from_numpy(b)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_scatter_add_rows_of_row_major_indices(dtype):
+    """scatter_add with row-major index and source rows (the unit-stride loop) along each dim,
+    duplicates summed, a transposed target, and the first bad index reported as torch
+    reports it."""
+    r = np.random.default_rng(8)
+    for shape in ((7, 40), (3, 5, 30)):
+        base = (r.standard_normal(shape) * 3).astype(dtype)
+        src = (r.standard_normal(shape) * 3).astype(dtype)
+        for tgt in (base, base.T.copy().T):
+            for d in range(len(shape)):
+                i = r.integers(0, shape[d], shape)
+                got = jtorch.from_numpy(tgt.copy()).scatter_add(d, jtorch.from_numpy(i),
+                                                               jtorch.from_numpy(src))
+                want = torch.from_numpy(tgt.copy()).scatter_add(d, torch.from_numpy(i),
+                                                               torch.from_numpy(src))
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-5)
+                b = i.copy()
+                b.reshape(-1)[4] = shape[d]
+                b.reshape(-1)[9] = -1
+                with pytest.raises(RuntimeError) as e:
+                    torch.from_numpy(tgt.copy()).scatter_add(d, torch.from_numpy(b),
+                                                            torch.from_numpy(src))
+                raises_as(e.value, lambda b=b, d=d, tgt=tgt, src=src: jtorch.from_numpy(
+                    tgt.copy()).scatter_add(d, jtorch.from_numpy(b), jtorch.from_numpy(src)))

@@ -237,6 +237,20 @@ def _scatter_reduce(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, sof
             for j in range(n):
                 d[j] += s[j]
             continue
+        if mode == 1 and b == 1 and c == 1:
+            # scatter_add with row-major index and source rows: the same sums in the same
+            # order, the mode and the unit strides known to LLVM
+            ii = idx[pi:pi + n]
+            s = src[ps:ps + n]
+            d = dst[pd:]
+            for j in range(n):
+                v, bad = _check(ii[j], size, wrap)
+                if bad:
+                    err[0] = 1
+                    err[1] = ii[j]
+                    return
+                d[j * a + v * dds] += s[j]
+            continue
         for j in range(n):
             v, bad = _check(idx[pi + j * b], size, wrap)
             if bad:
