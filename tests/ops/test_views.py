@@ -615,3 +615,22 @@ def test_a_strided_reshape_is_decided_once_per_geometry():
             assert v._base is a._base and v.stride() == ta[::2].reshape(2, 2, 3).stride()
             with pytest.raises(RuntimeError, match="view size is not compatible"):
                 a.t().view(-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+def test_tril_triu_split_each_row_at_its_diagonal(dtype):
+    """Each row is a copy up to (tril) or from (triu) column i + k and zeros on the other
+    side, for diagonals off either edge, wide, tall and batched inputs, strided sources and
+    the in-place forms, against torch."""
+    r = np.random.default_rng(9)
+    for shape in ((5, 7), (7, 5), (2, 3, 4, 6), (1, 1), (0, 3), (3, 300)):
+        a = (r.standard_normal(shape) * 3).astype(dtype)
+        for src in (a, a.T.copy().T, a[..., ::2]):
+            for k in (-400, -3, -1, 0, 1, 2, 5, 400):
+                for f in ("tril", "triu"):
+                    want = getattr(torch.from_numpy(src.copy()), f)(k).numpy()
+                    np.testing.assert_array_equal(getattr(jtorch.from_numpy(src), f)(k).numpy(),
+                                                  want)
+                    t = jtorch.from_numpy(src.copy())
+                    getattr(t, f + "_")(k)
+                    np.testing.assert_array_equal(t.numpy(), want)

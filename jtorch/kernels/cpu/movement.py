@@ -339,10 +339,16 @@ def _tri_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper):
         pd += q * dstr[d]
     a = sstr[nd]
     b = dstr[nd]
-    for j in range(lo, hi):
-        if (j - i >= k) if upper else (j - i <= k):
-            dst[pd + j * b] = src[ps + j * a]
-        else:
+    # the row splits at column i + k (tril keeps j <= i + k, triu j >= i + k): a copy and a
+    # zero fill, each a vector loop, where a test per element kept the loop scalar
+    cut = min(max(i + k + (0 if upper else 1), lo), hi)
+    c0, c1, z0, z1 = (cut, hi, lo, cut) if upper else (lo, cut, cut, hi)
+    if c1 > c0:
+        row_copy(dst, pd + c0 * b, b, src, ps + c0 * a, a, c1 - c0)
+    if b == 1:
+        dst[pd + z0:pd + z1] = 0
+    else:
+        for j in range(z0, z1):
             dst[pd + j * b] = 0
 
 
