@@ -72,3 +72,38 @@ def sort(shape) -> Case:
     return Case(functional(lambda t, x: t.sort(x, -1), [rand(rows, cols)],
                            numpy=lambda x: np.sort(x, -1)),
                 kind="other", bytes=4 * 3 * rows * cols)
+
+
+def _np_batch_norm_eval(x, m, v, w, b):
+    s = (w / np.sqrt(v + np.float32(1e-5)))[:, None, None]
+    return x * s + (b[:, None, None] - m[:, None, None] * s)
+
+
+def _np_group_norm(x, w, b, groups=8):
+    g = x.reshape(x.shape[0], groups, -1)
+    y = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + np.float32(1e-5))
+    return y.reshape(x.shape) * w[:, None, None] + b[:, None, None]
+
+
+_NCHW = ((64, 64, 28, 28),)
+_NCHW_LABEL = "{0[0]}x{0[1]}x{0[2]}x{0[3]}"
+
+
+@register("reduction/batch_norm_eval", full=_NCHW, quick=((8, 16, 32, 32),), label=_NCHW_LABEL)
+def batch_norm_eval(shape) -> Case:
+    """Inference batch norm (running statistics, affine): one pass x * alpha + beta."""
+    c = shape[1]
+    stats = [rand(c, seed=1), np.abs(rand(c, seed=2)) + np.float32(0.5), rand(c, seed=3),
+             rand(c, seed=4)]
+    return Case(functional(lambda t, x, m, v, w, b: t.nn.functional.batch_norm(x, m, v, w, b),
+                           [rand(*shape)] + stats, numpy=_np_batch_norm_eval),
+                kind="memory", bytes=4 * 2 * int(np.prod(shape)))
+
+
+@register("reduction/group_norm", full=_NCHW, quick=((8, 16, 32, 32),), label=_NCHW_LABEL)
+def group_norm(shape) -> Case:
+    """Group norm (8 groups, affine) without autograd: statistics, then one fused pass."""
+    c = shape[1]
+    return Case(functional(lambda t, x, w, b: t.nn.functional.group_norm(x, 8, w, b),
+                           [rand(*shape), rand(c, seed=1), rand(c, seed=2)], numpy=_np_group_norm),
+                kind="memory", bytes=4 * 2 * int(np.prod(shape)))
