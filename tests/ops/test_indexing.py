@@ -784,3 +784,23 @@ def test_scatter_add_rows_of_row_major_indices(dtype):
                                                             torch.from_numpy(src))
                 raises_as(e.value, lambda b=b, d=d, tgt=tgt, src=src: jtorch.from_numpy(
                     tgt.copy()).scatter_add(d, jtorch.from_numpy(b), jtorch.from_numpy(src)))
+
+
+def test_nonzero_and_masks_over_layouts_and_densities():
+    """nonzero (each task's last coordinates, then its row coordinates as slice fills), x[mask]
+    and masked_select against torch: empty, all and some set, 0-d to 3-D, transposed and
+    strided masks, large enough for the parallel build."""
+    r = np.random.default_rng(10)
+    for shape in ((256, 256), (5,), (3, 4, 5), (0, 3), (2, 0), (), (7, 9000), (300000,),
+                  (40, 1, 4000)):
+        for p in (0.0, 0.1, 0.5, 1.0):
+            a = np.asarray(r.random(shape) < p)
+            for src in (a, a.T.copy().T, a[..., ::2] if a.ndim else a):
+                jm, tm = jtorch.from_numpy(src), torch.from_numpy(src.copy())
+                np.testing.assert_array_equal(jm.nonzero().numpy(), tm.nonzero().numpy())
+                x = np.asarray(r.standard_normal(src.shape).astype(np.float32))
+                jx, tx = jtorch.from_numpy(x), torch.from_numpy(x)
+                np.testing.assert_array_equal(jx[jm].numpy(), tx[tm].numpy())
+                np.testing.assert_array_equal(jx.nonzero().numpy(), tx.nonzero().numpy())
+                np.testing.assert_array_equal(jx.masked_select(jm).numpy(),
+                                              tx.masked_select(tm).numpy())

@@ -357,29 +357,45 @@ def _nz_row(t, nb, blk, shape, xoff, xstr, coords):
 
 
 @numba.njit(cache=True, nogil=True)
-def _nz_count(t, nb, blk, shape, x, xoff, xstr):
-    coords = np.empty(shape.size, np.int64)
+def _nz_count(t, nb, blk, shape, x, xoff, xstr, coords):
     px, lo, hi = _nz_row(t, nb, blk, shape, xoff, xstr, coords)
     c = xstr[shape.size - 1]
     k = 0
+    if c == 1:  # (a sum of flags: vectorised)
+        row = x[px + lo:px + hi]
+        for j in range(hi - lo):
+            k += row[j] != 0
+        return k
     for j in range(lo, hi):
-        if x[px + j * c] != 0:
-            k += 1
+        k += x[px + j * c] != 0
     return k
 
 
 @numba.njit(cache=True, nogil=True)
-def _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, k):
+def _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, k, count, coords):
+    # the set elements' last coordinates first, then the task's row coordinates (the same for
+    # all its entries) as slice fills: an inner loop over the dims per set element, with the
+    # data's branch around it, cost 10x
+    if count == 0:
+        return
     nd = shape.size - 1
-    coords = np.empty(shape.size, np.int64)
     px, lo, hi = _nz_row(t, nb, blk, shape, xoff, xstr, coords)
     c = xstr[nd]
-    for j in range(lo, hi):
-        if x[px + j * c] != 0:
-            for d in range(nd):
-                out[d * total + k] = coords[d]
-            out[nd * total + k] = j
-            k += 1
+    k0 = k
+    last = out[nd * total:(nd + 1) * total]
+    if c == 1:
+        row = x[px + lo:px + hi]
+        for j in range(hi - lo):
+            if row[j] != 0:
+                last[k] = lo + j
+                k += 1
+    else:
+        for j in range(lo, hi):
+            if x[px + j * c] != 0:
+                last[k] = j
+                k += 1
+    for d in range(nd):
+        out[d * total + k0:d * total + k] = coords[d]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -394,13 +410,14 @@ def _prefix(counts):
 
 @numba.njit(cache=True, nogil=True)
 def _nonzero(ntasks, nb, blk, shape, x, xoff, xstr):
+    coords = np.empty(shape.size, np.int64)  # (one scratch: a task's row coordinates)
     counts = np.empty(ntasks, np.int64)
     for t in range(ntasks):
-        counts[t] = _nz_count(t, nb, blk, shape, x, xoff, xstr)
+        counts[t] = _nz_count(t, nb, blk, shape, x, xoff, xstr, coords)
     starts, total = _prefix(counts)
     out = np.empty(shape.size * total, np.int64)
     for t in range(ntasks):
-        _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, starts[t])
+        _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, starts[t], counts[t], coords)
     return out, total
 
 
@@ -408,11 +425,12 @@ def _nonzero(ntasks, nb, blk, shape, x, xoff, xstr):
 def _nonzero_par(ntasks, nb, blk, shape, x, xoff, xstr):
     counts = np.empty(ntasks, np.int64)
     for t in prange(ntasks):
-        counts[t] = _nz_count(t, nb, blk, shape, x, xoff, xstr)
+        counts[t] = _nz_count(t, nb, blk, shape, x, xoff, xstr, np.empty(shape.size, np.int64))
     starts, total = _prefix(counts)
     out = np.empty(shape.size * total, np.int64)
     for t in prange(ntasks):
-        _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, starts[t])
+        _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, starts[t], counts[t],
+                 np.empty(shape.size, np.int64))
     return out, total
 
 
