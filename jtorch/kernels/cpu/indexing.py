@@ -78,10 +78,8 @@ def _gather_task(t, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, io
         ii = idx[pi + lo:pi + hi]
         xr = x[px + lo * b:]
         for j in range(hi - lo):
-            v = ii[j]
-            if v < 0 and wrap:
-                v += size
-            if v < 0 or v >= size:
+            v, bad = _check(ii[j], size, wrap)
+            if bad:
                 err[0] = 1
                 err[1] = ii[j]
                 return
