@@ -393,7 +393,8 @@ def _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, k, count, coords):
                 last[k] = j
                 k += 1
     for d in range(nd):
-        out[d * total + k0:d * total + k] = coords[d]
+        q = coords[d]  # (a scalar fill)
+        out[d * total + k0:d * total + k] = q
 
 
 @numba.njit(cache=True, nogil=True)
