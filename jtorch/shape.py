@@ -266,5 +266,26 @@ def span(a: np.ndarray) -> np.ndarray:
     if a.flags.c_contiguous:
         return a.reshape(-1)
     isz = a.itemsize
-    n = 1 + sum((k - 1) * (s // isz) for k, s in zip(a.shape, a.strides)) if a.size else 0
+    n = 1
+    if a.size:
+        for k, s in zip(a.shape, a.strides):
+            n += (k - 1) * (s // isz)
+    else:
+        n = 0
+    # a slice of the row-major array at the end of a's base chain, where there is one of a's
+    # dtype (views of a tensor's storage): 2.3 us where as_strided took 3.7 (it is called per
+    # strided operand of every pointwise call)
+    root = a
+    b = a.base
+    while b.__class__ is _NDARRAY:
+        root = b
+        b = b.base
+    if root is not a and root.dtype == a.dtype and root.flags.c_contiguous and \
+            root.flags.writeable == a.flags.writeable:  # (a read-only view stays so)
+        off, rem = divmod(data_ptr(a) - data_ptr(root), isz)
+        if not rem and off >= 0 and off + n <= root.size:
+            return root.reshape(-1)[off:off + n]
     return np.lib.stride_tricks.as_strided(a, shape=(n,), strides=(isz,))
+
+
+_NDARRAY = np.ndarray

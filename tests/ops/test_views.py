@@ -634,3 +634,28 @@ def test_tril_triu_split_each_row_at_its_diagonal(dtype):
                     t = jtorch.from_numpy(src.copy())
                     getattr(t, f + "_")(k)
                     np.testing.assert_array_equal(t.numpy(), want)
+
+
+def test_span_of_strided_views_is_the_memory_they_touch():
+    """``shape.span``: a row-major 1-D array from a view's first element over every element it
+    touches (a slice of its base where that is a row-major array of its dtype, else a strided
+    view), the same memory and values as the reference; a read-only view stays read-only."""
+    from jtorch.shape import data_ptr, span
+
+    def reference(a):
+        isz = a.itemsize
+        n = 1 + sum((k - 1) * (s // isz) for k, s in zip(a.shape, a.strides)) if a.size else 0
+        return np.lib.stride_tricks.as_strided(a, shape=(n,), strides=(isz,))
+
+    base = np.arange(10000, dtype=np.float32)
+    m = base.reshape(100, 100)
+    views = [m[:, ::2], m.T, base[5:].reshape(5, 1999)[:, 3:10], m[10:20, 5:7].T, m[:, :0],
+             base.view(np.int32).reshape(100, 100)[:, ::3],
+             base.view(np.uint8).reshape(400, 100)[:, ::2], np.broadcast_to(base[:10], (5, 10)),
+             m[::2], jtorch.from_numpy(m).t()[3:]._a]
+    for v in views:
+        got, want = span(v), reference(v)
+        assert got.flags.c_contiguous and got.dtype == want.dtype and got.shape == want.shape
+        assert not got.size or data_ptr(got) == data_ptr(want)
+        assert got.flags.writeable == v.flags.writeable
+        np.testing.assert_array_equal(got, want)
