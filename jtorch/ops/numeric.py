@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from .. import dispatch
 from .. import dtypes as _dt
 from ..amp import state as _amp
@@ -467,6 +469,12 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if not input.numel():  # (torch: int64 zeros, weights or not)
+        return creation.zeros(minlength, dtype=_dt.int64, device=input.device)
+    if input._a.__class__ is np.ndarray and (weights is None or (
+            weights._a.__class__ is np.ndarray and not (weights.requires_grad and
+                                                        dispatch.grad_state.enabled))):
+        return _bincount_cpu(input, weights, minlength)
     if input.numel() and bool(input.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     n = max(int(input.max()) + 1 if input.numel() else 0, minlength)
@@ -476,6 +484,26 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
         dtype = weights.dtype if weights.dtype in (_dt.float32, _dt.float64) else _dt.float64
         src = weights.to(dtype)
     return creation.zeros(n, dtype=dtype, device=input.device).index_add(0, input.to(_dt.int64), src)
+
+
+def _bincount_cpu(input: Tensor, weights, minlength: int) -> Tensor:
+    """bincount of CPU arrays in two compiled passes (range, then counts or weighted sums in
+    order), where the composition ran seven ops and two reads of single values."""
+    from ..kernels.cpu import indexing as _ix
+
+    a = np.ascontiguousarray(input._a, np.int64)  # (not empty)
+    lo, hi = _ix.value_range(a)
+    if lo < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    n = max(int(hi) + 1, minlength)
+    if weights is None:
+        out = np.zeros(n, np.int64)
+        _ix.count_into(a, out)
+        return Tensor._make(out, None, _dt.int64)
+    dtype = weights.dtype if weights.dtype in (_dt.float32, _dt.float64) else _dt.float64
+    out = np.zeros(n, dtype.np)
+    _ix.count_weighted_into(a, np.ascontiguousarray(weights._a, dtype.np), out)
+    return Tensor._make(out, None, dtype)
 
 
 def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:

@@ -385,3 +385,28 @@ def test_isin_treats_nan_as_in_no_set():
         np.testing.assert_array_equal(
             jtorch.isin(jtorch.tensor(x), jtorch.tensor(t), invert=inv).numpy(),
             torch.isin(torch.tensor(x), torch.tensor(t), invert=inv).numpy())
+
+
+def test_bincount_counts_and_weighted_sums_as_torch():
+    """bincount over int64/int32/uint8/int8 inputs, with float32/float64/int/bool/float16
+    weights and minlengths: torch's dtypes and values (weighted float32 sums in input order,
+    bit for bit), int64 zeros for an empty input whatever the weights, and torch's error for
+    a negative value."""
+    r = np.random.default_rng(11)
+    inputs = [np.array([0, 3, 3, 1]), np.zeros(0, np.int64), r.integers(0, 50, 1000),
+              np.array([2, 2], np.uint8), np.array([1, 5], np.int8), np.array([7], np.int32)]
+    weights = [None, lambda n: r.standard_normal(n).astype(np.float32),
+               lambda n: r.standard_normal(n), lambda n: r.integers(0, 5, n),
+               lambda n: r.random(n) < 0.5, lambda n: r.standard_normal(n).astype(np.float16)]
+    for x in inputs:
+        for make in weights:
+            w = None if make is None else make(x.size)
+            for minlength in (0, 3, 60):
+                got = jtorch.bincount(jtorch.from_numpy(x), None if w is None else
+                                      jtorch.from_numpy(w), minlength)
+                want = torch.bincount(torch.from_numpy(x), None if w is None else
+                                      torch.from_numpy(w), minlength)
+                assert str(got.dtype) == str(want.dtype), (x, w, minlength)
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match="non-negative integral"):
+        jtorch.bincount(jtorch.tensor([0, -1]))

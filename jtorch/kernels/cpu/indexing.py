@@ -131,6 +131,33 @@ def gather(shape, out, ooff, ostr, x, xoff, xstr, xds, idx, ioff, istr, size, wr
     return int(err[1]) if err[0] else None
 
 
+# -- bincount -------------------------------------------------------------------------------
+
+@numba.njit(cache=True, nogil=True)
+def value_range(x):
+    """(min, max) of a non-empty 1-D array."""
+    lo = hi = x[0]
+    for i in range(x.size):
+        v = x[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    return lo, hi
+
+
+@numba.njit(cache=True, nogil=True)
+def count_into(x, out):
+    """out[v] += 1 for each value v of x (all in range)."""
+    for i in range(x.size):
+        out[x[i]] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def count_weighted_into(x, w, out):
+    """out[x[i]] += w[i] in order (index_add's sums)."""
+    for i in range(x.size):
+        out[x[i]] += w[i]
+
+
 # -- scatter --------------------------------------------------------------------------------
 
 COPY, ADD, MUL, AMAX, AMIN = 0, 1, 2, 3, 4
