@@ -475,9 +475,9 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
             weights._a.__class__ is np.ndarray and not (weights.requires_grad and
                                                         dispatch.grad_state.enabled))):
         return _bincount_cpu(input, weights, minlength)
-    if input.numel() and bool(input.min() < 0):
+    if bool(input.min() < 0):  # (other devices: composed)
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    n = max(int(input.max()) + 1 if input.numel() else 0, minlength)
+    n = max(int(input.max()) + 1, minlength)
     if weights is None:
         src, dtype = creation.ones(input.shape[0], dtype=_dt.int64, device=input.device), _dt.int64
     else:
