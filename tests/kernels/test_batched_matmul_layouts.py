@@ -197,12 +197,14 @@ def test_products_over_any_4d_views_equal_numpy(data):
                                rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("m,k,n,serial", [(64, 128, 64, True), (10, 64, 64, True),
-                                          (100, 128, 128, True), (128, 128, 128, False),
-                                          (256, 256, 256, False)])
+@pytest.mark.parametrize("m,k,n,serial", [(64, 128, 64, True), (100, 128, 128, True),
+                                          (128, 128, 128, False), (256, 256, 256, False),
+                                          (64, 127, 64, False), (10, 64, 64, False)])
 def test_small_products_hold_blas_serial(m, k, n, serial, monkeypatch):
-    """A product below 2^21 multiply-adds runs on BLAS's calling thread (waking its worker
-    costs more than the split saves); a larger one keeps BLAS's threads."""
+    """A product of 2^19 to 2^21 multiply-adds is held on BLAS's calling thread (waking its
+    worker costs more than the split saves); a larger one keeps BLAS's threads, and a smaller
+    one is left to OpenBLAS, which runs it on the calling thread by itself (the thread count
+    calls would cost more than such a product)."""
     from jtorch import _threads
 
     if not _threads.serial_blas.available():

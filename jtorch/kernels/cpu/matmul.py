@@ -116,6 +116,12 @@ _REAL = {np.dtype(np.float32), np.dtype(np.float64)}
 # training step against 20 on one thread (12 with the worker awake, one thread or two);
 # 384 x 48 x 144 after 0.5 ms without a product 75 us on two threads, 61 on one
 _SERIAL_GEMM = 1 << 21
+# OpenBLAS runs a product of fewer multiply-adds than this on the calling thread whatever its
+# thread count (interface/gemm.c gives a product MNK / 2^18 threads: 65536 times the default
+# GEMM_MULTITHREAD_THRESHOLD of 4; its worker took no CPU time over 20000 64x127x64 products,
+# and did from 64x128x64), so such products skip ``serial_blas``: its two thread-count calls
+# cost 2.3-2.7 us, more than an 8 x 8 product's whole kernel
+_BLAS_SERIAL_MNK = 1 << 19
 
 
 def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -149,7 +155,8 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
                 _threads.serial_blas.available():
             with _threads.serial_blas():
                 gemm_par(a, b, out, ta, tb)
-        elif (work < _SERIAL_GEMM or _settings._State.deterministic) and \
+        elif work >= _BLAS_SERIAL_MNK * a.shape[0] and \
+                (work < _SERIAL_GEMM or _settings._State.deterministic) and \
                 _threads.serial_blas.available():
             # OpenBLAS's threaded products round differently from its serial ones: in
             # deterministic mode every product runs serially, whatever set_num_threads says
