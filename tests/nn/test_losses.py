@@ -451,3 +451,41 @@ def test_nll_loss_kernel_second_order_and_layouts(reduction):
         grads.append((_np(loss), _np(ga), _np(gg)))
     for j, t in zip(*grads):
         np.testing.assert_allclose(j, t, rtol=1e-7, atol=1e-9)
+
+
+def test_nll_plans_are_memoised_for_cpu_arrays_and_still_check_each_call():
+    """A training step asks nll_loss the same question each time: the plan of CPU arrays is
+    kept per geometry, dtypes and arguments, and a call that differs in any of them is
+    checked afresh (torch's errors), before and after a memoised call."""
+    from jtorch.kernels.defs import loss as L
+
+    x = jtorch.randn(6, 4).log_softmax(1).requires_grad_()
+    y = jtorch.tensor([0, 3, 1, 2, 3, 0])
+    w = jtorch.rand(4)
+    first = L._nll_meta(x, y, None, reduction="mean", ignore_index=-100)
+    assert L._nll_meta(x, y, None, reduction="mean", ignore_index=-100) is first
+    assert L._nll_meta(x, y, w, reduction="mean", ignore_index=-100) is not first
+    assert L._nll_meta(x, y, None, reduction="none", ignore_index=-100).out.shape == (6,)
+    tx, ty, tw = torch.from_numpy(_np(x)), torch.from_numpy(y.numpy()), torch.from_numpy(w.numpy())
+    for _ in range(2):  # the second round runs after the plans above are memoised
+        for red, wt in (("mean", None), ("sum", w), ("none", w)):
+            got = F.nll_loss(x, y, wt, reduction=red)
+            want = TF.nll_loss(tx, ty, None if wt is None else tw, reduction=red)
+            np.testing.assert_allclose(_np(got), want.numpy(), rtol=1e-6, atol=1e-7)
+        with pytest.raises(RuntimeError, match="expected target dtype to be Long"):
+            F.nll_loss(x, y.int())
+        with pytest.raises(ValueError, match=re.escape("Expected input batch_size (6) to match "
+                                                       "target batch_size (5)")):
+            F.nll_loss(x, y[:5])
+        with pytest.raises(RuntimeError, match="weight tensor should be defined"):
+            F.nll_loss(x, y, jtorch.rand(3))
+        with pytest.raises(ValueError, match="not a valid value for reduction"):
+            F.nll_loss(x, y, reduction="avg")
+    F.cross_entropy(x, y).backward()
+    g = x.grad.clone()
+    x.grad = None
+    F.cross_entropy(x, y).backward()  # the memoised backward plan
+    np.testing.assert_array_equal(_np(x.grad), _np(g))
+    tx.requires_grad_()
+    TF.cross_entropy(tx, ty).backward()
+    np.testing.assert_allclose(_np(x.grad), tx.grad.numpy(), rtol=1e-6, atol=1e-7)

@@ -13,11 +13,13 @@ torch. The other losses of ``nn.functional`` are compositions of jtorch ops (``n
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import dispatch
 from ... import dtypes as _dt
 from ...shape import broadcast_shapes
 from ..cpu import loss as _lk
-from ..plan import Out, Plan, common_device
+from ..plan import Out, Plan, common_device, memo
 from ..registry import defvjp, op
 from ._lazy import lazy
 
@@ -74,7 +76,40 @@ def _reduction(reduction: str) -> str:
     return reduction
 
 
+_plans: dict = {}  # the nll plans of CPU arrays, by geometry, dtypes and arguments
+_ND = np.ndarray
+
+
+def _cpu_key(name: str, tensors: tuple, reduction, ignore_index):
+    """The memo key of a call whose tensors (None aside) are all CPU arrays (their device is
+    then CPU, and their shapes and dtypes decide every check), else None."""
+    key = [name, reduction, ignore_index]
+    if type(reduction) is not str or type(ignore_index) is not int:
+        return None
+    for t in tensors:
+        if t is None:
+            key.append(None)
+            continue
+        a = getattr(t, "_a", None)
+        if a.__class__ is not _ND:
+            return None
+        key.append(a.shape)
+        key.append(t.dtype)
+    return tuple(key)
+
+
 def _nll_meta(input, target, weight, *, reduction: str, ignore_index: int) -> Plan:
+    """The nll_loss plan, memoised for CPU arrays (a training step asks the same each time)."""
+    key = _cpu_key("nll", (input, target, weight), reduction, ignore_index)
+    plan = None if key is None else _plans.get(key)
+    if plan is None:
+        plan = _nll_plan(input, target, weight, reduction, ignore_index)
+        if key is not None:
+            memo(_plans, key, plan, 1024)
+    return plan
+
+
+def _nll_plan(input, target, weight, reduction: str, ignore_index: int) -> Plan:
     dev = common_device(input, target, weight)
     if input._a.ndim > 2:
         raise RuntimeError("input tensor should be 1D or 2D")
@@ -103,6 +138,16 @@ def _nll2d_meta(input, target, weight, *, reduction: str, ignore_index: int) -> 
 def _nll_backward_meta(grad, input, target, weight, *, reduction: str,
                        ignore_index: int) -> Plan:
     """The gradient with respect to ``input``: zeros except at the targets (contiguous)."""
+    key = _cpu_key("nll_backward", (grad, input, target, weight), reduction, ignore_index)
+    plan = None if key is None else _plans.get(key)
+    if plan is None:
+        plan = _nll_backward_plan(grad, input, target, weight, reduction, ignore_index)
+        if key is not None:
+            memo(_plans, key, plan, 1024)
+    return plan
+
+
+def _nll_backward_plan(grad, input, target, weight, reduction: str, ignore_index: int) -> Plan:
     dev = common_device(grad, input, target, weight)
     return Plan(Out(input._a.shape, input.dtype),
                 {"reduction": reduction, "ignore_index": ignore_index}, dev)
