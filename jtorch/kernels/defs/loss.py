@@ -80,12 +80,12 @@ _plans: dict = {}  # the nll plans of CPU arrays, by geometry, dtypes and argume
 _ND = np.ndarray
 
 
-def _cpu_key(name: str, tensors: tuple, reduction, ignore_index):
+def _cpu_key(rule, tensors: tuple, reduction, ignore_index):
     """The memo key of a call whose tensors (None aside) are all CPU arrays (their device is
     then CPU, and their shapes and dtypes decide every check), else None."""
-    key = [name, reduction, ignore_index]
     if type(reduction) is not str or type(ignore_index) is not int:
         return None
+    key = [rule, reduction, ignore_index]
     for t in tensors:
         if t is None:
             key.append(None)
@@ -98,15 +98,20 @@ def _cpu_key(name: str, tensors: tuple, reduction, ignore_index):
     return tuple(key)
 
 
-def _nll_meta(input, target, weight, *, reduction: str, ignore_index: int) -> Plan:
-    """The nll_loss plan, memoised for CPU arrays (a training step asks the same each time)."""
-    key = _cpu_key("nll", (input, target, weight), reduction, ignore_index)
+def _memoised(rule, tensors: tuple, reduction, ignore_index) -> Plan:
+    """``rule(*tensors, reduction, ignore_index)``, kept for calls on CPU arrays."""
+    key = _cpu_key(rule, tensors, reduction, ignore_index)
     plan = None if key is None else _plans.get(key)
     if plan is None:
-        plan = _nll_plan(input, target, weight, reduction, ignore_index)
+        plan = rule(*tensors, reduction, ignore_index)
         if key is not None:
             memo(_plans, key, plan, 1024)
     return plan
+
+
+def _nll_meta(input, target, weight, *, reduction: str, ignore_index: int) -> Plan:
+    """The nll_loss plan, memoised for CPU arrays (a training step asks the same each time)."""
+    return _memoised(_nll_plan, (input, target, weight), reduction, ignore_index)
 
 
 def _nll_plan(input, target, weight, reduction: str, ignore_index: int) -> Plan:
@@ -138,13 +143,7 @@ def _nll2d_meta(input, target, weight, *, reduction: str, ignore_index: int) -> 
 def _nll_backward_meta(grad, input, target, weight, *, reduction: str,
                        ignore_index: int) -> Plan:
     """The gradient with respect to ``input``: zeros except at the targets (contiguous)."""
-    key = _cpu_key("nll_backward", (grad, input, target, weight), reduction, ignore_index)
-    plan = None if key is None else _plans.get(key)
-    if plan is None:
-        plan = _nll_backward_plan(grad, input, target, weight, reduction, ignore_index)
-        if key is not None:
-            memo(_plans, key, plan, 1024)
-    return plan
+    return _memoised(_nll_backward_plan, (grad, input, target, weight), reduction, ignore_index)
 
 
 def _nll_backward_plan(grad, input, target, weight, reduction: str, ignore_index: int) -> Plan:
