@@ -14,7 +14,7 @@ BINARY_GUARDED = [n for n in GUARDED if registry.get(n).family == "binary"]
 
 
 def test_guarded_ops():
-    assert {"sin", "cos", "tan", "log", "log2", "log10", "log1p"} <= set(UNARY_GUARDED)
+    assert {"exp", "sin", "cos", "tan", "log", "log2", "log10", "log1p"} <= set(UNARY_GUARDED)
     assert {"fmod", "remainder", "floor_divide"} <= set(BINARY_GUARDED)
 
 
@@ -91,6 +91,18 @@ def test_binary_guarded_loop_equals_full_scalar(name, dtype, kernel):
                 _assert_same(z, want)
 
 
+def _steps_around(points, dtype, n=2000):
+    """The n representable values of ``dtype`` on either side of each point."""
+    out = []
+    for p in points:
+        v = np.array([p], dtype)
+        lo = hi = v
+        for _ in range(n):
+            lo, hi = np.nextafter(lo, dtype(-np.inf)), np.nextafter(hi, dtype(np.inf))
+            out += [lo, hi]
+    return np.concatenate(out)
+
+
 @pytest.mark.parametrize("name", GUARDED)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fast_scalar_equals_full_scalar_where_ok(name, dtype):
@@ -152,6 +164,10 @@ def test_fast_scalar_equals_full_scalar_where_ok(name, dtype):
                   np.nextafter(dtype(-1), 0), -0.5, 1.0, 2.0**-30]),
         np.exp(rng.uniform(np.log(fi.tiny) - 10, np.log(fi.max), 100_000)),
         rng.uniform(0, 4, 100_000),
+        # exp: its whole normal range and the ends of exp_ok's (where 2^k meets the
+        # exponent's limits: the largest and smallest k, 1 + s below and above 1)
+        rng.uniform(np.log(fi.tiny) - 5, np.log(fi.max) + 5, 200_000),
+        _steps_around([-86.5, 88.0, -707.0, 709.0, 87.68, -86.3, 708.4, -706.5], dtype),
     ]).astype(dtype)
     assert mismatches1(x) == 0
 

@@ -66,7 +66,8 @@ rsqrt_op = unary("rsqrt", lambda x: fm.like(x, 1) / math.sqrt(x) if x >= 0 else 
                 rule=INT_TO_FLOAT, complex_scalar=lambda x: C.crecip(C.csqrt(x)))
 reciprocal_op = unary("reciprocal", lambda x: fm.like(x, 1) / x, rule=INT_TO_FLOAT,
                       complex_scalar=lambda x: C.crecip(x))
-exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x))
+exp_op = unary("exp", lambda x: fm.exp(x), rule=INT_TO_FLOAT, complex_scalar=lambda x: cmath.exp(x),
+               fast_scalar=lambda x: fm.exp_normal(x), fast_ok=lambda x: fm.exp_ok(x))
 exp2_op = unary("exp2", lambda x: fm.exp2(x), rule=INT_TO_FLOAT,
                 complex_scalar=lambda x: C.cexp2(x))
 expm1_op = unary("expm1", lambda x: fm.expm1(x), rule=INT_TO_FLOAT,

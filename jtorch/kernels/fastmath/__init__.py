@@ -112,7 +112,8 @@ from ._intrinsics import _wrap_neg as _wrap_neg
 from ._intrinsics import _wrap_sub as _wrap_sub
 from .activation import gelu, gelu_grad, mish, softplus
 from .error_function import erf, erfc
-from .exponential import exp, exp2, expm1
+from .exponential import exp, exp2, exp_normal, expm1
+from .exponential import exp_ok as exp_ok
 from .hyperbolic import cosh, sigmoid, sinh, tanh
 from .hypotenuse import hypot
 from .inverse_hyperbolic import acosh, asinh, atanh
@@ -126,6 +127,7 @@ from .trig import trig_near as trig_near
 
 __all__ = [  # noqa: RUF022 (grouped by family)
     "exp",
+    "exp_normal",
     "exp2",
     "expm1",
     "log",

@@ -92,10 +92,17 @@ def _make_exp(T, P, P2, PM1):
     F = T.f
     pow2i, scale2, rint = _scalers(T)
     P, P2, PM1 = tuple(F(c) for c in P), tuple(F(c) for c in P2), tuple(F(c) for c in PM1)
-    ONE, HALF, ZERO = F(1), F(0.5), F(0)
+    ONE, HALF = F(1), F(0.5)
     LOG2E = T.c(_LOG2E)
     # k * LN2_HI is exact for the |k| <= 2 * BIAS + MANT that occur
     LN2_HI, LN2_LO = T.split(_frac(_LN2), T.mant + 1 - 12)
+    as_int, as_float, ITYPE, SHIFT = T.as_int, T.as_float, T.i, T.i(T.mant)
+    # exp_normal's range: k >= 2 - BIAS (1 + s may be below 1) and k <= BIAS, so 2^k (1 + s)
+    # is normal and finite
+    if T is _T32:
+        NORMAL_LO, NORMAL_HI = F(-86.5), F(88.0)
+    else:
+        NORMAL_LO, NORMAL_HI = F(-707.0), F(709.0)
     if T is _T32:
         LO, HI = F(-104.0), F(89.0)  # exp(LO) rounds to 0, exp(HI) overflows
         LO2, HI2 = F(-151.0), F(129.0)
@@ -115,6 +122,14 @@ def _make_exp(T, P, P2, PM1):
         return k, _fma(r * r, _poly(r, P), r)
 
     @_jitable
+    def expk0(a):
+        """expk(a, 0) without the add of a zero tail, which LLVM keeps (-0.0 + 0.0 is +0.0):
+        the same bits, since r = -0.0 and r = +0.0 give the same s."""
+        kf, k = rint(a * LOG2E)
+        r = _fma(-kf, LN2_LO, _fma(-kf, LN2_HI, a))
+        return k, _fma(r * r, _poly(r, P), r)
+
+    @_jitable
     def expk_dw(a, a_lo):
         """exp(a + a_lo) = 2^k * (1 + s + s_lo) with s + s_lo a double-word."""
         kf, k = rint(a * LOG2E)
@@ -129,8 +144,18 @@ def _make_exp(T, P, P2, PM1):
     def exp_(x):
         xc = LO if x < LO else x
         xc = HI if xc > HI else xc
-        k, s = expk(xc, ZERO)
+        k, s = expk0(xc)
         return scale2(ONE + s, k)
+
+    def exp_ok(x):
+        return (x > NORMAL_LO) & (x < NORMAL_HI)  # & rather than and: no branch in the loop
+
+    def exp_normal(x):
+        # exp_(x) where exp_ok(x): no clamp, and 2^k added to the exponent field of 1 + s
+        # (in [0.7, 1.42]) where exp_ multiplies by two powers of two; both are exact for a
+        # normal result, so the bits are the same
+        k, s = expk0(x)
+        return as_float(as_int(ONE + s) + ITYPE(k << SHIFT))
 
     def exp2_(x):
         xc = LO2 if x < LO2 else x
@@ -160,16 +185,29 @@ def _make_exp(T, P, P2, PM1):
         y = scale2((p + c) + (p_lo + c_lo), k)
         return x if abs(x) < TINY else y
 
-    return exp_, exp2_, expm1_, expk, expk_dw
+    return exp_, exp2_, expm1_, expk, expk_dw, exp_normal, exp_ok
 
 
-_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
-_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
+_exp32, _exp2_32, _expm1_32, _expk32, _expk_dw32, _exp_normal32, _exp_ok32 = _make_exp(_T32, _EXP_P32, _EXP2_P32, _EXPM1_P32)
+_exp64, _exp2_64, _expm1_64, _expk64, _expk_dw64, _exp_normal64, _exp_ok64 = _make_exp(_T64, _EXP_P64, _EXP2_P64, _EXPM1_P64)
 
 
 def exp(x):
     """e**x."""
     return np.exp(_as_float(x))
+
+
+def exp_ok(x):
+    """Whether exp_normal is exact for x: exp(x) is normal and finite (float32 -86.5 < x < 88,
+    float64 -707 < x < 709)."""
+    x = _as_float(x)
+    lo, hi = (-86.5, 88.0) if x.dtype == np.float32 else (-707.0, 709.0)
+    return (x > lo) & (x < hi)
+
+
+def exp_normal(x):
+    """exp(x) for exp_ok(x): no clamp to the overflow range, 2^k set in the exponent field."""
+    return exp(x)
 
 
 def exp2(x):
@@ -183,5 +221,7 @@ def expm1(x):
 
 
 _register(exp, _exp32, _exp64)
+_register(exp_ok, _exp_ok32, _exp_ok64)
+_register(exp_normal, _exp_normal32, _exp_normal64)
 _register(exp2, _exp2_32, _exp2_64)
 _register(expm1, _expm1_32, _expm1_64)
