@@ -191,3 +191,8 @@ detach_hook = None
 # the graph so far runs, the call runs eagerly (``run`` if given, else ``fn``) and is
 # recorded, so that a cached call replays it between its graphs instead of tracing again.
 effect_hook = None
+# ``eager_hook()``: set while jtorch.compile traces a user's function, a context manager under
+# which ops run eagerly on real tensors (beneath any vmap level over the trace): a double
+# backward built inside the traced function (``autograd.grad(create_graph=True)``: func.vjp,
+# jacrev, hessian) runs there, its graph made of real nodes rather than the trace's stand-ins
+eager_hook = None

@@ -110,6 +110,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if _meta.read_hook is not None:
         _meta.read_hook(outputs, "autograd.grad()")
+    if create_graph and _meta.eager_hook is not None:
+        with _meta.eager_hook():
+            return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                         is_grads_batched, materialize_grads)
+    return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                 is_grads_batched, materialize_grads)
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+          is_grads_batched, materialize_grads) -> tuple:
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)

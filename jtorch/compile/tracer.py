@@ -21,6 +21,7 @@ unsafe (``unreplayable``: Python read a value, such a call returned one).
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 import sys
@@ -141,13 +142,16 @@ class Tracer:
         self.unreplayable: list = []
         self.produced: dict = {}  # id(real tensor) -> (graph number, output number, weakref)
         self.arg_leaves: list = []  # the call's tensor arguments (their ``.grad`` are known)
+        self.passthrough = False  # inside ``eagerly``: ops run on real tensors, unrecorded
 
     # -- installing -----------------------------------------------------------------------
     def __enter__(self):
-        self._prev = (dispatch.mode, _meta.read_hook, _meta.detach_hook, _meta.effect_hook)
+        self._prev = (dispatch.mode, _meta.read_hook, _meta.detach_hook, _meta.effect_hook,
+                      _meta.eager_hook)
         dispatch.mode = self
         _meta.read_hook = self.read
         _meta.effect_hook = self.effect if self.effects else None
+        _meta.eager_hook = self.eagerly
         # the joint trace's autograd saves results detached: no node for those
         _meta.detach_hook = None if self.autograd else self.detach
         active.append(self)
@@ -156,15 +160,35 @@ class Tracer:
         return self
 
     def __exit__(self, *exc) -> None:
-        dispatch.mode, _meta.read_hook, _meta.detach_hook, _meta.effect_hook = self._prev
+        dispatch.mode, _meta.read_hook, _meta.detach_hook, _meta.effect_hook, \
+            _meta.eager_hook = self._prev
         active.remove(self)
         if self.shape_env is not None:
             symbolic.current.remove(self.shape_env)
         self._restore_proxied()
 
+    @contextlib.contextmanager
+    def eagerly(self):
+        """Run a block on real tensors, unrecorded: the graph so far runs first (its values
+        become real), then every op, read and effect inside runs eagerly, also where a vmap
+        level over this tracer passes its physical ops on to it. Breaks the graph (values are
+        computed outside it: a cached call runs the function's Python again)."""
+        if self.passthrough:
+            yield
+            return
+        self.graph_break("an eager stretch (a double backward inside the function)")
+        self.passthrough = True
+        try:
+            yield
+        finally:
+            self.passthrough = False
+
     def detach(self, t: Tensor) -> Tensor:
         """``t.detach()`` traced: a view of ``t`` recorded without grad (the same storage, no
         gradient), distinct from ``t`` in the graph."""
+        if self.passthrough:
+            with self._suspend():
+                return t.detach()
         gs = dispatch.grad_state
         g0 = gs.enabled
         gs.enabled = False
@@ -282,6 +306,9 @@ class Tracer:
 
     # -- the mode hook --------------------------------------------------------------------
     def __call__(self, op, args: tuple, plan, params: dict):
+        if self.passthrough:
+            with self._suspend():
+                return op(*args, **params)
         if plan is not None and (plan.out is None or op.data_dependent):
             return self._run_eagerly(op, args, params, f"data-dependent operator {op.name}")
         seg = self.seg
@@ -362,6 +389,9 @@ class Tracer:
         break) where the forward reads values, writes its inputs or returns other things."""
         if self.autograd:
             return cls._apply(*args, **kwargs)
+        if self.passthrough:
+            with self._suspend():
+                return cls._apply(*args, **kwargs)
         if kwargs or not all(isinstance(a, (_TENSOR, bool, int, float, type(None))) for a in args):
             return NotImplemented
         fargs = tuple(self.twin(a) if isinstance(a, _TENSOR) else a for a in args)
@@ -417,6 +447,8 @@ class Tracer:
     # -- breaks ---------------------------------------------------------------------------
     def read(self, t, what: str) -> None:
         """``meta.read_hook``: Python is about to read tensor values."""
+        if self.passthrough:  # (real values)
+            return
         ts = list(t) if isinstance(t, (tuple, list)) else [t]
         fake = any(isinstance(x, _TENSOR) and x._a.__class__ is _META and x._a.fake is not None
                    for x in ts)
@@ -446,6 +478,9 @@ class Tracer:
         the graph first (the graph so far runs, its operands become real tensors); one that
         only sets attributes (``zero_grad``, ``.grad = real tensor``) does not where the graph
         pending reads no ``.grad``: then it may replay after the call."""
+        if self.passthrough:
+            with self._suspend():
+                return (run or fn)(*args, **kwargs)
         a = kw = None
         if not reads and not any(self._grad_of(x) is not None for _, x in self.seg.inputs):
             a, kw = self.spec(args), self.spec(kwargs)
@@ -608,13 +643,13 @@ class _Suspended:
 
     def __enter__(self):
         self.prev = (dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook,
-                     _meta.effect_hook)
+                     _meta.effect_hook, _meta.eager_hook)
         dispatch.mode = None
-        _meta.read_hook = _meta.detach_hook = _meta.effect_hook = None
+        _meta.read_hook = _meta.detach_hook = _meta.effect_hook = _meta.eager_hook = None
         if not self.grad:  # computing fakes: no autograd record on them
             dispatch.grad_hook = None
 
     def __exit__(self, *exc) -> None:
         (dispatch.mode, _meta.read_hook, dispatch.grad_hook, _meta.detach_hook,
-         _meta.effect_hook) = self.prev
+         _meta.effect_hook, _meta.eager_hook) = self.prev
 

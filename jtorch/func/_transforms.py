@@ -24,6 +24,7 @@ import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from .. import meta as _meta
 from ..autograd import grad as _autograd_grad_raw
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.node import AccumulateGrad
@@ -162,6 +163,14 @@ def _own(t: Tensor, call: _Call) -> bool:
 
 def _reaches_outside(t: Tensor, call: _Call) -> bool:
     fn = t.grad_fn
+    if fn is not None and _meta.read_hook is not None:
+        from ..compile.tracer import TracedBackward
+
+        if fn.__class__ is TracedBackward:
+            # under jtorch.compile: t's node is the trace's placeholder until its graph runs
+            # (a break, as the autograd.grad that follows would make); then it is t's real one
+            _meta.read_hook((t,), "autograd.grad()")
+            fn = t.grad_fn
     if fn is None:
         return not _own(t, call)
     stack, seen = [fn], {id(fn)}

@@ -289,12 +289,27 @@ class _Level:
                 break
         else:
             return
+        if self.outer_read is not None:
+            self._settle(args)
         if plan is None:  # pointwise
             dispatch.grad_hook(op, args, res, None)
         elif not op.differentiable:
             return
         else:
             dispatch.grad_hook(op, args, res, plan.kw)
+
+    def _settle(self, args: tuple) -> None:
+        """Under ``jtorch.compile``, an unbatched operand that requires grad may be a traced
+        value whose node is the tracer's placeholder: the node recorded here would keep that
+        placeholder as its edge after the graph runs (the gradient lost). Such an operand
+        breaks the tracer's graph first, which makes it the real tensor with its real node."""
+        from ..compile.tracer import TracedBackward
+
+        for a in args:
+            if isinstance(a, _TENSOR) and a.grad_fn.__class__ is TracedBackward:
+                # ("requires_grad": an enclosing vmap passes it on to the tracer)
+                self.outer_read(a, "Tensor.requires_grad (an autograd record under vmap)")
+                return
 
     # -- operands ----------------------------------------------------------------------------
     def batch_first(self, x, nd: int | None = None):
@@ -1030,8 +1045,12 @@ def _run_level(func, args, dims, kwargs, size: int, randomness: str, out_dims, l
 
 def _read(lvl: _Level, t, what: str) -> None:
     """A read of values (``item``, ``bool``, printing): refused for a stand-in; autograd
-    state (``requires_grad_``) is no read here."""
+    state (``requires_grad_``) is no read here, but goes on to an enclosing mode for an
+    unbatched tensor (a tracer's fake: jtorch.compile breaks its graph there, as it does
+    outside vmap)."""
     if "requires_grad" in what:
+        if lvl.outer_read is not None and lvl.phys(t) is None:
+            lvl.outer_read(t, what)
         return
     if lvl.phys(t) is not None:
         raise RuntimeError(_ITEM_MSG if "item" in what else _FLOW_MSG)
