@@ -173,6 +173,7 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     # by the reduction's loop that first reads it (softmax's exp and its sum, one pass), or
     # by a loop of its own before a loop that needs it.
     consts, scratch, steps, row_stores, loops = {}, [], [], [], []
+    guards: dict = {}  # guarded full node -> (fast scalar name, its check's name)
     stored: set = set()  # full values in a row (scratch or output) by now
     full_ops: dict = {}  # full node -> (fname, compute ctor, result ctor)
 
@@ -212,15 +213,58 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
         loops.extend(codegen.loop_function(name, params, body, n="C", **kw))
         return f"_{name}(C, {', '.join(params)})"
 
-    def compute(targets) -> tuple:
-        """SSA lines computing ``targets``; the names of their values."""
+    def ssa(nodes, fast: bool = False) -> tuple:
+        """SSA lines computing ``nodes`` in order (``fast``: guarded ops through their fast
+        scalars); their names."""
         body, local = [], {}
-        for n in deps(targets):
+        for n in nodes:
             fname, ci, co = full_ops[n]
+            if fast and n in guards:
+                fname = guards[n][0]
             args = ", ".join(f"{ci}({local.get(a) or ref(a)})" for a in n.args)
             local[n] = f"w{group.index(n)}"
             body.append(f"{local[n]} = {co}({fname}({args}))")
+        return body, local
+
+    def compute(targets, fast: bool = False) -> tuple:
+        """SSA lines computing ``targets``; the names of their values."""
+        body, local = ssa(deps(targets), fast)
         return body, [local.get(t) or ref(t) for t in targets]
+
+    def guard(targets) -> list | None:
+        """The lines of a loop that asks each guarded op computing ``targets`` whether its
+        fast scalar is exact for the row (``good``), computing only their operands; None
+        where no guarded op is computed."""
+        ds = deps(targets)
+        gs_ = [n for n in ds if n in guards]
+        if not gs_:
+            return None
+        need: set = set()
+        todo = [a for n in gs_ for a in n.args if isinstance(a, Node) and a in ds]
+        while todo:
+            n = todo.pop()
+            if n not in need:
+                need.add(n)
+                todo += [a for a in n.args if isinstance(a, Node) and a in ds]
+        body, local = ssa([n for n in ds if n in need])
+        for n in gs_:
+            ci = full_ops[n][1]
+            args = ", ".join(f"{ci}({local.get(a) or ref(a)})" for a in n.args)
+            body.append(f"good &= {guards[n][1]}({args})")
+        return body
+
+    def guarded_call(name: str, targets, make) -> str:
+        """The call of loop ``name``, whose body ``make(fast)`` builds: where it computes a
+        guarded op, a check of the row picks the fast-scalar build or the full one, as the
+        pointwise kernels check each block (the same values, bitwise)."""
+        g = guard(targets)
+        full = make(name, False)
+        if g is None:
+            return full
+        fast = make(f"{name}f", True)
+        # (an int: the call site of a function returning a bool is not found in its block)
+        check = loop(f"{name}g", g, ret="np.int64(good)", init=["good = True"])
+        return f"{fast} if {check} else {full}"
 
     def store(n) -> None:
         """A loop of its own writing full value ``n`` to its row, after the expensive values
@@ -231,9 +275,12 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
         k = group.index(n)
         if n not in out_of and n not in alias:
             scratch.append(f"t{k} = np.empty(C, {full_ops[n][2]})")
-        body, (v,) = compute([n])
+        def make(name, fast):
+            body, (v,) = compute([n], fast)
+            return loop(name, body + [f"{dst(n)}[i] = {v}"])
+
+        steps.append(guarded_call(f"seg{k}", [n], make))
         stored.add(n)
-        steps.append(loop(f"seg{k}", body + [f"{dst(n)}[i] = {v}"]))
 
     for k, n in enumerate(group):
         op = n.target
@@ -247,30 +294,35 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
                 if d not in stored:
                     store(d)
             h = pending[-1] if pending and pending[-1] not in stored else None
-            if h is None:
-                body, (v,) = compute([src])
-            else:
-                # the last expensive value is stored by the reduction's own loop, which then
-                # reads its row once (softmax's exp, written and summed in one pass as eager's)
-                if h not in out_of and h not in alias:
-                    scratch.append(f"t{group.index(h)} = np.empty(C, {full_ops[h][2]})")
-                body, (hv, v) = compute([h, src])
-                body.append(f"{dst(h)}[i] = {hv}")
-                stored.add(h)
-            # compiled with ``reassoc`` (as eager's row sums): the accumulation vectorises
-            if op.wide and res == "float32" and not body and op.name in ("sum", "mean"):
-                # a sum of an operand as it is (layer norm's mean): float64 lanes, as eager's
-                # row sum, beat float32 blocks (their per-block reductions) by 20% at 2^22
-                steps.append("acc = " + loop(f"seg{k}", [f"acc += np.float64({v})"], ret="acc",
-                                             init=["acc = np.float64(0)"],
-                                             decorator=codegen.NJIT_REASSOC))
-            elif op.wide and res == "float32":
-                steps.append("acc = " + _blocked_sum(f"seg{k}", body, v, op.name, loops))
-            else:
+            if h is not None and h not in out_of and h not in alias:
+                scratch.append(f"t{group.index(h)} = np.empty(C, {full_ops[h][2]})")
+            targets = [src] if h is None else [h, src]
+
+            def make(name, fast, h=h, targets=targets, op=op, acc=acc, res=res):
+                if h is None:
+                    body, (v,) = compute(targets, fast)
+                else:
+                    # the last expensive value is stored by the reduction's own loop, which
+                    # then reads its row once (softmax's exp, written and summed in one pass
+                    # as eager's)
+                    body, (hv, v) = compute(targets, fast)
+                    body.append(f"{dst(h)}[i] = {hv}")
+                # compiled with ``reassoc`` (as eager's row sums): the accumulation vectorises
+                if op.wide and res == "float32" and not body and op.name in ("sum", "mean"):
+                    # a sum of an operand as it is (layer norm's mean): float64 lanes, as
+                    # eager's row sum, beat float32 blocks (their per-block reductions) by 20%
+                    return loop(name, [f"acc += np.float64({v})"], ret="acc",
+                                init=["acc = np.float64(0)"], decorator=codegen.NJIT_REASSOC)
+                if op.wide and res == "float32":
+                    return _blocked_sum(name, body, v, op.name, loops)
                 body.append(f"acc = _c_{op.name}(acc, {_NP_CTOR[acc]}({v}))")
-                steps.append("acc = " + loop(f"seg{k}", body, ret="acc",
-                                             init=[f"acc = {_NP_CTOR[acc]}({literal(op.identity, acc)})"],
-                                             decorator=codegen.NJIT_REASSOC))
+                return loop(name, body, ret="acc",
+                            init=[f"acc = {_NP_CTOR[acc]}({literal(op.identity, acc)})"],
+                            decorator=codegen.NJIT_REASSOC)
+
+            steps.append("acc = " + guarded_call(f"seg{k}", targets, make))
+            if h is not None:
+                stored.add(h)
             if op.post is not None:
                 consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
                 steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
@@ -284,6 +336,10 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
             ci, co = _NP_CTOR[compute_dt.name], _NP_CTOR[result.name]
             if kinds[n] == "full":
                 full_ops[n] = (fname, ci, co)
+                if codegen.guarded(op, compute_dt.name):
+                    consts.setdefault(f"_g_{op.name}", f"scalar_of({op.name!r}, 'fast_scalar')")
+                    consts.setdefault(f"_ok_{op.name}", f"scalar_of({op.name!r}, 'fast_ok')")
+                    guards[n] = (f"_g_{op.name}", f"_ok_{op.name}")
             else:
                 args = ", ".join(f"{ci}({ref(a)})" for a in n.args)
                 steps.append(f"v{k} = {co}({fname}({args}))")
@@ -299,13 +355,16 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     if alias and not last:
         return None
     if last:
-        body, vals = compute(last)
-        body += [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)]
-        steps.append(loop(f"seg{group.index(last[0])}", body))
+        def make(name, fast):
+            body, vals = compute(last, fast)
+            return loop(name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)])
+
+        steps.append(guarded_call(f"seg{group.index(last[0])}", last, make))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
-                                      n.target.post) if f is not None]
+                                      n.target.post, n.target.fast_scalar, n.target.fast_ok)
+           if f is not None]
     desc = ", ".join(n.target.name for n in group)  # (ops only: one source for groups alike)
     rows = [f"x{j} = in{j}[base:base + C]" for j, k in enumerate(in_kind) if k == "f"]
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]

@@ -399,6 +399,27 @@ def test_softmax(dtype):
     check(jtorch.log_softmax(je, 1), torch.log_softmax(te, 1))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_rows_at_the_edge_of_the_exps_normal_range(dtype):
+    """A row whose lowest exp(x - max) is normal runs the exp without the subnormal scaling;
+    the others the full exp: rows on either side of the edge (where the fast form would give
+    wrong subnormals), against float64 math."""
+    edge = -86.5 if dtype == "float32" else -707.0
+    rows = [[0.0, edge + d, -1.0] for d in (0.5, 0.01, -0.01, -0.5, -3.0, -20.0)]
+    rows += [[5.0, 5.0 + edge + 0.25, 4.0], [0.0, -np.inf, -1.0], [0.0, np.nan, 1.0]]
+    x = np.pad(np.array(rows, dtype), ((0, 0), (0, 13)), constant_values=-1.0)  # (no short rows)
+    xd = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(xd - xd.max(1, keepdims=True))
+        want = e / e.sum(1, keepdims=True)
+    got = jtorch.softmax(jtorch.from_numpy(x), 1).numpy()
+    tiny = np.finfo(dtype).smallest_subnormal
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=tiny)
+    got = jtorch.log_softmax(jtorch.from_numpy(x), 1).numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.testing.assert_allclose(got, np.log(want), rtol=1e-6)
+
+
 def test_softmax_dtype_and_errors():
     ji, ti = pair(_data((3, 4), "int64"))
     check(jtorch.softmax(ji, 0, dtype=jtorch.float64), torch.softmax(ti, 0, dtype=torch.float64))

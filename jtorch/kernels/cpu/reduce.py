@@ -487,6 +487,7 @@ def arg_kernels(op: registry.OpDef, compute: str):
 _SOFTMAX = """
 from jtorch.kernels import fastmath as fm
 from jtorch.kernels.defs.reduction import maximum
+from jtorch.kernels.defs.combine import minimum
 
 _T = {t}
 _INF = _T(np.inf)
@@ -509,6 +510,16 @@ def vmax(row):
 
 
 @njit({inner}, fastmath={{'reassoc'}})
+def vminmax(row):
+    m = -_INF
+    mn = _INF
+    for j in range(row.size):
+        m = maximum(m, row[j])
+        mn = minimum(mn, row[j])
+    return m, mn
+
+
+@njit({inner}, fastmath={{'reassoc'}})
 def expsum(src, m, dst):
     # dst = exp(src - m) and its sum. ``reassoc`` lets the sum vectorise; fastmath.exp is
     # compiled separately (force-inlined by LLVM), so its own arithmetic keeps strict order.
@@ -520,12 +531,25 @@ def expsum(src, m, dst):
     return acc
 
 
+@njit({inner}, fastmath={{'reassoc'}})
+def expsum_normal(src, m, dst):
+    # expsum where every exp(src[j] - m) is normal: exp_normal, the same bits
+    acc = _T(0)
+    for j in range(src.size):
+        e = fm.exp_normal(src[j] - m)
+        dst[j] = e
+        acc += e
+    return acc
+
+
 @njit({inner}, inline='always')
 def row(src, dst, log):
     # max pass, exp-and-sum pass (exp written to dst), then the write pass. (Inlined in the
     # entries: a function of its own cost 0.1-0.15 s more of a cold log_softmax.)
-    m = vmax(src)
-    tot = expsum(src, m, dst)
+    m, mn = vminmax(src)
+    # every src[j] - m lies in [mn - m, 0] (nan where the row holds a nan or m is infinite):
+    # where exp of the lowest is normal, so is every one
+    tot = expsum_normal(src, m, dst) if fm.exp_ok(mn - m) else expsum(src, m, dst)
     if log:  # (x - max) - log(sum), as torch: x - (max + log(sum)) rounds away log 2 at 3e38
         c = np.log(tot)  # (one scalar a row: libm's; fastmath.log's vector build, which the
         # loops over rows below use, would add 0.5 s to a cold process's first log_softmax)
