@@ -132,6 +132,8 @@ class Node:
 
     __slots__ = ("_edges", "_pre_hooks", "_hooks", "_retain", "_trace", "_meta_dict",
                  "__weakref__")
+    # a stand-in node (jtorch.compile's traced values, until their graph runs): no edges yet
+    placeholder = False
 
     def __init__(self) -> None:
         self._edges = ()

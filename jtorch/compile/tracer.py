@@ -93,6 +93,7 @@ class TracedBackward(_GradNode):
     in eager), and no saved value keeps a fake alive."""
 
     __slots__ = ()
+    placeholder = True
 
     def apply(self, grads: list) -> list:
         raise RuntimeError("jtorch.compile: backward through a traced value before its graph ran")

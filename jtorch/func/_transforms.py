@@ -163,14 +163,11 @@ def _own(t: Tensor, call: _Call) -> bool:
 
 def _reaches_outside(t: Tensor, call: _Call) -> bool:
     fn = t.grad_fn
-    if fn is not None and _meta.read_hook is not None:
-        from ..compile.tracer import TracedBackward
-
-        if fn.__class__ is TracedBackward:
-            # under jtorch.compile: t's node is the trace's placeholder until its graph runs
-            # (a break, as the autograd.grad that follows would make); then it is t's real one
-            _meta.read_hook((t,), "autograd.grad()")
-            fn = t.grad_fn
+    if fn is not None and fn.placeholder and _meta.read_hook is not None:
+        # under jtorch.compile: t's node is the trace's placeholder until its graph runs (a
+        # break, as the autograd.grad that follows would make); then it is t's real one
+        _meta.read_hook((t,), "autograd.grad()")
+        fn = t.grad_fn
     if fn is None:
         return not _own(t, call)
     stack, seen = [fn], {id(fn)}

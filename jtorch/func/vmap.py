@@ -303,10 +303,8 @@ class _Level:
         value whose node is the tracer's placeholder: the node recorded here would keep that
         placeholder as its edge after the graph runs (the gradient lost). Such an operand
         breaks the tracer's graph first, which makes it the real tensor with its real node."""
-        from ..compile.tracer import TracedBackward
-
         for a in args:
-            if isinstance(a, _TENSOR) and a.grad_fn.__class__ is TracedBackward:
+            if isinstance(a, _TENSOR) and a.grad_fn is not None and a.grad_fn.placeholder:
                 # ("requires_grad": an enclosing vmap passes it on to the tracer)
                 self.outer_read(a, "Tensor.requires_grad (an autograd record under vmap)")
                 return
