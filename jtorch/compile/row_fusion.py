@@ -13,6 +13,8 @@ eager's float64 accumulation within rounding.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import _allocator, _flags, dispatch
@@ -173,6 +175,8 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     # by the reduction's loop that first reads it (softmax's exp and its sum, one pass), or
     # by a loop of its own before a loop that needs it.
     consts, scratch, steps, row_stores, loops = {}, [], [], [], []
+    first = None  # the first reduction's loop where it reads the row's inputs only
+    vctor: dict = {}  # row value name -> its constructor
     guards: dict = {}  # guarded full node -> (fast scalar name, its check's name)
     stored: set = set()  # full values in a row (scratch or output) by now
     full_ops: dict = {}  # full node -> (fname, compute ctor, result ctor)
@@ -308,21 +312,29 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
                     body, (hv, v) = compute(targets, fast)
                     body.append(f"{dst(h)}[i] = {hv}")
                 # compiled with ``reassoc`` (as eager's row sums): the accumulation vectorises
-                if op.wide and res == "float32" and not body and op.name in ("sum", "mean"):
+                form = _sum_form(op, res, body)
+                if form == "f64":
                     # a sum of an operand as it is (layer norm's mean): float64 lanes, as
                     # eager's row sum, beat float32 blocks (their per-block reductions) by 20%
                     return loop(name, [f"acc += np.float64({v})"], ret="acc",
                                 init=["acc = np.float64(0)"], decorator=codegen.NJIT_REASSOC)
-                if op.wide and res == "float32":
+                if form == "blocked":
                     return _blocked_sum(name, body, v, op.name, loops)
                 body.append(f"acc = _c_{op.name}(acc, {_NP_CTOR[acc]}({v}))")
                 return loop(name, body, ret="acc",
                             init=[f"acc = {_NP_CTOR[acc]}({literal(op.identity, acc)})"],
                             decorator=codegen.NJIT_REASSOC)
 
+            if first is None and not pending and guard(targets) is None:
+                body, (v,) = compute(targets)
+                first = {"step": len(steps), "op": op, "acc": acc, "v": v, "body": body,
+                         "form": _sum_form(op, res, body), "lines": len(loops)}
             steps.append("acc = " + guarded_call(f"seg{k}", targets, make))
+            if first is not None and first["step"] == len(steps) - 1:
+                first["lines"] = (first["lines"], len(loops))  # its loop function's lines
             if h is not None:
                 stored.add(h)
+            vctor[f"v{k}"] = _NP_CTOR[res]
             if op.post is not None:
                 consts[f"_p_{op.name}"] = f"scalar_of({op.name!r}, 'post')"
                 steps.append(f"v{k} = {_NP_CTOR[res]}(_p_{op.name}(acc, C))")
@@ -342,6 +354,7 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
                     guards[n] = (f"_g_{op.name}", f"_ok_{op.name}")
             else:
                 args = ", ".join(f"{ci}({ref(a)})" for a in n.args)
+                vctor[f"v{k}"] = co
                 steps.append(f"v{k} = {co}({fname}({args}))")
         if n in out_of and kinds[n] != "full":
             row_stores.append(f"out{out_of[n]}[r] = v{k}")
@@ -354,12 +367,17 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
         last = [n for n in last if n not in stored]
     if alias and not last:
         return None
+    final = None  # the last loop's name and body where it is not guarded
     if last:
         def make(name, fast):
             body, vals = compute(last, fast)
             return loop(name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)])
 
-        steps.append(guarded_call(f"seg{group.index(last[0])}", last, make))
+        name = f"seg{group.index(last[0])}"
+        if guard(last) is None:
+            body, vals = compute(last)
+            final = (name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)])
+        steps.append(guarded_call(name, last, make))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
@@ -369,6 +387,8 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     rows = [f"x{j} = in{j}[base:base + C]" for j, k in enumerate(in_kind) if k == "f"]
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
     rows += [f"o{j} = out{j}[base:base + C]" for j, o in enumerate(outs) if kinds[o] == "full"]
+    piped = _pipeline(first, final, steps, rows, row_stores, in_kind, outs, kinds, vctor, loops) \
+        if first is not None and final is not None else None
     lines = [*codegen.header(f"fused row group over the last dim: {desc}", fns, consts),
              "",
              *loops,
@@ -377,15 +397,18 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
              *[f"    {x}" for x in scratch],
              *[f"    c{j} = in{j}[0]" for j, k in enumerate(in_kind) if k == "s"],
              *[f"    x{j} = in{j}" for j, k in enumerate(in_kind) if k == "b"],
-             "    for r in range(r_lo, r_hi):",
-             "        base = r * C",
-             *[f"        {x}" for x in rows + steps + row_stores],
+             *([f"    {x}" for x in piped] if piped else
+               ["    for r in range(r_lo, r_hi):",
+                "        base = r * C",
+                *[f"        {x}" for x in rows + steps + row_stores]]),
              "",
              "_call = outlined(serial)",
              "",
              codegen.NJIT_PARALLEL,
              f"def parallel({sig}, rows, C):",
-             "    nc = min(rows, 64, max(2, rows * C // 8192))",
+             # (a pipelined kernel's chunks hold two rows where it can: its first row costs
+             # a pass over dummy rows)
+             f"    nc = min({'max(2, rows // 2)' if piped else 'rows'}, 64, max(2, rows * C // 8192))",
              "    for c in prange(nc):",
              f"        _call({sig}, c * rows // nc, (c + 1) * rows // nc, C)",
              ""]
@@ -428,6 +451,100 @@ def _blocked_sum(name: str, body: list, v: str, op: str, loops: list) -> str:
                   "    acc += np.float64(part)",
                   "    return acc", "", f"_{name} = outlined({name})", ""])
     return f"_{name}(C, {', '.join(params)})"
+
+
+def _sum_form(op, res: str, body: list) -> str:
+    """How a reduction's loop accumulates: "f64" (a float32 operand as it is, summed in float64
+    lanes), "blocked" (``_blocked_sum``) or "plain" (the op's combine, in its own dtype)."""
+    if op.wide and res == "float32":
+        return "f64" if not body and op.name in ("sum", "mean") else "blocked"
+    return "plain"
+
+
+_NEXT = re.compile(r"\bn\d+\b")
+
+
+def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: list,
+              in_kind: list, outs: list, kinds: dict, vctor: dict, loops: list) -> list | None:
+    """The body of ``serial``: its loop over rows with the first reduction of row r + 1
+    computed by row r's last loop, where the first reduction reads the row's inputs only and
+    the last loop (which writes the outputs) is not guarded; None where it cannot be.
+
+    Why: a row's first pass reads it from memory, its last pass writes the output; one after
+    the other, the core streams in one direction at a time. Interleaved, the next row's reads
+    overlap this row's writes (layer norm of 4096 x 1024 rows 20% faster at two threads). The
+    first row of a chunk goes through the same loop, over dummy output rows, so that every
+    row's reduction is summed in one order, whatever the number of rows or threads."""
+    fbody, v = first["body"], first["v"]
+    name, lbody = final
+    allowed = {f"x{j}" for j, k in enumerate(in_kind) if k in ("f", "b")} | \
+        {f"c{j}" for j, k in enumerate(in_kind) if k == "s"} | \
+        {f"in{j}" for j, k in enumerate(in_kind) if not k}
+    if not set(codegen.names_in([*fbody, f"_ = {v}"])) <= allowed:
+        return None
+    full_x = {f"x{j}" for j, k in enumerate(in_kind) if k == "f"}
+
+    def nxt(line: str) -> str:
+        line = re.sub(r"\bw(\d+)\b", r"u\1", line)
+        return re.sub(r"\bx(\d+)\b", lambda m: "n" + m.group(1) if m.group(0) in full_x
+                      else m.group(0), line)
+
+    fbody, v = [nxt(x) for x in fbody], nxt(v)
+    op, acc, form = first["op"], first["acc"], first["form"]
+    nparams = sorted(set(_NEXT.findall(" ".join([*fbody, v]))))
+    params = codegen.names_in([*lbody, *fbody, f"_ = {v}"]) + nparams
+    helper = "_r_add" if form == "f64" else f"_r_{op.name}"
+    if not any(f"def {helper}(" in x for x in loops):
+        loops.extend([codegen.inner(codegen.NJIT_REASSOC), f"def {helper}(a, b):",
+                      "    return a + b" if form == "f64" else f"    return _c_{op.name}(a, b)",
+                      ""])
+    pname = f"{name}p"
+    head = [codegen.inner(codegen.NJIT), f"def {pname}({', '.join(['C', *params])}):"]
+    if form == "blocked":
+        step = f"part = {helper}(part, np.float32({v}))"
+        loops.extend([*head, "    nacc = np.float64(0)", f"    nb = C // {_SUM_BLOCK}",
+                      "    for b in range(nb):", f"        lo = b * {_SUM_BLOCK}",
+                      "        part = np.float32(0)", f"        for j in range({_SUM_BLOCK}):",
+                      "            i = lo + j", *[f"            {x}" for x in [*lbody, *fbody, step]],
+                      "        nacc += np.float64(part)", "    part = np.float32(0)",
+                      f"    for i in range(nb * {_SUM_BLOCK}, C):",
+                      *[f"        {x}" for x in [*lbody, *fbody, step]],
+                      "    nacc += np.float64(part)"])
+    else:
+        if form == "f64":
+            init, step = "np.float64(0)", f"nacc = {helper}(nacc, np.float64({v}))"
+        else:
+            init = f"{_NP_CTOR[acc]}({literal(op.identity, acc)})"
+            step = f"nacc = {helper}(nacc, {_NP_CTOR[acc]}({v}))"
+        loops.extend([*head, f"    nacc = {init}", "    for i in range(C):",
+                      *[f"        {x}" for x in [*lbody, *fbody, step]]])
+    loops.extend(["    return nacc", "", f"_{pname} = outlined({pname})", ""])
+    call = f"_{pname}(C, {', '.join(params)})"
+    k0 = first["step"]
+    del loops[slice(*first["lines"])]  # (the first reduction's own loop: no call is left)
+    assert steps[k0].startswith("acc = ") and not steps[-1].startswith("acc = ")
+    fulls = [j for j, o in enumerate(outs) if kinds[o] == "full"]
+    dummy = [f"d{j} = np.empty(C, {_NP_CTOR[outs[j].meta['val'].dtype.name]})" for j in fulls]
+    prologue = [re.sub(r"^o(\d+) = out\d+\[.*", r"o\1 = d\1[0:C]", x) for x in rows]
+    used_v = [x for x in codegen.names_in(lbody) if x.startswith("v")]
+    feed = [f"{n} = {'in' + n[1:]}[base + C:base + 2 * C]" for n in nparams]
+    return [*dummy,
+            "r = r_lo",
+            "base = r * C",
+            *prologue,
+            *[f"{x} = {vctor[x]}(0)" for x in used_v],
+            *[f"{n} = {'x' + n[1:]}" for n in nparams],
+            f"nacc = {call}",
+            "for r in range(r_lo, r_hi):",
+            "    base = r * C",
+            *[f"    {x}" for x in [*rows, *steps[:k0], "acc = nacc", *steps[k0 + 1:-1]]],
+            "    if r + 1 < r_hi:",
+            *[f"        {x}" for x in feed],
+            f"        nacc = {call}",
+            "    else:",
+            f"        {steps[-1]}",
+            *[f"    {x}" for x in row_stores],
+            "return"]
 
 
 class RowKernel:
