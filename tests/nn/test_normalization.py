@@ -106,12 +106,13 @@ def test_layer_norm_float32_rows_far_from_zero():
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
 
 
-@pytest.mark.parametrize("rows,n", [(97, 48), (40, 300), (3, 9000), (1, 5)])
+@pytest.mark.parametrize("rows,n", [(97, 48), (40, 300), (3, 9000), (1, 5), (1, 256)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_layer_norm_row_blocks(rows, n, dtype):
-    """The forward kernel runs blocks of rows phase by phase (full blocks, a partial last one,
-    one-row blocks for long rows): serial and parallel give the same bits, the statistics and
-    outputs match a float64 reference, and the affine and plain kernels agree."""
+    """The forward kernel runs narrow rows in blocks phase by phase (full blocks, a partial
+    last one) and wide rows pipelined (a row's output pass sums the next row): serial and
+    parallel give the same bits, the statistics and outputs match a float64 reference, and
+    the affine and plain kernels agree."""
     from jtorch.kernels.cpu import normalization as kn
 
     rng = np.random.default_rng(rows * n)
@@ -137,6 +138,28 @@ def test_layer_norm_row_blocks(rows, n, dtype):
     np.testing.assert_allclose(rstd, r, rtol=tol)
     np.testing.assert_allclose(y0, plain, rtol=0, atol=4 * tol)
     np.testing.assert_allclose(y, plain * w + b, rtol=0, atol=20 * tol)
+
+
+@pytest.mark.parametrize("n", [255, 256, 1024])
+def test_layer_norm_rows_alike_give_the_same_bits_in_any_batch(n):
+    """A pipelined row's sum comes from the previous row's output pass, the first row's from
+    that loop over a dummy row: a row gives the same bits wherever it lies, in a batch of any
+    size, serial or parallel."""
+    from jtorch.kernels.cpu import normalization as kn
+
+    rng = np.random.default_rng(n)
+    row = (rng.standard_normal(n) * np.exp(rng.uniform(-5, 5, n)) + 7).astype(np.float32)
+    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    outs = []
+    for rows in (1, 2, 7, 300):
+        x = np.ascontiguousarray(np.broadcast_to(row, (rows, n)))
+        for fn in (kn.layer_norm_fwd, kn.layer_norm_fwd_par):
+            y, mean, rstd = np.empty_like(x), np.empty(rows, np.float32), np.empty(rows, np.float32)
+            fn(x, w, b, 1e-5, y, mean, rstd, True, True)
+            outs += [(a, c, d) for a, c, d in zip(y, mean, rstd)]
+    for a, c, d in outs:
+        np.testing.assert_array_equal(a, outs[0][0])
+        assert c == outs[0][1] and d == outs[0][2]
 
 
 @pytest.mark.parametrize("rows,n", [(97, 48), (40, 300), (3, 9000), (1, 5)])

@@ -82,9 +82,64 @@ _rows_fwd_jit = numba.njit(cache=True, nogil=True, inline="always")(_rows_fwd)
 _block_jit = numba.njit(cache=True, nogil=True, inline="always")(_block)
 
 
+# Rows at least this wide run pipelined (``_rows_fwd_piped``); narrower ones phase by phase.
+_PIPE_N = 256
+
+
+# (called, not inlined by Numba: LLVM inlines it with its flag, so the sum it is part of may be
+# reassociated, and vectorises, inside a loop whose other arithmetic keeps its order)
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _radd(a, b):
+    return a + b
+
+
+@numba.njit(cache=True, nogil=True)
+def _out_and_next_sum(xi, w, b, yi, mh, ml, rx, xn, affine_w, affine_b):
+    """Row xi's output pass into yi, and the float64 sum of row xn."""
+    s = 0.0
+    for j in range(xi.size):
+        v = ((xi[j] - mh) - ml) * rx
+        if affine_w:
+            v = v * w[j]
+        if affine_b:
+            v = v + b[j]
+        yi[j] = v
+        s = _radd(s, np.float64(xn[j]))
+    return s
+
+
+def _rows_fwd_piped(x, w, b, eps, y, mean, rstd, lo, hi, affine_w, affine_b):
+    """Rows [lo, hi) one at a time, row i's output pass also summing row i + 1: the next
+    row's reads from memory overlap this row's writes (4096 x 1024 rows 20% faster at two
+    threads than phase by phase). The first row's sum comes from the same loop, over a dummy
+    row, so every row's sum has one order."""
+    if lo >= hi:
+        return
+    n = x.shape[1]
+    d = np.empty(n, y.dtype)
+    z = fm.like(mean[lo], 0.0)
+    s = _out_and_next_sum(x[lo], w, b, d, z, z, z, x[lo], affine_w, affine_b)
+    for i in range(lo, hi):
+        m = s / n
+        r = 1.0 / math.sqrt(_row_centred_ss(x, i, m) / n + eps)
+        mh = fm.like(mean[i], m)  # (the output pass as ``_rows_fwd``'s)
+        ml = fm.like(mean[i], m - mh)
+        rx = fm.like(mean[i], r)
+        s = _out_and_next_sum(x[i], w, b, y[i], mh, ml, rx, x[min(i + 1, hi - 1)], affine_w,
+                              affine_b)
+        mean[i] = m
+        rstd[i] = r
+
+
+_rows_fwd_piped_jit = numba.njit(cache=True, nogil=True, inline="always")(_rows_fwd_piped)
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
     m = x.shape[0]
+    if x.shape[1] >= _PIPE_N:
+        _rows_fwd_piped_jit(x, w, b, eps, y, mean, rstd, 0, m, affine_w, affine_b)
+        return
     k = _block_jit(x.shape[1])
     for lo in range(0, m, k):
         _rows_fwd_jit(x, w, b, eps, y, mean, rstd, lo, min(m, lo + k), affine_w, affine_b)
@@ -92,8 +147,14 @@ def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
 
 @numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def layer_norm_fwd_par(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
-    m = x.shape[0]
-    k = _block_jit(x.shape[1])
+    m, n = x.shape
+    if n >= _PIPE_N:  # chunks of rows (two at least where there are four), each pipelined
+        nc = min(max(2, m // 2), 64, max(2, m * n // 8192))
+        for c in prange(nc):
+            _rows_fwd_piped_jit(x, w, b, eps, y, mean, rstd, c * m // nc, (c + 1) * m // nc,
+                                affine_w, affine_b)
+        return
+    k = _block_jit(n)
     for c in prange((m + k - 1) // k):
         _rows_fwd_jit(x, w, b, eps, y, mean, rstd, c * k, min(m, c * k + k), affine_w, affine_b)
 
