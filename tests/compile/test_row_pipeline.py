@@ -65,7 +65,7 @@ def test_pipelined_rows_equal_eager(fn, rows, C):
 @pytest.mark.parametrize("fn", _FNS)
 def test_rows_alike_give_the_same_bits_anywhere_on_one_thread_or_two(fn):
     # rows past the grain size: the parallel entry splits them into chunks, and each chunk's
-    # first row takes its reduction from the prologue's pass over dummy rows
+    # first row takes its reduction from a pass of the same loop before its own
     C = 1024
     rows = _flags.GRAIN_SIZE // C + 3
     g = np.random.default_rng(7)
