@@ -390,7 +390,7 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
     rows += [f"o{j} = out{j}[base:base + C]" for j, o in enumerate(outs) if kinds[o] == "full"]
     piped = _pipeline(first, final, steps, rows, row_stores, in_kind, outs, kinds, vctor, loops) \
-        if first is not None and final is not None else None
+        if first is not None and final is not None and S[-1] >= _PIPE_MIN_C else None
     lines = [*codegen.header(f"fused row group over the last dim: {desc}", fns, consts),
              "",
              *loops,
@@ -464,6 +464,9 @@ def _sum_form(op, res: str, body: list) -> str:
 
 
 _NEXT = re.compile(r"\bn\d+\b")
+# Rows at least this long (at the traced size) are pipelined: a narrower row's reads and writes
+# are few, and its kernel would pay the pipelined loop's cold compile (0.3-0.5 s) for nothing.
+_PIPE_MIN_C = 256
 
 
 def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: list,

@@ -63,6 +63,8 @@ _CASES = {
     "guarded_sin": (_sin, [(8,)], FusedKernel, "f"),
     "sin_cos_exp_chain": (_chain, [(8,)], FusedKernel, "f"),
     "softmax_rows": (_softmax, [(4, 8)], RowKernel, None),
+    # rows of 256 or more: the scale loop also finds the next row's max (pipelined)
+    "softmax_rows_pipelined": (_softmax, [(4, 256)], RowKernel, None),
     "two_outputs": (_two_outputs, [(8,), (8,)], FusedKernel, "ff"),
 }
 

@@ -5,8 +5,6 @@ read as it is (layer norm's mean) in float64: each against eager."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -56,7 +54,7 @@ def test_row_kernels_equal_eager(fn, scratch, shape):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=2e-6, atol=1e-6)
     (k,) = _row_kernels(cf)
-    assert (re.search(r"\bt\d+ = np.empty\(C", k.source) is not None) is scratch, k.source
+    assert ("np.empty(C" in k.source) is scratch, k.source
 
 
 def test_softmax_writes_its_exp_to_the_output_row():
@@ -72,5 +70,5 @@ def test_a_plain_mean_accumulates_in_float64():
     np.testing.assert_allclose(cf(x).numpy(), _layer_norm_like(x.double()).float().numpy(),
                                rtol=1e-5, atol=1e-5)
     (k,) = _row_kernels(cf)
-    # (summed by the last loop of the row before: the row kernel is pipelined)
+    # (pipelined: summed by the output loop of the row before)
     assert "nacc = _r_add(nacc, np.float64(n0[i]))" in k.source

@@ -1,5 +1,6 @@
-"""Pipelined row kernels: where a row group's first reduction reads the row's inputs only and
-its last loop is not guarded, row r's last loop also computes row r + 1's first reduction.
+"""Pipelined row kernels: where a row group's first reduction reads the row's inputs only, its
+last loop is not guarded and its rows are 256 long or more, row r's last loop also computes
+row r + 1's first reduction.
 Every row (the first of a chunk too, and a lone row) gets its reduction from that one loop:
 rows alike give the same bits wherever they lie, in a batch of any size, on one thread or
 two, and all agree with eager."""
@@ -11,7 +12,7 @@ import pytest
 
 import jtorch
 from jtorch import _flags
-from jtorch.compile.row_fusion import RowKernel
+from jtorch.compile.row_fusion import _PIPE_MIN_C, RowKernel
 
 
 def _row_kernel_of(piece) -> RowKernel:
@@ -48,8 +49,8 @@ _FNS = [_layer_norm, _softmax, _log_softmax, _rms_norm]
 
 
 @pytest.mark.parametrize("fn", _FNS)
-@pytest.mark.parametrize("rows, C", [(1, 7), (2, 7), (3, 300), (5, 1000), (4, 257),
-                                     (3, 20000)])
+@pytest.mark.parametrize("rows, C", [(1, 7), (2, 7), (1, 256), (2, 256), (3, 300), (5, 1000),
+                                     (4, 257), (3, 20000)])
 def test_pipelined_rows_equal_eager(fn, rows, C):
     g = np.random.default_rng(rows * 1000 + C)
     x = jtorch.from_numpy((g.standard_normal((rows, C)) * 3 + 1).astype(np.float32))
@@ -59,7 +60,8 @@ def test_pipelined_rows_equal_eager(fn, rows, C):
     got = cf(x, w, b).numpy()
     np.testing.assert_allclose(got, fn(x, w, b).numpy(), rtol=1e-5, atol=2e-5)
     np.testing.assert_allclose(got, _reference(fn, x, w, b), rtol=1e-5, atol=2e-5)
-    assert "nacc = _seg" in _row_kernel(cf).source  # the kernel has the pipelined loop
+    # rows of 256 or more (at the traced size) are pipelined
+    assert ("nacc = _seg" in _row_kernel(cf).source) is (C >= _PIPE_MIN_C)
 
 
 @pytest.mark.parametrize("fn", _FNS)
@@ -100,7 +102,7 @@ def test_a_first_reduction_over_a_row_value_is_not_pipelined():
         t = x - c
         return t / t.sum(dim=-1, keepdim=True)
 
-    x = jtorch.rand(6, 50) + 1
+    x = jtorch.rand(6, 300) + 1
     c = jtorch.rand(6, 1)
     cf = jtorch.compile(fn)
     np.testing.assert_allclose(cf(x, c).numpy(), fn(x, c).numpy(), rtol=1e-5, atol=1e-6)
