@@ -86,11 +86,12 @@ def precompile(dtypes, ops=None, parallel: bool = False, verbose: bool = False) 
 
 # -- warming what a program loaded ------------------------------------------------------------
 # The serial name of a parallel entry point, by the generators' naming: fused and row groups
-# (``parallel``/``serial``), eager pointwise loops (``p_<pat>``/``c_<pat>``, strided
+# (``parallel``/``serial``; a pipelined row group's ``parallelp`` is the twin of ``serialp``
+# and of ``serial``, so that a run over short rows warms it too), eager pointwise loops (``p_<pat>``/``c_<pat>``, strided
 # ``ps_<n>``/``s_<n>``), softmax, sorts and scans (``<name>_p``/``<name>_s``, ``p``/``s``),
 # and the hand-written kernels (``<name>_par``/``<name>``).
-_SERIAL_OF = ((r"^parallel$", "serial"), (r"^ps_", "s_"), (r"^p_", "c_"), (r"_p$", "_s"),
-              (r"^p$", "s"), (r"_par$", ""))
+_SERIAL_OF = ((r"^parallel$", "serial"), (r"^parallelp$", "serialp|serial"), (r"^ps_", "s_"),
+              (r"^p_", "c_"), (r"_p$", "_s"), (r"^p$", "s"), (r"_par$", ""))
 
 
 def twins(mod) -> list:
@@ -101,10 +102,13 @@ def twins(mod) -> list:
     for name, par in own.items():
         if not par.targetoptions.get("parallel"):
             continue
-        for pat, rep in _SERIAL_OF:
-            ser = own.get(re.sub(pat, rep, name)) if re.search(pat, name) else None
-            if ser is not None and ser is not par and not ser.targetoptions.get("parallel"):
-                pairs.append((ser, par))
+        for pat, reps in _SERIAL_OF:
+            if not re.search(pat, name):
+                continue
+            found = [ser for rep in reps.split("|") if (ser := own.get(re.sub(pat, rep, name)))
+                     is not None and ser is not par and not ser.targetoptions.get("parallel")]
+            pairs += [(ser, par) for ser in found]
+            if found:
                 break
     return pairs
 

@@ -4,7 +4,9 @@ A row group is a run of nodes over one shape ``S = (..., C)``: pointwise ops ove
 reductions (sum, mean, amax, amin, prod) of such values over the last dim, and pointwise ops
 on those per-row results, which full ops may read again (keepdim). Softmax's ``x - max``,
 ``exp``, ``sum``, ``/``, layer norm's mean and variance, a loss's row sums: each becomes one
-kernel that reads its inputs once per row and keeps the row in L1 between its passes.
+kernel that reads its inputs once per row and keeps the row in L1 between its passes. Rows
+of 256 or more run pipelined where the group allows (``_pipeline``): a row's last pass, which
+writes the outputs, also makes the next row's first pass, which reads it from memory.
 
 Pointwise lines use eager's scalars and dtype rules (bitwise eager for those values);
 float32 sums accumulate in float32 blocks added in float64 (``_blocked_sum``) and agree with
@@ -328,10 +330,8 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
             if first is None and not pending and guard(targets) is None:
                 body, (v,) = compute(targets)
                 first = {"step": len(steps), "op": op, "acc": acc, "v": v, "body": body,
-                         "form": _sum_form(op, res, body), "lines": len(loops)}
+                         "form": _sum_form(op, res, body)}
             steps.append("acc = " + guarded_call(f"seg{k}", targets, make))
-            if first is not None and first["step"] == len(steps) - 1:
-                first["lines"] = (first["lines"], len(loops))  # its loop function's lines
             if h is not None:
                 stored.add(h)
             vctor[f"v{k}"] = _NP_CTOR[res]
@@ -374,12 +374,10 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
             return loop(name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)])
 
         name = f"seg{group.index(last[0])}"
-        start = len(loops)
         steps.append(guarded_call(name, last, make))
         if guard(last) is None:
             body, vals = compute(last)
-            final = (name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)],
-                     (start, len(loops)))
+            final = (name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)])
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
@@ -390,30 +388,45 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
     rows += [f"o{j} = out{j}[base:base + C]" for j, o in enumerate(outs) if kinds[o] == "full"]
     piped = _pipeline(first, final, steps, rows, row_stores, in_kind, outs, kinds, vctor, loops) \
-        if first is not None and final is not None and S[-1] >= _PIPE_MIN_C else None
+        if first is not None and final is not None else None
+    head = [*[f"    {x}" for x in scratch],
+            *[f"    c{j} = in{j}[0]" for j, k in enumerate(in_kind) if k == "s"],
+            *[f"    x{j} = in{j}" for j, k in enumerate(in_kind) if k == "b"]]
     lines = [*codegen.header(f"fused row group over the last dim: {desc}", fns, consts),
              "",
              *loops,
              codegen.NJIT,
              f"def serial({sig}, r_lo, r_hi, C):",
-             *[f"    {x}" for x in scratch],
-             *[f"    c{j} = in{j}[0]" for j, k in enumerate(in_kind) if k == "s"],
-             *[f"    x{j} = in{j}" for j, k in enumerate(in_kind) if k == "b"],
-             *([f"    {x}" for x in piped] if piped else
-               ["    for r in range(r_lo, r_hi):",
-                "        base = r * C",
-                *[f"        {x}" for x in rows + steps + row_stores]]),
+             *head,
+             "    for r in range(r_lo, r_hi):",
+             "        base = r * C",
+             *[f"        {x}" for x in rows + steps + row_stores],
              "",
              "_call = outlined(serial)",
              "",
              codegen.NJIT_PARALLEL,
              f"def parallel({sig}, rows, C):",
-             # (a pipelined kernel's chunks hold two rows where it can: its first row costs
-             # a pass over dummy rows)
-             f"    nc = min({'max(2, rows // 2)' if piped else 'rows'}, 64, max(2, rows * C // 8192))",
+             "    nc = min(rows, 64, max(2, rows * C // 8192))",
              "    for c in prange(nc):",
              f"        _call({sig}, c * rows // nc, (c + 1) * rows // nc, C)",
              ""]
+    if piped:
+        # the pipelined entries, for rows of _PIPE_MIN_C or more (``RowKernel`` picks them at
+        # each call: one source for every size, each entry compiled where it first runs)
+        lines += [codegen.NJIT,
+                  f"def serialp({sig}, r_lo, r_hi, C):",
+                  *head,
+                  *[f"    {x}" for x in piped],
+                  "",
+                  "_callp = outlined(serialp)",
+                  "",
+                  codegen.NJIT_PARALLEL,
+                  f"def parallelp({sig}, rows, C):",
+                  # (chunks of two rows where it can: a chunk's first row costs a pass more)
+                  "    nc = min(max(2, rows // 2), 64, max(2, rows * C // 8192))",
+                  "    for c in prange(nc):",
+                  f"        _callp({sig}, c * rows // nc, (c + 1) * rows // nc, C)",
+                  ""]
     return RowKernel("\n".join(lines), group, ins, in_kind, outs, kinds, S), ins, outs
 
 
@@ -464,15 +477,15 @@ def _sum_form(op, res: str, body: list) -> str:
 
 
 _NEXT = re.compile(r"\bn\d+\b")
-# Rows at least this long (at the traced size) are pipelined: a narrower row's reads and writes
-# are few, and its kernel would pay the pipelined loop's cold compile (0.3-0.5 s) for nothing.
+# Rows at least this long run the pipelined entries: a narrower row's reads and writes are few,
+# and would pay the pipelined entry's cold compile (0.3-0.5 s) for nothing.
 _PIPE_MIN_C = 256
 
 
 def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: list,
               in_kind: list, outs: list, kinds: dict, vctor: dict, loops: list) -> list | None:
-    """The body of ``serial``: its loop over rows with the first reduction of row r + 1
-    computed by row r's last loop, where the first reduction reads the row's inputs only and
+    """The body of ``serialp``: ``serial``'s loop over rows with the first reduction of row
+    r + 1 computed by row r's last loop, where the first reduction reads the row's inputs only and
     the last loop (which writes the outputs) is not guarded; None where it cannot be.
 
     Why: a row's first pass reads it from memory, its last pass writes the output; one after
@@ -482,7 +495,7 @@ def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: li
     written again after), so that every row's reduction is summed in one order, whatever the
     number of rows or threads; the last row sums itself again."""
     fbody, v = first["body"], first["v"]
-    name, lbody, lines = final
+    name, lbody = final
     allowed = {f"x{j}" for j, k in enumerate(in_kind) if k in ("f", "b")} | \
         {f"c{j}" for j, k in enumerate(in_kind) if k == "s"} | \
         {f"in{j}" for j, k in enumerate(in_kind) if not k}
@@ -528,9 +541,6 @@ def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: li
     call = f"_{pname}(C, {', '.join(params)})"
     k0 = first["step"]
     assert steps[k0].startswith("acc = ") and not steps[-1].startswith("acc = ")
-    # (the first reduction's loop and the last loop: no call is left to either)
-    del loops[slice(*lines)]
-    del loops[slice(*first["lines"])]
     used_v = [x for x in codegen.names_in(lbody) if x.startswith("v")]
     same = [f"{n} = {'x' + n[1:]}" for n in nparams]
     return ["r = r_lo",
@@ -600,10 +610,12 @@ class RowKernel:
                 self._mod = load("jt_rows", self.source)
                 logs.log("kernels", f"{self.__name__} ({self._mod.__file__}):\n{self.source}")
             flats = [o.reshape(-1) for o in outs]
+            mod = self._mod
+            piped = C >= _PIPE_MIN_C and hasattr(mod, "serialp")
             if rows > 1 and rows * C >= _flags.GRAIN_SIZE and use_parallel(rows * C):
-                self._mod.parallel(*flats, *flat, rows, C)
+                (mod.parallelp if piped else mod.parallel)(*flats, *flat, rows, C)
             else:
-                self._mod.serial(*flats, *flat, 0, rows, C)
+                (mod.serialp if piped else mod.serial)(*flats, *flat, 0, rows, C)
         elif rows and not C:
             return self._eager(*args)  # empty rows: the reductions' identities and errors
         return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])

@@ -1,6 +1,6 @@
-"""Pipelined row kernels: where a row group's first reduction reads the row's inputs only, its
-last loop is not guarded and its rows are 256 long or more, row r's last loop also computes
-row r + 1's first reduction.
+"""Pipelined row kernels: where a row group's first reduction reads the row's inputs only and
+its last loop is not guarded, the kernel has pipelined entries, which rows of 256 or more run:
+row r's last loop also computes row r + 1's first reduction.
 Every row (the first of a chunk too, and a lone row) gets its reduction from that one loop:
 rows alike give the same bits wherever they lie, in a batch of any size, on one thread or
 two, and all agree with eager."""
@@ -60,8 +60,7 @@ def test_pipelined_rows_equal_eager(fn, rows, C):
     got = cf(x, w, b).numpy()
     np.testing.assert_allclose(got, fn(x, w, b).numpy(), rtol=1e-5, atol=2e-5)
     np.testing.assert_allclose(got, _reference(fn, x, w, b), rtol=1e-5, atol=2e-5)
-    # rows of 256 or more (at the traced size) are pipelined
-    assert ("nacc = _seg" in _row_kernel(cf).source) is (C >= _PIPE_MIN_C)
+    assert "nacc = _seg" in _row_kernel(cf).source  # (its pipelined entries)
 
 
 @pytest.mark.parametrize("fn", _FNS)
@@ -87,12 +86,28 @@ def test_rows_alike_give_the_same_bits_anywhere_on_one_thread_or_two(fn):
     finally:
         jtorch.set_num_threads(n)
     assert (two == two[0]).all() and (one == one[0]).all() and (few == few[0]).all()
-    assert len(cf.pieces) == 3 and all("nacc = _seg" in _row_kernel_of(fn_).source
+    assert len(cf.pieces) == 3 and all(_row_kernel_of(fn_)._mod.serialp.signatures
                                        for fn_, _ in cf.pieces.values())
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(few[0], two[0])
     np.testing.assert_array_equal(lone[0], two[0])
     np.testing.assert_allclose(two[:2], _reference(fn, x[:2], w, b), rtol=1e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("C", [_PIPE_MIN_C - 1, _PIPE_MIN_C])
+def test_rows_of_256_or_more_run_the_pipelined_entry(C, monkeypatch):
+    cf = jtorch.compile(_log_softmax, dynamic=False)
+    x = jtorch.randn(3, C)
+    w = b = jtorch.ones(C)
+    cf(x, w, b)
+    mod = _row_kernel(cf)._mod
+    calls = []
+    for name in ("serial", "serialp"):
+        f = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, f=f, name=name: calls.append(name) or f(*a))
+    np.testing.assert_allclose(cf(x, w, b).numpy(), _log_softmax(x, w, b).numpy(), rtol=1e-5,
+                               atol=1e-5)
+    assert calls == ["serialp" if C >= _PIPE_MIN_C else "serial"]
 
 
 def test_a_first_reduction_over_a_row_value_is_not_pipelined():
