@@ -87,9 +87,10 @@ def precompile(dtypes, ops=None, parallel: bool = False, verbose: bool = False) 
 # -- warming what a program loaded ------------------------------------------------------------
 # The serial name of a parallel entry point, by the generators' naming: fused and row groups
 # (``parallel``/``serial``; a pipelined row group's ``parallelp`` is the twin of ``serialp``
-# and of ``serial``, so that a run over short rows warms it too), eager pointwise loops (``p_<pat>``/``c_<pat>``, strided
-# ``ps_<n>``/``s_<n>``), softmax, sorts and scans (``<name>_p``/``<name>_s``, ``p``/``s``),
-# and the hand-written kernels (``<name>_par``/``<name>``).
+# and of ``serial``, so that a run over short rows warms it too), eager pointwise loops
+# (``p_<pat>``/``c_<pat>``, strided ``ps_<n>``/``s_<n>``), softmax, sorts and scans
+# (``<name>_p``/``<name>_s``, ``p``/``s``), and the hand-written kernels
+# (``<name>_par``/``<name>``).
 _SERIAL_OF = ((r"^parallel$", "serial"), (r"^parallelp$", "serialp|serial"), (r"^ps_", "s_"),
               (r"^p_", "c_"), (r"_p$", "_s"), (r"^p$", "s"), (r"_par$", ""))
 

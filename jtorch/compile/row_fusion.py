@@ -485,8 +485,8 @@ _PIPE_MIN_C = 256
 def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: list,
               in_kind: list, outs: list, kinds: dict, vctor: dict, loops: list) -> list | None:
     """The body of ``serialp``: ``serial``'s loop over rows with the first reduction of row
-    r + 1 computed by row r's last loop, where the first reduction reads the row's inputs only and
-    the last loop (which writes the outputs) is not guarded; None where it cannot be.
+    r + 1 computed by row r's last loop, where the first reduction reads the row's inputs
+    only and the last loop (which writes the outputs) is not guarded; None where it cannot.
 
     Why: a row's first pass reads it from memory, its last pass writes the output; one after
     the other, the core streams in one direction at a time. Interleaved, the next row's reads
@@ -524,7 +524,8 @@ def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: li
         loops.extend([*head, "    nacc = np.float64(0)", f"    nb = C // {_SUM_BLOCK}",
                       "    for b in range(nb):", f"        lo = b * {_SUM_BLOCK}",
                       "        part = np.float32(0)", f"        for j in range({_SUM_BLOCK}):",
-                      "            i = lo + j", *[f"            {x}" for x in [*lbody, *fbody, step]],
+                      "            i = lo + j",
+                      *[f"            {x}" for x in [*lbody, *fbody, step]],
                       "        nacc += np.float64(part)", "    part = np.float32(0)",
                       f"    for i in range(nb * {_SUM_BLOCK}, C):",
                       *[f"        {x}" for x in [*lbody, *fbody, step]],
