@@ -25,6 +25,7 @@ from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE, scalar_variant
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
 from ..kernels.cpu.reduce import literal
+from ..kernels.registry import REGISTRY
 from ..kernels.source import load
 from ..tensor import Tensor
 from . import logs
@@ -32,6 +33,9 @@ from .graph import Node, arg_vals
 from .graph_module import subgraph_module
 
 _REDUCTIONS = frozenset(["sum", "mean", "amax", "amin", "prod"])
+# full ops monotonic in an operand that varies along the row where every other is constant
+# along it (a quotient in its numerator only): ``extremes``
+_MONOTONE = frozenset(["add", "sub", "mul", "div", "neg"])
 
 
 def _shape(n) -> tuple | None:
@@ -134,9 +138,12 @@ def build(group: list, nodes: list, pointwise):
     return r if r is not None else _build(group, nodes, pointwise, False)
 
 
-def _build(group: list, nodes: list, pointwise, lend: bool):
+def _build(group: list, nodes: list, pointwise, lend: bool, ext: tuple = ()):
     """``build``; with ``lend``, the one full output's row holds the last expensive scratch
-    value until the last loop (None where the output is written before)."""
+    value until the last loop (None where the output is written before). ``ext``: (input
+    index, dtype) of the inputs whose least and greatest elements the first reduction's loop
+    also finds (``extremes``); a build that finds a guard they would decide builds again
+    with them."""
     first_red = next(n for n in group if reduction(n, pointwise))
     S = reduction(first_red, pointwise)[0]
     gs = set(group)
@@ -180,6 +187,8 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
     first = None  # the first reduction's loop where it reads the row's inputs only
     vctor: dict = {}  # row value name -> its constructor
     guards: dict = {}  # guarded full node -> (fast scalar name, its check's name)
+    ready: set = set()  # inputs whose row extremes (mn{j}, mx{j}) the row has by now
+    want: dict = {}  # input index -> dtype: inputs whose extremes would decide a guard
     stored: set = set()  # full values in a row (scratch or output) by now
     full_ops: dict = {}  # full node -> (fname, compute ctor, result ctor)
 
@@ -259,17 +268,78 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
             body.append(f"good &= {guards[n][1]}({args})")
         return body
 
+    def varies(a) -> bool:
+        """Whether operand ``a`` of a full op changes along the row."""
+        if not isinstance(a, Node):
+            return False
+        return kinds[a] == "full" if a in gs else ref(a).endswith("[i]")
+
+    def extremes(targets) -> dict | None:
+        """{input index: dtype} of the full inputs whose least and greatest elements in the
+        row decide the guard of a loop computing ``targets``: each guarded op checks one
+        interval (``codegen.OK_ON_AN_INTERVAL``) of a value monotonic in one element of one
+        input (adds, subs, products and quotients by values constant along the row,
+        negations: rounding keeps them monotonic, and a nan they make at an inner element
+        they make at an extreme), so the values at the two extremes bound every other; a nan
+        element makes the extremes nan, which fails. None where a guarded op is not such."""
+        ds = deps(targets)
+        js: dict = {}
+        for n in ds:
+            if n not in guards:
+                continue
+            if n.target.name not in codegen.OK_ON_AN_INTERVAL or len(n.args) != 1 or n.kwargs:
+                return None
+            a = n.args[0]
+            while isinstance(a, Node) and a in gs:
+                if a not in ds or a.kwargs or a.target.name not in _MONOTONE:
+                    return None
+                var = [i for i, b in enumerate(a.args) if varies(b)]
+                if len(var) != 1 or (a.target.name == "div" and var[0] != 0):
+                    return None
+                a = a.args[var[0]]
+            dt = a.meta["val"].dtype.name if isinstance(a, Node) else None
+            if dt not in ("float32", "float64") or not ref(a).endswith("[i]"):
+                return None
+            j = index[("n", a)]
+            if in_kind[j] != "f":
+                return None
+            js[j] = dt
+        return js
+
+    def range_check(name: str, g: list, js) -> str:
+        """The call of a check of the row from its inputs' extremes: guard body ``g`` (the
+        check loop's) run on each input's least element in place of the element, then on
+        its greatest."""
+        lines = []
+        for tag in ("mn", "mx"):
+            for line in g:
+                line = re.sub(r"\bx(\d+)\[i\]", lambda m, tag=tag: tag + m.group(1), line)
+                lines.append(re.sub(r"\bw(\d+)\b", tag + r"w\1", line))
+        params = codegen.names_in(lines) + [f"{t}{j}" for j in sorted(js) for t in ("mn", "mx")]
+        loops.extend([codegen.inner(codegen.NJIT), f"def {name}({', '.join(params)}):",
+                      "    good = True", *[f"    {x}" for x in lines],
+                      "    return np.int64(good)", ""])
+        return f"{name}({', '.join(params)})"
+
     def guarded_call(name: str, targets, make) -> str:
         """The call of loop ``name``, whose body ``make(fast)`` builds: where it computes a
         guarded op, a check of the row picks the fast-scalar build or the full one, as the
-        pointwise kernels check each block (the same values, bitwise)."""
+        pointwise kernels check each block (the same values, bitwise). Where the row's
+        input extremes decide the check (``extremes``) and the first reduction's loop, which
+        comes before, finds them, the check costs no pass over the row."""
         g = guard(targets)
         full = make(name, False)
         if g is None:
             return full
         fast = make(f"{name}f", True)
-        # (an int: the call site of a function returning a bool is not found in its block)
-        check = loop(f"{name}g", g, ret="np.int64(good)", init=["good = True"])
+        js = extremes(targets)
+        if js is not None and js.keys() <= ready:
+            check = range_check(f"{name}r", g, js)
+        else:
+            if js is not None and first is not None:
+                want.update(js)
+            # (an int: the call site of a function returning a bool is not found in its block)
+            check = loop(f"{name}g", g, ret="np.int64(good)", init=["good = True"])
         return f"{fast} if {check} else {full}"
 
     def store(n) -> None:
@@ -303,8 +373,18 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
             if h is not None and h not in out_of and h not in alias:
                 scratch.append(f"t{group.index(h)} = np.empty(C, {full_ops[h][2]})")
             targets = [src] if h is None else [h, src]
+            is_first = first is None and not pending and guard(targets) is None
+            # the first reduction's loop also finds the extremes of the inputs ``ext``
+            xt = ext if is_first else ()
+            more, more_init, more_ret = [], [], ""
+            if xt:
+                for o in ("amin", "amax"):
+                    consts.setdefault(f"_c_{o}", f"scalar_of({o!r}, 'combine')")
+                more, more_init, more_ret = _extreme_lines(xt, "_c_", op, compute(targets)[1][0],
+                                                           acc_dt=acc)
 
-            def make(name, fast, h=h, targets=targets, op=op, acc=acc, res=res):
+            def make(name, fast, h=h, targets=targets, op=op, acc=acc, res=res, more=more,
+                     more_init=more_init, more_ret=more_ret):
                 if h is None:
                     body, (v,) = compute(targets, fast)
                 else:
@@ -318,20 +398,23 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
                 if form == "f64":
                     # a sum of an operand as it is (layer norm's mean): float64 lanes, as
                     # eager's row sum, beat float32 blocks (their per-block reductions) by 20%
-                    return loop(name, [f"acc += np.float64({v})"], ret="acc",
-                                init=["acc = np.float64(0)"], decorator=codegen.NJIT_REASSOC)
+                    return loop(name, [f"acc += np.float64({v})", *more], ret="acc" + more_ret,
+                                init=["acc = np.float64(0)", *more_init],
+                                decorator=codegen.NJIT_REASSOC)
                 if form == "blocked":
-                    return _blocked_sum(name, body, v, op.name, loops)
+                    return _blocked_sum(name, body, v, op.name, loops, more, more_init, more_ret)
                 body.append(f"acc = _c_{op.name}(acc, {_NP_CTOR[acc]}({v}))")
-                return loop(name, body, ret="acc",
-                            init=[f"acc = {_NP_CTOR[acc]}({literal(op.identity, acc)})"],
+                return loop(name, body + more, ret="acc" + more_ret,
+                            init=[f"acc = {_NP_CTOR[acc]}({literal(op.identity, acc)})",
+                                  *more_init],
                             decorator=codegen.NJIT_REASSOC)
 
-            if first is None and not pending and guard(targets) is None:
+            if is_first:
                 body, (v,) = compute(targets)
                 first = {"step": len(steps), "op": op, "acc": acc, "v": v, "body": body,
-                         "form": _sum_form(op, res, body)}
-            steps.append("acc = " + guarded_call(f"seg{k}", targets, make))
+                         "form": _sum_form(op, res, body), "ext": xt}
+            steps.append(f"acc{_ext_names(xt)} = " + guarded_call(f"seg{k}", targets, make))
+            ready.update(j for j, _ in xt)
             if h is not None:
                 stored.add(h)
             vctor[f"v{k}"] = _NP_CTOR[res]
@@ -378,11 +461,15 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
         if guard(last) is None:
             body, vals = compute(last)
             final = (name, body + [f"{dst(n)}[i] = {v}" for n, v in zip(last, vals)])
+    if want.keys() - {j for j, _ in ext}:
+        return _build(group, nodes, pointwise, lend, tuple(sorted({**dict(ext), **want}.items())))
     names = [f"out{j}" for j in range(len(outs))] + [f"in{j}" for j in range(len(ins))]
     sig = ", ".join(names)
     fns = [f for n in group for f in (n.target.scalar, n.target.int_scalar, n.target.combine,
                                       n.target.post, n.target.fast_scalar, n.target.fast_ok)
            if f is not None]
+    if ext:
+        fns += [REGISTRY["amin"].combine, REGISTRY["amax"].combine]
     desc = ", ".join(n.target.name for n in group)  # (ops only: one source for groups alike)
     rows = [f"x{j} = in{j}[base:base + C]" for j, k in enumerate(in_kind) if k == "f"]
     rows += [f"c{j} = in{j}[r]" for j, k in enumerate(in_kind) if k == "r"]
@@ -440,16 +527,44 @@ def _build(group: list, nodes: list, pointwise, lend: bool):
 _SUM_BLOCK = 256
 
 
-def _blocked_sum(name: str, body: list, v: str, op: str, loops: list) -> str:
+def _extreme_lines(ext: tuple, prefix: str, op=None, v: str = "", acc: str = "acc",
+                   acc_dt: str = "") -> tuple:
+    """(loop lines, their initialisations, the return's tail) finding the least and greatest
+    elements of the inputs ``ext`` ((index, dtype) pairs) as ``mn{j}``/``mx{j}``, through
+    ``{prefix}amin``/``{prefix}amax`` (nan-propagating). Where the loop's reduction ``op`` of
+    ``v`` is already one of them (softmax's max: ``v`` the element, accumulated in its own
+    dtype ``acc_dt``), its accumulator ``acc`` is returned."""
+    lines, init, ret = [], [], ""
+    for j, dt in ext:
+        for t, o, start in (("mn", "amin", "np.inf"), ("mx", "amax", "-np.inf")):
+            if op is not None and op.name == o and v == f"x{j}[i]" and acc_dt == dt:
+                ret += f", {acc}"
+                continue
+            lines.append(f"{t}{j} = {prefix}{o}({t}{j}, x{j}[i])")
+            init.append(f"{t}{j} = {_NP_CTOR[dt]}({start})")
+            ret += f", {t}{j}"
+    return lines, init, ret
+
+
+def _ext_names(ext: tuple, prefix: str = "") -> str:
+    """The tail of the names a loop with ``_extreme_lines`` assigns: ", mn0, mx0"."""
+    return "".join(f", {prefix}mn{j}, {prefix}mx{j}" for j, _ in ext)
+
+
+def _blocked_sum(name: str, body: list, v: str, op: str, loops: list, more: list = (),
+                 more_init: list = (), more_ret: str = "") -> str:
     """A loop function summing ``v`` (computed by ``body``) over the row in float32 blocks
-    into a float64 total; the arguments of its call."""
+    into a float64 total; the arguments of its call. ``more``: lines each element also runs
+    (``_extreme_lines``), ``more_init`` before the loop, ``more_ret`` returned after the
+    total."""
     step = f"part = _c_{op}(part, np.float32({v}))"
+    body = [*body, *more]
     params = codegen.names_in(body + [step])
     # full blocks run a fixed-length inner loop, which LLVM vectorises; a loop bounded by
     # min(C, lo + block) was left scalar on AVX-512 hosts (5x slower: softmax compiled at 4x
     # eager's time)
     loops.extend([codegen.inner(codegen.NJIT_REASSOC), f"def {name}({', '.join(['C', *params])}):",
-                  "    acc = np.float64(0)",
+                  "    acc = np.float64(0)", *[f"    {x}" for x in more_init],
                   f"    nb = C // {_SUM_BLOCK}",
                   "    for b in range(nb):",
                   f"        lo = b * {_SUM_BLOCK}",
@@ -464,7 +579,7 @@ def _blocked_sum(name: str, body: list, v: str, op: str, loops: list) -> str:
                   *[f"        {x}" for x in body],
                   f"        {step}",
                   "    acc += np.float64(part)",
-                  "    return acc", "", f"_{name} = outlined({name})", ""])
+                  f"    return acc{more_ret}", "", f"_{name} = outlined({name})", ""])
     return f"_{name}(C, {', '.join(params)})"
 
 
@@ -509,26 +624,32 @@ def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: li
                       else m.group(0), line)
 
     fbody, v = [nxt(x) for x in fbody], nxt(v)
+    # the next row's input extremes too (``_build``'s ``ext``), through reassoc helpers
+    more, more_init, more_ret = _extreme_lines(first["ext"], "_r_", first["op"], first["v"],
+                                               "nacc", first["acc"])
+    more = [nxt(x) for x in more]
     op, acc, form = first["op"], first["acc"], first["form"]
-    nparams = sorted(set(_NEXT.findall(" ".join([*fbody, v]))))
-    params = codegen.names_in([*lbody, *fbody, f"_ = {v}"]) + nparams
+    nparams = sorted(set(_NEXT.findall(" ".join([*fbody, *more, v]))))
+    params = codegen.names_in([*lbody, *fbody, *more, f"_ = {v}"]) + nparams
     helper = "_r_add" if form == "f64" else f"_r_{op.name}"
-    if not any(f"def {helper}(" in x for x in loops):
-        loops.extend([codegen.inner(codegen.NJIT_REASSOC), f"def {helper}(a, b):",
-                      "    return a + b" if form == "f64" else f"    return _c_{op.name}(a, b)",
-                      ""])
+    for name_, expr in [(helper, "a + b" if form == "f64" else f"_c_{op.name}(a, b)"),
+                        *[(f"_r_{o}", f"_c_{o}(a, b)") for o in ("amin", "amax") if more]]:
+        if not any(f"def {name_}(" in x for x in loops):
+            loops.extend([codegen.inner(codegen.NJIT_REASSOC), f"def {name_}(a, b):",
+                          f"    return {expr}", ""])
     pname = f"{name}p"
     head = [codegen.inner(codegen.NJIT), f"def {pname}({', '.join(['C', *params])}):"]
     if form == "blocked":
         step = f"part = {helper}(part, np.float32({v}))"
-        loops.extend([*head, "    nacc = np.float64(0)", f"    nb = C // {_SUM_BLOCK}",
+        loops.extend([*head, "    nacc = np.float64(0)", *[f"    {x}" for x in more_init],
+                      f"    nb = C // {_SUM_BLOCK}",
                       "    for b in range(nb):", f"        lo = b * {_SUM_BLOCK}",
                       "        part = np.float32(0)", f"        for j in range({_SUM_BLOCK}):",
                       "            i = lo + j",
-                      *[f"            {x}" for x in [*lbody, *fbody, step]],
+                      *[f"            {x}" for x in [*lbody, *fbody, step, *more]],
                       "        nacc += np.float64(part)", "    part = np.float32(0)",
                       f"    for i in range(nb * {_SUM_BLOCK}, C):",
-                      *[f"        {x}" for x in [*lbody, *fbody, step]],
+                      *[f"        {x}" for x in [*lbody, *fbody, step, *more]],
                       "    nacc += np.float64(part)"])
     else:
         if form == "f64":
@@ -536,12 +657,14 @@ def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: li
         else:
             init = f"{_NP_CTOR[acc]}({literal(op.identity, acc)})"
             step = f"nacc = {helper}(nacc, {_NP_CTOR[acc]}({v}))"
-        loops.extend([*head, f"    nacc = {init}", "    for i in range(C):",
-                      *[f"        {x}" for x in [*lbody, *fbody, step]]])
-    loops.extend(["    return nacc", "", f"_{pname} = outlined({pname})", ""])
+        loops.extend([*head, f"    nacc = {init}", *[f"    {x}" for x in more_init],
+                      "    for i in range(C):",
+                      *[f"        {x}" for x in [*lbody, *fbody, step, *more]]])
+    loops.extend([f"    return nacc{more_ret}", "", f"_{pname} = outlined({pname})", ""])
     call = f"_{pname}(C, {', '.join(params)})"
+    nret = "nacc" + _ext_names(first["ext"], "n")  # (the next row's: nmn0, nmx0)
     k0 = first["step"]
-    assert steps[k0].startswith("acc = ") and not steps[-1].startswith("acc = ")
+    assert steps[k0].startswith("acc") and not steps[-1].startswith("acc")
     used_v = [x for x in codegen.names_in(lbody) if x.startswith("v")]
     same = [f"{n} = {'x' + n[1:]}" for n in nparams]
     return ["r = r_lo",
@@ -551,15 +674,16 @@ def _pipeline(first: dict, final: tuple, steps: list, rows: list, row_stores: li
             *rows,
             *[f"{x} = {vctor[x]}(0)" for x in used_v],
             *same,
-            f"nacc = {call}",
+            f"{nret} = {call}",
             "for r in range(r_lo, r_hi):",
             "    base = r * C",
-            *[f"    {x}" for x in [*rows, *steps[:k0], "acc = nacc", *steps[k0 + 1:-1]]],
+            *[f"    {x}" for x in [*rows, *steps[:k0], f"acc{_ext_names(first['ext'])} = {nret}",
+                                   *steps[k0 + 1:-1]]],
             "    if r + 1 < r_hi:",
             *[f"        {n} = {'in' + n[1:]}[base + C:base + 2 * C]" for n in nparams],
             "    else:",  # (the last row sums itself again, from L1: no loop of its own)
             *[f"        {x}" for x in same],
-            f"    nacc = {call}",
+            f"    {nret} = {call}",
             *[f"    {x}" for x in row_stores],
             "return"]
 

@@ -115,6 +115,11 @@ def guarded(op, compute: str) -> bool:
         scalar_variant(op, compute) == "scalar"
 
 
+# guarded unary ops whose ``fast_ok`` holds on one interval of the argument (lo < x < hi, or
+# |x| < b; nan fails): where a row's least and greatest arguments pass, every one passes
+OK_ON_AN_INTERVAL = frozenset(["exp", "log", "log2", "log10", "log1p", "sin", "cos", "tan"])
+
+
 def guard_key(op):
     """What ``op``'s guard computes, equal for ops whose ``fast_ok`` are the same function or
     the same code over the same globals (the defs write ``lambda x: fm.trig_near(x)`` once
