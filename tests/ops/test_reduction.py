@@ -747,6 +747,30 @@ def test_softmax_backward_and_double_backward_match_torch(fname, dtype, shape, d
     np.testing.assert_allclose(jg.grad.numpy(), tg.grad.numpy(), **tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_softmax_backward_rows_in_and_out_of_the_normal_exp_range(dtype):
+    """The backward row picks exp's normal-range build from y's extremes: rows whose exp(y)
+    underflow (y near -100 and -800), hold -inf or nan, or overflow take the full exp and
+    agree with a float64 reference like the rows that do not."""
+    rng = np.random.default_rng(3)
+    y = -rng.uniform(0, 5, (8, 300))
+    y[1, 4] = -100.0  # float32's exp underflows below -87 (a subnormal or zero)
+    y[2, :] -= 95.0
+    y[3, 7] = -np.inf
+    y[4, 2] = np.nan
+    y[5, 9] = -800.0  # (float64's underflow)
+    y[6, 0] = 100.0  # (float32's exp overflows)
+    y = y.astype(dtype)
+    g = rng.standard_normal((8, 300)).astype(dtype)
+    got = jtorch.ops.softmax.softmax_backward(jtorch.from_numpy(g), jtorch.from_numpy(y), 1,
+                                              True).numpy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        # (exp in y's dtype: its overflow to inf is the kernel's too)
+        want = g - np.exp(y).astype(np.float64) * g.astype(np.float64).sum(1, keepdims=True)
+    tol = {"rtol": 2e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(got, want, **tol)
+
+
 def test_softmax_backward_of_a_non_contiguous_gradient():
     x = np.random.default_rng(1).standard_normal((6, 5)).astype(np.float32)
     g = np.random.default_rng(2).standard_normal((5, 6)).astype(np.float32)
