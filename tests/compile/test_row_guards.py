@@ -96,3 +96,23 @@ def test_row_check_from_extremes_where_the_guarded_value_is_monotonic(name):
     assert bool(re.search(r"def seg\d+g\(C", src)) != RANGE_CHECKED[name]
     if RANGE_CHECKED[name]:
         assert re.search(r"acc, mn0, mx0 = _seg\d+\(C", src)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("C", [7, 300])
+def test_row_check_from_the_extremes_of_an_input_the_first_loop_does_not_reduce(dtype, C,
+                                                                               monkeypatch):
+    """The first reduction sums y; the guarded exp reads x: that loop (and the pipelined one,
+    for the next row) also finds x's extremes, and the kernel equals the unguarded one."""
+    def fn(x, y):
+        return (x - y.sum(-1, keepdim=True) * 0.01).exp().sum(-1, keepdim=True) * x
+
+    x, y = _rows(dtype)[:, :C].copy(), _rows(dtype)[::-1, :C].copy()
+    args = (jtorch.from_numpy(x), jtorch.from_numpy(y))
+    cf = jtorch.compile(fn)
+    got = cf(*args)
+    src = "\n".join(k.source for k in _row_kernels(cf))
+    assert re.search(r"def seg\d+r\(", src) and not re.search(r"def seg\d+g\(C", src)
+    monkeypatch.setattr(codegen, "guarded", lambda op, compute: False)
+    want = jtorch.compile(fn)(*args)
+    np.testing.assert_array_equal(got.numpy().view(np.uint8), want.numpy().view(np.uint8))
