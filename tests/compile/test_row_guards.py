@@ -26,9 +26,9 @@ PROGRAMS = {
     "exp_rows": lambda x: (x - x.amax(-1, keepdim=True)).exp() / (x * 0.5).exp().sum(-1, keepdim=True),
     "log_rows": lambda x: (x.abs() + 0.5).log().sum(-1, keepdim=True) * x,
     "sin_rows": lambda x: (x.sin() * x).sum(-1, keepdim=True) + x.cos(),
-    # checks from the row's extremes: exp of values monotonic in x (a product by a constant,
-    # a quotient by a row value, which may be 0, inf or nan, a negation, a product by a row
-    # sum of either sign)
+    # checks from the row's extremes: exp of values monotonic in x (a product by a constant;
+    # by a row's reciprocal, which may be inf or nan, then negated; by a row sum of either
+    # sign); log of x shifted by a row value
     "scaled_softmax": lambda x: jtorch.softmax(x * 0.125, -1),
     "recip_row_neg": lambda x: (-(x * x.abs().amax(-1, keepdim=True).reciprocal())).exp()
     .sum(-1, keepdim=True),
@@ -81,7 +81,6 @@ def test_guarded_row_kernel_equals_unguarded(name, dtype, monkeypatch):
     assert not any("_ok_" in k.source for k in _row_kernels(plain))
     np.testing.assert_array_equal(got.numpy().view(np.uint8), want.numpy().view(np.uint8))
     np.testing.assert_allclose(got.numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-30)
-
 
 
 @pytest.mark.parametrize("name", sorted(RANGE_CHECKED))
