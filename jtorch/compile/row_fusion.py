@@ -7,6 +7,10 @@ on those per-row results, which full ops may read again (keepdim). Softmax's ``x
 kernel that reads its inputs once per row and keeps the row in L1 between its passes. Rows
 of 256 or more run pipelined where the group allows (``_pipeline``): a row's last pass, which
 writes the outputs, also makes the next row's first pass, which reads it from memory.
+A loop computing an op with a fast scalar (exp, log, sin) runs its fast build on rows that
+a check finds in range; where the checked value is monotonic in one input (softmax's
+``x - max``), the check reads that input's least and greatest elements, which the first
+loop finds, instead of passing over the row (``extremes``).
 
 Pointwise lines use eager's scalars and dtype rules (bitwise eager for those values);
 float32 sums accumulate in float32 blocks added in float64 (``_blocked_sum``) and agree with
