@@ -749,9 +749,9 @@ def test_softmax_backward_and_double_backward_match_torch(fname, dtype, shape, d
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_softmax_backward_rows_in_and_out_of_the_normal_exp_range(dtype):
-    """The backward row picks exp's normal-range build from y's extremes: rows whose exp(y)
-    underflow (y near -100 and -800), hold -inf or nan, or overflow take the full exp and
-    agree with a float64 reference like the rows that do not."""
+    """The backward rows (g - exp(y) * sum(g)) where exp(y) underflows (y near -100 and
+    -800), y holds -inf or nan, or exp(y) overflows, against a float64 reference, as the rows
+    where every exp(y) is normal."""
     rng = np.random.default_rng(3)
     y = -rng.uniform(0, 5, (8, 300))
     y[1, 4] = -100.0  # float32's exp underflows below -87 (a subnormal or zero)

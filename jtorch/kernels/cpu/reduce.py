@@ -702,20 +702,10 @@ def bwd_row(g, y, dst, log):
     # log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y))
     acc = _T(0)
     if log:
-        # the pass summing g also finds y's extremes: where exp of both is normal, so is
-        # every exp(y[j]), and exp_normal gives their bits without exp's special cases
-        mn = _INF
-        mx = -_INF
         for j in range(g.size):
             acc += g[j]
-            mn = minimum(mn, y[j])
-            mx = maximum(mx, y[j])
-        if fm.exp_ok(mn) & fm.exp_ok(mx):
-            for j in range(g.size):
-                dst[j] = g[j] - fm.exp_normal(y[j]) * acc
-        else:
-            for j in range(g.size):
-                dst[j] = g[j] - fm.exp(y[j]) * acc
+        for j in range(g.size):
+            dst[j] = g[j] - fm.exp(y[j]) * acc
     else:
         for j in range(g.size):
             acc += g[j] * y[j]
