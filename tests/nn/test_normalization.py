@@ -143,8 +143,8 @@ def test_layer_norm_row_blocks(rows, n, dtype):
 @pytest.mark.parametrize("n", [255, 256, 1024])
 def test_layer_norm_rows_alike_give_the_same_bits_in_any_batch(n):
     """A pipelined row's sum comes from the previous row's output pass, the first row's from
-    a pass of that loop before its own: a row gives the same bits wherever it lies, in a batch of any
-    size, serial or parallel."""
+    a pass of that loop before its own: a row gives the same bits wherever it lies, in a
+    batch of any size, serial or parallel."""
     from jtorch.kernels.cpu import normalization as kn
 
     rng = np.random.default_rng(n)
