@@ -53,11 +53,25 @@ def test_uniform_matches_torch(seed):
 
 @pytest.mark.parametrize("engine", ["numpy", "compiled", "alternating"])
 def test_uniform_matches_torch_through_either_engine(monkeypatch, engine):
-    """A process's first float32 uniform_ calls draw through NumPy's MT19937, later ones
-    through the compiled kernel: both give torch's numbers, and hand the stream on."""
+    """A process's first float32 uniform_ and normal_ calls draw through NumPy's MT19937,
+    later ones through the compiled kernels: both give torch's numbers, and hand the stream
+    on."""
     turns = itertools.cycle([True, False])
-    monkeypatch.setattr(jrandom, "_numpy_start",
-                        lambda n: engine == "numpy" or engine == "alternating" and next(turns))
+    monkeypatch.setattr(jrandom, "_numpy_start", lambda n, kernel: engine == "numpy" or
+                        engine == "alternating" and next(turns))
+    if _AVX2:
+        _same(lambda t, g: [t.randn(16, generator=g), t.rand(5, generator=g),
+                            t.randn(4, 17, generator=g), t.empty(1000).normal_(2.0, 0.5, generator=g),
+                            t.randn(33, generator=g), t.randn(64, 1, 8, 8, generator=g),
+                            t.randn(7, generator=g), t.randn(3, 16, generator=g)[:, ::2]],
+              9, gen=True)
+    _same(lambda t, g: [t.randint(0, 10, (64,), generator=g), t.rand(3, generator=g),
+                        t.randint(-5, 5, (3, 700), dtype=t.int32, generator=g),
+                        t.randint(5, 5 + 2**40, (50,), generator=g),
+                        t.randint(0, 2**33, (20,), dtype=t.float64, generator=g),
+                        t.randint(3, (10,), dtype=t.float32, generator=g),
+                        t.empty(9, dtype=t.bool).random_(generator=g),
+                        t.randint(0, 7, (3, 4), generator=g).t()], 4, gen=True)
     _same(lambda t, g: [t.rand(3, 5, generator=g), t.rand(700, generator=g),
                         t.empty(40, 30).uniform_(-0.3, 0.7, generator=g),
                         t.empty(20, 30)[:, ::3].uniform_(generator=g),
@@ -98,16 +112,67 @@ def test_numpy_uniform_is_the_compiled_kernel_bit_for_bit(a, b, n, skip, clamp, 
     np.testing.assert_array_equal(other[1], state[1])
 
 
-def test_numpy_start_is_a_budget_and_ends_once_the_kernel_is_loaded(monkeypatch):
-    fresh = types.SimpleNamespace(uniform32=types.SimpleNamespace(signatures=[]))
-    monkeypatch.setattr(jrandom, "_mt", fresh)  # as in a process that has not loaded it
-    monkeypatch.setattr(jrandom, "_NUMPY_START", {"calls": 2, "elements": 100})
-    assert not jrandom._numpy_start(101)
-    assert jrandom._numpy_start(60) and jrandom._numpy_start(40)
-    assert not jrandom._numpy_start(0)  # calls spent
-    monkeypatch.setattr(jrandom, "_NUMPY_START", {"calls": 5, "elements": 100})
-    fresh.uniform32.signatures.append("loaded")
-    assert not jrandom._numpy_start(1)
+@settings(max_examples=60, deadline=None)
+@given(mean=_floats32 | st.sampled_from([np.inf, -np.inf, np.nan, -0.0]),
+       std=st.floats(0, 1e6, width=32) | st.sampled_from([0.0, 3e38, np.inf, np.nan]),
+       n=st.integers(16, 1500), skip=st.integers(0, 1300), chunk=st.sampled_from([7, 624, 1 << 16]))
+def test_numpy_normal_is_the_compiled_kernel_bit_for_bit(mean, std, n, skip, chunk):
+    """``normal_fill32_numpy`` (the cephes log and sincos with emulated FMAs) against
+    ``normal_fill32``: the same values (NaNs where it has NaNs) and engine state from any
+    position of the stream, with the last 16 redrawn or not, any mean and std."""
+    state = mt.seeded(13)
+    mt.uniform32(*state, np.empty(skip, np.float32), 0.0, 1.0, True)
+    other = (state[0].copy(), state[1].copy())
+    want, got = np.empty(n, np.float32), np.full(n, 7, np.float32)
+    mt.normal_fill32(*state, want, mean, std)
+    real, mt._NP_CHUNK = mt._NP_CHUNK, chunk
+    try:
+        mt.normal_fill32_numpy(*other, got, mean, std)
+    finally:
+        mt._NP_CHUNK = real
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view(np.int32)[~nan], want.view(np.int32)[~nan])
+    np.testing.assert_array_equal(other[0], state[0])
+    np.testing.assert_array_equal(other[1], state[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(rng=st.integers(1, 2**32 - 1), base=st.integers(-2**62, 2**62), n=st.integers(0, 1500),
+       skip=st.integers(0, 1300), chunk=st.sampled_from([7, 624, 1 << 16]))
+def test_numpy_integers_are_the_compiled_kernel_bit_for_bit(rng, base, n, skip, chunk):
+    """``from_to_numpy`` against ``from_to`` with 32-bit draws: the same integers and engine
+    state from any position of the stream."""
+    state = mt.seeded(17)
+    mt.uniform32(*state, np.empty(skip, np.float32), 0.0, 1.0, True)
+    other = (state[0].copy(), state[1].copy())
+    want, got = np.empty(n, np.int64), np.full(n, 7, np.int64)
+    mt.from_to(*state, want, np.uint64(rng), np.int64(base), False)
+    real, mt._NP_CHUNK = mt._NP_CHUNK, chunk
+    try:
+        mt.from_to_numpy(*other, got, rng, base)
+    finally:
+        mt._NP_CHUNK = real
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(other[0], state[0])
+    np.testing.assert_array_equal(other[1], state[1])
+
+
+@pytest.mark.parametrize("kernel", ["uniform32", "normal_fill32", "from_to"])
+def test_numpy_start_is_a_budget_and_ends_once_the_kernel_is_loaded(monkeypatch, kernel):
+    fresh = types.SimpleNamespace(**{k: types.SimpleNamespace(signatures=[])
+                                     for k in ("uniform32", "normal_fill32", "from_to")})
+    monkeypatch.setattr(jrandom, "_mt", fresh)  # as in a process that has not loaded them
+    other = {"calls": 9, "elements": 999}
+    monkeypatch.setattr(jrandom, "_NUMPY_START", {kernel: {"calls": 2, "elements": 100},
+                                                  "other": other})
+    assert not jrandom._numpy_start(101, kernel)
+    assert jrandom._numpy_start(60, kernel) and jrandom._numpy_start(40, kernel)
+    assert not jrandom._numpy_start(0, kernel)  # calls spent
+    assert other == {"calls": 9, "elements": 999}  # each kernel its own budget
+    monkeypatch.setattr(jrandom, "_NUMPY_START", {kernel: {"calls": 5, "elements": 100}})
+    getattr(fresh, kernel).signatures.append("loaded")
+    assert not jrandom._numpy_start(1, kernel)
 
 
 @pytest.mark.parametrize("n", [1, 5, 15, 16, 17, 40, 1003])

@@ -214,6 +214,26 @@ def numpy_words(mt: np.ndarray, pos: np.ndarray, n: int):
     pos[0], pos[1] = _N + 1 - p, p
 
 
+def _sum_to_odd(p: np.ndarray, c) -> np.ndarray:
+    """``p + c`` in float64 rounded to odd: an inexact even sum moves one ulp toward the exact
+    one (TwoSum's error), so that rounding it to float32 is the correct rounding of the exact
+    sum (53 >= 24 + 2 bits)."""
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
+    if fix.any():
+        s[fix] = np.nextafter(s[fix], np.copysign(np.inf, err[fix]))
+    return s
+
+
+def _fma32_numpy(a, b, c) -> np.ndarray:
+    """float32 ``fma(a, b, c)`` over arrays: the product of two float32 values is exact in
+    float64, the sum rounded to odd, then to float32."""
+    p = np.multiply(a, b, dtype=np.float64)
+    return _sum_to_odd(p, np.asarray(c, np.float64)).astype(np.float32)
+
+
 def uniform32_numpy(mt, pos, out: np.ndarray, a: float, b: float, clamp: bool) -> bool:
     """``uniform32`` in NumPy, bit for bit: False (nothing drawn) where ``to - from`` is not a
     finite float32. The FMA ``u * w + lo`` in float32 is emulated in float64: ``u * w`` is
@@ -230,13 +250,7 @@ def uniform32_numpy(mt, pos, out: np.ndarray, a: float, b: float, clamp: bool) -
     for raw in numpy_words(mt, pos, flat.size):
         p = (raw & np.uint64(0xFFFFFF)).astype(np.float64)
         p *= scale
-        s = p + lo64
-        bb = s - p
-        err = (p - (s - bb)) + (lo64 - bb)
-        fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
-        if fix.any():
-            s[fix] = np.nextafter(s[fix], np.copysign(np.inf, err[fix]))
-        v = s.astype(np.float32)
+        v = _sum_to_odd(p, lo64).astype(np.float32)
         if clamp:
             v[v == hi] = lo
         flat[at:at + v.size] = v
@@ -361,6 +375,70 @@ def normal_fill32(mt, pos, d, mean, std):
         _box_muller_blocks32(d, lo, hi, m, s)
 
 
+def _log_cephes_numpy(x: np.ndarray) -> np.ndarray:
+    """``_log_cephes`` over a float32 array, the same operations in the same order."""
+    bits = x.view(np.int32)
+    e = (((bits >> 23) & 0xFF) - 0x7F).astype(np.float32) + _F1
+    m = ((bits & np.int32(~0x7F800000)) | np.int32(0x3F000000)).view(np.float32)
+    small = m < _SQRTHF
+    e = np.where(small, e - _F1, e)
+    m = np.where(small, (m - _F1) + m, m - _F1)
+    z = m * m
+    p0, p1, p2, p3, p4, p5, p6, p7, p8 = _LOG_P
+    f = _fma32_numpy
+    y = f(f(f(f(p0, m, p1), m, p2), m, p3), m, p4)
+    y = f(f(f(f(y, m, p5), m, p6), m, p7), m, p8)
+    y = y * m
+    y = f(y, z, e * _LOG_Q1)
+    y = f(-z, _FH, y)
+    m = m + y
+    return f(e, _LOG_Q2, m)
+
+
+def _sincos_cephes_numpy(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_sincos_cephes`` over a float32 array of x >= 0."""
+    j = ((x * _FOPI).astype(np.int32) + 1) & ~1
+    y = j.astype(np.float32)
+    swap_sin = (j & 4) != 0
+    poly = (j & 2) == 0
+    x = ((x + y * _DP1) + y * _DP2) + y * _DP3
+    swap_cos = ((j - 2) & 4) == 0
+    z = x * x
+    f = _fma32_numpy
+    yc = f(f(f(_COS_P[0], z, _COS_P[1]), z, _COS_P[2]) * z, z, -(z * _FH)) + _F1
+    ys = f(f(f(_SIN_P[0], z, _SIN_P[1]), z, _SIN_P[2]) * z, x, x)
+    s, c = np.where(poly, ys, yc), np.where(poly, yc, ys)
+    return np.where(swap_sin, -s, s), np.where(swap_cos, -c, c)
+
+
+def normal_fill32_numpy(mt, pos, d: np.ndarray, mean: float, std: float) -> None:
+    """``normal_fill32`` in NumPy, bit for bit (the uniforms from ``numpy_words``, the cephes
+    polynomials with emulated FMAs): a cold process's first ``randn`` without the ~3.5 s
+    build of the compiled sampler."""
+    n = d.size
+    m, s = np.float32(mean), np.float32(std)
+    for lo, hi in ((0, n), (n - 16, n if n % 16 else n - 16)):
+        at = lo
+        for raw in numpy_words(mt, pos, hi - lo):
+            d[at:at + raw.size] = (raw & np.uint64(0xFFFFFF)).astype(np.float32) * \
+                np.float32(1.0 / (1 << 24))
+            at += raw.size
+        end = lo + (hi - lo) // 16 * 16  # (a partial block is redrawn by the second pass)
+        for b in range(lo, end, 1 << 16):  # blocks of 16: u1 the first 8, u2 the last 8
+            blocks = d[b:min(end, b + (1 << 16))].reshape(-1, 16)
+            _box_muller_numpy(blocks[:, :8], blocks[:, 8:], m, s)
+
+
+def _box_muller_numpy(u1: np.ndarray, u2: np.ndarray, mean, std) -> None:
+    """``_box_muller_pairs32`` over arrays (an infinite or NaN mean or std gives the
+    compiled kernel's infinities and NaNs, without NumPy's warnings)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        radius = np.sqrt(np.float32(-2.0) * _log_cephes_numpy(_F1 - u1))
+        sin, cos = _sincos_cephes_numpy(np.float32(2.0 * math.pi) * u2)
+        u1[...] = _fma32_numpy(radius * cos, std, mean)
+        u2[...] = _fma32_numpy(radius * sin, std, mean)
+
+
 @numba.njit(cache=True, nogil=True)
 def normal_fill64(mt, pos, d, mean, std):
     """The same for float64 (libm's log, cos and sin)."""
@@ -409,6 +487,16 @@ def from_to(mt, pos, out, rng, base, wide):
             else:
                 v = (np.uint64(raw[2 * i]) << np.uint64(32)) | np.uint64(raw[2 * i + 1])
                 o[i] = np.int64(v) if r == 0 else np.int64(v % r) + base
+
+
+def from_to_numpy(mt, pos, out: np.ndarray, rng, base) -> None:
+    """``from_to`` in NumPy for 32-bit draws (``wide`` False, ``rng`` > 0): a cold
+    process's first ``randint`` without building the compiled sampler (~1.3 s with
+    ``draws`` inside)."""
+    r, at = np.uint64(rng), 0
+    for raw in numpy_words(mt, pos, out.size):
+        out[at:at + raw.size] = (raw % r).astype(np.int64) + np.int64(base)
+        at += raw.size
 
 
 @numba.njit(cache=True, nogil=True)

@@ -231,20 +231,26 @@ def _store(v: np.ndarray, buf: np.ndarray) -> None:
         v[...] = buf.reshape(v.shape)
 
 
-# A process's first float32 uniform_ calls (a model's initialisation) draw through NumPy's
-# MT19937 (``mt19937.uniform32_numpy``, the same bits) while the compiled ``uniform32`` is not
-# loaded, up to this many calls and elements: NumPy's path costs 0.1-0.2 ms a call and ~10 ns
-# an element, the compiled kernel ~1.2 s to build cold (~4 ms to load from the disk cache)
-# and ~0.3 ns an element. Past the budget, the compiled kernel.
-_NUMPY_START = {"calls": 64, "elements": 1 << 22}
+# A process's first float32 uniform_ and normal_ calls and its first 32-bit integer draws (a
+# model's initialisation, its first inputs and labels) draw through NumPy's MT19937, with the
+# same bits (``mt19937.uniform32_numpy``, ``normal_fill32_numpy``, ``from_to_numpy``), while
+# the compiled kernel is not loaded, up to a budget of calls and elements per kernel. NumPy's
+# uniform costs 0.1-0.2 ms a call and ~10 ns an element, its normal ~1 ms a call and ~180 ns
+# an element; the compiled kernels ~1.2 s (uniform32) to ~3.5 s (normal_fill32, uniform32
+# inside) to build cold, ~4 ms to load from the disk cache, and 0.3-3 ns an element. Past the
+# budget, the compiled kernel.
+_NUMPY_START = {"uniform32": {"calls": 64, "elements": 1 << 22},
+                "normal_fill32": {"calls": 32, "elements": 1 << 20},
+                "from_to": {"calls": 64, "elements": 1 << 22}}
 
 
-def _numpy_start(n: int) -> bool:
-    if _mt.uniform32.signatures or _NUMPY_START["calls"] <= 0 or \
-            _NUMPY_START["elements"] < n:
+def _numpy_start(n: int, kernel: str) -> bool:
+    """Whether ``n`` more draws of ``kernel`` go through NumPy (and spend its budget)."""
+    budget = _NUMPY_START[kernel]
+    if getattr(_mt, kernel).signatures or budget["calls"] <= 0 or budget["elements"] < n:
         return False
-    _NUMPY_START["calls"] -= 1
-    _NUMPY_START["elements"] -= n
+    budget["calls"] -= 1
+    budget["elements"] -= n
     return True
 
 
@@ -268,16 +274,18 @@ def _torch_fill(t: Tensor, gen, dist: int, a: float, b: float) -> None:
         if dist == UNIFORM:
             if wide:
                 _mt.uniform64(mt, pos, buf, float(a), float(b))
-            elif not (_numpy_start(n) and
+            elif not (_numpy_start(n, "uniform32") and
                       _mt.uniform32_numpy(mt, pos, buf, float(a), float(b), d is _dt.float32)):
                 _mt.uniform32(mt, pos, buf, float(a), float(b), d is _dt.float32)
         elif t._a.flags.c_contiguous and n >= 16:  # normal_fill
             if wide:
                 _mt.normal_fill64(mt, pos, buf, float(a), float(b))
-            elif d is _dt.float32:
-                _mt.normal_fill32(mt, pos, buf, float(a), float(b))
-            else:
+            elif d is not _dt.float32:
                 _mt.normal_blocks32(mt, pos, buf, float(a), float(b))
+            elif _numpy_start(n, "normal_fill32"):
+                _mt.normal_fill32_numpy(mt, pos, buf, float(a), float(b))
+            else:
+                _mt.normal_fill32(mt, pos, buf, float(a), float(b))
         else:  # normal_distribution<double>, element by element
             z = np.empty(n, np.float64)
             _mt.normal_serial(mt, pos, gen._normal, z, float(a), float(b))
@@ -358,7 +366,10 @@ def draw_int(t: Tensor, gen, low: int, rng: int) -> None:
     buf = np.empty(n, np.int64)
     wide = rng == 0 or (rng >= 1 << 32 and t.dtype in _WIDE_INTS)
     with gen._lock:
-        _mt.from_to(gen._mt, gen._pos, buf, np.uint64(rng), np.int64(low), wide)
+        if not wide and _numpy_start(n, "from_to"):
+            _mt.from_to_numpy(gen._mt, gen._pos, buf, rng, low)
+        else:
+            _mt.from_to(gen._mt, gen._pos, buf, np.uint64(rng), np.int64(low), wide)
     if t.dtype is _dt.bool:
         buf = buf != 0
     _store(v, buf)
