@@ -14,10 +14,10 @@ cache key covers the file of its scalar function, so edits here reach cached ker
 import math
 
 import numpy as np
-from numba import njit
 
 from . import fastmath as fm
 from .fastmath._intrinsics import _fma
+from .jit import njit
 from .special_math import _I0_A, _I0_B, _I1_A, _I1_B
 
 # Cephes' coefficient tables (ATen keeps them per function: J0 shares P and Q with Y0, J1 with

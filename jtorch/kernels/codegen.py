@@ -41,7 +41,8 @@ def header(title: str, fns: list, consts: dict) -> list:
     return [f"# {title}",
             f"# scalar sources {fingerprint(*fns, fastmath_fingerprint(), calls.fingerprint())[:16]}",
             "import numpy as np",
-            "from numba import njit, prange",
+            "from numba import prange",
+            "from jtorch.kernels.jit import njit",
             "from jtorch.kernels.cpu.calls import outlined",
             "from jtorch.kernels.registry import scalar_of",
             *[f"{k} = {v}" for k, v in consts.items()]]

@@ -15,11 +15,12 @@ their first product as it does, so float64 results agree with torch's bit for bi
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
 from . import fastmath as fm
 from .fastmath._intrinsics import _fma
+from .jit import njit
 
 _INT64_MIN = np.int64(-(2**63))
 _TWO63 = 9.223372036854775808e18

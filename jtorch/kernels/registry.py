@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .jit import njit
+
 # Dtype rules of pointwise ops (what TensorIterator calls its config).
 PROMOTE = "promote"          # result = promoted input dtype (add, mul, neg, maximum)
 INT_TO_FLOAT = "int_to_float"  # integer/bool results become the default float (exp, true div)
@@ -191,8 +193,7 @@ def scalar_of(name: str, which: str = "scalar") -> Callable:
     key = (name, which)
     fn = _jitted.get(key)
     if fn is None:
-        import numba
 
-        fn = numba.njit(inline="always", cache=False)(getattr(REGISTRY[name], which))
+        fn = njit(inline="always", cache=False)(getattr(REGISTRY[name], which))
         _jitted[key] = fn
     return fn

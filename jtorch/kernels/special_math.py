@@ -15,9 +15,9 @@ calls them (CPU and CUDA), not vectorised.
 import math
 
 import numpy as np
-from numba import njit
 
 from .fastmath._intrinsics import _fma
+from .jit import njit
 
 _PSI_10 = 2.25175258906672110764
 _DIGAMMA_A = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,

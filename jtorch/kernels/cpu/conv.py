@@ -45,12 +45,13 @@ import numpy as np
 from numba import prange
 
 from ... import _allocator, _settings, _threads
+from ..jit import njit
 from . import conv_direct as _dc
 from . import conv_winograd as _wg
 from . import matmul as _mm
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _span(o_len, stride, offset, size):
     """[lo, hi) of output indices o with 0 <= o*stride + offset < size."""
     lo = 0
@@ -64,7 +65,7 @@ def _span(o_len, stride, offset, size):
     return lo, hi
 
 
-_jit = numba.njit(cache=True, nogil=True, inline="always")
+_jit = njit(cache=True, nogil=True, inline="always")
 
 
 @_jit
@@ -147,7 +148,7 @@ def _im2col_gather(xc, cols, tab, r):
             dst[p] = src[q] if q >= 0 else zero
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def im2col(x, cols, geo):
     """cols[(c, i, j, l), n, od, oh, ow] = x[n, c, od*sd-pd+i*dd, oh*sh-ph+j*dh, ow*sw-pw+l*dw]
     (zero outside x); x is (N, C, D, H, W) (C-contiguous for short rows), cols
@@ -162,7 +163,7 @@ def im2col(x, cols, geo):
             _im2col_task(x, cols, r, geo)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def im2col_par(x, cols, geo):
     if cols.shape[4] < _SHORT_ROW:
         tab = _gather_tables(x, cols, geo)
@@ -218,13 +219,13 @@ def _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i):
     _conv_image_into(x, w3, bias, with_bias, y3[i], geo, tab, buf, i)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def conv_images(x, w3, bias, with_bias, y3, geo, tab, buf):
     for i in range(x.shape[0]):
         _conv_image(x, w3, bias, with_bias, y3, geo, tab, buf, i)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def conv_images_par(x, w3, bias, with_bias, y3, geo, tab, buf, nt):
     """Images split evenly over ``nt`` threads (Numba's count, passed in: reading it here
     would keep the kernel out of the disk cache), each with its own column buffer (``buf``
@@ -261,13 +262,13 @@ def _conv_t_image(x3, w3, bias, with_bias, y, geo, tab, buf, i):
         _add_channel_bias(yi.reshape(n_ch, -1), bias)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def conv_t_images(x3, w3, bias, with_bias, y, geo, tab, buf):
     for i in range(x3.shape[0]):
         _conv_t_image(x3, w3, bias, with_bias, y, geo, tab, buf, i)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def conv_t_images_par(x3, w3, bias, with_bias, y, geo, tab, buf, nt):
     n_img = x3.shape[0]
     per = (n_img + nt - 1) // nt
@@ -292,7 +293,7 @@ def _weight_image(x, g3, acc, tmp, geo, tab, buf, i):
                 a[r, q] += tmp[r, q]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def weight_images(x, g3, acc, geo, tab, buf):
     acc[...] = 0
     tmp = np.empty(acc.shape[1:], acc.dtype)
@@ -300,7 +301,7 @@ def weight_images(x, g3, acc, geo, tab, buf):
         _weight_image(x, g3, acc, tmp, geo, tab, buf, i)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def weight_images_par(x, g3, acc, geo, tab, buf, nt):
     """Per-thread partial sums over each thread's images, added up at the end."""
     n_img = x.shape[0]
@@ -375,7 +376,7 @@ def _col2im_scatter(c3, oc, tab, t):
                 dst[q] += src[p]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def col2im(cols, out, geo):
     """The adjoint of ``im2col``: ``out`` (N, C, D, H, W) is overwritten with the sums of the
     column entries that read each element; one task per (n, c) plane, so no races."""
@@ -390,7 +391,7 @@ def col2im(cols, out, geo):
             _col2im_plane(c3, out, t, geo, cols.shape[2:])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def col2im_par(cols, out, geo):
     c3 = cols.reshape(cols.shape[0], cols.shape[1], -1)
     if cols.shape[4] < _SHORT_ROW:
@@ -419,14 +420,14 @@ def _swap_row(src, bias, dst, t, with_bias):
             d[i] = s[i]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def swap01(src, bias, dst, with_bias):
     """dst[b, a, :] = src[a, b, :] (+ bias[a]) for 3-D arrays (batch-major <-> channel-major)."""
     for t in range(src.shape[0] * src.shape[1]):
         _swap_row(src, bias, dst, t, with_bias)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def swap01_par(src, bias, dst, with_bias):
     for t in prange(src.shape[0] * src.shape[1]):
         _swap_row(src, bias, dst, t, with_bias)

@@ -19,13 +19,13 @@ where A(i, p) = a[a0 + i*lda + p] (or a[a0 + p*lda + i] when ``ta``) and likewis
 
 from __future__ import annotations
 
-import numba
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np import linalg as _nl
 from numba.np.arrayobj import make_array
 
+from ..jit import njit
 from ..source import _bind_blas
 
 _bind_blas()  # scipy's BLAS extension without scipy.linalg's Python API (source.py)
@@ -84,7 +84,7 @@ def gemm(typingctx, ta, tb, m, n, k, a, a0, lda, b, b0, ldb, beta, c, c0, ldc):
     return sig, codegen
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gemm_check(a, b, c):
     """c = a @ b for C-contiguous 2-D arrays (a smoke test of ``gemm``)."""
     gemm(False, False, c.shape[0], c.shape[1], a.shape[1], a, 0, a.shape[1], b, 0, b.shape[1],

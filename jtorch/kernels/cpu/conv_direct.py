@@ -49,14 +49,15 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 
+from ..jit import njit
 from .calls import external
 
-_njit = numba.njit(cache=True, nogil=True)
-_inner = numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)  # called by kernels only
+_njit = njit(cache=True, nogil=True)
+_inner = njit(cache=True, nogil=True, no_cpython_wrapper=True)  # called by kernels only
 # inlined in Numba's IR: a linked callee is optimised again inside each caller's module (the
 # micro-kernel dispatch and the forward's item, inlined: the first conv2d with empty caches
 # 5.2 -> 3.9 s, with its weight gradient 4.8 -> 4.3 s, the 32 x 8 builds included)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_inline = njit(cache=True, nogil=True, inline="always")
 _f32 = ir.FloatType()
 _i32 = ir.IntType(32)
 
@@ -450,7 +451,7 @@ def forward(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb):
     _forward_items_ext(x, xp, pos, off, wt, bias, y, chunk, _ZERO, n_items, pads, pb)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def forward_par(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb, nt):
     """``forward`` with the items split evenly over ``nt`` threads, each with its own padded
     image (``xp`` gives the shape)."""
@@ -464,7 +465,7 @@ def forward_par(x, xp, pos, off, wt, bias, y, chunk, n_items, pads, pb, nt):
 forward_wide = _variant(forward, "forward_wide", _njit,
                         _forward_items_ext=external(_forward_items_wide))
 forward_par_wide = _variant(forward_par, "forward_par_wide",
-                            numba.njit(cache=True, nogil=True, parallel=True),
+                            njit(cache=True, nogil=True, parallel=True),
                             _forward_items_ext=external(_forward_items_wide))
 
 
@@ -513,7 +514,7 @@ def weight(xf, rows, off, gt, zero, gwt, n_g, ob, grp, chunk, n_items):
                       min(chunk, total - r0))  # (np.int64: weight_par's signature)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def weight_par(xf, rows, off, gt, zero, gwt, n_g, ob, grp, chunk, n_items, nt):
     """``weight`` with the items split evenly over ``nt`` threads (each sums its own items over
     all the rows, in order: the same sums on any number of threads)."""

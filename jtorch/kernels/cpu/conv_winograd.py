@@ -29,13 +29,13 @@ gradient sums each part of the images into its own accumulator, added at the end
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
+from ..jit import njit
 from .conv_blas import gemm
 
-_njit = numba.njit(cache=True, nogil=True)
+_njit = njit(cache=True, nogil=True)
 
 
 # -- layout copies ----------------------------------------------------------------------------
@@ -283,7 +283,7 @@ def forward(x, wh, bias, with_bias, y, ph, pw, rows):
         _forward_image(x, wh, bias, with_bias, y, i, ph, pw, rows, xp, xh, yh, ti, to)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def forward_par(x, wh, bias, with_bias, y, ph, pw, rows, nt):
     """``forward`` with the images split evenly over ``nt`` threads (BLAS serial in each)."""
     n_img = x.shape[0]
@@ -315,7 +315,7 @@ def weight(x, g4, acc, ph, pw, rows):
         _weight_image(x, g4, a, i, ph, pw, rows, xp, gp, xh, gh, ti, tg)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def weight_par(x, g4, acc, ph, pw, rows, nt):
     """``weight`` over ``nt`` parts of the images, each summed into its own acc[p]."""
     n_img = x.shape[0]

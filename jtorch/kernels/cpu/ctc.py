@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import _threads
 from ...tensor import Tensor
+from ..jit import njit
 
 _NEGINF = -math.inf
 
@@ -27,7 +27,7 @@ def _prime(tg, off, s, blank):
     return blank if s % 2 == 0 else tg[off + s // 2]
 
 
-_prime_j = numba.njit(cache=True, nogil=True, inline="always")(_prime)
+_prime_j = njit(cache=True, nogil=True, inline="always")(_prime)
 
 
 def _lse3(a, b, c):
@@ -37,7 +37,7 @@ def _lse3(a, b, c):
     return math.log(math.exp(a - m) + math.exp(b - m) + math.exp(c - m)) + m
 
 
-_lse3_j = numba.njit(cache=True, nogil=True, inline="always")(_lse3)
+_lse3_j = njit(cache=True, nogil=True, inline="always")(_lse3)
 
 
 def _alpha_item(lp, tg, offs, il, tl, blank, la, nll, bad, b):
@@ -74,16 +74,16 @@ def _alpha_item(lp, tg, offs, il, tl, blank, la, nll, bad, b):
     nll[b] = -_lse3_j(la[b, t_in - 1, 2 * t_len], la[b, t_in - 1, 2 * t_len - 1], _NEGINF)
 
 
-_alpha_j = numba.njit(cache=True, nogil=True, inline="always")(_alpha_item)
+_alpha_j = njit(cache=True, nogil=True, inline="always")(_alpha_item)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def ctc_alpha(lp, tg, offs, il, tl, blank, la, nll, bad):
     for b in range(lp.shape[1]):
         _alpha_j(lp, tg, offs, il, tl, blank, la, nll, bad, b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def ctc_alpha_par(lp, tg, offs, il, tl, blank, la, nll, bad):
     for b in prange(lp.shape[1]):
         _alpha_j(lp, tg, offs, il, tl, blank, la, nll, bad, b)
@@ -139,16 +139,16 @@ def _grad_item(g, lp, tg, offs, il, tl, blank, la, nll, zero_infinity, lb, gi, b
                 gi[t, b, c] = 0.0
 
 
-_grad_j = numba.njit(cache=True, nogil=True, inline="always")(_grad_item)
+_grad_j = njit(cache=True, nogil=True, inline="always")(_grad_item)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def ctc_grad(g, lp, tg, offs, il, tl, blank, la, nll, zero_infinity, lb, gi):
     for b in range(lp.shape[1]):
         _grad_j(g, lp, tg, offs, il, tl, blank, la, nll, zero_infinity, lb, gi, b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def ctc_grad_par(g, lp, tg, offs, il, tl, blank, la, nll, zero_infinity, lb, gi):
     for b in prange(lp.shape[1]):
         _grad_j(g, lp, tg, offs, il, tl, blank, la, nll, zero_infinity, lb, gi, b)

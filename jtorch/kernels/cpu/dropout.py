@@ -5,13 +5,13 @@ product written together, instead of four kernel calls and three passes over mem
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ..jit import njit
 from .mt19937 import _CHUNK, uniform64
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def dropout_noise(mt, pos, x, noise, y, keep, scale):
     """For the contiguous ``x``: ``noise[i]`` = ``scale`` where a float64 uniform is below
     ``keep`` (``bernoulli_distribution<double>``), else 0; ``y[i] = x[i] * noise[i]``."""

@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ... import _allocator, _flags
 from ..._threads import _State, get_num_threads
 from ...tensor import Tensor
+from ..jit import njit
 from .fill import alloc
 
 try:

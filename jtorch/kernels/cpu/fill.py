@@ -19,6 +19,7 @@ from ... import _allocator, _settings, _threads, dispatch
 from ... import dtypes as _dt
 from ...cuda_array import CudaArray, download
 from ...tensor import Tensor
+from ..jit import njit
 
 
 @intrinsic
@@ -47,13 +48,13 @@ def cast_like(typingctx, like, x):
 
 # -- constant fill ---------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _fill(out, v):
     for i in range(out.size):
         out[i] = v
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _fill_par(out, v):
     for i in numba.prange(out.size):
         out[i] = v
@@ -125,7 +126,7 @@ def zeros_cpu(plan) -> Tensor:
 # vector's first index rounded to the output dtype; the chunk's tail is ``fma(step, i, start)``.
 # start/step are float64 (ATen's CPU accumulate type for float32 and float64).
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _arange_chunk(out, start, step, width, lo, hi):
     nv = (hi - lo) // (2 * width) * (2 * width)
     for j in range(0, nv, width):
@@ -138,27 +139,27 @@ def _arange_chunk(out, start, step, width, lo, hi):
         out[i] = fma(step, np.float64(i), start)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _arange_float(out, start, step, width, chunk):
     n = out.size
     for c in range((n + chunk - 1) // chunk):
         _arange_chunk(out, start, step, width, c * chunk, min(n, (c + 1) * chunk))
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _arange_float_par(out, start, step, width, chunk):
     n = out.size
     for c in numba.prange((n + chunk - 1) // chunk):
         _arange_chunk(out, start, step, width, c * chunk, min(n, (c + 1) * chunk))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _arange_int(out, start, step):
     for i in range(out.size):
         out[i] = start + step * i
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _arange_int_par(out, start, step):
     for i in numba.prange(out.size):
         out[i] = start + step * i
@@ -181,7 +182,7 @@ def arange_float(out: np.ndarray, start: float, step: float) -> None:
     fn(out, np.float64(start), np.float64(step), width, _chunk(n))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def round_half(x):
     """The float16 nearest to float32 ``x`` (ties to even), as a float32 (Numba has no half)."""
     a = abs(np.float64(x))
@@ -192,7 +193,7 @@ def round_half(x):
     return np.float32(math.copysign(np.rint(a / ulp) * ulp, x))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def round_bfloat16(x):
     """The bfloat16 nearest to float32 ``x`` (ties to even), as a float32."""
     a = abs(np.float64(x))
@@ -203,12 +204,12 @@ def round_bfloat16(x):
     return np.float32(math.copysign(np.rint(a / ulp) * ulp, x))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _round16(x, bf):
     return round_bfloat16(x) if bf else round_half(x)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _arange_half(out, start, step, chunk, bf):
     """ATen's Half and BFloat16 arange: float32 accumulation, 16-lane vectors whose base and
     lanes are rounded to the type (``bf``: bfloat16); ``out`` is float32 holding exactly
@@ -244,21 +245,21 @@ def arange_int(out: np.ndarray, start: int, step: int) -> None:
 # linspace: step = (end - start) / (steps - 1) in the output's float type; the first half is
 # fma(step, i, start), the second half fma(-step, steps - 1 - i, end) (both ends are exact).
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _linspace_at(i, start, end, step, steps):
     if i < steps // 2:
         return fma(step, cast_like(step, i), start)
     return fma(-step, cast_like(step, steps - 1 - i), end)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _linspace(out, start, end, step):
     n = out.size
     for i in range(n):
         out[i] = _linspace_at(i, start, end, step, n)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _linspace_par(out, start, end, step):
     n = out.size
     for i in numba.prange(n):
@@ -272,21 +273,21 @@ def linspace(out: np.ndarray, start, end, step) -> None:
     fn(out, t(start), t(end), t(step))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _logspace_at(i, base, start, end, step, steps):
     if i < steps // 2:
         return base ** (start + step * i)
     return base ** (end - step * (steps - 1 - i))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _logspace(out, base, start, end, step):
     n = out.size
     for i in range(n):
         out[i] = _logspace_at(i, base, start, end, step, n)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _logspace_par(out, base, start, end, step):
     n = out.size
     for i in numba.prange(n):

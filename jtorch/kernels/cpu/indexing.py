@@ -13,7 +13,6 @@ strides (see ``movement.buffer``); pure moves see dtypes as raw unsigned integer
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
@@ -23,6 +22,7 @@ from ... import dtypes as _dt
 from ...shape import bcast_strides, elem_strides
 from ...shape import broadcast_shapes as _broadcast_shapes
 from ...tensor import Tensor
+from ..jit import njit
 from ..plan import Inplace as _Inplace
 from ..plan import Out as _Out
 from ..registry import REGISTRY as _OPS
@@ -41,7 +41,7 @@ def _arr(x) -> np.ndarray:
 
 # -- gather ---------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gather_task(t, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, ioff, istr, size,
                  wrap, err):
     nd = shape.size - 1
@@ -96,7 +96,7 @@ def _gather_task(t, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, io
         out[po + j * a] = x[px + j * b + v * xds]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gather(ntasks, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, ioff, istr, size,
             wrap, err):
     for t in range(ntasks):
@@ -106,7 +106,7 @@ def _gather(ntasks, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, io
             return
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gather_par(ntasks, nb, blk, shape, out, ooff, ostr, x, xoff, xstr, xds, idx, ioff, istr,
                 size, wrap, err):
     for t in prange(ntasks):
@@ -133,7 +133,7 @@ def gather(shape, out, ooff, ostr, x, xoff, xstr, xds, idx, ioff, istr, size, wr
 
 # -- bincount -------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def value_range(x):
     """(min, max) of a non-empty 1-D array."""
     lo = hi = x[0]
@@ -144,14 +144,14 @@ def value_range(x):
     return lo, hi
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def count_into(x, out):
     """out[v] += 1 for each value v of x (all in range)."""
     for i in range(x.size):
         out[x[i]] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def count_weighted_into(x, w, out):
     """out[x[i]] += w[i] in order (index_add's sums)."""
     for i in range(x.size):
@@ -163,7 +163,7 @@ def count_weighted_into(x, w, out):
 COPY, ADD, MUL, AMAX, AMIN = 0, 1, 2, 3, 4
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr):
     r = np.int64(r)  # a prange index may arrive unsigned; keep offset arithmetic in int64
     nd = shape.size - 1
@@ -179,14 +179,14 @@ def _scatter_row(r, shape, doff, dstr, ioff, istr, soff, sstr):
     return pd, pi, ps
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _check(v, size, wrap):
     if v < 0 and wrap:
         v += size
     return v, v < 0 or v >= size
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _scatter_copy_row(r, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
                       wrap, err):
     nd = shape.size - 1
@@ -209,7 +209,7 @@ def _scatter_copy_row(r, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff
         dst[pd + j * a + v * dds] = src[ps + j * c]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _scatter_copy(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
                   wrap, err):
     for r in range(rows):
@@ -219,7 +219,7 @@ def _scatter_copy(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff,
             return
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _scatter_copy_par(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
                       wrap, err):
     # Rows run concurrently: where two positions write one element, either value may win
@@ -229,7 +229,7 @@ def _scatter_copy_par(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, s
                           size, wrap, err)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _reduce_into(dst, p, s, mode):
     if mode == 1:
         dst[p] += s
@@ -242,7 +242,7 @@ def _reduce_into(dst, p, s, mode):
         dst[p] = s
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _scatter_reduce(rows, shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
                     wrap, mode, err):
     # Serial: positions that share an index accumulate into one element.
@@ -311,7 +311,7 @@ def scatter(shape, dst, doff, dstr, dds, idx, ioff, istr, src, soff, sstr, size,
 
 # -- advanced-index offsets -----------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _offsets_task(t, nb, blk, shape, idx, ioff, istr, size, stride, offs, err):
     nd = shape.size - 1
     t = np.int64(t)  # prange indices may be unsigned
@@ -336,7 +336,7 @@ def _offsets_task(t, nb, blk, shape, idx, ioff, istr, size, stride, offs, err):
         offs[lin + j] += v * stride
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _offsets(ntasks, nb, blk, shape, idx, ioff, istr, size, stride, offs, err):
     for t in range(ntasks):
         _offsets_task(t, nb, blk, shape, idx, ioff, istr, size, stride, offs, err)
@@ -344,7 +344,7 @@ def _offsets(ntasks, nb, blk, shape, idx, ioff, istr, size, stride, offs, err):
             return
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _offsets_par(ntasks, nb, blk, shape, idx, ioff, istr, size, stride, offs, err):
     for t in prange(ntasks):
         _offsets_task(t, nb, blk, shape, idx, ioff, istr, size, stride, offs, err)
@@ -366,7 +366,7 @@ def add_offsets(offs: np.ndarray, shape, idx, ioff, istr, size: int, stride: int
 
 # -- nonzero --------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _nz_row(t, nb, blk, shape, xoff, xstr, coords):
     nd = shape.size - 1
     t = np.int64(t)  # prange indices may be unsigned
@@ -381,7 +381,7 @@ def _nz_row(t, nb, blk, shape, xoff, xstr, coords):
     return px, lo, min(shape[nd], lo + blk)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _nz_count(t, nb, blk, shape, x, xoff, xstr, coords):
     px, lo, hi = _nz_row(t, nb, blk, shape, xoff, xstr, coords)
     c = xstr[shape.size - 1]
@@ -396,7 +396,7 @@ def _nz_count(t, nb, blk, shape, x, xoff, xstr, coords):
     return k
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, k, count, coords):
     # the set elements' last coordinates first, then the task's row coordinates (the same for
     # all its entries) as slice fills: an inner loop over the dims per set element, with the
@@ -424,7 +424,7 @@ def _nz_fill(t, nb, blk, shape, x, xoff, xstr, out, total, k, count, coords):
         out[d * total + k0:d * total + k] = q
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _prefix(counts):
     starts = np.empty(counts.size, np.int64)
     acc = 0
@@ -434,7 +434,7 @@ def _prefix(counts):
     return starts, acc
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _nonzero(ntasks, nb, blk, shape, x, xoff, xstr):
     coords = np.empty(shape.size, np.int64)  # (one scratch: a task's row coordinates)
     counts = np.empty(ntasks, np.int64)
@@ -447,7 +447,7 @@ def _nonzero(ntasks, nb, blk, shape, x, xoff, xstr):
     return out, total
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _nonzero_par(ntasks, nb, blk, shape, x, xoff, xstr):
     counts = np.empty(ntasks, np.int64)
     for t in prange(ntasks):
@@ -887,7 +887,7 @@ def masked_fill_cpu(plan, x: Tensor, mask: Tensor, value_t=None) -> Tensor:
 _ROW_FILL_DTYPES = {np.dtype(np.float32), np.dtype(np.float64)}  # masked_rows' builds
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def masked_rows(x, m, value, out):
     """out[i, j] = value where m[j], else x[i, j]."""
     v = out.dtype.type(value)
@@ -1035,7 +1035,7 @@ def nonzero_cpu(plan, x: Tensor) -> Tensor:
 
 # -- embedding ------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _embedding_rows(weight, idx, out):
     """out[i] = weight[idx[i]] (negative indices from the end); returns the position of the
     first index out of range, or -1 (then nothing is trusted: the caller raises)."""
@@ -1075,7 +1075,7 @@ def embedding_cpu(plan, weight: Tensor, indices: Tensor) -> Tensor:
     return res
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _embedding_grad_rows(g, idx, pad, out):
     """out[idx[i] mod n] += g[i] for i in order, skipping indices equal to ``pad`` (-1: none):
     the sums of zeros + index_add, element by element in the same order."""

@@ -25,6 +25,8 @@ from numba import prange, types
 from numba.extending import overload
 from numba.np import linalg as _nl
 
+from ..jit import njit
+
 _INT = _nl.F_INT_nptype  # LAPACK's integer (int32)
 
 
@@ -283,7 +285,7 @@ def _sytrs(hermitian, a, ipiv, b):
     return impl
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _assign(w, a):
     """w[:, :] = a as element loops: a 2-d slice assignment compiles Numba's string-formatted
     shape-mismatch error, a second or two on a cold cache."""
@@ -292,7 +294,7 @@ def _assign(w, a):
             w[i, j] = a[i, j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _fcopy(a):
     """A column-major copy of the 2-D ``a``."""
     m, n = a.shape
@@ -313,12 +315,12 @@ def _fcopy(a):
 # itself, or in a plain contiguous copy, instead of a transposed scratch.
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _span(n, parts, p):
     return n * p // parts, n * (p + 1) // parts
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _lu_factor_span(a, lu, piv, info, lo, hi):
     k = min(a.shape[1], a.shape[2])
     ipiv = np.zeros(max(k, 1), _INT)
@@ -330,20 +332,20 @@ def _lu_factor_span(a, lu, piv, info, lo, hi):
             piv[b, j] = ipiv[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def lu_factor(a, lu, piv, info):
     """getrf of each matrix: ``lu`` (B, m, n), ``piv`` (B, k) one-based, ``info`` (B,)."""
     _lu_factor_span(a, lu, piv, info, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def lu_factor_par(a, lu, piv, info, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _lu_factor_span(a, lu, piv, info, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _inv_span(a, out, info, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
@@ -364,20 +366,20 @@ def _inv_span(a, out, info, lo, hi):
         _assign(w, f)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def inv(a, out, info):
     """getrf + getri of each square matrix; info > 0 names the first zero pivot."""
     _inv_span(a, out, info, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def inv_par(a, out, info, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _inv_span(a, out, info, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _det_span(a, out, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
@@ -395,20 +397,20 @@ def _det_span(a, out, lo, hi):
         out[b] = d
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def det(a, out):
     """The determinant from getrf's diagonal and the pivots' sign."""
     _det_span(a, out, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def det_par(a, out, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _det_span(a, out, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _slogdet_span(a, sign, logabs, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
@@ -435,20 +437,20 @@ def _slogdet_span(a, sign, logabs, lo, hi):
         logabs[b] = la
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def slogdet(a, sign, logabs):
     """sign (unit modulus, or 0) and log|det| from getrf's diagonal."""
     _slogdet_span(a, sign, logabs, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def slogdet_par(a, sign, logabs, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _slogdet_span(a, sign, logabs, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _solve_span(a, rhs, out, info, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
@@ -459,20 +461,20 @@ def _solve_span(a, rhs, out, info, lo, hi):
         out[b] = x
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def solve(a, rhs, out, info):
     """gesv of each (n, n) matrix against its (n, k) right-hand sides."""
     _solve_span(a, rhs, out, info, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def solve_par(a, rhs, out, info, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _solve_span(a, rhs, out, info, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _cholesky_span(a, out, info, upper, lo, hi):
     n = a.shape[1]
     # a's lower triangle is the upper one of a^T (column-major a^T is a's row-major storage),
@@ -491,20 +493,20 @@ def _cholesky_span(a, out, info, upper, lo, hi):
                     w[i, j] = 0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def cholesky(a, out, info, upper):
     """potrf reading one triangle; the other triangle of the result is zero."""
     _cholesky_span(a, out, info, upper, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def cholesky_par(a, out, info, upper, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _cholesky_span(a, out, info, upper, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _eigh_span(a, vals, vecs, info, upper, want_vectors, lo, hi):
     uplo = ord("U") if upper else ord("L")
     jobz = ord("V") if want_vectors else ord("N")
@@ -515,20 +517,20 @@ def _eigh_span(a, vals, vecs, info, upper, want_vectors, lo, hi):
             vecs[b] = w
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def eigh(a, vals, vecs, info, upper, want_vectors):
     """syevd/heevd: ascending eigenvalues, eigenvectors as columns."""
     _eigh_span(a, vals, vecs, info, upper, want_vectors, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def eigh_par(a, vals, vecs, info, upper, want_vectors, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _eigh_span(a, vals, vecs, info, upper, want_vectors, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _svd_span(a, u, s, vh, info, full, want_vectors, lo, hi):
     # a^T = conj(V) S U^T: gesdd of the row-major storage (column-major a^T) puts conj(V) in
     # column-major, which is vh = V^H row-major, and U^T in column-major, which is u row-major
@@ -543,20 +545,20 @@ def _svd_span(a, u, s, vh, info, full, want_vectors, lo, hi):
             info[b] = gesdd(jobz, w.T, s[b], no, no)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def svd(a, u, s, vh, info, full, want_vectors):
     """gesdd: jobz 'A' (full), 'S' (thin) or 'N' (values only)."""
     _svd_span(a, u, s, vh, info, full, want_vectors, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def svd_par(a, u, s, vh, info, full, want_vectors, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _svd_span(a, u, s, vh, info, full, want_vectors, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _qr_span(a, q, r, complete, want_q, lo, hi):
     m, n = a.shape[1], a.shape[2]
     k = min(m, n)
@@ -579,20 +581,20 @@ def _qr_span(a, q, r, complete, want_q, lo, hi):
         q[b] = qq
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def qr(a, q, r, complete, want_q):
     """geqrf, R from its upper triangle, Q (m, q.shape[2]) from orgqr."""
     _qr_span(a, q, r, complete, want_q, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def qr_par(a, q, r, complete, want_q, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _qr_span(a, q, r, complete, want_q, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def geqrf_batch(a, out, tau):
     """LAPACK's geqrf output as is: R above the diagonal, the reflectors below."""
     k = min(a.shape[1], a.shape[2])
@@ -605,7 +607,7 @@ def geqrf_batch(a, out, tau):
             tau[b, j] = t[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def householder(a, tau, out):
     """orgqr: the (m, n) Q of the reflectors in ``a``'s columns and ``tau``."""
     m, n = a.shape[1], a.shape[2]
@@ -620,7 +622,7 @@ def householder(a, tau, out):
         out[b] = w
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def eig(a, vals, vecs):
     """geev: complex eigenvalues and unit right eigenvectors of each matrix."""
     n = a.shape[1]
@@ -635,7 +637,7 @@ def eig(a, vals, vecs):
     return worst
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def solve_triangular(a, rhs, out, upper, unit):
     """Substitution: a x = rhs for triangular ``a`` (n, n), rhs (n, k), row by row."""
     n, k = rhs.shape[1], rhs.shape[2]
@@ -657,7 +659,7 @@ def solve_triangular(a, rhs, out, upper, unit):
                     x[i, c] /= d
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def pivots_to_permutation(piv, perm):
     """The row order (B, m) that LAPACK's one-based swaps ``piv`` (B, k) apply."""
     m = perm.shape[1]
@@ -672,7 +674,7 @@ def pivots_to_permutation(piv, perm):
                 perm[b, p] = t
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _ldl_factor_span(a, ld, piv, info, hermitian, lo, hi):
     n = a.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
@@ -686,21 +688,21 @@ def _ldl_factor_span(a, ld, piv, info, hermitian, lo, hi):
             piv[b, j] = ipiv[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def ldl_factor(a, ld, piv, info, hermitian):
     """sytrf/hetrf of each matrix's lower triangle (torch's ``tril`` first): ``ld`` (B, n, n)
     holds the column-major factors, ``piv`` (B, n) LAPACK's pivots, ``info`` (B,)."""
     _ldl_factor_span(a, ld, piv, info, hermitian, 0, a.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def ldl_factor_par(a, ld, piv, info, hermitian, parts):
     for p in prange(parts):
         lo, hi = _span(a.shape[0], parts, p)
         _ldl_factor_span(a, ld, piv, info, hermitian, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _ldl_solve_span(ldt, piv, rhs, out, hermitian, lo, hi):
     n = ldt.shape[1]
     ipiv = np.zeros(max(n, 1), _INT)
@@ -712,14 +714,14 @@ def _ldl_solve_span(ldt, piv, rhs, out, hermitian, lo, hi):
         sytrs(hermitian, ldt[b], ipiv, x)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def ldl_solve(ldt, piv, rhs, out, hermitian):
     """sytrs/hetrs: ``ldt`` (B, n, n) the factors' column-major storage, ``rhs`` (B, n, k),
     ``out`` (B, k, n) the solutions' column-major storage."""
     _ldl_solve_span(ldt, piv, rhs, out, hermitian, 0, ldt.shape[0])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def ldl_solve_par(ldt, piv, rhs, out, hermitian, parts):
     for p in prange(parts):
         lo, hi = _span(ldt.shape[0], parts, p)

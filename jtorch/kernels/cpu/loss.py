@@ -13,9 +13,10 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
+from ..jit import njit
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def nll_targets(target, ignore_index, n_classes, valid, safe):
     """valid = target != ignore_index; safe = target where valid, else 0 (int64); all flat.
     Returns the position of the first valid target outside [0, n_classes), or -1."""
@@ -30,7 +31,7 @@ def nll_targets(target, ignore_index, n_classes, valid, safe):
     return bad
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def nll_forward(x, target, weight, has_weight, ignore_index, losses):
     """x (N, C), target (N,); losses (N,) = -weight[t] * x[n, t], 0 where t == ignore_index.
     Returns (the sum of the losses, the summed weight of the counted targets, the position
@@ -58,7 +59,7 @@ def nll_forward(x, target, weight, has_weight, ignore_index, losses):
     return total, total_weight, bad
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def nll_backward(g, per_row, target, weight, has_weight, ignore_index, mean, gi):
     """gi (N, C) = 0 except gi[n, t] = -weight[t] * g * scale for counted targets (g[n] when
     ``per_row``, else g[0]); scale is 1, or with ``mean`` 1 / the counted targets' summed

@@ -18,6 +18,7 @@ import numpy as np
 from numba import prange
 
 from ... import _settings, _threads
+from ..jit import njit
 from .conv_blas import gemm as _gemm
 
 # gemm_strided4 hands np.dot strided matrices on purpose (it copies each small one)
@@ -25,7 +26,7 @@ warnings.filterwarnings("ignore", message=r".*is faster on contiguous arrays",
                         category=numba.NumbaPerformanceWarning)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gemm(a, b, out, ta, tb):
     """out[i] = op(a[i]) @ op(b[i]) for C-contiguous batches, op the transpose where ``ta``/
     ``tb`` say the matrices are stored transposed: BLAS's own flags, so that one kernel serves
@@ -38,7 +39,7 @@ def gemm(a, b, out, ta, tb):
               i * b.shape[1] * b.shape[2], b.shape[2], 0.0, out, i * M * N, N)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gemm_par(a, b, out, ta, tb):
     """``gemm`` with the batch split over Numba's threads."""
     M, N = out.shape[1], out.shape[2]
@@ -65,16 +66,16 @@ def _loop_body(a, b, out, r):
             out[i, m, n] += av * b[i, k, n]
 
 
-_loop_row = numba.njit(cache=True, nogil=True, inline="always")(_loop_body)
+_loop_row = njit(cache=True, nogil=True, inline="always")(_loop_body)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gemm_loop(a, b, out):
     for r in range(out.shape[0] * out.shape[1]):
         _loop_row(a, b, out, r)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gemm_loop_par(a, b, out):
     for r in prange(out.shape[0] * out.shape[1]):
         _loop_row(a, b, out, r)
@@ -94,7 +95,7 @@ _BLAS = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
          np.dtype(np.complex128)}
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def outer(a, b, out):
     """out[i] = a[i] @ b[i] for an inner size of 1: each element one product, as BLAS's.
     Serial: the loop is store-bound, and a parallel region next to torch's spinning OpenMP
@@ -168,7 +169,7 @@ def bmm_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     (gemm_loop_par if _threads.use_parallel(work // 8) else gemm_loop)(a, b, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gemm_strided4(a, b, out):
     """Products over two batch dims of operands in any strides (each matrix made contiguous
     by ``np.dot`` where BLAS cannot read it as it is, a copy of one small matrix)."""
@@ -177,7 +178,7 @@ def gemm_strided4(a, b, out):
             np.dot(a[i, j], b[i, j], out[i, j])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gemm_strided4_par(a, b, out):
     for ij in prange(a.shape[0] * a.shape[1]):
         i = ij // a.shape[1]
@@ -287,29 +288,29 @@ def _add_row_body(out, row, i):
         o[j] += row[j]
 
 
-_scale_add_row = numba.njit(cache=True, nogil=True, inline="always")(_scale_add_body)
-_add_row = numba.njit(cache=True, nogil=True, inline="always")(_add_row_body)
+_scale_add_row = njit(cache=True, nogil=True, inline="always")(_scale_add_body)
+_add_row = njit(cache=True, nogil=True, inline="always")(_add_row_body)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def scale_add(out, c, beta, alpha, use_c, use_out):
     for i in range(out.shape[0]):
         _scale_add_row(out, c, beta, alpha, use_c, use_out, i)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def scale_add_par(out, c, beta, alpha, use_c, use_out):
     for i in prange(out.shape[0]):
         _scale_add_row(out, c, beta, alpha, use_c, use_out, i)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def add_row(out, row):
     for i in range(out.shape[0]):
         _add_row(out, row, i)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def add_row_par(out, row):
     for i in prange(out.shape[0]):
         _add_row(out, row, i)
@@ -336,7 +337,7 @@ def addmm_into(c: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray, bet
                                           beta != 0, alpha != 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def svd_batched(a, u, s, vh):
     """Thin SVD of each matrix of a C-contiguous (B, M, N) batch (LAPACK through Numba)."""
     for i in range(a.shape[0]):

@@ -14,10 +14,10 @@ stride) is None, and the caller keeps the copying path.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
+from ..jit import njit
 from .conv_blas import gemm
 
 
@@ -43,13 +43,13 @@ def layout(x: np.ndarray) -> tuple | None:
     return None
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _one(a, sa0, sa1, ta, lda, b, sb0, sb1, tb, ldb, out, i, j, B1, M, N, K):
     gemm(ta, tb, M, N, K, a, i * sa0 + j * sa1, lda, b, i * sb0 + j * sb1, ldb, 0.0, out,
          (i * B1 + j) * M * N, N)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def products(a, sa0, sa1, ta, lda, b, sb0, sb1, tb, ldb, out, B0, B1, M, N, K):
     """out[i, j] = A[i, j] @ B[i, j] for the flat C-contiguous (B0, B1, M, N) ``out``."""
     for i in range(B0):
@@ -57,7 +57,7 @@ def products(a, sa0, sa1, ta, lda, b, sb0, sb1, tb, ldb, out, B0, B1, M, N, K):
             _one(a, sa0, sa1, ta, lda, b, sb0, sb1, tb, ldb, out, i, j, B1, M, N, K)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def products_par(a, sa0, sa1, ta, lda, b, sb0, sb1, tb, ldb, out, B0, B1, M, N, K):
     for ij in prange(B0 * B1):
         i = ij // B1

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import itertools
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import _allocator, _threads
 from ...shape import span
 from ...tensor import Tensor
+from ..jit import njit
 from .fill import empty_cpu
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
@@ -69,7 +69,7 @@ def use_parallel(n: int) -> bool:
 
 # -- strided copy ---------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def row_copy(dst, pd, b, src, ps, a, n):
     """dst[pd + j*b] = src[ps + j*a] for j < n; unit strides take a vectorisable loop."""
     if a == 1 and b == 1:
@@ -82,7 +82,7 @@ def row_copy(dst, pd, b, src, ps, a, n):
             dst[pd + j * b] = src[ps + j * a]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _rows_task(t, rpt, nb, blk, nrows, shape, src, soff, sstr, dst, doff, dstr):
     """Rows [c*rpt, (c+1)*rpt) of the innermost dim, columns [b*blk, (b+1)*blk), for task
     t = c*nb + b: the first row's position by division, the next ones by an odometer."""
@@ -121,13 +121,13 @@ def _rows_task(t, rpt, nb, blk, nrows, shape, src, soff, sstr, dst, doff, dstr):
             d -= 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _rows(ntasks, rpt, nb, blk, nrows, shape, src, soff, sstr, dst, doff, dstr):
     for t in range(ntasks):
         _rows_task(t, rpt, nb, blk, nrows, shape, src, soff, sstr, dst, doff, dstr)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _rows_par(ntasks, rpt, nb, blk, nrows, shape, src, soff, sstr, dst, doff, dstr):
     for t in prange(ntasks):
         _rows_task(t, rpt, nb, blk, nrows, shape, src, soff, sstr, dst, doff, dstr)
@@ -160,7 +160,7 @@ TILE_I = 8
 TILE_J = 256
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _tile_task(t, nti, ntj, shape, src, soff, sstr, dst, doff, dstr, di, dj):
     t = np.int64(t)  # prange indices may be unsigned
     per = nti * ntj
@@ -204,13 +204,13 @@ def _tile_task(t, nti, ntj, shape, src, soff, sstr, dst, doff, dstr, di, dj):
                 dst[o + i * bi] = src[s + i * ai]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _tiled(ntasks, nti, ntj, shape, src, soff, sstr, dst, doff, dstr, di, dj):
     for t in range(ntasks):
         _tile_task(t, nti, ntj, shape, src, soff, sstr, dst, doff, dstr, di, dj)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _tiled_par(ntasks, nti, ntj, shape, src, soff, sstr, dst, doff, dstr, di, dj):
     for t in prange(ntasks):
         _tile_task(t, nti, ntj, shape, src, soff, sstr, dst, doff, dstr, di, dj)
@@ -320,7 +320,7 @@ def copy_array(dst: np.ndarray, src: np.ndarray) -> None:
 
 # -- tril / triu ----------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _tri_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper):
     nd = shape.size - 1
     t = np.int64(t)  # prange indices may be unsigned
@@ -352,13 +352,13 @@ def _tri_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper):
             dst[pd + j * b] = 0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _tri(ntasks, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper):
     for t in range(ntasks):
         _tri_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _tri_par(ntasks, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper):
     for t in prange(ntasks):
         _tri_task(t, nb, blk, shape, src, soff, sstr, dst, doff, dstr, k, upper)

@@ -31,10 +31,10 @@ from __future__ import annotations
 import math
 import threading
 
-import numba
 import numpy as np
 
 from ..fastmath._intrinsics import _f32_as_i32, _fma, _i32_as_f32, _sqrt
+from ..jit import njit
 
 _N, _M = 624, 397
 _MATRIX_A = np.uint32(0x9908B0DF)
@@ -54,10 +54,10 @@ def seeded(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # functions only other kernels call: no CPython wrapper (~30 ms of each one's cold compile)
-_inner = numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+_inner = njit(cache=True, nogil=True, no_cpython_wrapper=True)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _mix(u, v, w):
     y = (u & _UMASK) | (v & _LMASK)
     return w ^ (y >> np.uint32(1)) ^ ((np.uint32(0) - (v & np.uint32(1))) & _MATRIX_A)
@@ -72,7 +72,7 @@ def _twist(mt):
     mt[_N - 1] = _mix(mt[_N - 1], mt[0], mt[_M - 1])
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _temper(y):
     y ^= y >> np.uint32(11)
     y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
@@ -80,7 +80,7 @@ def _temper(y):
     return y ^ (y >> np.uint32(18))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def next32(mt, pos):
     """One 32-bit draw (``mt19937_engine::operator()``: pos = [left, next])."""
     pos[0] -= 1
@@ -120,30 +120,30 @@ def draws(mt, pos, out):
     pos[0], pos[1] = left, nxt
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def next64(mt, pos):
     hi = np.uint64(next32(mt, pos))
     lo = np.uint64(next32(mt, pos))
     return (hi << np.uint64(32)) | lo
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _f24(r):
     return np.float32(r & np.uint32(0xFFFFFF)) * np.float32(1.0 / (1 << 24))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _f53(hi, lo):
     w = ((np.uint64(hi) << np.uint64(32)) | np.uint64(lo)) & np.uint64((1 << 53) - 1)
     return np.float64(w) * (1.0 / (1 << 53))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _u24(mt, pos):
     return _f24(next32(mt, pos))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _u53(mt, pos):
     return np.float64(next64(mt, pos) & np.uint64((1 << 53) - 1)) * (1.0 / (1 << 53))
 
@@ -151,7 +151,7 @@ def _u53(mt, pos):
 _CHUNK = 1 << 14  # draws per bulk call: the raw words stay in L1/L2
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def uniform32(mt, pos, out, a, b, clamp):
     """``uniform_(a, b)`` of float32: a value that rounds up to ``b`` becomes ``a``, as torch
     clamps (``clamp=False`` for float16, whose caller clamps after rounding)."""
@@ -168,7 +168,7 @@ def uniform32(mt, pos, out, a, b, clamp):
             o[i] = lo if clamp and v == hi else v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def uniform64(mt, pos, out, a, b):
     w = b - a
     n = out.size
@@ -277,7 +277,7 @@ _FOPI = np.float32(1.27323954473516)
 _F1, _FH = np.float32(1.0), np.float32(0.5)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_cephes(x):
     """log256_ps for one x > 0 (the callers' x are in (0, 1])."""
     bits = _f32_as_i32(x)
@@ -299,7 +299,7 @@ def _log_cephes(x):
     return _fma(e, _LOG_Q2, m)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _sincos_cephes(x):
     """sincos256_ps for one x >= 0: (sin x, cos x)."""
     y = x * _FOPI
@@ -317,7 +317,7 @@ def _sincos_cephes(x):
     return (-s if swap_sin else s), (-c if swap_cos else c)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", no_cpython_wrapper=True)
+@njit(cache=True, nogil=True, error_model="numpy", no_cpython_wrapper=True)
 def _box_muller_pairs32(u1, u2, mean, std):
     """Box-Muller over pairs held in two rows (a loop that vectorises: the 16-element
     blocks' interleaved halves do not): the normals replace the uniforms."""
@@ -349,7 +349,7 @@ def _box_muller_blocks32(d, lo, hi, mean, std):
             d[lo + 16 * k + 8 + j] = b[8 * k + j]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _box_muller16_64(d, o, mean, std):
     for j in range(8):
         u1 = 1.0 - d[o + j]
@@ -364,7 +364,7 @@ _NO_CLAMP = np.bool_(False)  # (typed bool as random.py's calls pass it: a liter
 # compiled a second uniform32)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def normal_fill32(mt, pos, d, mean, std):
     """``normal_fill`` of a contiguous float32 array of at least 16 elements: uniforms into
     it, Box-Muller per block of 16, the last 16 redrawn and recomputed."""
@@ -439,7 +439,7 @@ def _box_muller_numpy(u1: np.ndarray, u2: np.ndarray, mean, std) -> None:
         u2[...] = _fma32_numpy(radius * sin, std, mean)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def normal_fill64(mt, pos, d, mean, std):
     """The same for float64 (libm's log, cos and sin)."""
     n = d.size
@@ -449,7 +449,7 @@ def normal_fill64(mt, pos, d, mean, std):
             _box_muller16_64(d, i, mean, std)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def normal_serial(mt, pos, cache, out, mean, std):
     """``normal_distribution<double>`` per element (``cache[0]``: the generator's next
     double sample, NaN when there is none); float64 values, the caller rounds."""
@@ -469,7 +469,7 @@ def normal_serial(mt, pos, cache, out, mean, std):
 
 # -- integers, permutations ------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def from_to(mt, pos, out, rng, base, wide):
     """``random_(from, to)``: ``draw % rng + base`` as int64 (``rng == 0``: the full int64
     range, a 64-bit draw as it is)."""
@@ -499,7 +499,7 @@ def from_to_numpy(mt, pos, out: np.ndarray, rng, base) -> None:
         at += raw.size
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def randperm(mt, pos, out):
     n = out.size
     for i in range(n):
@@ -513,14 +513,14 @@ def randperm(mt, pos, out):
         out[z + i] = t
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def key64(mt, pos):
     """A 64-bit draw: the key of a counter-based stream for the samplers that run in
     parallel (complex samples; gamma, beta, poisson and binomial draws)."""
     return next64(mt, pos)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def normal_blocks32(mt, pos, d, mean, std):
     """``normal_fill`` of float16 (computed in float32): 16 uniforms then their Box-Muller per
     block, the last block the 16 elements that end the array."""
@@ -541,7 +541,7 @@ def normal_blocks32(mt, pos, d, mean, std):
             d[n - 16 + j] = buf[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def bernoulli_scalar(mt, pos, out, p):
     """``bernoulli_(p)``: a float64 uniform below p (``bernoulli_distribution<double>``)."""
     u = np.empty(min(out.size, _CHUNK))
@@ -553,7 +553,7 @@ def bernoulli_scalar(mt, pos, out, p):
             o[i] = u[i] < p
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def bernoulli_tensor(mt, pos, out, p, wide):
     """``bernoulli_(p_tensor)``: a float64 uniform below a float64 p, else a float32 one."""
     for i in range(out.size):
@@ -563,7 +563,7 @@ def bernoulli_tensor(mt, pos, out, p, wide):
             out[i] = _u24(mt, pos) < np.float32(p[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def exponential64(mt, pos, out, lambd):
     """torch's CPU ``exponential_`` (``exponential_distribution<double>``, element by element):
     -1/lambd * log1p(-u), u from the low 53 bits of a 64-bit draw."""
@@ -572,7 +572,7 @@ def exponential64(mt, pos, out, lambd):
         out[i] = c * math.log1p(-_u53(mt, pos))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def multinomial_replace(mt, pos, p, out, cum):
     """torch's CPU multinomial with replacement: per row, the running sums of ``p`` in
     ``cum``'s precision (float64 for float64 rows, float32 for the others) divided by their
@@ -609,21 +609,21 @@ def multinomial_replace(mt, pos, p, out, cum):
     return 0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def cauchy64(mt, pos, out, median, sigma):
     """torch's CPU ``cauchy_``: median + sigma * tan(pi * (u - 0.5)), u a 53-bit uniform."""
     for i in range(out.size):
         out[i] = median + sigma * math.tan(math.pi * (_u53(mt, pos) - 0.5))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def geometric64(mt, pos, out, p):
     """torch's CPU ``geometric_``: ceil(log(u) / log1p(-p)), u a 53-bit uniform."""
     for i in range(out.size):
         out[i] = np.ceil(math.log(_u53(mt, pos)) / math.log1p(-p))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def log_normal64(mt, pos, cache, out, mean, std):
     """torch's CPU ``log_normal_``: exp of ``normal_distribution<double>`` (libm's exp)."""
     normal_serial(mt, pos, cache, out, mean, std)
@@ -634,7 +634,7 @@ def log_normal64(mt, pos, cache, out, mean, std):
 _DBL_MAX = np.finfo(np.float64).max
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def rrelu_noise(mt, pos, x, noise, lower, upper):
     """torch's CPU ``rrelu_with_noise`` slopes in training (``_rrelu_with_noise_train``): the
     elements of the contiguous ``x`` in order; where x <= 0 a

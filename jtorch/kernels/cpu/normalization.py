@@ -18,11 +18,12 @@ from numba import prange
 from ... import _threads
 from ...tensor import Tensor
 from .. import fastmath as fm
+from ..jit import njit
 
 
 # The moment sums may be reassociated: LLVM then vectorises them (a strict left-to-right float64
 # sum is one add per cycle-latency, and made layer_norm 3.5x slower than torch's).
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _row_sum(x, i):
     s = 0.0
     for j in range(x.shape[1]):
@@ -30,7 +31,7 @@ def _row_sum(x, i):
     return s
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _row_centred_ss(x, i, m):
     ss = 0.0
     for j in range(x.shape[1]):
@@ -78,8 +79,8 @@ def _rows_fwd(x, w, b, eps, y, mean, rstd, lo, hi, affine_w, affine_b):
         rstd[i] = r
 
 
-_rows_fwd_jit = numba.njit(cache=True, nogil=True, inline="always")(_rows_fwd)
-_block_jit = numba.njit(cache=True, nogil=True, inline="always")(_block)
+_rows_fwd_jit = njit(cache=True, nogil=True, inline="always")(_rows_fwd)
+_block_jit = njit(cache=True, nogil=True, inline="always")(_block)
 
 
 # Rows at least this wide run pipelined (``_rows_fwd_piped``); narrower ones phase by phase.
@@ -88,12 +89,12 @@ _PIPE_N = 256
 
 # (called, not inlined by Numba: LLVM inlines it with its flag, so the sum it is part of may be
 # reassociated, and vectorises, inside a loop whose other arithmetic keeps its order)
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _radd(a, b):
     return a + b
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _out_and_next_sum(xi, w, b, yi, mh, ml, rx, xn, affine_w, affine_b):
     """Row xi's output pass into yi, and the float64 sum of row xn."""
     s = 0.0
@@ -130,10 +131,10 @@ def _rows_fwd_piped(x, w, b, eps, y, mean, rstd, lo, hi, affine_w, affine_b):
         rstd[i] = r
 
 
-_rows_fwd_piped_jit = numba.njit(cache=True, nogil=True, inline="always")(_rows_fwd_piped)
+_rows_fwd_piped_jit = njit(cache=True, nogil=True, inline="always")(_rows_fwd_piped)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
     m = x.shape[0]
     if x.shape[1] >= _PIPE_N:
@@ -144,7 +145,7 @@ def layer_norm_fwd(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
         _rows_fwd_jit(x, w, b, eps, y, mean, rstd, lo, min(m, lo + k), affine_w, affine_b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def layer_norm_fwd_par(x, w, b, eps, y, mean, rstd, affine_w, affine_b):
     m, n = x.shape
     if n >= _PIPE_N:  # chunks of rows (two at least where there are four), each pipelined
@@ -200,7 +201,7 @@ def layer_norm_cpu(plan, input, weight, bias) -> tuple:
 _CHUNK = 256  # elements per partial sum of a row kept in x's precision
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _grad_sums(g, x, w, mean, rstd, lo, hi, s1s, s2s, affine_w):
     """Rows [lo, hi)'s sums of g*w and g*w*xhat into ``s1s``, ``s2s`` from 0: float64 sums of
     float32-or-wider partials over chunks of ``_CHUNK`` elements (the partials stay in x's
@@ -228,7 +229,7 @@ def _grad_sums(g, x, w, mean, rstd, lo, hi, s1s, s2s, affine_w):
         s2s[i - lo] = s2
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _row_coefs(mean, rstd, s1s, s2s, i, blo, n):
     """Row i's mean, rstd and the means of g*w and g*w*xhat (from its block's sums)."""
     m = mean[i]
@@ -276,10 +277,10 @@ def _bwd_rows(g, x, mean, rstd, w, gx, gw, gb, lo, hi, affine_w, do_x, do_w, do_
                     gb[j] += g[i, j]
 
 
-_bwd_rows_jit = numba.njit(cache=True, nogil=True, inline="always")(_bwd_rows)
+_bwd_rows_jit = njit(cache=True, nogil=True, inline="always")(_bwd_rows)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _store_sums(sw, sb, gw, gb, do_w, do_b):
     """The float64 sums into the weight and bias gradients, in x's dtype."""
     if do_w:
@@ -290,7 +291,7 @@ def _store_sums(sw, sb, gw, gb, do_w, do_b):
             gb[j] = sb[j]
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def layer_norm_bwd(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
     """``gw`` and ``gb`` in x's dtype, n long where asked for (else empty); their sums run in
     float64 here (the conversion in the kernel: NumPy's casts of the sums cost ~1 us each)."""
@@ -301,7 +302,7 @@ def layer_norm_bwd(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b):
     _store_sums(sw, sb, gw, gb, do_w, do_b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def layer_norm_bwd_par(g, x, mean, rstd, w, gx, gw, gb, affine_w, do_x, do_w, do_b, chunks):
     """The rows in ``chunks`` chunks, each with its own float64 partials, added at the end."""
     m, n = x.shape

@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 import types
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import _threads
+from ..jit import njit
 
 
 def _lerp(a, b, w, one):
@@ -29,7 +29,7 @@ def _lerp(a, b, w, one):
 
 
 _opts = {"cache": True, "nogil": True, "error_model": "numpy"}
-_lerp_jit = numba.njit(inline="always", **_opts)(_lerp)
+_lerp_jit = njit(inline="always", **_opts)(_lerp)
 
 # The bodies below take the options that decide which buffers are read and written as
 # arguments the loops pass as constants, so each loop is branch-free and vectorizes; the
@@ -168,16 +168,16 @@ def _rprop_body(p, g, prev, ss, i, etaminus, etaplus, ss_min, ss_max, one, maxim
     prev[i] = gi
 
 
-_sgd_i = numba.njit(inline="always", **_opts)(_sgd_body)
-_adam_i = numba.njit(inline="always", **_opts)(_adam_body)
-_rmsprop_i = numba.njit(inline="always", **_opts)(_rmsprop_body)
-_adagrad_i = numba.njit(inline="always", **_opts)(_adagrad_body)
-_adadelta_i = numba.njit(inline="always", **_opts)(_adadelta_body)
-_adamax_i = numba.njit(inline="always", **_opts)(_adamax_body)
-_nadam_i = numba.njit(inline="always", **_opts)(_nadam_body)
-_radam_i = numba.njit(inline="always", **_opts)(_radam_body)
-_asgd_i = numba.njit(inline="always", **_opts)(_asgd_body)
-_rprop_i = numba.njit(inline="always", **_opts)(_rprop_body)
+_sgd_i = njit(inline="always", **_opts)(_sgd_body)
+_adam_i = njit(inline="always", **_opts)(_adam_body)
+_rmsprop_i = njit(inline="always", **_opts)(_rmsprop_body)
+_adagrad_i = njit(inline="always", **_opts)(_adagrad_body)
+_adadelta_i = njit(inline="always", **_opts)(_adadelta_body)
+_adamax_i = njit(inline="always", **_opts)(_adamax_body)
+_nadam_i = njit(inline="always", **_opts)(_nadam_body)
+_radam_i = njit(inline="always", **_opts)(_radam_body)
+_asgd_i = njit(inline="always", **_opts)(_asgd_body)
+_rprop_i = njit(inline="always", **_opts)(_rprop_body)
 
 
 def _sgd(p, g, buf, lr, wd, momentum, damp1, nesterov, maximize, first):
@@ -286,7 +286,7 @@ def _build(driver, parallel: bool):
     name = driver.__name__.lstrip("_") + ("_step_par" if parallel else "_step")
     fn = types.FunctionType(driver.__code__, driver.__globals__, name)
     fn.__qualname__ = name
-    return numba.njit(parallel=parallel, **_opts)(fn)
+    return njit(parallel=parallel, **_opts)(fn)
 
 
 sgd_step, sgd_step_par = _build(_sgd, False), _build(_sgd, True)

@@ -33,6 +33,7 @@ import numpy as np
 from numba import prange
 
 from ... import _threads
+from ..jit import njit
 from .optim import (
     _adadelta_i,
     _adagrad_i,
@@ -47,10 +48,10 @@ from .optim import (
 )
 
 _opts = {"cache": True, "nogil": True, "error_model": "numpy"}
-_inline = numba.njit(inline="always", **_opts)
+_inline = njit(inline="always", **_opts)
 
 
-@numba.njit(no_cpython_wrapper=True, **_opts)  # called by the drivers only
+@njit(no_cpython_wrapper=True, **_opts)  # called by the drivers only
 def _chunks(ps, chunk):
     """``(tensor, start, stop)`` rows covering every element of the tensors in ``ps``."""
     count = 0
@@ -275,7 +276,7 @@ def _build(driver, parallel: bool):
     name = driver.__name__.lstrip("_") + ("_multi_par" if parallel else "_multi")
     fn = types.FunctionType(driver.__code__, driver.__globals__, name)
     fn.__qualname__ = name
-    return numba.njit(parallel=parallel, **_opts)(fn)
+    return njit(parallel=parallel, **_opts)(fn)
 
 
 KERNELS = {name: (_build(d, False), _build(d, True))
@@ -394,7 +395,7 @@ def expected_kernel(key: str):
 # -- gradient clipping (nn.utils.clip_grad_norm_): the squared norm of many tensors, and their
 # scaling in place, each one call over a padded tuple
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 def _sumsq(ts, acc):
     """``acc`` plus the sum of the squares of every element, accumulated in float64."""
     for j in range(len(ts)):
@@ -407,7 +408,7 @@ def _sumsq(ts, acc):
     return acc
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _scale(ts, c):
     for j in range(len(ts)):
         a = ts[j]

@@ -15,19 +15,19 @@ maximum (strict ``>``) and lets NaN win, as torch does; indices are flat within 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
 from ... import _threads
+from ..jit import njit
 
 
 def _nan_max(a, b):
     return a if (a > b) | (a != a) else b
 
 
-_nan_max_j = numba.njit(cache=True, nogil=True, inline="always")(_nan_max)
+_nan_max_j = njit(cache=True, nogil=True, inline="always")(_nan_max)
 
 
 def _max_plane(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
@@ -69,16 +69,16 @@ def _max_plane(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw)
                 idx[p, od, oh, ow] = best
 
 
-_max_row = numba.njit(cache=True, nogil=True, inline="always")(_max_plane)
+_max_row = njit(cache=True, nogil=True, inline="always")(_max_plane)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def max_fwd(x, out, idx, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
     for p in range(x.shape[0]):
         _max_row(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def max_fwd_par(x, out, idx, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw):
     for p in prange(x.shape[0]):
         _max_row(x, out, idx, p, lowest, lod, hid, sd, loh, hih, sh, low, hiw, sw)
@@ -95,16 +95,16 @@ def _scatter_plane(g, idx, gi, p):
             gi[p, k] += g[p, j]
 
 
-_scatter_row = numba.njit(cache=True, nogil=True, inline="always")(_scatter_plane)
+_scatter_row = njit(cache=True, nogil=True, inline="always")(_scatter_plane)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def scatter_add(g, idx, gi):
     for p in range(g.shape[0]):
         _scatter_row(g, idx, gi, p)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def scatter_add_par(g, idx, gi):
     for p in prange(g.shape[0]):
         _scatter_row(g, idx, gi, p)
@@ -138,16 +138,16 @@ def _avg_plane(x, out, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
                 out[p, od, oh, ow] = _div(s, div)
 
 
-_avg_row = numba.njit(cache=True, nogil=True, inline="always")(_avg_plane)
+_avg_row = njit(cache=True, nogil=True, inline="always")(_avg_plane)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def avg_fwd(x, out, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
     for p in range(x.shape[0]):
         _avg_row(x, out, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def avg_fwd_par(x, out, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
     for p in prange(x.shape[0]):
         _avg_row(x, out, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
@@ -170,22 +170,22 @@ def _spread_plane(g, gi, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
                             gi[p, d, h, w] += v
 
 
-_spread_row = numba.njit(cache=True, nogil=True, inline="always")(_spread_plane)
+_spread_row = njit(cache=True, nogil=True, inline="always")(_spread_plane)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def avg_bwd(g, gi, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
     for p in range(g.shape[0]):
         _spread_row(g, gi, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def avg_bwd_par(g, gi, lod, hid, fd, loh, hih, fh, low, hiw, fw, override):
     for p in prange(g.shape[0]):
         _spread_row(g, gi, p, lod, hid, fd, loh, hih, fh, low, hiw, fw, override)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def unpool(x, idx, out):
     """out[p] = 0, then out[p].flat[idx[p, j]] = x[p, j]; returns the last index out of range
     (or -1), which the caller reports as torch's serial loop does."""
@@ -255,7 +255,7 @@ def avg_pool_backward(g: np.ndarray, gi: np.ndarray, win) -> None:
 # The pair rule picks the window's first maximum (NaN first, the last NaN), as the plane
 # kernel: of two pairs, the lower row's only where its value is NaN or larger.
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def pairs22(xf, hv, ho):
     """hv[t], ho[t] = the larger of xf[2t] and xf[2t + 1] (see above) and which one."""
     for t in range(hv.size):
@@ -266,7 +266,7 @@ def pairs22(xf, hv, ho):
         ho[t] = c
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _rows22(hv, ho, of, jf, OH, W, OW):
     # The index is chosen by arithmetic, not a select of two loads: LLVM made that a branch,
     # mispredicted on half the windows of real data (a fixed input's pattern is learnt by the
@@ -290,17 +290,17 @@ def _rows22(hv, ho, of, jf, OH, W, OW):
                 jf[o + uj] = at + 2 * j + iu + np.int64(down) * (idn - iu)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rows22_2(hv, ho, of, jf, OH):
     _rows22(hv, ho, of, jf, OH, 4, 2)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rows22_4(hv, ho, of, jf, OH):
     _rows22(hv, ho, of, jf, OH, 8, 4)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rows22_8(hv, ho, of, jf, OH):
     _rows22(hv, ho, of, jf, OH, 16, 8)
 
@@ -365,42 +365,42 @@ def _spread22_plane(g, gi, p, div):
             gi[p, 0, 2 * oh + 1, 2 * ow + 1] = v
 
 
-_max22_row = numba.njit(cache=True, nogil=True, inline="always")(_max22_plane)
-_avg22_row = numba.njit(cache=True, nogil=True, inline="always")(_avg22_plane)
-_spread22_row = numba.njit(cache=True, nogil=True, inline="always")(_spread22_plane)
+_max22_row = njit(cache=True, nogil=True, inline="always")(_max22_plane)
+_avg22_row = njit(cache=True, nogil=True, inline="always")(_avg22_plane)
+_spread22_row = njit(cache=True, nogil=True, inline="always")(_spread22_plane)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def max22(x, out, idx):
     for p in range(x.shape[0]):
         _max22_row(x, out, idx, p)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def max22_par(x, out, idx):
     for p in prange(x.shape[0]):
         _max22_row(x, out, idx, p)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def avg22(x, out, div):
     for p in range(x.shape[0]):
         _avg22_row(x, out, p, div)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def avg22_par(x, out, div):
     for p in prange(x.shape[0]):
         _avg22_row(x, out, p, div)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def spread22(g, gi, div):
     for p in range(g.shape[0]):
         _spread22_row(g, gi, p, div)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def spread22_par(g, gi, div):
     for p in prange(g.shape[0]):
         _spread22_row(g, gi, p, div)

@@ -27,6 +27,7 @@ from ... import _threads
 from ... import dispatch as _dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
+from ..jit import njit
 from ..registry import REGISTRY as _OPS
 from . import mt19937 as _mt
 from .fill import alloc as _alloc
@@ -51,7 +52,7 @@ _F32_2M24 = np.float32(1.0 / (1 << 24))
 UNIFORM, NORMAL, EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC, BERNOULLI = range(7)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10 of counter (c0..c3) under key (k0, k1); 32-bit words held in uint64."""
     for _ in range(10):
@@ -63,19 +64,19 @@ def philox(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _block(seed, ctr):
     z = np.uint64(0)
     return philox(ctr & _LO, ctr >> _S32, z, z, seed & _LO, seed >> _S32)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _u53(hi, lo):
     """Uniform on [0, 1) from the low 53 bits of the 64-bit word (hi, lo)."""
     return np.float64(((hi << _S32) | lo) >> _S11) * 1.1102230246251565e-16
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _transform(dist, u, a, b):
     """One sample of a single-draw distribution from ``u`` uniform on [0, 1)."""
     if dist == UNIFORM:
@@ -89,7 +90,7 @@ def _transform(dist, u, a, b):
     return 1.0 if u < a else 0.0  # BERNOULLI, a = p
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _pair(dist, u0, u1, a, b):
     """Two samples from two uniforms; normals share one Box-Muller transform."""
     if dist == NORMAL or dist == LOG_NORMAL:
@@ -102,7 +103,7 @@ def _pair(dist, u0, u1, a, b):
     return _transform(dist, u0, a, b), _transform(dist, u1, a, b)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _normal_pair32(x0, x1, dist, a, b):
     """Two normals in float32 arithmetic from 24-bit uniforms, as torch's CPU normal_fill."""
     u1 = _F32_ONE - np.float32(x0 & _M24) * _F32_2M24  # (0, 1]
@@ -116,7 +117,7 @@ def _normal_pair32(x0, x1, dist, a, b):
     return z0, z1
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _float_block(out, blk, seed, offset, dist, a, b, bits):
     n = out.size
     x0, x1, x2, x3 = _block(seed, offset + np.uint64(blk))
@@ -145,13 +146,13 @@ def _float_block(out, blk, seed, offset, dist, a, b, bits):
         out[i + 3] = v3
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _float_range(out, seed, offset, dist, a, b, bits, lo, hi):
     for blk in range(lo, hi):
         _float_block(out, blk, seed, offset, dist, a, b, bits)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _float_par(out, seed, offset, dist, a, b, bits, nblk, chunk):
     for c in numba.prange((nblk + chunk - 1) // chunk):
         _float_range(out, seed, offset, dist, a, b, bits, c * chunk, min(nblk, (c + 1) * chunk))
@@ -179,7 +180,7 @@ def sample_float(out: np.ndarray, seed: int, offset: int, dist: int, a: float, b
 
 # -- argument checks -------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def all_in_range(flat, lo, hi):
     """True if every element x of the 1-D ``flat`` has lo <= x <= hi (nan fails)."""
     for i in range(flat.size):

@@ -32,6 +32,7 @@ from ... import _threads
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .. import special_math as _sp
+from ..jit import njit
 from .fill import alloc as _alloc
 from .random import _u53, philox
 
@@ -44,7 +45,7 @@ POISSON_NEGATIVE = 1  # error code of a negative (or nan) Poisson rate
 
 # -- one stream per element ------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _uniform(seed, i, j):
     """The ``j``-th uniform on [0, 1) of element ``i``'s stream (both uint64)."""
     b = j >> _ONE
@@ -54,7 +55,7 @@ def _uniform(seed, i, j):
     return _u53(x0, x1)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _normal(seed, i, j):
     """A standard normal from draws ``j`` and ``j + 1`` (Box-Muller, one of the pair)."""
     r = math.sqrt(-2.0 * math.log1p(-_uniform(seed, i, j)))
@@ -63,7 +64,7 @@ def _normal(seed, i, j):
 
 # -- gamma -----------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def sample_gamma(alpha, seed, i):
     """A Gamma(alpha, 1) draw (Marsaglia-Tsang; alpha < 1 boosted by a uniform power).
     alpha <= 0 and nan give 0 (torch's kernel then clamps to the smallest normal)."""
@@ -93,14 +94,14 @@ def sample_gamma(alpha, seed, i):
             return scale * d * v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gamma_range(alpha, out, seed, tiny, lo, hi):
     for k in range(lo, hi):
         s = sample_gamma(alpha[k], seed, np.uint64(k))
         out[k] = s if s >= tiny else tiny  # noqa: FURB136  (torch's max(min, s): nan gives min)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gamma_par(alpha, out, seed, tiny, chunk):
     n = alpha.size
     for c in numba.prange((n + chunk - 1) // chunk):
@@ -109,7 +110,7 @@ def _gamma_par(alpha, out, seed, tiny, chunk):
 
 # -- Poisson ---------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def sample_poisson(lam, seed, i):
     """A Poisson(lam) draw: PTRS (Hoermann 1993) for lam >= 10, else the product of uniforms
     until it falls below exp(-lam). lam = inf gives int64's minimum, as torch's cast does."""
@@ -151,7 +152,7 @@ def sample_poisson(lam, seed, i):
             return x
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _poisson_range(rate, out, seed, lo, hi):
     """Elements lo..hi-1; returns POISSON_NEGATIVE on a rate that is not >= 0, else 0."""
     for k in range(lo, hi):
@@ -162,7 +163,7 @@ def _poisson_range(rate, out, seed, lo, hi):
     return 0
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _poisson_par(rate, out, seed, chunk):
     n = rate.size
     nchunk = (n + chunk - 1) // chunk
@@ -180,7 +181,7 @@ _STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
                   0.00833056343336287)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _stirling_tail(k):
     """log(k!) minus its Stirling approximation."""
     if k <= 9.0:
@@ -189,7 +190,7 @@ def _stirling_tail(k):
     return (1.0 / 12.0 - (1.0 / 360.0 - 1.0 / 1260.0 / kp1sq) / kp1sq) / (k + 1.0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _binomial_inversion(count, prob, seed, i):
     """Successes before the geometric waiting times pass ``count`` (small n p)."""
     geom_sum = 0.0
@@ -207,7 +208,7 @@ def _binomial_inversion(count, prob, seed, i):
         num += 1.0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _btrs(count, prob, seed, i):
     """Hoermann's BTRS transformed rejection (n p >= 10, p <= 1/2)."""
     stddev = math.sqrt(count * prob * (1.0 - prob))
@@ -239,7 +240,7 @@ def _btrs(count, prob, seed, i):
             return k
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def sample_binomial(count, prob, seed, i):
     """A Binomial(count, prob) draw; count <= 0 or prob <= 0 give 0, prob >= 1 gives count,
     a nan parameter gives nan."""
@@ -261,13 +262,13 @@ def sample_binomial(count, prob, seed, i):
     return math.nan
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _binomial_range(count, prob, out, seed, lo, hi):
     for k in range(lo, hi):
         out[k] = sample_binomial(count[k], prob[k], seed, np.uint64(k))
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _binomial_par(count, prob, out, seed, chunk):
     n = out.size
     for c in numba.prange((n + chunk - 1) // chunk):
@@ -276,7 +277,7 @@ def _binomial_par(count, prob, out, seed, chunk):
 
 # -- reparameterised gradients ---------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _digamma(x):
     """torch's digamma_one: +inf at 0 and at the negative integers."""
     if x == 0.0:
@@ -298,7 +299,7 @@ _GAMMA_UV = np.array([[0.16009398, -0.094634809, 0.025146376, -0.0030648343,
                        0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07]])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def standard_gamma_grad_one(alpha, x):
     """d x / d alpha of a Gamma(alpha, 1) sample x at fixed CDF value."""
     if x < 0.8:  # Taylor series of the CDF for small x
@@ -343,7 +344,7 @@ def standard_gamma_grad_one(alpha, x):
     return math.exp(p / q)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _beta_grad_alpha_small(x, alpha, beta):
     """d x / d alpha of a Beta(alpha, beta) sample near 0 (Taylor series)."""
     factor = _digamma(alpha) - _digamma(alpha + beta) - math.log(x)
@@ -357,7 +358,7 @@ def _beta_grad_alpha_small(x, alpha, beta):
     return 0.0 if result != result else result
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _beta_grad_beta_small(x, alpha, beta):
     """d x / d beta of a Beta(alpha, beta) sample near 0 (Taylor series)."""
     factor = _digamma(alpha + beta) - _digamma(beta)
@@ -374,7 +375,7 @@ def _beta_grad_beta_small(x, alpha, beta):
     return 0.0 if result != result else result
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _beta_grad_alpha_mid(x, alpha, beta):
     """d x / d alpha of a Beta sample when both concentrations are large (saddle point)."""
     total = alpha + beta
@@ -426,7 +427,7 @@ _DIRICHLET_C = np.array([
       [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def dirichlet_grad_one(x, alpha, total, coef):
     """-(d/dalpha cdf(x; alpha, total - alpha)) / pdf(x; ...) / (1 - x): the Beta marginal's
     reparameterised gradient, in the form Dirichlet's backward uses."""
@@ -456,25 +457,25 @@ def dirichlet_grad_one(x, alpha, total, coef):
     return p / q * approx
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _gamma_grad_loop(alpha, x, out):
     for k in range(out.size):
         out[k] = standard_gamma_grad_one(alpha[k], x[k])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gamma_grad_par(alpha, x, out):
     for k in numba.prange(out.size):
         out[k] = standard_gamma_grad_one(alpha[k], x[k])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _dirichlet_grad_loop(x, alpha, total, out, coef):
     for k in range(out.size):
         out[k] = dirichlet_grad_one(x[k], alpha[k], total[k], coef)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _dirichlet_grad_par(x, alpha, total, out, coef):
     for k in numba.prange(out.size):
         out[k] = dirichlet_grad_one(x[k], alpha[k], total[k], coef)

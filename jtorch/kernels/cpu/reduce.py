@@ -36,6 +36,7 @@ from ...shape import broadcast_shapes, contiguous_strides, elem_strides, span
 from ...tensor import Tensor
 from .. import registry
 from ..codegen import NP_CTOR as _NP_CTOR
+from ..jit import njit
 from ..source import fingerprint, load
 
 BLOCK = 4096
@@ -52,11 +53,10 @@ def part_of(name: str, part: str):
     key = (name, part)
     fn = _parts.get(key)
     if fn is None:
-        import numba
 
         op = registry.REGISTRY[name]
         py = op.combine if part == "combine" else getattr(op, part) or _DEFAULTS.get(part)
-        fn = _parts[key] = numba.njit(inline="always", cache=False)(py)
+        fn = _parts[key] = njit(inline="always", cache=False)(py)
     return fn
 
 
@@ -194,7 +194,8 @@ def kernels(op: registry.OpDef, compute: str, total: str, out: str):
 
 _HEADER = """\
 import numpy as np
-from numba import njit, prange
+from numba import prange
+from jtorch.kernels.jit import njit
 from jtorch.kernels.cpu.reduce import part_of
 """
 

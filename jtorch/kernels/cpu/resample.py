@@ -23,15 +23,13 @@ tap's index as ``get_value_bounded`` does); 2-d follows the vectorised GridSampl
 
 from __future__ import annotations
 
-import math
-
-import numba
 import numpy as np
 from numba import prange
 
 from ... import _threads
+from ..jit import njit
 
-_jit = numba.njit(cache=True, nogil=True, inline="always")
+_jit = njit(cache=True, nogil=True, inline="always")
 
 
 # -- gather: nearest and index-mapping pads ----------------------------------------------------
@@ -56,13 +54,13 @@ def _gather_row(src, out, r, iz, iy, ix, run):
         orow[x] = srow[ix[x]]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gather_fwd(src, out, iz, iy, ix, run):
     for r in range(out.shape[0] * out.shape[1] * out.shape[2]):
         _gather_row(src, out, r, iz, iy, ix, run)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gather_fwd_par(src, out, iz, iy, ix, run):
     for r in prange(out.shape[0] * out.shape[1] * out.shape[2]):
         _gather_row(src, out, r, iz, iy, ix, run)
@@ -78,14 +76,14 @@ def _scatter_plane(g, gx, p, iz, iy, ix):
                 gx[p, sz, sy, ix[x]] += g[p, z, y, x]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gather_bwd(g, gx, iz, iy, ix):
     """gx (zero-filled) += g scattered through the gather tables."""
     for p in range(g.shape[0]):
         _scatter_plane(g, gx, p, iz, iy, ix)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gather_bwd_par(g, gx, iz, iy, ix):
     for p in prange(g.shape[0]):
         _scatter_plane(g, gx, p, iz, iy, ix)
@@ -138,25 +136,25 @@ def _bilinear_row(src, out, r, iy, wy, ix, wx):
         orow[x] = (r0[x0] * w0 + r0[x1] * w1) * h0 + (r1[x0] * w0 + r1[x1] * w1) * h1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def taps_fwd(src, out, iz, wz, cz, iy, wy, cy, ix, wx, cx):
     for r in range(out.shape[0] * out.shape[1] * out.shape[2]):
         _taps_row(src, out, r, iz, wz, cz, iy, wy, cy, ix, wx, cx)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def taps_fwd_par(src, out, iz, wz, cz, iy, wy, cy, ix, wx, cx):
     for r in prange(out.shape[0] * out.shape[1] * out.shape[2]):
         _taps_row(src, out, r, iz, wz, cz, iy, wy, cy, ix, wx, cx)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def bilinear_fwd(src, out, iy, wy, ix, wx):
     for r in range(out.shape[0] * out.shape[2]):
         _bilinear_row(src, out, r, iy, wy, ix, wx)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def bilinear_fwd_par(src, out, iy, wy, ix, wx):
     for r in prange(out.shape[0] * out.shape[2]):
         _bilinear_row(src, out, r, iy, wy, ix, wx)
@@ -194,26 +192,26 @@ def _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx):
             r1[x1] += g1 * w1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def taps_bwd(g, gx, iz, wz, cz, iy, wy, cy, ix, wx, cx):
     """gx (zero-filled) += g spread over every tap with its weight."""
     for p in range(g.shape[0]):
         _taps_plane_bwd(g, gx, p, iz, wz, cz, iy, wy, cy, ix, wx, cx)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def taps_bwd_par(g, gx, iz, wz, cz, iy, wy, cy, ix, wx, cx):
     for p in prange(g.shape[0]):
         _taps_plane_bwd(g, gx, p, iz, wz, cz, iy, wy, cy, ix, wx, cx)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def bilinear_bwd(g, gx, iy, wy, ix, wx):
     for p in range(g.shape[0]):
         _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def bilinear_bwd_par(g, gx, iy, wy, ix, wx):
     for p in prange(g.shape[0]):
         _bilinear_plane_bwd(g, gx, p, iy, wy, ix, wx)
@@ -539,7 +537,7 @@ def _cubic_taps(coord, size, padding, align, t):
 
 
 # (called, not inlined: Numba's parfor analysis fails on the tap tuples of an inlined body)
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _bicubic_point(src, out, n, oy, ox, gx, gy, padding, align):
     t = src.dtype.type
     f = np.float64
@@ -558,7 +556,7 @@ def _bicubic_point(src, out, n, oy, ox, gx, gy, padding, align):
         out[n, c, oy, ox] = cy[0] * r0 + cy[1] * r1 + cy[2] * r2 + cy[3] * r3
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _bicubic_point_bwd(g, src, grid, gsrc, ggrid, n, oy, ox, padding, align, need_src):
     t = src.dtype.type
     f = np.float64
@@ -646,13 +644,13 @@ def _grid_row(src, grid, out, r, mode, padding, align):
                                  + _at(src, n, c, js, iw, f) * sw + _at(src, n, c, js, ie, f) * se)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def grid_fwd(src, grid, out, mode, padding, align):
     for r in range(out.shape[0] * out.shape[2]):
         _grid_row(src, grid, out, r, mode, padding, align)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def grid_fwd_par(src, grid, out, mode, padding, align):
     for r in prange(out.shape[0] * out.shape[2]):
         _grid_row(src, grid, out, r, mode, padding, align)
@@ -700,14 +698,14 @@ def _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src
             ggrid[n, oy, ox, 1] = giy * my
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def grid_bwd(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
     """gsrc (zero-filled) += the input gradient; ggrid (zero-filled) = the grid gradient."""
     for n in range(g.shape[0]):
         _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def grid_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
     for n in prange(g.shape[0]):
         _grid_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
@@ -876,13 +874,13 @@ def _grid3_row(src, grid, out, r, mode, padding, align):
             out[n, c, oz, oy, ox] = acc
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def grid3_fwd(src, grid, out, mode, padding, align):
     for r in range(out.shape[0] * out.shape[2] * out.shape[3]):
         _grid3_row(src, grid, out, r, mode, padding, align)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def grid3_fwd_par(src, grid, out, mode, padding, align):
     for r in prange(out.shape[0] * out.shape[2] * out.shape[3]):
         _grid3_row(src, grid, out, r, mode, padding, align)
@@ -946,14 +944,14 @@ def _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_sr
                 ggrid[n, oz, oy, ox, 2] = mz * giz
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def grid3_bwd(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
     """gsrc (zero-filled) += the input gradient; ggrid (zero-filled) = the grid gradient."""
     for n in range(g.shape[0]):
         _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def grid3_bwd_par(g, src, grid, gsrc, ggrid, mode, padding, align, need_src):
     for n in prange(g.shape[0]):
         _grid3_batch_bwd(g, src, grid, gsrc, ggrid, n, mode, padding, align, need_src)

@@ -30,6 +30,7 @@ from ... import _threads
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .. import fastmath as fm
+from ..jit import njit
 
 
 def _gates_row(gates, hh, bias, c, out, q, r, hidden):
@@ -83,8 +84,8 @@ def _grads_row(gates, cprev, dh, dc, dg, ms, q, r, hidden, proj):
         dcr[j] = dcc * f
 
 
-_gates_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_gates_row)
-_grads_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_grads_row)
+_gates_row_jit = njit(cache=True, nogil=True, inline="always")(_gates_row)
+_grads_row_jit = njit(cache=True, nogil=True, inline="always")(_grads_row)
 
 
 # A step's product h @ W (a few rows against a fixed weight) is too small for BLAS, whose call
@@ -96,7 +97,7 @@ _grads_row_jit = numba.njit(cache=True, nogil=True, inline="always")(_grads_row)
 _ZERO = np.int64(0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _copy_rows(dst, d0, src, s0, n):
     """dst[d0:d0 + n] = src[s0:s0 + n] of (rows, width) arrays as element loops: a 2-d slice
     assignment compiles Numba's string-formatted shape-mismatch error (seconds, cold)."""
@@ -105,7 +106,7 @@ def _copy_rows(dst, d0, src, s0, n):
             dst[d0 + r, j] = src[s0 + r, j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _add_rows(dst, d0, src, s0, n):
     """dst[d0:d0 + n] += src[s0:s0 + n] (``+=`` on a slice assigns the slice back: the same
     cold cost as ``_copy_rows`` avoids)."""
@@ -114,7 +115,7 @@ def _add_rows(dst, d0, src, s0, n):
             dst[d0 + r, j] += src[s0 + r, j]
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"contract"})
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def _mm_rows(a, ra, b, out, ro, n):
     """out[ro + i] = a[ra + i] @ b for i < n (b: (K, N) C-contiguous)."""
     kk = a.shape[1]
@@ -151,7 +152,7 @@ def _mm_rows(a, ra, b, out, ro, n):
                 out[u, j] += a0 * b[k, j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _starts(sizes):
     starts = np.empty(sizes.shape[0], np.int64)
     s = 0
@@ -161,13 +162,13 @@ def _starts(sizes):
     return starts
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def lstm_input_proj(x, w_ih, gates):
     """The input projection of every step, x @ W_ih^T, into the gate block."""
     np.dot(x, w_ih.T, gates)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _forward_rows(w_hh_t, bias, w_hr_t, sizes, starts, reverse, proj, small, r0, r1, h, c, y,
                   gates, hprev, cprev, hh, m):
     """The steps of state rows [r0, r1) over the projected inputs in ``gates``; their rows of
@@ -198,7 +199,7 @@ def _forward_rows(w_hh_t, bias, w_hr_t, sizes, starts, reverse, proj, small, r0,
         _copy_rows(y, q0, h, r0, n)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _backward_rows(gy, w_hh, w_hr, sizes, starts, reverse, proj, small, r0, r1, dh, dc, gates,
                    cprev, dg, dhs, ms, dm):
     """The steps of state rows [r0, r1) in reverse, to their gate gradients in ``dg``; their
@@ -227,7 +228,7 @@ def _backward_rows(gy, w_hh, w_hr, sizes, starts, reverse, proj, small, r0, r1, 
             np.dot(dg[q0:q0 + n], w_hh, dh[r0:r0 + n])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def lstm_forward(w_hh_t, bias, w_hr_t, sizes, reverse, proj, small, blocks, h, c, y, gates,
                  hprev, cprev, hh, m):
     """The steps of every row on the calling thread (``blocks`` is unused: one block)."""
@@ -235,7 +236,7 @@ def lstm_forward(w_hh_t, bias, w_hr_t, sizes, reverse, proj, small, blocks, h, c
                   h.shape[0], h, c, y, gates, hprev, cprev, hh, m)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def lstm_forward_par(w_hh_t, bias, w_hr_t, sizes, reverse, proj, small, blocks, h, c, y, gates,
                      hprev, cprev, hh, m):
     """The steps of ``blocks`` row blocks, one per thread (rows never meet across blocks)."""
@@ -247,7 +248,7 @@ def lstm_forward_par(w_hh_t, bias, w_hr_t, sizes, reverse, proj, small, blocks, 
                       hh, m)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def lstm_backward(gy, w_hh, w_hr, sizes, reverse, proj, small, blocks, dh, dc, gates, cprev, dg,
                   dhs, ms, dm):
     """The reverse steps of every row on the calling thread (one block)."""
@@ -255,7 +256,7 @@ def lstm_backward(gy, w_hh, w_hr, sizes, reverse, proj, small, blocks, dh, dc, g
                    dh.shape[0], dh, dc, gates, cprev, dg, dhs, ms, dm)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def lstm_backward_par(gy, w_hh, w_hr, sizes, reverse, proj, small, blocks, dh, dc, gates, cprev,
                       dg, dhs, ms, dm):
     """The reverse steps of ``blocks`` row blocks, one per thread."""
@@ -266,7 +267,7 @@ def lstm_backward_par(gy, w_hh, w_hr, sizes, reverse, proj, small, blocks, dh, d
                        (i + 1) * rows // blocks, dh, dc, gates, cprev, dg, dhs, ms, dm)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def lstm_weight_grads(dg, x, hprev, w_ih, dhs, ms, proj, need_x, dx, dw_ih, dw_hh, db, dw_hr):
     """The products over the whole sequence: dW_ih, dW_hh, dW_hr, the input gradient and the
     bias gradient (the column sums of ``dg``)."""

@@ -23,7 +23,8 @@ _mods: dict[tuple, object] = {}
 
 _HEADER = """\
 import numpy as np
-from numba import njit, prange
+from numba import prange
+from jtorch.kernels.jit import njit
 from jtorch.kernels.cpu.reduce import part_of
 """
 

@@ -9,18 +9,18 @@ kernel, so they agree on any input.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import _threads
 from ... import dtypes as _dt
 from ...tensor import Tensor
+from ..jit import njit
 
 _BF16 = _dt.bfloat16.np
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _one(seq, r, n, v, right):
     lo, hi = 0, n
     if right:
@@ -40,7 +40,7 @@ def _one(seq, r, n, v, right):
     return lo
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _search(seq, vals, right, out):
     n, m = seq.shape[1], vals.shape[1]
     for r in range(vals.shape[0]):
@@ -48,7 +48,7 @@ def _search(seq, vals, right, out):
             out[r, j] = _one(seq, r, n, vals[r, j], right)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _search_par(seq, vals, right, out):
     n, m = seq.shape[1], vals.shape[1]
     for k in prange(vals.shape[0] * m):

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import prange
 
 from ... import _threads
 from ...tensor import Tensor
+from ..jit import njit
 
 CODES = {"sum": 0, "mean": 1, "max": 2, "min": 3, "prod": 4}
 _COMPUTE = {np.dtype(np.float32), np.dtype(np.float64)}  # others are reduced in float32
@@ -55,10 +55,10 @@ def _reduce_row(x, offs, code, has_init, out, o):
     return 0
 
 
-_reduce_row_j = numba.njit(cache=True, nogil=True, inline="always")(_reduce_row)
+_reduce_row_j = njit(cache=True, nogil=True, inline="always")(_reduce_row)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def segment_reduce(x, offs, code, has_init, out):
     bad = 0
     for o in range(x.shape[0]):
@@ -66,7 +66,7 @@ def segment_reduce(x, offs, code, has_init, out):
     return bad
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def segment_reduce_par(x, offs, code, has_init, out):
     bad = np.zeros(x.shape[0], np.int64)
     for o in prange(x.shape[0]):
@@ -115,16 +115,16 @@ def _grad_row(g, y, x, offs, code, init_prod, gi, o):
                         gi[o, j, i] = gy / v
 
 
-_grad_row_j = numba.njit(cache=True, nogil=True, inline="always")(_grad_row)
+_grad_row_j = njit(cache=True, nogil=True, inline="always")(_grad_row)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def segment_grad(g, y, x, offs, code, init_prod, gi):
     for o in range(x.shape[0]):
         _grad_row_j(g, y, x, offs, code, init_prod, gi, o)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def segment_grad_par(g, y, x, offs, code, init_prod, gi):
     for o in prange(x.shape[0]):
         _grad_row_j(g, y, x, offs, code, init_prod, gi, o)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import prange, types
 from numba.extending import intrinsic, overload
+
+from ..jit import njit
 
 _OPTS = {"cache": True, "nogil": True}
 _RUN = 32

@@ -25,6 +25,7 @@ from numba import prange
 from ... import _threads
 from ... import dtypes as _dt
 from ...tensor import Tensor
+from ..jit import njit
 
 _i64 = np.int64
 
@@ -40,7 +41,7 @@ def _idx(t: Tensor) -> np.ndarray:
 
 # -- coalesce --------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sorted(idx) -> bool:
     """Whether the columns are in strictly increasing lexicographic order (coalesced)."""
     sd, n = idx.shape
@@ -57,7 +58,7 @@ def _sorted(idx) -> bool:
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _counting_pass(keys, perm, size):
     """``perm`` stably reordered by ``keys[perm]`` (keys in [0, size))."""
     n = perm.size
@@ -74,7 +75,7 @@ def _counting_pass(keys, perm, size):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sort_order(idx, sizes):
     """The permutation that sorts the index columns lexicographically (stable)."""
     sd, n = idx.shape
@@ -91,7 +92,7 @@ def _sort_order(idx, sizes):
     return perm
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _coalesce(idx, sizes):
     """(unique columns in order, run number of each input column, sorting permutation)."""
     sd, n = idx.shape
@@ -127,7 +128,7 @@ def coalesce_cpu(plan, indices: Tensor) -> tuple:
 
 # -- CSR structure ---------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _rowptr(rows, nrows):
     ptr = np.zeros(nrows + 1, np.int64)
     for p in range(rows.size):
@@ -141,7 +142,7 @@ def rowptr_cpu(plan, rows: Tensor) -> Tensor:
     return _t(_rowptr(_idx(rows), plan.kw["nrows"]))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _transpose(ptr, col, ncols):
     """The CSR structure of the transpose: (row pointers, row of each entry, source entry)."""
     n = col.size
@@ -170,7 +171,7 @@ def csr_transpose_cpu(plan, rowptr: Tensor, col: Tensor) -> tuple:
 
 # -- sparse @ dense and the values' gradient -------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _mm_rows(lo, hi, ptr, col, val, b, out):
     n = b.shape[1]
     for i in range(lo, hi):
@@ -184,19 +185,19 @@ def _mm_rows(lo, hi, ptr, col, val, b, out):
                 o[j] += v * r[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _mm(bounds, ptr, col, val, b, out):
     for t in range(bounds.size - 1):
         _mm_rows(bounds[t], bounds[t + 1], ptr, col, val, b, out)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _mm_par(bounds, ptr, col, val, b, out):
     for t in prange(bounds.size - 1):
         _mm_rows(bounds[t], bounds[t + 1], ptr, col, val, b, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sddmm_rows(lo, hi, ptr, col, a, b, out):
     n = a.shape[1]
     for i in range(lo, hi):
@@ -209,13 +210,13 @@ def _sddmm_rows(lo, hi, ptr, col, a, b, out):
             out[p] = s
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _sddmm(bounds, ptr, col, a, b, out):
     for t in range(bounds.size - 1):
         _sddmm_rows(bounds[t], bounds[t + 1], ptr, col, a, b, out)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _sddmm_par(bounds, ptr, col, a, b, out):
     for t in prange(bounds.size - 1):
         _sddmm_rows(bounds[t], bounds[t + 1], ptr, col, a, b, out)
@@ -274,7 +275,7 @@ def csr_sddmm_cpu(plan, rowptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Te
 
 # -- sparse @ sparse -------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _spgemm(aptr, acol, bptr, bcol, ncols):
     """Every product pair (a entry, b entry) and the output entry it sums into; output
     columns sorted within each row (a coalesced result)."""
@@ -333,7 +334,7 @@ def spgemm_cpu(plan, aptr: Tensor, acol: Tensor, bptr: Tensor, bcol: Tensor) -> 
 
 # -- dense -> COO, intersection, index_select ------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _nonzero_rows(x, sizes):
     """(indices (sparse_dim, nnz), row of each entry) of the rows of ``x`` (R, C) holding a
     non-zero; a row's number unravels over ``sizes`` into its sparse index."""
@@ -373,7 +374,7 @@ def dense_nonzero_cpu(plan, x: Tensor) -> tuple:
     return _t(idx), _t(lin)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _intersect(a, b):
     """Positions of the columns two coalesced index sets share (a merge walk)."""
     sd, na = a.shape
@@ -407,7 +408,7 @@ def intersect_cpu(plan, a: Tensor, b: Tensor) -> tuple:
     return _t(ra), _t(rb)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _select(keys, size, index):
     """The entries whose key is ``index[t]``, for t in order (each key's entries in their
     stored order): (source entry, t) per output entry."""

@@ -56,7 +56,8 @@ def source(template) -> str | None:
     params = [f"in{j}, b{j}" if j in tensors else f"in{j}" for j in range(nin)]
     cuda_head = []
     for line in head:
-        if line.startswith(("from numba import", "from jtorch.kernels.cpu.calls")):
+        if line.startswith(("from numba import", "from jtorch.kernels.cpu.calls",
+                             "from jtorch.kernels.jit")):
             continue
         if line.startswith(("_g_", "_ok_")):  # guarded fast variants: CPU blocks only
             continue

@@ -43,7 +43,6 @@ from __future__ import annotations
 import collections
 import math
 
-import numba
 import numpy as np
 
 from ... import random as _random
@@ -52,6 +51,7 @@ from ...shape import bcast_elem_strides
 from ...tensor import Tensor
 from .. import registry
 from ..cpu import random as _cpu
+from ..jit import njit
 from ..plan import Plan
 from . import eager, target
 from . import pointwise as _pw
@@ -86,18 +86,18 @@ _CPU_GENERATOR = "Expected a 'cuda' device type for generator but found 'cpu'"
 
 # -- per-block arithmetic (njit: compiled into the CUDA kernels, and for the simulator) ---------
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _block(blk, k0, k1, c0, c1):
     """The four words of block ``blk`` (uint64) at call offset (c0, c1) under key (k0, k1)."""
     return philox(blk & _LO, blk >> _S32, c0, c1, k0, k1)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _u24(x):
     return np.float64(x & _M24) * 5.9604644775390625e-08
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def uniforms(blk, k0, k1, c0, c1, wide):
     """Block ``blk``'s uniforms on [0, 1): four of 24 bits, or two of 53 (then 0.0, 0.0)."""
     x0, x1, x2, x3 = _block(blk, k0, k1, c0, c1)
@@ -106,7 +106,7 @@ def uniforms(blk, k0, k1, c0, c1, wide):
     return _u24(x0), _u24(x1), _u24(x2), _u24(x3)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _box_muller(u0, u1, dist, a, b):
     r = math.sqrt(-2.0 * math.log1p(-u1))
     z0 = r * math.cos(_TWO_PI * u0) * b + a
@@ -116,7 +116,7 @@ def _box_muller(u0, u1, dist, a, b):
     return z0, z1
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _one(dist, u, a, b):
     """A sample of a one-uniform distribution (``dist`` as the CPU's codes)."""
     if dist == UNIFORM:
@@ -130,7 +130,7 @@ def _one(dist, u, a, b):
     return 1.0 if u < a else 0.0  # BERNOULLI
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def samples(blk, k0, k1, c0, c1, dist, a, b, wide):
     """Block ``blk``'s four samples (two, then 0.0, 0.0, where ``wide``)."""
     u0, u1, u2, u3 = uniforms(blk, k0, k1, c0, c1, wide)
@@ -145,7 +145,7 @@ def samples(blk, k0, k1, c0, c1, dist, a, b, wide):
     return _one(dist, u0, a, b), _one(dist, u1, a, b), _one(dist, u2, a, b), _one(dist, u3, a, b)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _ranged(w, rng, low, lowp):
     """``w % rng + low`` as int64 without overflow (rng 0: all 2**64; ``lowp`` = low + 2**63,
     needed only where the remainder reaches 2**63, which needs low < 0)."""
@@ -155,7 +155,7 @@ def _ranged(w, rng, low, lowp):
     return np.int64(r) + low
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def integers(blk, k0, k1, c0, c1, rng, low, lowp, wide):
     """Block ``blk``'s four integers in [low, low + rng) (two of 64-bit words where ``wide``)."""
     x0, x1, x2, x3 = _block(blk, k0, k1, c0, c1)

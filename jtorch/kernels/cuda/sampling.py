@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from ... import dtypes as _dt
@@ -60,6 +59,7 @@ from ...tensor import Tensor
 from .. import registry
 from ..cpu import random as _cpu
 from ..cpu import random_dists as _dists
+from ..jit import njit
 from ..plan import Out, Plan
 from . import eager, philox, rows, sort, target
 from .target import cuda
@@ -84,20 +84,20 @@ _ZERO_SUM = _cpu._MULTINOMIAL_ERRORS[2]
 
 # -- per-element rejection samplers (njit: compiled into the kernels, and for the simulator) ---
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _attempt(i, j, n, k0, k1, c0, c1):
     """The four words of element ``i``'s (of ``n``) attempt ``j``: block ``j n + i``."""
     return _block(np.uint64(j) * np.uint64(n) + np.uint64(i), k0, k1, c0, c1)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _pair(i, j, n, k0, k1, c0, c1):
     """Attempt ``j``'s two 53-bit uniforms on [0, 1)."""
     x0, x1, x2, x3 = _attempt(i, j, n, k0, k1, c0, c1)
     return _u53(x0, x1), _u53(x2, x3)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gamma_one(alpha, i, n, k0, k1, c0, c1):
     """A Gamma(alpha, 1) draw (Marsaglia-Tsang); alpha <= 0 and nan give 0."""
     if not alpha > 0.0:
@@ -127,7 +127,7 @@ def gamma_one(alpha, i, n, k0, k1, c0, c1):
             return scale * d * v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def poisson_one(lam, i, n, k0, k1, c0, c1):
     """A Poisson(lam) draw: PTRS for lam >= 10, else the product of uniforms until it falls
     to exp(-lam); lam = inf gives int64's minimum, as the CPU's."""
@@ -173,7 +173,7 @@ def poisson_one(lam, i, n, k0, k1, c0, c1):
         x += 1.0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _binomial_inversion(count, prob, i, n, k0, k1, c0, c1):
     """Successes before the geometric waiting times pass ``count`` (small n p)."""
     geom_sum = 0.0
@@ -193,7 +193,7 @@ def _binomial_inversion(count, prob, i, n, k0, k1, c0, c1):
         num += 1.0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _btrs(count, prob, i, n, k0, k1, c0, c1):
     """Hoermann's BTRS transformed rejection (n p >= 10, p <= 1/2)."""
     stddev = math.sqrt(count * prob * (1.0 - prob))
@@ -225,7 +225,7 @@ def _btrs(count, prob, i, n, k0, k1, c0, c1):
             return k
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def binomial_one(count, prob, i, n, k0, k1, c0, c1):
     """A Binomial(count, prob) draw; count <= 0 or prob <= 0 give 0, prob >= 1 gives count,
     a nan parameter gives nan (the CPU's cases)."""
@@ -288,7 +288,7 @@ def gamma_grad_fill(geo, out, obase, alpha, abase, x, xbase, n):
 _DIRICHLET_C = _dists._DIRICHLET_C
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _dirichlet_grad(x, alpha, total):
     """The CPU's function with its coefficient table a global constant (the device's constant
     memory; the simulator's kernels call this on the host)."""

@@ -10,10 +10,11 @@ import cmath
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
 from .. import fastmath as fm
+from ..jit import njit
 
 
 @intrinsic

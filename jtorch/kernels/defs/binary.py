@@ -6,11 +6,11 @@ import cmath
 import math
 
 import numpy as np
-from numba import njit
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .. import fastmath as fm
+from ..jit import njit
 from ..registry import (
     ALL_CATS,
     COMPARE,

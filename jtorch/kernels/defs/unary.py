@@ -6,9 +6,9 @@ import cmath
 import math
 
 import numpy as np
-from numba import njit
 
 from .. import fastmath as fm
+from ..jit import njit
 from ..registry import (
     ALL_CATS,
     COMPARE,
