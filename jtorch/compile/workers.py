@@ -338,6 +338,16 @@ class _Forked:
                 pass
 
 
+def _load_numba_registries() -> None:
+    """Load Numba's typing and lowering registries (its first compile in a process does it:
+    0.25-0.5 s of imports and template set-up) before a fork, so that the worker inherits
+    them instead of loading them again; this process needs them next anyway."""
+    from numba.core.registry import cpu_target
+
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
+
+
 def _fork(job: dict) -> _Forked | None:
     """A worker forked from this process, which has jtorch imported and the kernels it has
     compiled loaded: it starts building at once, where a new process first spends 0.7-1 s
@@ -362,6 +372,7 @@ def _fork(job: dict) -> _Forked | None:
             f.flush()
         except (OSError, ValueError, AttributeError):
             pass
+    _load_numba_registries()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker
