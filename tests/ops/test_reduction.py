@@ -666,6 +666,38 @@ def test_column_sums_of_one_block_run_serially(monkeypatch):
         monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 8)
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_go_parallel_from_a_quarter_of_the_grain(monkeypatch, log):
+    """An exp per element weighs a softmax row as four elementwise passes: rows of n elements
+    in all take the parallel builds from a grain of 4 n (the backward: log_softmax's, whose
+    exp is per element too; softmax's backward from n), with the serial builds' bits."""
+    from jtorch.kernels.cpu import reduce as K
+
+    mod = K.softmax_kernels("float32")
+    ran = []
+    for name in ("rows_s", "rows_p", "bwd_rows_s", "bwd_rows_p"):
+        fn = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _f=fn, _n=name: ran.append(_n) or _f(*a))
+    a = _data((30, 40), "float32", special=False)
+    f = jtorch.log_softmax if log else jtorch.softmax
+
+    def run():
+        x = jtorch.from_numpy(a.copy()).requires_grad_()
+        y = f(x, -1)
+        y.backward(jtorch.from_numpy(a[::-1].copy()))
+        return y.detach().numpy(), x.grad.numpy()
+
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 4 * a.size + 1)
+    serial = run()
+    assert ran == ["rows_s", "bwd_rows_s"]
+    ran.clear()
+    monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 4 * a.size)
+    par = run()
+    assert ran == ["rows_p", "bwd_rows_p" if log else "bwd_rows_s"]
+    for got, want in zip(par, serial):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
 def test_reductions_over_size_one_or_empty_dims_take_the_column_loops(dtype):
     """A reduced size of 1 (a broadcast gradient summed back, a keepdim over a size-1 dim) or
