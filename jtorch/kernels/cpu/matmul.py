@@ -115,8 +115,11 @@ _REAL = {np.dtype(np.float32), np.dtype(np.float64)}
 # 2^18; its worker, asleep after 2^20 cycles without a product (_threads), costs more to wake
 # than the split saves: the demo CNN's first linear layer (64 x 128 x 64) took 46 us in its
 # training step against 20 on one thread (12 with the worker awake, one thread or two);
-# 384 x 48 x 144 after 0.5 ms without a product 75 us on two threads, 61 on one
-_SERIAL_GEMM = 1 << 21
+# 384 x 48 x 144 after 0.5 ms without a product 75 us on two threads, 61 on one. The minGPT
+# step's products (384 x 48 x 192, 48 x 384 x 192, 384 x 144 x 48: 2.6-3.5M) took ~200 us in
+# situ on two threads, 2.7x their time in a loop; on one, the step ran 3.5-6% faster
+# (alternating blocks of steps in one process)
+_SERIAL_GEMM = 1 << 23
 # OpenBLAS runs a product of fewer multiply-adds than this on the calling thread whatever its
 # thread count (interface/gemm.c gives a product MNK / 2^18 threads: 65536 times the default
 # GEMM_MULTITHREAD_THRESHOLD of 4; its worker took no CPU time over 20000 64x127x64 products,
