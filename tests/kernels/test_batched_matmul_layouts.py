@@ -198,10 +198,11 @@ def test_products_over_any_4d_views_equal_numpy(data):
 
 
 @pytest.mark.parametrize("m,k,n,serial", [(64, 128, 64, True), (100, 128, 128, True),
-                                          (128, 128, 128, False), (256, 256, 256, False),
+                                          (128, 128, 128, True), (255, 256, 128, True),
+                                          (256, 256, 128, False), (256, 256, 256, False),
                                           (64, 127, 64, False), (10, 64, 64, False)])
 def test_small_products_hold_blas_serial(m, k, n, serial, monkeypatch):
-    """A product of 2^19 to 2^21 multiply-adds is held on BLAS's calling thread (waking its
+    """A product of 2^19 to 2^23 multiply-adds is held on BLAS's calling thread (waking its
     worker costs more than the split saves); a larger one keeps BLAS's threads, and a smaller
     one is left to OpenBLAS, which runs it on the calling thread by itself (the thread count
     calls would cost more than such a product)."""
