@@ -18,6 +18,8 @@ LAZY = ("jtorch.optim", "jtorch.optim.lr_scheduler", "jtorch.utils", "jtorch.uti
         "jtorch.kernels.cpu.pooling_entries", "jtorch.kernels.cpu.normalization",
         "jtorch.kernels.cpu.optim", "jtorch.kernels.cpu.indexing", "jtorch.kernels.cpu.fft",
         "jtorch.kernels.cpu.conv_entries", "jtorch.kernels.cpu.conv",
+        "jtorch.kernels.cpu.matmul_entries", "jtorch.kernels.cpu.matmul",
+        "jtorch.kernels.cpu.conv_blas", "jtorch.kernels.cpu.random_dists",
         "rocket_fft")
 
 # scipy's linear-algebra package and what it pulls in: Numba's BLAS binding needs only the
@@ -77,6 +79,27 @@ def test_lazy_kernel_entries_resolve_at_first_call():
     assert "jtorch.kernels.cpu.sort_entries" in r["modules"]
     assert "jtorch.kernels.cpu.resample_entries" not in r["modules"]
 
+
+
+def test_products_and_samplers_load_at_their_first_call():
+    """The product entries (and the BLAS binding under them) and the distribution samplers
+    are imported by their first call, in eager code and in a compiled matmul epilogue."""
+    r = _modules_after(
+        "import jtorch\n"
+        "from jtorch.kernels import registry\n"
+        "before = [type(registry.get(n).kernels['cpu']).__name__ for n in ('addmm', 'poisson')]\n"
+        "f = jtorch.compile(lambda a, b: (a @ b).relu() + 1)\n"
+        "a, b = jtorch.ones(2, 3), -jtorch.ones(3, 2)\n"
+        "jtorch.manual_seed(0)\n"
+        "g = jtorch._standard_gamma(jtorch.full((4,), 2.0))\n"
+        "out = before + [f(a, b).tolist(), jtorch.nn.functional.linear(a, b.t(), jtorch.ones(2)"
+        ").tolist(), jtorch.poisson(jtorch.zeros(3)).tolist(), bool((g > 0).all()),\n"
+        "       type(registry.get('addmm').kernels['cpu']).__name__,\n"
+        "       type(registry.get('poisson').kernels['cpu']).__name__]")
+    assert r["out"] == ["LazyEntry", "LazyEntry", [[1.0, 1.0], [1.0, 1.0]],
+                        [[-2.0, -2.0], [-2.0, -2.0]], [0.0, 0.0, 0.0], True,
+                        "function", "function"]
+    assert {"jtorch.kernels.cpu.matmul", "jtorch.kernels.cpu.random_dists"} <= set(r["modules"])
 
 def test_lazy_attributes_resolve_like_eager_ones():
     r = _modules_after(

@@ -41,7 +41,6 @@ import numpy as np
 
 from .. import _allocator, _flags, _threads, dispatch
 from ..kernels import codegen
-from ..kernels.cpu import matmul as _mk
 from ..kernels.defs.conv import convolution_op
 from ..kernels.registry import REGISTRY, OpDef
 from ..kernels.source import fingerprint, load
@@ -55,6 +54,14 @@ _PRODUCTS = frozenset(["mm", "addmm", "bmm"])
 _CONV = convolution_op
 _CONV_KW = frozenset(["stride", "padding", "dilation", "groups", "nd", "transposed"])
 _BLAS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _matmul():
+    """``kernels.cpu.matmul``, imported at the first product (as the registry's product
+    entries are: ``kernels/defs/linalg.py``)."""
+    from ..kernels.cpu import matmul
+
+    return matmul
 _NDARRAY = np.ndarray
 _F16 = np.dtype(np.float16)
 
@@ -315,10 +322,10 @@ class EpilogueKernel:
                 if res is not None:
                     return res
             prod = _allocator.empty((m, n), a.dtype)
-            _mk.bmm_into(a[None], b[None], prod[None])
+            _matmul().bmm_into(a[None], b[None], prod[None])
         else:
             prod = _allocator.empty((a.shape[0], a.shape[1], b.shape[2]), a.dtype)
-            _mk.bmm_into(a, b, prod)
+            _matmul().bmm_into(a, b, prod)
         if self._view is not None:
             prod = prod.reshape(self._view)
         p = Tensor._make(prod, None, x.dtype)

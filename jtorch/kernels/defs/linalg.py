@@ -16,12 +16,15 @@ import math
 from ... import dispatch
 from ... import dtypes as _dt
 from ...tensor import Tensor
-from ..cpu import matmul_entries as _mk
 from ..plan import Out, Plan, common_device, device_of, memo
 from ..registry import defvjp, op
+from ._lazy import lazy
 from .view import expand_geometry
 
 _NO_KW: dict = {}  # the products' plans carry no parameters (shared, never written)
+# imported at the first product (_lazy.py): with the BLAS binding it loads (scipy's
+# cython_blas), ~40 ms of ``import jtorch`` that a program without products never needs
+_MK = "jtorch.kernels.cpu.matmul_entries"
 
 
 # -- torch's checks ----------------------------------------------------------------------------
@@ -217,20 +220,20 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-mm_op = op("mm", "extern", _mm_meta, _mk.mm_cpu)        # (mat1, mat2)
-bmm_op = op("bmm", "extern", _bmm_meta, _mk.mm_cpu)     # (batch1, batch2)
+mm_op = op("mm", "extern", _mm_meta, lazy(_MK, "mm_cpu"))        # (mat1, mat2)
+bmm_op = op("bmm", "extern", _bmm_meta, lazy(_MK, "mm_cpu"))     # (batch1, batch2)
 # matmul's batched products (a (..., m, k), b (..., k, n), equal batch dims after broadcast):
 # operands are read in their own strides (attention's heads are strided views of one
 # projection), never first copied into a flat (batch, m, k) layout
-batched_matmul_op = op("batched_matmul", "extern", _batched_matmul_meta, _mk.batched_matmul_cpu,
+batched_matmul_op = op("batched_matmul", "extern", _batched_matmul_meta, lazy(_MK, "batched_matmul_cpu"),
                        grad_name="UnsafeViewBackward0")
 # (input, mat1, mat2) {beta, alpha}: beta * input + alpha * mat1 @ mat2 in one kernel call
 # (the product, then the scaled sum as its epilogue), one autograd node (linear's bias add)
-addmm_op = op("addmm", "extern", _addmm_meta, _mk.addmm_cpu)
+addmm_op = op("addmm", "extern", _addmm_meta, lazy(_MK, "addmm_cpu"))
 # Singular values (matrix 2-norms and the nuclear norm): the kernel also returns U and V^T,
 # which the gradient rule needs (d sigma_i = u_i^T dA v_i).
-svdvals_op = op("linalg_svdvals", "extern", _svdvals_meta, _mk.svdvals_cpu)  # (A,) -> (S, U, Vh)
-cdist_op = op("cdist", "extern", _cdist_meta, _mk.cdist_cpu)  # (x1, x2) {p, use_mm}
+svdvals_op = op("linalg_svdvals", "extern", _svdvals_meta, lazy(_MK, "svdvals_cpu"))  # (A,) -> (S, U, Vh)
+cdist_op = op("cdist", "extern", _cdist_meta, lazy(_MK, "cdist_cpu"))  # (x1, x2) {p, use_mm}
 
 
 # -- gradient rules: vjp(node, grad) in jtorch ops -------------------------------------------

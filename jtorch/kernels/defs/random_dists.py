@@ -13,13 +13,15 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from ... import random as _random
 from ...shape import broadcast_shapes
-from ..cpu import random_dists as _k
 from ..plan import Out, Plan, common_device, device_of
 from ..registry import defvjp, op
+from ._lazy import lazy
 from .random import not_impl
 
 _WIDE = (_dt.float32, _dt.float64)  # AT_DISPATCH_FLOATING_TYPES
 _POISSON = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
+_K = "jtorch.kernels.cpu.random_dists"  # imported at the first call (_lazy.py): its samplers
+# and jtorch.kernels.special_math, ~20 ms of ``import jtorch``
 
 
 def _floating(x, kernel: str, dtypes=_WIDE) -> None:
@@ -68,21 +70,21 @@ def _grad_meta(kernel: str):
 
 standard_gamma_op = op("_standard_gamma", "random",
                        _sampler_meta("gamma_cpu", _WIDE, "_standard_gamma"),
-                       _k.standard_gamma_cpu)
+                       lazy(_K, "standard_gamma_cpu"))
 sample_dirichlet_op = op("_sample_dirichlet", "random",
                          _sampler_meta("dirichlet", _WIDE, "_sample_dirichlet"),
-                         _k.sample_dirichlet_cpu, grad_name="NotImplemented")
+                         lazy(_K, "sample_dirichlet_cpu"), grad_name="NotImplemented")
 poisson_op = op("poisson", "random", _sampler_meta("poisson_cpu", _POISSON, "poisson"),
-                _k.poisson_cpu)
-binomial_op = op("binomial", "random", _binomial_meta, _k.binomial_cpu,
+                lazy(_K, "poisson_cpu"))
+binomial_op = op("binomial", "random", _binomial_meta, lazy(_K, "binomial_cpu"),
                  grad_name="NotImplemented")
 # torch has no derivative of these two (``not_implemented`` in derivatives.yaml): the record
 # is differentiable without a rule, so a second derivative through rsample raises as torch's.
 standard_gamma_grad_op = op("_standard_gamma_grad", "extern",
                             _grad_meta("_standard_gamma_grad_cpu"),
-                            _k.standard_gamma_grad_cpu, grad_name="NotImplemented")
+                            lazy(_K, "standard_gamma_grad_cpu"), grad_name="NotImplemented")
 dirichlet_grad_op = op("_dirichlet_grad", "extern", _grad_meta("_dirichlet_grad_cpu"),
-                       _k.dirichlet_grad_cpu, grad_name="NotImplemented")
+                       lazy(_K, "dirichlet_grad_cpu"), grad_name="NotImplemented")
 
 
 def _standard_gamma_vjp(c, g):
