@@ -20,8 +20,7 @@ from .random import not_impl
 
 _WIDE = (_dt.float32, _dt.float64)  # AT_DISPATCH_FLOATING_TYPES
 _POISSON = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
-_K = "jtorch.kernels.cpu.random_dists"  # imported at the first call (_lazy.py): its samplers
-# and jtorch.kernels.special_math, ~20 ms of ``import jtorch``
+_K = "jtorch.kernels.cpu.random_dists"  # imported at the first call (_lazy.py)
 
 
 def _floating(x, kernel: str, dtypes=_WIDE) -> None:
