@@ -54,16 +54,20 @@ _PRODUCTS = frozenset(["mm", "addmm", "bmm"])
 _CONV = convolution_op
 _CONV_KW = frozenset(["stride", "padding", "dilation", "groups", "nd", "transposed"])
 _BLAS = (np.dtype(np.float32), np.dtype(np.float64))
+_NDARRAY = np.ndarray
+_F16 = np.dtype(np.float16)
+_mk = None  # kernels.cpu.matmul, imported at the first product (_matmul)
 
 
 def _matmul():
-    """``kernels.cpu.matmul``, imported at the first product (as the registry's product
-    entries are: ``kernels/defs/linalg.py``)."""
-    from ..kernels.cpu import matmul
+    """``kernels.cpu.matmul``, imported at the first product, as the registry's product
+    entries are (``kernels/defs/linalg.py``)."""
+    global _mk
+    if _mk is None:
+        from ..kernels.cpu import matmul
 
-    return matmul
-_NDARRAY = np.ndarray
-_F16 = np.dtype(np.float16)
+        _mk = matmul
+    return _mk
 
 
 def fuse_epilogues(graph: Graph) -> Graph:

@@ -22,8 +22,8 @@ from ._lazy import lazy
 from .view import expand_geometry
 
 _NO_KW: dict = {}  # the products' plans carry no parameters (shared, never written)
-# imported at the first product (_lazy.py): with the BLAS binding it loads (scipy's
-# cython_blas), ~40 ms of ``import jtorch`` that a program without products never needs
+# the product kernels (and the module binding their BLAS) are imported at the first product
+# (_lazy.py), not by ``import jtorch``
 _MK = "jtorch.kernels.cpu.matmul_entries"
 
 
@@ -225,14 +225,14 @@ bmm_op = op("bmm", "extern", _bmm_meta, lazy(_MK, "mm_cpu"))     # (batch1, batc
 # matmul's batched products (a (..., m, k), b (..., k, n), equal batch dims after broadcast):
 # operands are read in their own strides (attention's heads are strided views of one
 # projection), never first copied into a flat (batch, m, k) layout
-batched_matmul_op = op("batched_matmul", "extern", _batched_matmul_meta, lazy(_MK, "batched_matmul_cpu"),
-                       grad_name="UnsafeViewBackward0")
+batched_matmul_op = op("batched_matmul", "extern", _batched_matmul_meta,
+                       lazy(_MK, "batched_matmul_cpu"), grad_name="UnsafeViewBackward0")
 # (input, mat1, mat2) {beta, alpha}: beta * input + alpha * mat1 @ mat2 in one kernel call
 # (the product, then the scaled sum as its epilogue), one autograd node (linear's bias add)
 addmm_op = op("addmm", "extern", _addmm_meta, lazy(_MK, "addmm_cpu"))
 # Singular values (matrix 2-norms and the nuclear norm): the kernel also returns U and V^T,
-# which the gradient rule needs (d sigma_i = u_i^T dA v_i).
-svdvals_op = op("linalg_svdvals", "extern", _svdvals_meta, lazy(_MK, "svdvals_cpu"))  # (A,) -> (S, U, Vh)
+# which the gradient rule needs (d sigma_i = u_i^T dA v_i). (A,) -> (S, U, Vh)
+svdvals_op = op("linalg_svdvals", "extern", _svdvals_meta, lazy(_MK, "svdvals_cpu"))
 cdist_op = op("cdist", "extern", _cdist_meta, lazy(_MK, "cdist_cpu"))  # (x1, x2) {p, use_mm}
 
 
