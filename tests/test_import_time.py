@@ -80,7 +80,6 @@ def test_lazy_kernel_entries_resolve_at_first_call():
     assert "jtorch.kernels.cpu.resample_entries" not in r["modules"]
 
 
-
 def test_products_and_samplers_load_at_their_first_call():
     """The product entries (and the BLAS binding under them) and the distribution samplers
     are imported by their first call, in eager code and in a compiled matmul epilogue."""
@@ -100,6 +99,7 @@ def test_products_and_samplers_load_at_their_first_call():
                         [[-2.0, -2.0], [-2.0, -2.0]], [0.0, 0.0, 0.0], True,
                         "function", "function"]
     assert {"jtorch.kernels.cpu.matmul", "jtorch.kernels.cpu.random_dists"} <= set(r["modules"])
+
 
 def test_lazy_attributes_resolve_like_eager_ones():
     r = _modules_after(
