@@ -257,13 +257,18 @@ def _build(group: list, nodes: list):
     def buf(n: Node) -> str:
         return f"o{out_of[n]}" if n in out_of else f"t{group.index(n)}"
 
-    # Blocks of ``_BLOCK`` elements in L1, cut into segments of at most one expensive op (one whose
-    # scalar is a long polynomial: exp, sin, tanh...) plus the cheap ones around it, one loop
-    # per segment: each loop vectorises as eager's kernels do, where one loop over a long body
-    # can lose the vectoriser to register pressure. Values a later segment reads go through
+    # Blocks of ``_BLOCK`` elements in L1, cut into segments, one loop each: a segment ends where
+    # an expensive op (one whose scalar is a long polynomial: exp, sin, tanh...) would take as
+    # operand a value computed from another expensive op of the segment. Expensive ops side by
+    # side (sin(x), cos(x), exp(-x*x)) share one loop, whose long body gives the core
+    # independent work; a chain of them (tanh(tanh(x))) runs as one loop per link, short
+    # bodies whose iterations overlap (tanh o tanh o tanh in one loop: 1.3x the time; sin, cos
+    # and exp in one loop: 0.75x that of a loop each). Values a later segment reads go through
     # scratch rows; the rest stay in registers. An op with a cheaper scalar that is exact
-    # where ``fast_ok`` holds (sin without the huge-argument reduction) opens its segment and
-    # checks the block first, as eager does.
+    # where ``fast_ok`` holds (sin without the huge-argument reduction) runs it and asks
+    # ``fast_ok`` of its operands in the same loop; a segment where any check failed runs
+    # again over the block through the full scalars (its stores are scratch rows and fresh
+    # outputs, never an operand it reads), so a guard costs no pass of its own.
     plan, consts = [], {}
     for k, n in enumerate(group):
         op = n.target
@@ -271,27 +276,34 @@ def _build(group: list, nodes: list):
         plan.append((k, n, compute.name, result.name, _NP_CTOR[result.name],
                      codegen.guarded(op, compute.name)))
     # Guarded ops whose guard is the same function of the same operands (sin(x) and cos(x):
-    # both ask ``trig_near(x)``) share the segment the first of them opened: one loop, one
+    # both ask ``trig_near(x)``) share the segment of the first of them: one loop, one
     # check per block, and LLVM shares their argument reduction (sin alone 0.49 ns/element,
     # sin and cos of the same x in one loop 0.60). A later one may join an earlier segment:
     # its operands are the first one's, so they are ready there.
     segments: list = []
     guard_seg: dict = {}
+    chained: set = set()  # nodes of the last segment computed from an expensive op of it
     for step in plan:
         n, guarded = step[1], step[5]
         heavy = guarded or n.target.name in EXPENSIVE
         key = (codegen.guard_key(n.target), step[2], tuple(map(_arg_key, n.args))) \
             if guarded else None
         if key is not None and key in guard_seg:
-            segments[guard_seg[key]][0].append(step)
-        elif not segments or guarded or (heavy and segments[-1][1]):
-            segments.append([[step], heavy])
-            if key is not None:
-                guard_seg[key] = len(segments) - 1
+            segments[guard_seg[key]].append(step)
+            if guard_seg[key] == len(segments) - 1:
+                chained.add(n)
+            continue
+        after = any(a in chained for a in n.args if isinstance(a, Node))
+        if not segments or (heavy and after):
+            segments.append([step])
+            chained = set()
         else:
-            segments[-1][0].append(step)
-            segments[-1][1] |= heavy
-    seg_of = {step[1]: si for si, (steps, _) in enumerate(segments) for step in steps}
+            segments[-1].append(step)
+        if key is not None:
+            guard_seg[key] = len(segments) - 1
+        if heavy or after:
+            chained.add(n)
+    seg_of = {step[1]: si for si, steps in enumerate(segments) for step in steps}
     rows_needed = {a for n in group for a in n.args if isinstance(a, Node) and a in gs and
                    seg_of[a] != seg_of[n]} | set(outs) | {r.args[0] for r in reds}
 
@@ -308,21 +320,29 @@ def _build(group: list, nodes: list):
     scratch = [f"t{k} = np.empty({_BLOCK}, {co})" for k, n, _, _, co, _ in plan
                if n in rows_needed and n not in out_of]
     loops: list = []
-    for si, (seg, _) in enumerate(segments):
+    for si, seg in enumerate(segments):
         # each op's line as eager's loops have it (codegen.ssa_line)
         ssa = [(k, n, codegen.ssa_line(n.target, compute, result, f"v{k}",
                                        [operand(a, si) for a in n.args], consts))
                for k, n, compute, result, _, _ in seg]
 
         def body(fast: bool, ssa=ssa) -> list:
-            out = []
+            out, asked = [], set()
             for k, n, line in ssa:
-                out.append(line.fast if fast and line.fast else line.line)
+                if fast and line.fast:
+                    # sin and cos of one x: one check (their guards are one function)
+                    ask = (codegen.guard_key(n.target), line.guard[line.guard.index("("):])
+                    if ask not in asked:
+                        asked.add(ask)
+                        out.append(f"good &= {line.guard}")
+                    out.append(line.fast)
+                else:
+                    out.append(line.line)
                 if n in rows_needed:
                     out.append(f"{buf(n)}[i] = v{k}")
             return out
-        guard = ssa[0][2].guard  # the segment's first op, when guarded, opens it
-        loops.append((body(False), body(True) if guard else None, guard))
+        guarded_seg = any(line.fast for _, _, line in ssa)
+        loops.append((body(False), body(True) if guarded_seg else None, guarded_seg))
     # each reduction: a loop over its operand's row in the block, in the operand's dtype and
     # reassociated (it vectorises: eager's ``span``), gives the block's value, combined into
     # the chunk's in the accumulate dtype (float64 for float32 sums, as eager combines its
@@ -377,11 +397,10 @@ def kernel_source(template, kinds: str) -> str:
         return text.split("\n")
 
     funcs, calls_ = [], []
-    for si, (body, fast, guard) in enumerate(loops):
+    for si, (body, fast, checked) in enumerate(loops):
         body, fast = sub(body), sub(fast)
-        guard = sub([guard])[0] if guard is not None else None
-        params = codegen.names_in(([guard] if guard else []) + body + (fast or []))
-        funcs += codegen.loop_function(f"seg{si}", params, body, guard=guard, fast=fast)
+        params = codegen.names_in(body + (fast or []))
+        funcs += codegen.loop_function(f"seg{si}", params, body, fast=fast, checked=checked)
         calls_.append(f"_seg{si}(m, {', '.join(params)})")
     for k, (row, op, actor, _, ctor, _, ident) in enumerate(reds):
         funcs += codegen.loop_function(f"red{k}", [row], [f"acc = _c_{op}(acc, {ctor}({row}[i]))"],

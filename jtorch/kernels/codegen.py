@@ -62,20 +62,26 @@ def names_in(lines: list) -> list:
 
 def loop_function(name: str, params: list, body: list, n: str = "m", guard: str | None = None,
                   fast: list | None = None, ret: str | None = None, init: list = (),
-                  decorator: str = NJIT, size: str | None = None) -> list:
+                  decorator: str = NJIT, size: str | None = None, checked: bool = False) -> list:
     """``def name(n, *params)``: one loop over ``i < n`` of ``body``, then ``return ret``. With
     ``guard`` (an expression true where the ``fast`` body is exact), the block is checked
     first and runs ``fast`` when every element passes, as eager's guarded kernels do. With
-    ``size`` (an expression of the params, ``out0.size``) the count is no parameter: a flat
-    eager loop is its own entry point, with no call layer around it; without, the function
-    is only called by other kernels and has no CPython wrapper (``inner``)."""
+    ``checked``, ``fast`` asks its guards itself (``good &= ...`` lines before the fast lines
+    they cover) and the block runs it first, then ``body`` over it where any check failed:
+    only for loops whose stores never alias what they read. With ``size`` (an expression of
+    the params, ``out0.size``) the count is no parameter: a flat eager loop is its own entry
+    point, with no call layer around it; without, the function is only called by other
+    kernels and has no CPython wrapper (``inner``)."""
     sig = ", ".join([n, *params] if size is None else params)
     if size is not None:
         init = [*init, f"{n} = {size}"]
     else:
         decorator = inner(decorator)
     out = [decorator, f"def {name}({sig}):", *[f"    {x}" for x in init]]
-    if guard is not None:
+    if checked:
+        out += ["    good = True", f"    for i in range({n}):", *[f"        {x}" for x in fast],
+                "    if not good:", f"        for i in range({n}):", *[f"            {x}" for x in body]]
+    elif guard is not None:
         out += ["    good = True", f"    for i in range({n}):", f"        good &= {guard}",
                 "    if good:", f"        for i in range({n}):", *[f"            {x}" for x in fast],
                 "    else:", f"        for i in range({n}):", *[f"            {x}" for x in body]]
