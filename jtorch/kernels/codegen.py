@@ -43,7 +43,7 @@ def header(title: str, fns: list, consts: dict) -> list:
             "import numpy as np",
             "from numba import prange",
             "from jtorch.kernels.jit import njit",
-            "from jtorch.kernels.cpu.calls import outlined",
+            "from jtorch.kernels.cpu.calls import external, outlined",
             "from jtorch.kernels.registry import scalar_of",
             *[f"{k} = {v}" for k, v in consts.items()]]
 
