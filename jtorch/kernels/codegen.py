@@ -23,8 +23,9 @@ NJIT_PARALLEL = "@njit(cache=True, nogil=True, error_model='numpy', parallel=Tru
 # single operations (a combine, a cast), so their results do not change with it
 NJIT_REASSOC = "@njit(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc'})"
 
-# ops whose scalar is a long polynomial or a division: a fused kernel computes at most one per
-# loop (a long body loses the vectoriser to register pressure) and never twice per element
+# ops whose scalar is a long polynomial or a division: a fused kernel never computes one twice
+# per element, and a pointwise group starts a new loop where one takes another's result as
+# operand (a long dependent body runs slower than a loop per link: compile/fusion.py)
 EXPENSIVE = frozenset(["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
                         "tan", "tanh", "sigmoid", "sinh", "cosh", "asin", "acos", "atan",
                         "atan2", "asinh", "acosh", "atanh", "pow", "erf", "erfc", "erfinv",
