@@ -238,7 +238,7 @@ def build(group: list, nodes: list, pointwise):
              *[f"        o{j} = out{j}[b:b + m]" for o, j in out_of.items() if kinds[o] != "full"],
              f"        _cols(m, R, {', '.join(col_params)})",
              "",
-             "_call = outlined(serial)",
+             "_call = external(serial)",
              "",
              codegen.NJIT_PARALLEL,
              f"def parallel({sig}, R, C):",
