@@ -7,6 +7,13 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
+import numba as _numba  # (first: its long-lived objects are frozen with Python's below)
+
+from . import _gc
+
+_gc.freeze_import()  # (jtorch's import walks fewer objects in its collections)
+_gc.pause_in_compiles()
+
 from . import dtypes as _dtypes_mod
 from ._tensor_str import get_printoptions, set_printoptions
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
@@ -79,7 +86,7 @@ compile = _compile_api.compile
 
 __version__ = "0.1.0"
 
-_ = (_dtypes_mod, _conversion, _creation, _pointwise)
+_ = (_dtypes_mod, _conversion, _creation, _pointwise, _numba)
 
 
 def is_floating_point(input: Tensor) -> builtins_bool:  # noqa: F821
@@ -124,3 +131,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list:
     return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
+
+
+_gc.freeze_import()  # everything import made: later collections do not walk it (jtorch/_gc.py)
