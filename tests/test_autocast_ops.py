@@ -183,8 +183,13 @@ def test_promote_errors_match_torch(call):
 
 
 def test_gradients_reach_float32_parameters():
-    model = jtorch.nn.Sequential(jtorch.nn.Linear(4, 8), jtorch.nn.ReLU(), jtorch.nn.Linear(8, 3))
-    x, y = jtorch.randn(5, 4), jtorch.tensor([0, 1, 2, 0, 1])
+    # seeded, the global stream left as it was: the bfloat16 tolerance below held for 298 of
+    # 300 seeds, so unseeded draws made the test depend on the tests run before it
+    with jtorch.random.fork_rng():
+        jtorch.manual_seed(0)
+        model = jtorch.nn.Sequential(jtorch.nn.Linear(4, 8), jtorch.nn.ReLU(),
+                                     jtorch.nn.Linear(8, 3))
+        x, y = jtorch.randn(5, 4), jtorch.tensor([0, 1, 2, 0, 1])
     with jtorch.autocast("cpu"):
         out = model(x)
         loss = jtorch.nn.functional.cross_entropy(out, y)
