@@ -13,7 +13,7 @@ _fm_fp = None
 
 def fastmath_fingerprint() -> str:
     """Hash of the fastmath sources (every module of the package, with its name): generated
-    kernels inline them, so it keys their cache."""
+    kernels inline them, so it keys their cache, and fastmath's own cached implementations'."""
     global _fm_fp
     if _fm_fp is None:
         folder = os.path.join(os.path.dirname(__file__), "fastmath")

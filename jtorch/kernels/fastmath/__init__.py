@@ -25,7 +25,12 @@ forms its quotient in float64).
 Inlining: the overloads and helpers are compiled once per type with ``forceinline`` (LLVM
 ``alwaysinline``), so LLVM inlines them into the caller's loop before vectorising. This is much
 cheaper to compile than Numba IR inlining (``inline='always'``) and the vectorisation test in
-``tests/kernels/test_fastmath.py`` checks that it happens for every function.
+``tests/kernels/test_fastmath.py`` checks that it happens for every function. For CPU callers
+with all-float32 or all-float64 arguments a second overload (target ``cpu``) hands Numba the
+float32 / float64 implementation with ``cache=True``: it is compiled once into the on-disk
+cache (keyed by this package's sources, ``kernels/cache_locator.py``), later processes load it
+and link it into the caller, where LLVM inlines it as before (a new compiled sin/cos/exp chain
+in a process with warm caches: first call 4.5-5.2 -> 2.6-3.3 s).
 
 Accuracy: max error in ulp of the result type against the exact value (float32: exhaustive
 over all 2^32 inputs where marked *, else dense sweeps of several million points; float64:

@@ -7,6 +7,7 @@ per-dtype format constants (``_Ty``, ``_T32``, ``_T64``), exact double-word arit
 (``_as_float``, ``_np_unary``) and of scalar functions (``like``)."""
 
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -18,6 +19,7 @@ from ._intrinsics import _f32_as_i32, _f64_as_i64, _fma, _i32_as_f32, _i64_as_f6
 # Overloads are compiled once per signature and inlined by LLVM (see the package docstring).
 _INLINE = "never"
 _JIT_OPTIONS = {"forceinline": True}
+_CACHED_JIT_OPTIONS = {"forceinline": True, "cache": True}
 
 
 # --------------------------------------------------------------------------------------------
@@ -29,6 +31,11 @@ def _jitable(fn):
     """Make a plain Python helper callable (and always inlined) from jitted code."""
     overload(fn, target="generic", inline=_INLINE, strict=False, jit_options=_JIT_OPTIONS)(lambda *args: fn)
     return fn
+
+
+def _has_source(fn) -> bool:
+    """Whether Numba can cache ``fn`` (its code comes from a file: not ``exec``'s)."""
+    return os.path.isfile(fn.__code__.co_filename)
 
 
 def _register(stub, impl32, impl64):
@@ -61,6 +68,20 @@ def _register(stub, impl32, impl64):
     exec(f"def typer({names}):\n    return choose({names})", scope)
     typer = scope["typer"]
     overload(stub, target="generic", inline=_INLINE, jit_options=_JIT_OPTIONS)(typer)
+    # CPU kernels with all-float32 or all-float64 arguments take the implementations cached on
+    # disk (keyed by the package's sources: kernels/cache_locator.py): a process loads each
+    # one instead of compiling it and its helpers, ~0.1-0.4 s apiece. The generic overload
+    # stays for CUDA, for mixed arguments and for implementations without a source file.
+    def exact(*args):
+        if all(a == types.float32 for a in args):
+            return impl32 if _has_source(impl32) else None
+        if all(a == types.float64 for a in args):
+            return impl64 if _has_source(impl64) else None
+        return None
+
+    scope = {"exact": exact}
+    exec(f"def cpu_typer({names}):\n    return exact({names})", scope)
+    overload(stub, target="cpu", inline=_INLINE, jit_options=_CACHED_JIT_OPTIONS)(scope["cpu_typer"])
 
     stub._impl32 = impl32
     stub._impl64 = impl64
