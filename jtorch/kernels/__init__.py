@@ -12,8 +12,8 @@ _fm_fp = None
 
 
 def fastmath_fingerprint() -> str:
-    """Hash of the fastmath sources (every module of the package, with its name): generated
-    kernels inline them, so it keys their cache, and fastmath's own cached implementations'."""
+    """Hash of the fastmath sources (every module of the package, with its name): it keys the
+    cache of the generated kernels, which inline them, and of fastmath's own implementations."""
     global _fm_fp
     if _fm_fp is None:
         folder = os.path.join(os.path.dirname(__file__), "fastmath")
