@@ -66,6 +66,14 @@ def use_parallel(n: int) -> bool:
     return not _State.main_only or threading.get_ident() == _MAIN_THREAD
 
 
+def may_use_parallel(n: int) -> bool:
+    """``use_parallel(n)`` as it would answer, without starting the pool (a process that has
+    not started it may still fork: ``compile/workers.py``)."""
+    if n < _flags.GRAIN_SIZE or _State.serial:
+        return False
+    return not _State.main_only or threading.get_ident() == _MAIN_THREAD
+
+
 def start_pool() -> None:
     """Launch Numba's threads (a no-op once done) with OpenMP's passive wait policy."""
     from numba.np.ufunc import parallel

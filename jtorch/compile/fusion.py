@@ -22,7 +22,7 @@ import operator
 import numpy as np
 
 from .. import _allocator, _flags, _settings, dispatch
-from .._threads import use_parallel
+from .._threads import may_use_parallel, use_parallel
 from ..cuda_array import CudaArray
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE
@@ -32,7 +32,7 @@ from ..kernels.registry import OpDef
 from ..kernels.source import load
 from ..shape import bcast_elem_strides, bcast_strides, iter_order
 from ..tensor import Tensor
-from . import col_fusion, decompositions, epilogue, logs, passes, row_fusion
+from . import col_fusion, decompositions, epilogue, logs, passes, row_fusion, workers
 from .functionalize import NotFunctionalizable, functionalize
 from .graph import Graph, Node, arg_vals
 from .graph_module import GraphModule, subgraph_module
@@ -629,11 +629,22 @@ class FusedKernel:
             res.append(Tensor._make(o, f, d))
         if self.red_outs:
             return self._reduce(mod, res, flats, flat, rows, inner)
-        if n >= _flags.GRAIN_SIZE and use_parallel(n):
+        self._pointwise(mod, flats, flat, rows, inner)
+        return tuple(res)
+
+    @staticmethod
+    def _pointwise(mod, flats: list, flat: list, rows: int, inner: int) -> None:
+        """Run a pointwise group's kernel: its parallel entry past the grain size, unless a
+        compile worker is building that entry (``workers.parallel_ready``): the serial one
+        gives the same values meanwhile."""
+        n = rows * inner
+        if n >= _flags.GRAIN_SIZE and (getattr(mod, "parallel_ready", False) or (
+                may_use_parallel(n) and
+                workers.parallel_ready(mod, "parallel", (*flats, *flat, rows, inner)))) and \
+                use_parallel(n):
             mod.parallel(*flats, *flat, rows, inner)
         else:
             mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
-        return tuple(res)
 
     def _reduce(self, mod, res: list, flats: list, flat: list, rows: int, inner: int) -> tuple:
         """Run a group with reductions: their results are one-element arrays after ``res``."""
@@ -650,12 +661,7 @@ class FusedKernel:
         return tuple(res)
 
     def _run(self, kinds: str, flats: list, flat: list, rows: int, inner: int) -> None:
-        mod = self._mods.get(kinds) or self._module(kinds)
-        n = rows * inner
-        if n >= _flags.GRAIN_SIZE and use_parallel(n):
-            mod.parallel(*flats, *flat, rows, inner)
-        else:
-            mod.serial(*flats, *flat, 0, rows, 0, inner, inner)
+        self._pointwise(self._mods.get(kinds) or self._module(kinds), flats, flat, rows, inner)
 
     def _strided(self, args: tuple):
         """The group over operands of any strides and broadcasts: the loop runs in the

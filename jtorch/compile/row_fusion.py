@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from .. import _allocator, _flags, dispatch
-from .._threads import use_parallel
+from .._threads import may_use_parallel, use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE, scalar_variant
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
@@ -32,7 +32,7 @@ from ..kernels.cpu.reduce import literal
 from ..kernels.registry import REGISTRY
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import logs
+from . import logs, workers
 from .graph import Node, arg_vals
 from .graph_module import subgraph_module
 
@@ -741,8 +741,14 @@ class RowKernel:
             flats = [o.reshape(-1) for o in outs]
             mod = self._mod
             piped = C >= _PIPE_MIN_C and hasattr(mod, "serialp")
-            if rows > 1 and rows * C >= _flags.GRAIN_SIZE and use_parallel(rows * C):
-                (mod.parallelp if piped else mod.parallel)(*flats, *flat, rows, C)
+            par = "parallelp" if piped else "parallel"
+            if rows > 1 and rows * C >= _flags.GRAIN_SIZE and (
+                    getattr(mod, par + "_ready", False) or (may_use_parallel(rows * C) and
+                    workers.parallel_ready(mod, par, (*flats, *flat, rows, C)))) and \
+                    use_parallel(rows * C):
+                # (while a compile worker builds the parallel entry: the serial one, whose
+                # rows are the same code)
+                getattr(mod, par)(*flats, *flat, rows, C)
             else:
                 (mod.serialp if piped else mod.serial)(*flats, *flat, 0, rows, C)
         elif rows and not C:

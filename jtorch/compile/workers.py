@@ -22,9 +22,21 @@ compiling it. Where it misses the cache on a kernel the worker is building, it w
 (the worker reports what it builds on its stdout). A worker changes no result: the main
 process compiles whatever it needs that the worker has not written.
 
-One worker at a time per process; it stops when its parent exits (killed at exit, and it
-checks between tasks). ``JTORCH_COMPILE_WORKERS=0`` turns workers off (the default is on
-with more than one CPU); ``JTORCH_LOGS=workers`` logs their starts, waits and errors.
+A generated kernel module's parallel entry (``prange`` over chunks, each calling the serial
+entry by symbol: ``compile/fusion.py``, ``row_fusion.py``) is Numba's parfor pipeline, 1.4-1.8 s
+of a cold first call whose serial entry took ~1.2 s. Both compute every element (every row)
+with the same code, so where a caller asks ``parallel_ready`` and the entry is neither
+compiled here nor in the cache, a worker builds it (``_build_entry``) while the caller runs
+the serial entry; the caller takes the parallel one from the cache once that worker has
+ended. Entries that come while another worker runs wait for the next one. Such a worker is
+not stopped when its parent exits: it finishes its entries, so that the next process finds
+them in the cache (a parent that exits sooner than the entries compile would otherwise leave
+them cold for every run).
+
+One worker at a time per process; a worker over graphs stops when its parent exits (killed
+at exit, and it checks between tasks). ``JTORCH_COMPILE_WORKERS=0`` turns workers off (the
+default is on with more than one CPU); ``JTORCH_LOGS=workers`` logs their starts, waits and
+errors.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ import pickle
 import select
 import subprocess
 import sys
+import threading
 import time
 
 from .. import _flags, _threads
@@ -231,6 +244,7 @@ class _Reports:
         os.set_blocking(self.fd, False)
         self.rest = b""
         self.building: set = set()
+        self.done: set = set()  # entries written
         self.closed = False
 
     def read(self, timeout: float = 0.0) -> None:
@@ -254,6 +268,7 @@ class _Reports:
                     self.building.add(key)
                 elif kind == "done":
                     self.building.discard(key)
+                    self.done.add(key)
                 elif kind == "idle":
                     self.building.clear()
             timeout = 0.0
@@ -413,9 +428,116 @@ def _spawn(job: dict) -> subprocess.Popen:
 @atexit.register
 def _stop() -> None:
     p = _proc[0]
-    if p is not None and p.poll() is None:
+    if p is not None and p.poll() is None and not _taken:
         p.kill()  # its cache writes are atomic (temporary file, then a rename)
         p.wait()
+
+
+# -- parallel entries built beside their serial twins ------------------------------------------
+
+class _Entry:
+    """A parallel entry a worker builds: its module, name, Numba signature and cache entry's
+    key in the worker's reports."""
+
+    __slots__ = ("key", "mod", "name", "sig", "since")
+
+    def __init__(self, mod, name: str, sig: tuple) -> None:
+        self.mod, self.name, self.sig, self.since = mod, name, sig, None
+        self.key = _short(source.entry_key(getattr(mod, name)._cache, sig))
+
+
+_entries: dict = {}  # (module name, entry name) -> _Entry, while not ready
+_queued: list = []  # entries no worker has taken yet
+_taken: list = []  # entries the running worker builds
+_entry_lock = threading.Lock()
+
+
+def _forget_entries() -> None:
+    """In a forked child (a DataLoader's worker): the parent's entries and worker are not its
+    own, and the lock may have been held by another of the parent's threads."""
+    global _entry_lock
+    _entry_lock = threading.Lock()
+    _entries.clear()
+    _queued.clear()
+    _taken.clear()
+
+
+os.register_at_fork(after_in_child=_forget_entries)
+
+
+def parallel_ready(mod, name: str, args: tuple) -> bool:
+    """Whether the caller may run ``mod``'s parallel entry ``name`` on ``args`` now; False
+    while a worker builds it (the caller runs the serial twin instead). True at once where
+    workers are off, in a worker, and where the entry is compiled here or in the cache; then
+    ``mod.<name>_ready`` is set, which callers test first."""
+    if not enabled():  # (a worker: checked before the lock, which a fork may hold)
+        setattr(mod, name + "_ready", True)
+        return True
+    key = (mod.__name__, name)
+    with _entry_lock:
+        e = _entries.get(key)
+        if e is None:
+            disp = getattr(mod, name)
+            if disp.overloads or _in_cache(disp):
+                setattr(mod, name + "_ready", True)
+                return True
+            from numba import typeof
+
+            e = _entries[key] = _Entry(mod, name, tuple(typeof(a) for a in args))
+            _queued.append(e)
+        _pump()
+        if e in _queued or e in _taken:
+            return False
+        del _entries[key]
+        setattr(mod, name + "_ready", True)
+        return True
+
+
+def _in_cache(disp) -> bool:
+    """Whether Numba's cache has an index for ``disp`` (a warm process: it loads the entry)."""
+    try:
+        return os.path.exists(disp._cache._cache_file._index_path)
+    except AttributeError:  # no disk cache: compile it here
+        return True
+
+
+def _pump() -> None:
+    """Retire the entries of a worker that has ended (written, or the caller's to compile) or
+    that has built one past ``_WAIT_LIMIT``; hand the queued ones to a new worker when none
+    runs (holding ``_entry_lock``)."""
+    if _taken:
+        if not busy() or time.monotonic() - _taken[0].since > _WAIT_LIMIT:
+            _taken.clear()
+        elif _reports[0] is not None and _reports[0].pid == os.getpid():
+            _reports[0].read()  # each entry once the worker reports it written
+            _taken[:] = [e for e in _taken if e.key not in _reports[0].done]
+    if not _queued or busy():
+        return
+    todo = [e for e in _queued if not _in_cache(getattr(e.mod, e.name))]  # (another wrote it)
+    _queued.clear()
+    if not todo:
+        return
+    from .. import _settings
+
+    job = {"parent": os.getpid(), "threads": _threads.planned_num_threads(),
+           "deterministic": _settings.are_deterministic_algorithms_enabled(),
+           "entries": [(e.mod.__name__.rpartition("_")[0], e.mod.__file__, e.name, e.sig)
+                       for e in todo]}
+    try:
+        _proc[0] = p = _start(job)
+    except Exception as err:  # noqa: BLE001  (a worker only saves time: compile them here)
+        logs.log("workers", f"no compile worker ({type(err).__name__}: {err})")
+        return
+    if getattr(p, "stdout", None) is not None:
+        _reports[0] = _Reports(p)
+        source.on_miss[0] = _parent_miss
+    now = time.monotonic()
+    for e in todo:
+        e.since = now
+    _taken.extend(todo)
+    how = "forked" if isinstance(p, _Forked) else "started"
+    logs.log("workers", f"compile worker {p.pid} {how} for {len(todo)} parallel entr"
+                        f"{'y' if len(todo) == 1 else 'ies'}")
 
 
 # -- the worker ---------------------------------------------------------------------------
@@ -498,16 +620,17 @@ def _work(job: dict) -> int:
 
     jtorch.set_num_threads(job["threads"])
     jtorch.use_deterministic_algorithms(job["deterministic"])
-    items = job["items"]
+    items = job.get("items", ())
     # the announced eager kernels first (the optimizer's, which the parent reaches last: had
     # the backward graph gone first, the parent often reached the optimizer's kernel while
     # the worker was still building it, and built it too), then the graphs in their order
     # (the backward, which the parent reaches after the forward and the eager loss, then the
     # forward, where the parent may meet the worker: they build it from either end)
-    tasks = [(_build_kernel, k) for k in job.get("kernels", ())] + [(build, it) for it in items]
+    tasks = [(_build_kernel, k) for k in job.get("kernels", ())] + \
+        [(_build_entry, e) for e in job.get("entries", ())] + [(build, it) for it in items]
     failed = 0
     for fn, task in tasks:
-        if os.getppid() != job["parent"]:
+        if os.getppid() != job["parent"] and fn is not _build_entry:
             return 1 if failed else 0  # the parent is gone: nobody will load these kernels
         t0 = time.perf_counter()
         try:
@@ -529,6 +652,15 @@ def _build_kernel(kernel: tuple) -> str:
     module, key, sig = kernel
     importlib.import_module(module).expected_kernel(key).compile(sig)
     return f"kernel {module}:{key}"
+
+
+def _build_entry(entry: tuple) -> str:
+    """Compile a generated module's entry (``parallel_ready``) into the cache."""
+    prefix, path, name, sig = entry
+    with open(path) as f:
+        mod = source.load(prefix, f.read())
+    getattr(mod, name).compile(sig)
+    return f"entry {mod.__name__}.{name}"
 
 
 def _serve(job: dict) -> int:

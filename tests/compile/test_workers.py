@@ -268,3 +268,143 @@ def test_the_parent_waits_for_an_entry_the_worker_is_building(monkeypatch):
     p.wait(30)
     r.read(1.0)
     assert r.closed and workers._parent_miss(other, lambda: "loaded") is None
+
+
+# -- parallel entries built beside their serial twins -------------------------------------------
+
+_ENTRIES = '''
+import glob, json, os, sys
+import numba
+import numpy as np
+import jtorch
+from jtorch.compile import workers
+from jtorch.kernels import source
+
+mode, out = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(0)
+x = jtorch.from_numpy(rng.standard_normal(1 << 13).astype(np.float32))  # past the grain
+m = jtorch.from_numpy(rng.standard_normal((32, 256)).astype(np.float32))
+
+def chain(x):
+    return jtorch.sin(x) + jtorch.cos(x) * x - jtorch.exp(-x * x)
+
+def rows(m):
+    return jtorch.softmax(m * 2, dim=-1)
+
+f, g = jtorch.compile(chain), jtorch.compile(rows)
+first = [f(x).numpy(), g(m).numpy()]
+
+def parallel_here():  # the parallel entries this process has compiled or loaded
+    return sorted(f"{n}.{e}" for n, mod in source._modules.items() if n.startswith("jt_")
+                  for e in ("parallel", "parallelp") if hasattr(mod, e) and getattr(mod, e).overloads)
+
+res = {"first_parallel": parallel_here(),
+       "modules": sorted(n for n in source._modules if n.startswith(("jt_fused", "jt_rows"))),
+       "eager": [bool((first[0] == chain(x).numpy()).all()),
+                 bool(np.allclose(first[1], rows(m).numpy(), rtol=1e-6, atol=1e-7))]}
+if mode == "wait":
+    res["rc"] = [workers.wait(300)]
+    f(x), g(m)  # the chain's parallel entry is ready; the rows' queued one gets a worker now
+    res["rc"].append(workers.wait(300))
+    misses = source.cache_misses()
+    again = [f(x).numpy(), g(m).numpy()]
+    res["misses"] = source.cache_misses() - misses
+    res["same"] = [bool((a == b).all()) for a, b in zip(first, again)]
+    res["then_parallel"] = parallel_here()
+with open(out, "w") as fh:
+    json.dump(res, fh)
+'''
+
+
+def _run_entries(tmp_path, name: str, mode: str, cache: str) -> tuple[dict, str]:
+    prog = tmp_path / "entries.py"
+    prog.write_text(_ENTRIES)
+    out = str(tmp_path / f"{name}.json")
+    env = _env(cache, JTORCH_COMPILE_WORKERS="1", JTORCH_LOGS="workers", JTORCH_GRAIN_SIZE="4096")
+    r = subprocess.run([sys.executable, str(prog), mode, out], env=env, capture_output=True,
+                       text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(out) as f:
+        return json.load(f), r.stderr
+
+
+def _indexed(cache: str, entry: str) -> bool:
+    return bool(glob.glob(os.path.join(cache, "numba", "**", f"{entry}-*.nbi"), recursive=True))
+
+
+def test_a_cold_parallel_entry_is_built_by_a_worker_while_the_serial_one_runs(tmp_path):
+    cache = str(tmp_path / "c")
+    res, err = _run_entries(tmp_path, "cold", "wait", cache)
+    # the first calls ran the serial entries (the same values as eager) while a worker built
+    # the parallel ones: the pointwise chain's and the softmax rows' (one worker each: the
+    # second queued until a call found the first ended)
+    assert res["first_parallel"] == [] and res["eager"] == [True, True]
+    assert len(res["modules"]) == 2, res["modules"]
+    assert err.count("parallel entry") == 2 and err.count("built in") == 2, err[-3000:]
+    assert res["rc"] == [0, 0]
+    # once the worker has ended, the parallel entries load from the cache (nothing compiled)
+    # and give the serial ones' values bit for bit
+    assert len(res["then_parallel"]) == 2 and res["misses"] == 0 and res["same"] == [True, True]
+    # a warm process runs them at once and starts no worker
+    res, err = _run_entries(tmp_path, "warm", "first", cache)
+    assert len(res["first_parallel"]) == 2 and "compile worker" not in err, err[-3000:]
+
+
+def test_a_worker_finishes_its_parallel_entries_after_its_parent_exits(tmp_path):
+    cache = str(tmp_path / "c")
+    res, err = _run_entries(tmp_path, "exit", "first", cache)
+    assert res["first_parallel"] == [] and "parallel entry" in err, err[-3000:]
+    # the parent has exited (at once: its worker's compile takes seconds) and the worker is
+    # not killed: the first entry appears in the cache
+    fused = next(m for m in res["modules"] if m.startswith("jt_fused"))
+    end = time.monotonic() + 120
+    while not _indexed(cache, f"{fused}.parallel") and time.monotonic() < end:
+        time.sleep(0.2)
+    assert _indexed(cache, f"{fused}.parallel")
+
+
+def test_parallel_ready_queues_entries_for_one_worker_at_a_time(monkeypatch, tmp_path):
+    import types
+
+    from jtorch import _flags
+
+    class _Disp:
+        def __init__(self, path):
+            self.overloads = {}
+            self._cache = types.SimpleNamespace(
+                _cache_file=types.SimpleNamespace(_index_path=str(path)))
+
+    def module(name):
+        return types.SimpleNamespace(__name__=f"jt_fused_{name}", __file__=f"/k/jt_fused_{name}.py",
+                                     parallel=_Disp(tmp_path / f"{name}.nbi"))
+
+    a, b, c = module("aaaaaa"), module("bbbbbb"), module("cccccc")
+    args = (np.zeros(3, np.float32), 3, 1)
+    monkeypatch.setattr(_flags, "COMPILE_WORKERS", False)  # off: ready at once, no worker
+    assert workers.parallel_ready(a, "parallel", args) and a.parallel_ready
+    del a.parallel_ready
+    monkeypatch.setattr(_flags, "COMPILE_WORKERS", True)
+    started = []
+    running = _Running()
+    monkeypatch.setattr(workers, "_start", lambda job: started.append(job) or running)
+    monkeypatch.setattr(workers, "_proc", [None])
+    for k in ("_entries", "_queued", "_taken"):
+        monkeypatch.setattr(workers, k, type(getattr(workers, k))())
+    assert not workers.parallel_ready(a, "parallel", args)  # a worker builds it
+    assert len(started) == 1 and not hasattr(a, "parallel_ready")
+    (entry,) = started[0]["entries"]
+    assert entry[:3] == ("jt_fused", "/k/jt_fused_aaaaaa.py", "parallel")
+    assert [str(t) for t in entry[3]] == ["array(float32, 1d, C)", "int64", "int64"]
+    assert not workers.parallel_ready(b, "parallel", args)  # queued: one worker at a time
+    assert not workers.parallel_ready(c, "parallel", args)
+    assert not workers.parallel_ready(a, "parallel", args) and len(started) == 1
+    (tmp_path / "cccccc.nbi").write_text("")  # c written meanwhile (another process)
+    running.poll = lambda: 0  # the worker has ended
+    assert workers.parallel_ready(a, "parallel", args) and a.parallel_ready  # from the cache
+    assert len(started) == 2 and [e[1] for e in started[1]["entries"]] == ["/k/jt_fused_bbbbbb.py"]
+    running.poll = lambda: None  # (the second worker runs)
+    assert workers.parallel_ready(c, "parallel", args)  # in the cache: no worker needed it
+    assert not workers.parallel_ready(b, "parallel", args)  # the running worker's
+    workers._taken[0].since -= workers._WAIT_LIMIT + 1  # a worker past the limit: given up,
+    assert workers.parallel_ready(b, "parallel", args)  # the caller compiles it
+    assert not workers._entries and not workers._queued and not workers._taken
