@@ -18,14 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _allocator, _flags, dispatch
-from .._threads import use_parallel
+from .._threads import may_use_parallel, use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
 from ..kernels.codegen import scalar_variant
 from ..kernels.cpu.reduce import literal
 from ..kernels.source import load
 from ..tensor import Tensor
-from . import logs
+from . import logs, workers
 from .graph import Node, arg_vals
 from .graph_module import subgraph_module
 from .row_fusion import _REDUCTIONS, _one, _shape
@@ -299,8 +299,14 @@ class ColumnKernel:
             self._mod = load("jt_cols", self.source)
             logs.log("kernels", f"{self.__name__} ({self._mod.__file__}):\n{self.source}")
         flats = [o.reshape(-1) for o in outs]
-        if C >= 2048 and R * C >= _flags.GRAIN_SIZE and use_parallel(R * C):
-            self._mod.parallel(*flats, *flat, R, C)
+        mod = self._mod
+        if C >= 2048 and R * C >= _flags.GRAIN_SIZE and (
+                getattr(mod, "parallel_ready", False) or (may_use_parallel(R * C) and
+                workers.parallel_ready(mod, "parallel", (*flats, *flat, R, C)))) and \
+                use_parallel(R * C):
+            # (while a compile worker builds the parallel entry: the serial one, which sums
+            # each column over the rows in the same order)
+            mod.parallel(*flats, *flat, R, C)
         else:
             self._mod.serial(*flats, *flat, 0, C, R, C)
         return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])

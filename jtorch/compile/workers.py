@@ -23,9 +23,9 @@ compiling it. Where it misses the cache on a kernel the worker is building, it w
 process compiles whatever it needs that the worker has not written.
 
 A generated kernel module's parallel entry (``prange`` over chunks, each calling the serial
-entry by symbol: ``compile/fusion.py``, ``row_fusion.py``) is Numba's parfor pipeline, 1.4-1.8 s
-of a cold first call whose serial entry took ~1.2 s. Both compute every element (every row)
-with the same code, so where a caller asks ``parallel_ready`` and the entry is neither
+entry by symbol: ``compile/fusion.py``, ``row_fusion.py``, ``col_fusion.py``) is Numba's
+parfor pipeline, 1.4-1.8 s of a cold first call whose serial entry took ~1.2 s. Both compute
+every element (every row, every column's sum) with the same code, so where a caller asks ``parallel_ready`` and the entry is neither
 compiled here nor in the cache, a worker builds it (``_build_entry``) while the caller runs
 the serial entry; the caller takes the parallel one from the cache once that worker has
 ended. Entries that come while another worker runs wait for the next one. Such a worker is

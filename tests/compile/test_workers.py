@@ -284,6 +284,7 @@ mode, out = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(0)
 x = jtorch.from_numpy(rng.standard_normal(1 << 13).astype(np.float32))  # past the grain
 m = jtorch.from_numpy(rng.standard_normal((32, 256)).astype(np.float32))
+w = jtorch.from_numpy(rng.standard_normal((3, 2048)).astype(np.float32))
 
 def chain(x):
     return jtorch.sin(x) + jtorch.cos(x) * x - jtorch.exp(-x * x)
@@ -291,23 +292,28 @@ def chain(x):
 def rows(m):
     return jtorch.softmax(m * 2, dim=-1)
 
-f, g = jtorch.compile(chain), jtorch.compile(rows)
-first = [f(x).numpy(), g(m).numpy()]
+def cols(w):
+    return (w * w).sum(dim=0)
+
+f, g, h = jtorch.compile(chain), jtorch.compile(rows), jtorch.compile(cols)
+first = [f(x).numpy(), g(m).numpy(), h(w).numpy()]
 
 def parallel_here():  # the parallel entries this process has compiled or loaded
     return sorted(f"{n}.{e}" for n, mod in source._modules.items() if n.startswith("jt_")
                   for e in ("parallel", "parallelp") if hasattr(mod, e) and getattr(mod, e).overloads)
 
 res = {"first_parallel": parallel_here(),
-       "modules": sorted(n for n in source._modules if n.startswith(("jt_fused", "jt_rows"))),
+       "modules": sorted(n for n in source._modules if n.startswith(("jt_fused", "jt_rows",
+                                                                         "jt_cols"))),
        "eager": [bool((first[0] == chain(x).numpy()).all()),
-                 bool(np.allclose(first[1], rows(m).numpy(), rtol=1e-6, atol=1e-7))]}
+                 bool(np.allclose(first[1], rows(m).numpy(), rtol=1e-6, atol=1e-7)),
+                 bool(np.allclose(first[2], cols(w).numpy(), rtol=1e-6, atol=1e-6))]}
 if mode == "wait":
     res["rc"] = [workers.wait(300)]
-    f(x), g(m)  # the chain's parallel entry is ready; the rows' queued one gets a worker now
+    f(x), g(m), h(w)  # the chain's entry is ready; the queued two get one worker now
     res["rc"].append(workers.wait(300))
     misses = source.cache_misses()
-    again = [f(x).numpy(), g(m).numpy()]
+    again = [f(x).numpy(), g(m).numpy(), h(w).numpy()]
     res["misses"] = source.cache_misses() - misses
     res["same"] = [bool((a == b).all()) for a, b in zip(first, again)]
     res["then_parallel"] = parallel_here()
@@ -335,19 +341,21 @@ def _indexed(cache: str, entry: str) -> bool:
 def test_a_cold_parallel_entry_is_built_by_a_worker_while_the_serial_one_runs(tmp_path):
     cache = str(tmp_path / "c")
     res, err = _run_entries(tmp_path, "cold", "wait", cache)
-    # the first calls ran the serial entries (the same values as eager) while a worker built
-    # the parallel ones: the pointwise chain's and the softmax rows' (one worker each: the
-    # second queued until a call found the first ended)
-    assert res["first_parallel"] == [] and res["eager"] == [True, True]
-    assert len(res["modules"]) == 2, res["modules"]
-    assert err.count("parallel entry") == 2 and err.count("built in") == 2, err[-3000:]
+    # the first calls ran the serial entries (the same values as eager) while workers built
+    # the parallel ones: the pointwise chain's, then the softmax rows' and the column sum's
+    # (queued while the first worker ran, taken by one worker at the next call)
+    assert res["first_parallel"] == [] and res["eager"] == [True, True, True]
+    assert [m[:7] for m in res["modules"]] == ["jt_cols", "jt_fuse", "jt_rows"], res["modules"]
+    assert err.count("for 1 parallel entry") == 1 and err.count("for 2 parallel entries") == 1
+    assert err.count("built in") == 3, err[-3000:]
     assert res["rc"] == [0, 0]
-    # once the worker has ended, the parallel entries load from the cache (nothing compiled)
-    # and give the serial ones' values bit for bit
-    assert len(res["then_parallel"]) == 2 and res["misses"] == 0 and res["same"] == [True, True]
+    # once the workers have ended, the parallel entries load from the cache (nothing
+    # compiled) and give the serial ones' values bit for bit
+    assert len(res["then_parallel"]) == 3 and res["misses"] == 0
+    assert res["same"] == [True, True, True]
     # a warm process runs them at once and starts no worker
     res, err = _run_entries(tmp_path, "warm", "first", cache)
-    assert len(res["first_parallel"]) == 2 and "compile worker" not in err, err[-3000:]
+    assert len(res["first_parallel"]) == 3 and "compile worker" not in err, err[-3000:]
 
 
 def test_a_worker_finishes_its_parallel_entries_after_its_parent_exits(tmp_path):
