@@ -237,6 +237,50 @@ def chain_first_result_warm() -> Case:
                  "floats, new process, caches (kernels, bytecode) filled by an earlier one")
 
 
+# A compiled function the caches have not seen, in a process whose library kernels they hold
+# (an earlier process compiled other graphs): the chain above with a tail of eight mul/sub
+# steps picked by the sample's number, at 2^22 floats (jtorch's parallel kernels). What a user
+# waits for after editing a compiled function. The script waits, untimed, for jtorch's compile
+# worker (it builds the parallel entry beside the first call) before it exits, so that the next
+# sample starts on an idle machine.
+_CHAIN_NEW = """
+import time
+import {lib} as t
+import json
+x = t.randn(2 ** 22)
+def fn(x):
+    y = t.sin(x) + t.cos(x) * x - t.exp(-x * x)
+    for b in range(8):
+        y = y * x if ({k} >> b) & 1 else y - x
+    return y
+t0 = time.perf_counter()
+f = t.compile(fn)
+float(f(x)[0])
+t1 = time.perf_counter()
+if {lib!r} == "jtorch":
+    from jtorch.compile import workers
+    workers.wait(600)
+print(json.dumps({{"value": t1 - t0}}))
+"""
+
+
+@register("startup/chain_new_graph")
+def chain_new_graph() -> Case:
+    def make(rt):
+        if rt.name == "numpy":
+            raise Skip("no NumPy version")
+        if rt.compile is None:
+            raise Skip("compiled runtimes only")
+        env = _warm_env(bytecode=False)  # filled by the untimed warm call
+        graphs = iter(range(1, 256))  # a new graph each run
+
+        return lambda: run_python(_CHAIN_NEW.format(lib=rt.name, k=next(graphs)), env)["value"]
+
+    return Case(make, kind="latency", self_timed=True, warm=True, rounds=1, samples=3,
+                compile=True, note="first call of a compiled sin/cos/exp chain never compiled "
+                                   "before (2^22 floats), library kernels cached")
+
+
 # The compiled demo CNN's first step is train/cold_compile[warm] (it also imports perf's
 # training module); ``main`` below times it from a bare script, phase by phase.
 
