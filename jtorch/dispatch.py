@@ -599,8 +599,18 @@ def kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype, v
     k = _kernel_cache.get(key)
     if k is None:
         mod = _pw.kernels(op, arity, compute.name, out.name)
-        k = _kernel_cache[key] = getattr(mod, variant)
+        k = _kernel_cache[key] = _parallel_beside(mod, variant, "c" + variant[1:]) \
+            if variant[0] == "p" else getattr(mod, variant)
     return k
+
+
+def _parallel_beside(mod, name: str, serial: str):
+    """A parallel loop, run as its serial twin while a compile worker builds it in a cold
+    process (``compile/workers.py``: the same values, one thread for the first calls instead
+    of a 1-1.7 s compile of Numba's parfor pipeline)."""
+    from .compile import workers
+
+    return workers.beside(mod, name, serial)
 
 
 def strided_kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.dtype,
@@ -611,8 +621,9 @@ def strided_kernel(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.
     k = _kernel_cache.get(key)
     if k is None:
         mod = _pw.strided_kernels(op, arity, compute.name, out.name, kind)
-        k = _kernel_cache[key] = getattr(mod, f"{'ps' if par else 's'}_{arity}_"
-                                              f"{_pw.kind_tag(kind)}")
+        name = f"s_{arity}_{_pw.kind_tag(kind)}"
+        k = _kernel_cache[key] = _parallel_beside(mod, "p" + name, name) if par else \
+            getattr(mod, name)
     return k
 
 
@@ -639,7 +650,8 @@ def _in_place_loop(op: registry.OpDef, arity: int, compute: _dt.dtype, out: _dt.
     if loops is False:
         mod = _pw.kernels(op, arity, compute.name, out.name)
         c = getattr(mod, "c_i" + pat, None)
-        loops = _flat_loops[key] = None if c is None else (c, getattr(mod, "p_i" + pat))
+        loops = _flat_loops[key] = None if c is None else \
+            (c, _parallel_beside(mod, "p_i" + pat, "c_i" + pat))
     if loops is None:
         return None
     return loops[1] if n >= _flags.GRAIN_SIZE and use_parallel(n) else loops[0]
