@@ -484,7 +484,12 @@ def parallel_ready(mod, name: str, args: tuple) -> bool:
                 return True
             from numba import typeof
 
-            e = _entries[key] = _Entry(mod, name, tuple(typeof(a) for a in args))
+            try:
+                e = _Entry(mod, name, tuple(typeof(a) for a in args))
+            except Exception:  # noqa: BLE001  (an argument typeof cannot type: built here)
+                setattr(mod, name + "_ready", True)
+                return True
+            _entries[key] = e
             _queued.append(e)
         _pump()
         if e in _queued or e in _taken:
