@@ -25,14 +25,15 @@ process compiles whatever it needs that the worker has not written.
 A generated kernel module's parallel entry (``prange`` over chunks, each calling the serial
 entry by symbol: ``compile/fusion.py``, ``row_fusion.py``, ``col_fusion.py``; an eager
 pointwise loop's, ``beside``) is Numba's parfor pipeline, 1.0-1.8 s of a cold first call whose
-serial entry took ~0.2-1.2 s. Both compute
-every element (every row, every column's sum) with the same code, so where a caller asks ``parallel_ready`` and the entry is neither
-compiled here nor in the cache, a worker builds it (``_build_entry``) while the caller runs
-the serial entry; the caller takes the parallel one from the cache once that worker has
-ended. Entries that come while another worker runs wait for the next one. Such a worker is
-not stopped when its parent exits: it finishes its entries, so that the next process finds
-them in the cache (a parent that exits sooner than the entries compile would otherwise leave
-them cold for every run).
+serial entry took ~0.2-1.2 s. Both compute every element (every row, every column's sum) with
+the same code, so where a caller asks ``parallel_ready`` and the entry is neither compiled
+here nor in the cache, a worker builds it (``_build_entry``) while the caller runs the serial
+entry; the caller takes the parallel one from the cache once the worker reports it written
+(or has ended). Entries that come while another worker runs wait for the next one, unless
+that one writes them (a worker over graphs runs their kernels). A worker over entries is not
+stopped when its parent exits: it finishes them, so that the next process finds them in the
+cache (a parent that exits sooner than they compile would otherwise leave them cold for every
+run).
 
 One worker at a time per process; a worker over graphs stops when its parent exits (killed
 at exit, and it checks between tasks). ``JTORCH_COMPILE_WORKERS=0`` turns workers off (the
@@ -534,16 +535,19 @@ def _in_cache(disp) -> bool:
 
 
 def _pump() -> None:
-    """Retire the entries of a worker that has ended (written, or the caller's to compile) or
-    that has built one past ``_WAIT_LIMIT``; hand the queued ones to a new worker when none
-    runs (holding ``_entry_lock``)."""
-    if _taken:
-        if not busy() or time.monotonic() - _taken[0].since > _WAIT_LIMIT:
-            _taken.clear()
-        elif _reports[0] is not None and _reports[0].pid == os.getpid():
-            _reports[0].read()  # each entry once the worker reports it written
-            _taken[:] = [e for e in _taken if e.key not in _reports[0].done]
-    if not _queued or busy():
+    """Retire the entries the running worker reports written (its own, or queued ones that a
+    worker over graphs built while running them), and all of those it took once it has ended
+    (written, or the caller's to compile) or past ``_WAIT_LIMIT``; hand the queued ones to a
+    new worker when none runs (holding ``_entry_lock``)."""
+    running = busy()
+    r = _reports[0]
+    if running and r is not None and r.pid == os.getpid():
+        r.read()
+        _taken[:] = [e for e in _taken if e.key not in r.done]
+        _queued[:] = [e for e in _queued if e.key not in r.done]
+    if _taken and (not running or time.monotonic() - _taken[0].since > _WAIT_LIMIT):
+        _taken.clear()
+    if not _queued or running:
         return
     todo = [e for e in _queued if not _in_cache(getattr(e.mod, e.name))]  # (another wrote it)
     _queued.clear()

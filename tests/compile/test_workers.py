@@ -396,6 +396,7 @@ def test_parallel_ready_queues_entries_for_one_worker_at_a_time(monkeypatch, tmp
     running = _Running()
     monkeypatch.setattr(workers, "_start", lambda job: started.append(job) or running)
     monkeypatch.setattr(workers, "_proc", [None])
+    monkeypatch.setattr(workers, "_reports", [None])
     for k in ("_entries", "_queued", "_taken"):
         monkeypatch.setattr(workers, k, type(getattr(workers, k))())
     assert not workers.parallel_ready(a, "parallel", args)  # a worker builds it
@@ -416,6 +417,15 @@ def test_parallel_ready_queues_entries_for_one_worker_at_a_time(monkeypatch, tmp
     workers._taken[0].since -= workers._WAIT_LIMIT + 1  # a worker past the limit: given up,
     assert workers.parallel_ready(b, "parallel", args)  # the caller compiles it
     assert not workers._entries and not workers._queued and not workers._taken
+    # a worker (over graphs, say) that reports writing a queued entry makes it ready at once
+    d, e = module("dddddd"), module("eeeeee")
+    reports = types.SimpleNamespace(pid=os.getpid(), done=set(), read=lambda: None)
+    monkeypatch.setattr(workers, "_reports", [reports])
+    assert not workers.parallel_ready(d, "parallel", args)  # queued (the worker runs)
+    assert not workers.parallel_ready(e, "parallel", args)
+    reports.done.add(workers._entries[("jt_fused_dddddd", "parallel")].key)
+    assert workers.parallel_ready(d, "parallel", args)
+    assert not workers.parallel_ready(e, "parallel", args) and len(started) == 2
 
 
 _EAGER = '''
