@@ -302,12 +302,15 @@ def parallel_here():  # the parallel entries this process has compiled or loaded
     return sorted(f"{n}.{e}" for n, mod in source._modules.items() if n.startswith("jt_")
                   for e in ("parallel", "parallelp") if hasattr(mod, e) and getattr(mod, e).overloads)
 
+from jtorch import _flags
+grain, _flags.GRAIN_SIZE = _flags.GRAIN_SIZE, 1 << 40  # eager's serial loops (no workers)
 res = {"first_parallel": parallel_here(),
        "modules": sorted(n for n in source._modules if n.startswith(("jt_fused", "jt_rows",
                                                                          "jt_cols"))),
        "eager": [bool((first[0] == chain(x).numpy()).all()),
                  bool(np.allclose(first[1], rows(m).numpy(), rtol=1e-6, atol=1e-7)),
                  bool(np.allclose(first[2], cols(w).numpy(), rtol=1e-6, atol=1e-6))]}
+_flags.GRAIN_SIZE = grain
 if mode == "wait":
     res["rc"] = [workers.wait(300)]
     f(x), g(m), h(w)  # the chain's entry is ready; the queued two get one worker now
