@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _allocator, _flags, dispatch
-from .._threads import may_use_parallel, use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
 from ..kernels.codegen import scalar_variant
@@ -300,15 +299,13 @@ class ColumnKernel:
             logs.log("kernels", f"{self.__name__} ({self._mod.__file__}):\n{self.source}")
         flats = [o.reshape(-1) for o in outs]
         mod = self._mod
-        if C >= 2048 and R * C >= _flags.GRAIN_SIZE and (
-                getattr(mod, "parallel_ready", False) or (may_use_parallel(R * C) and
-                workers.parallel_ready(mod, "parallel", (*flats, *flat, R, C)))) and \
-                use_parallel(R * C):
+        if C >= 2048 and R * C >= _flags.GRAIN_SIZE and \
+                workers.use_parallel_entry(mod, "parallel", R * C, (*flats, *flat, R, C)):
             # (while a compile worker builds the parallel entry: the serial one, which sums
             # each column over the rows in the same order)
             mod.parallel(*flats, *flat, R, C)
         else:
-            self._mod.serial(*flats, *flat, 0, C, R, C)
+            mod.serial(*flats, *flat, 0, C, R, C)
         return tuple([Tensor._make(o, None, d) for o, d in zip(outs, self.out_dtypes)])
 
     def __repr__(self) -> str:

@@ -22,7 +22,7 @@ import operator
 import numpy as np
 
 from .. import _allocator, _flags, _settings, dispatch
-from .._threads import may_use_parallel, use_parallel
+from .._threads import use_parallel
 from ..cuda_array import CudaArray
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE
@@ -638,10 +638,8 @@ class FusedKernel:
         compile worker is building that entry (``workers.parallel_ready``): the serial one
         gives the same values meanwhile."""
         n = rows * inner
-        if n >= _flags.GRAIN_SIZE and (getattr(mod, "parallel_ready", False) or (
-                may_use_parallel(n) and
-                workers.parallel_ready(mod, "parallel", (*flats, *flat, rows, inner)))) and \
-                use_parallel(n):
+        if n >= _flags.GRAIN_SIZE and \
+                workers.use_parallel_entry(mod, "parallel", n, (*flats, *flat, rows, inner)):
             mod.parallel(*flats, *flat, rows, inner)
         else:
             mod.serial(*flats, *flat, 0, rows, 0, inner, inner)

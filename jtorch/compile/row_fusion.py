@@ -24,7 +24,6 @@ import re
 import numpy as np
 
 from .. import _allocator, _flags, dispatch
-from .._threads import may_use_parallel, use_parallel
 from ..kernels import codegen
 from ..kernels.codegen import EXPENSIVE, scalar_variant
 from ..kernels.codegen import NP_CTOR as _NP_CTOR
@@ -742,10 +741,8 @@ class RowKernel:
             mod = self._mod
             piped = C >= _PIPE_MIN_C and hasattr(mod, "serialp")
             par = "parallelp" if piped else "parallel"
-            if rows > 1 and rows * C >= _flags.GRAIN_SIZE and (
-                    getattr(mod, par + "_ready", False) or (may_use_parallel(rows * C) and
-                    workers.parallel_ready(mod, par, (*flats, *flat, rows, C)))) and \
-                    use_parallel(rows * C):
+            if rows > 1 and rows * C >= _flags.GRAIN_SIZE and \
+                    workers.use_parallel_entry(mod, par, rows * C, (*flats, *flat, rows, C)):
                 # (while a compile worker builds the parallel entry: the serial one, whose
                 # rows are the same code)
                 getattr(mod, par)(*flats, *flat, rows, C)

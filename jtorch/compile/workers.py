@@ -500,6 +500,14 @@ def parallel_ready(mod, name: str, args: tuple) -> bool:
         return True
 
 
+def use_parallel_entry(mod, name: str, n: int, args: tuple) -> bool:
+    """``_threads.use_parallel(n)`` for the parallel entry ``name`` of a generated module
+    called on ``args``: False while a worker builds it (``parallel_ready``)."""
+    return (getattr(mod, name + "_ready", False) or
+            (_threads.may_use_parallel(n) and parallel_ready(mod, name, args))) and \
+        _threads.use_parallel(n)
+
+
 class Beside:
     """A kernel module's parallel entry that runs its serial twin (the same arguments, the
     same values) while a worker builds it (``parallel_ready``): eager pointwise loops."""
