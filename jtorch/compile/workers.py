@@ -101,10 +101,7 @@ def submit(gms: list) -> str | None:
         if busy() or os.path.exists(path):
             return path
         job["kernels"], _expected[:] = list(_expected), []
-        _proc[0] = p = _start(job)
-        if getattr(p, "stdout", None) is not None:
-            _reports[0] = _Reports(p)
-            source.on_miss[0] = _parent_miss
+        _launch(job)
     except Exception as e:  # noqa: BLE001  (a worker only saves time: never fail the call)
         logs.log("workers", f"no compile worker ({type(e).__name__}: {e})")
         return None
@@ -313,6 +310,16 @@ def _report(kind: str, key: str = "") -> None:
         os.write(_report_fd[0], f"{kind} {_short(key) if key else ''}\n".encode())
     except OSError:  # the parent is gone
         pass
+
+
+def _launch(job: dict):
+    """Start the worker of ``job`` and read its reports (a parent's cache miss on an entry it
+    is building waits for it)."""
+    _proc[0] = p = _start(job)
+    if getattr(p, "stdout", None) is not None:
+        _reports[0] = _Reports(p)
+        source.on_miss[0] = _parent_miss
+    return p
 
 
 def _start(job: dict):
@@ -568,13 +575,10 @@ def _pump() -> None:
            "entries": [(e.mod.__name__.rpartition("_")[0], e.mod.__file__, e.name, e.sig)
                        for e in todo]}
     try:
-        _proc[0] = p = _start(job)
+        p = _launch(job)
     except Exception as err:  # noqa: BLE001  (a worker only saves time: compile them here)
         logs.log("workers", f"no compile worker ({type(err).__name__}: {err})")
         return
-    if getattr(p, "stdout", None) is not None:
-        _reports[0] = _Reports(p)
-        source.on_miss[0] = _parent_miss
     now = time.monotonic()
     for e in todo:
         e.since = now
