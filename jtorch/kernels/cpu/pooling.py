@@ -217,7 +217,9 @@ def max_pool(x: np.ndarray, out: np.ndarray, idx: np.ndarray, win) -> None:
             hv = np.empty(x.size // 2, x.dtype)
             ho = np.empty(x.size // 2, np.int8)
             pairs22(x.reshape(-1), hv, ho)
-            return rows(hv, ho, out.reshape(-1), idx.reshape(-1), out.shape[2])
+            bits = _BITS[x.dtype.itemsize]
+            return rows(hv, hv.view(bits), ho, out.reshape(-1).view(bits), idx.reshape(-1),
+                        out.shape[2])
         return (max22_par if par else max22)(x, out, idx)
     (max_fwd_par if par else max_fwd)(x, out, idx, *win.max_args(x.dtype))
 
@@ -267,13 +269,15 @@ def pairs22(xf, hv, ho):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _rows22(hv, ho, of, jf, OH, W, OW):
-    # The index is chosen by arithmetic, not a select of two loads: LLVM made that a branch,
-    # mispredicted on half the windows of real data (a fixed input's pattern is learnt by the
-    # predictor: 20 us on one (64, 16, 8, 8) input repeated, 100 on changing ones, 20 now).
-    # Rows go plane by plane (no division per row), indices unsigned (no wraparound fix-ups).
+def _rows22(hv, hb, ho, ob, jf, OH, W, OW):
+    # Branch-free: the index by arithmetic, the value as a select of its bits (``hb``/``ob``:
+    # integer views of hv/of). A select of two floats became a branch in x86 code, which real
+    # data mispredicts on about half the windows: (64, 16, 8, 8) planes 97-113 us in a
+    # training step against 20 on one input repeated; the integer select is a cmov (38 us on
+    # changing inputs, both passes). Rows go plane by plane (no division per row), indices
+    # unsigned (no wraparound fix-ups).
     w2 = np.uint64(OW)
-    for p in range(of.size // (OH * OW)):
+    for p in range(ob.size // (OH * OW)):
         for oh in range(OH):
             r = p * OH + oh
             at = 2 * oh * W
@@ -286,26 +290,28 @@ def _rows22(hv, ho, of, jf, OH, W, OW):
                 down = (d != d) | (d > u)
                 iu = np.int64(ho[t + uj])
                 idn = np.int64(ho[t + w2 + uj]) + W
-                of[o + uj] = d if down else u
+                ub = np.int64(hb[t + uj])
+                ob[o + uj] = ub ^ ((ub ^ np.int64(hb[t + w2 + uj])) & -np.int64(down))
                 jf[o + uj] = at + 2 * j + iu + np.int64(down) * (idn - iu)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rows22_2(hv, ho, of, jf, OH):
-    _rows22(hv, ho, of, jf, OH, 4, 2)
+def rows22_2(hv, hb, ho, ob, jf, OH):
+    _rows22(hv, hb, ho, ob, jf, OH, 4, 2)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rows22_4(hv, ho, of, jf, OH):
-    _rows22(hv, ho, of, jf, OH, 8, 4)
+def rows22_4(hv, hb, ho, ob, jf, OH):
+    _rows22(hv, hb, ho, ob, jf, OH, 8, 4)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rows22_8(hv, ho, of, jf, OH):
-    _rows22(hv, ho, of, jf, OH, 16, 8)
+def rows22_8(hv, hb, ho, ob, jf, OH):
+    _rows22(hv, hb, ho, ob, jf, OH, 16, 8)
 
 
 _ROWS22 = {2: rows22_2, 4: rows22_4, 8: rows22_8}  # output row width -> its kernel
+_BITS = {4: np.int32, 8: np.int64}  # a float's bits, for ``_rows22``'s select
 
 
 def _max22_plane(x, out, idx, p):
