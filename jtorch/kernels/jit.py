@@ -13,7 +13,32 @@ from __future__ import annotations
 import numba
 
 
+def _noalias_option() -> bool:
+    """Make Numba's ``Flags.noalias`` a jit option (``noalias=True``): every array argument's
+    data is then declared ``noalias`` to LLVM, as Numba's parfor lowering declares it for a
+    gufunc whose arrays it found apart. Without it LLVM must assume that a store into a
+    kernel's scratch or output may change its input, and keeps loops with table-driven
+    reads scalar (a max pool's row pass: 109 -> 47 ms over 4096 56x56 planes). False where
+    this Numba has no such flag (the option is then dropped)."""
+    try:
+        from numba.core import compiler, cpu, options
+
+        if not hasattr(compiler.Flags, "noalias"):
+            return False
+        if not hasattr(cpu.CPUTargetOptions, "noalias"):
+            cpu.CPUTargetOptions.noalias = options.TargetOptions.Mapping("noalias")
+        return True
+    except (ImportError, AttributeError):
+        return False
+
+
+NOALIAS = _noalias_option()
+
+
 def njit(*args, **options):
-    """``numba.njit(*args, **options)``, without the cfunc wrapper unless asked for."""
+    """``numba.njit(*args, **options)``, without the cfunc wrapper unless asked for.
+    ``noalias=True`` promises that no two array arguments share memory (``_noalias_option``)."""
     options.setdefault("no_cfunc_wrapper", True)
+    if options.get("noalias") and not NOALIAS:
+        del options["noalias"]
     return numba.njit(*args, **options)

@@ -474,3 +474,54 @@ def test_errors_match_torch(fname, shape, args, kw):
 @pytest.mark.parametrize("dt", [np.int32, np.uint8, np.bool_, np.complex64])
 def test_unsupported_dtypes_match_torch(fname, dt):
     check(fname, np.ones((1, 2, 4, 4, 4), dt), 2, grad=False)
+
+
+_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 1.0, -2.0])
+
+
+def _same_bits(j, t) -> None:
+    for a, b in zip(j, t):
+        a, b = a.numpy(), b.numpy()
+        np.testing.assert_array_equal(a, b)  # (NaN equal to NaN; indices exactly)
+        if a.dtype.kind == "f":
+            np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_max_pool_two_pass_kernel_matches_torch_bitwise(dtype, parallel, monkeypatch):
+    """Rows of 8 or more windows take the two-pass kernel (``max_sep``: row windows, then
+    column windows of their maxima): torch's values (the first maximum's own zero sign, the
+    last NaN) and indices for windows with padding, dilation, ceil_mode and adaptive ones,
+    on strided input too, serial and parallel. Narrower rows keep the plane kernel, which
+    now also returns the first maximum's own value (it returned -0.0 for [0.0, -0.0])."""
+    from jtorch.kernels.cpu import pooling as pk
+
+    ran = []
+
+    def counted(name):
+        fn = getattr(pk, name)
+        return lambda *a: ran.append(name) or fn(*a)
+
+    for name in ("max_sep", "max_sep_par", "max_fwd", "max_fwd_par"):
+        monkeypatch.setattr(pk, name, counted(name))
+    if parallel:
+        monkeypatch.setattr(_flags, "GRAIN_SIZE", 1)
+    rng = np.random.default_rng(7)
+    if dtype == np.int32:
+        x = rng.integers(-3, 3, (2, 3, 9, 21)).astype(dtype)
+    else:
+        x = rng.choice(_SPECIALS, size=(2, 3, 9, 21)).astype(dtype)
+    cases = [((3, 2, 1), {}), ((2, 1, 0, 2), {}), ((3, 2, 1, 1, True), {}), ((2,), {}),
+             ((3, 1, 1), {}), ((2, 3), {"padding": 1})]
+    for xx in (x, x[:, :, ::2, 1:], x.transpose(0, 1, 3, 2)):
+        xt, xj = torch.from_numpy(xx.copy()), jtorch.from_numpy(xx)
+        for args, kw in cases:
+            _same_bits(JF.max_pool2d(xj, *args, return_indices=True, **kw),
+                       TF.max_pool2d(xt, *args, return_indices=True, **kw))
+        if dtype != np.int32:  # (torch has no integer adaptive max pool)
+            for size in ((3, 10), (4, 8)):
+                _same_bits(JF.adaptive_max_pool2d(xj, size, return_indices=True),
+                           TF.adaptive_max_pool2d(xt, size, return_indices=True))
+    two_pass = "max_sep_par" if parallel else "max_sep"
+    assert two_pass in ran and ("max_fwd_par" if parallel else "max_fwd") in ran

@@ -37,7 +37,7 @@ class Windows:
     ``range(lo[o], hi[o], step)`` of each output ``o``, and the divisor factor ``f[o]``
     of average pooling (divisor = product over dims, or ``override``)."""
 
-    __slots__ = ("lo", "hi", "step", "f", "override", "out_size", "fast22", "_cache")
+    __slots__ = ("lo", "hi", "step", "f", "override", "out_size", "fast22", "sep", "_cache")
 
     def __init__(self, lo, hi, step, f, override: int = 0) -> None:
         self.lo, self.hi, self.step, self.f = lo, hi, step, f
@@ -47,6 +47,14 @@ class Windows:
         self.fast22 = self.out_size[0] == 1 and len(lo[0]) == 1 and lo[0][0] == 0 and \
             hi[0][0] == 1 and all(step[i] == 1 and np.array_equal(lo[i], 2 * np.arange(len(lo[i])))
                                   and np.array_equal(hi[i], lo[i] + 2) and np.all(f[i] == 2) for i in (1, 2))
+        # a 2-D max pool's two-pass arguments (``pooling.max_sep``: each H and W window's
+        # first and last tap and the step), where the depth is one element and no window is
+        # empty; else None
+        self.sep = None
+        if self.out_size[0] == 1 and lo[0][0] == 0 and hi[0][0] == 1 and \
+                all(len(lo[i]) and np.all(hi[i] > lo[i]) for i in (1, 2)):
+            last = [lo[i] + (hi[i] - lo[i] - 1) // step[i] * step[i] for i in (1, 2)]
+            self.sep = (lo[1], last[0], step[1], lo[2], last[1], step[2])
         self._cache = {}
 
     def max_args(self, dt: np.dtype) -> tuple:
