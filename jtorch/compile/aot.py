@@ -231,7 +231,7 @@ def build_joint(backend, gm: GraphModule, inputs: list):
             seeded = backend(sd_gm, list(inputs))
     mark = None
     if seeded is None and res[diff[0]].device.type == "cpu":
-        mark = workers.submit([bw_gm, fw_gm])  # a cold cache: built beside, backward first
+        mark = workers.submit([fw_gm, bw_gm])  # a cold cache: built beside (workers._work)
     return JointFunction(
         fw=backend(fw_gm, list(inputs)), bw=backend(bw_gm, None), eager=gm.forward,
         seeded=seeded, n_fw=len(fw_outs), mark=mark,

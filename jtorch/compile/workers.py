@@ -11,15 +11,16 @@ holds no mark of them (``mark``: a process that ran them, or a worker that built
 marks them; a warm process starts no worker), the graphs' generated code and their inputs'
 geometry go to a worker process (a fork of this one where that is safe, ``_fork``: it has
 jtorch imported; else a new one, ``main``), with the eager kernels the process has announced
-(``expect``: an optimizer's step kernel). The worker builds those kernels first (the main
-process reaches them last), then the backward graph and the forward: it traces each graph's
-code again, hands the graph to the same backend and runs each call of the result on zeros of
-its operands' geometry, last call first, so that every fused and extern kernel the graph
-calls is compiled there and written to the shared caches (Numba's and jtorch's, safe for
-concurrent processes). The main process runs the graphs first call first: where the two meet
-inside a graph, the main process loads each kernel the worker has written instead of
+(``expect``: an optimizer's step kernel). The worker builds the forward graph, then those
+kernels (the main process reaches them last), then the backward graph (``_work``): it traces
+each graph's code again, hands the graph to the same backend and runs each call of the result
+on zeros of its operands' geometry, last call first, so that every fused and extern kernel the
+graph calls is compiled there and written to the shared caches (Numba's and jtorch's, safe
+for concurrent processes). The main process runs the graphs first call first: where the two
+meet inside a graph, the main process loads each kernel the worker has written instead of
 compiling it. Where it misses the cache on a kernel the worker is building, it waits for it
-(the worker reports what it builds on its stdout). A worker changes no result: the main
+(the worker reports what it builds on its stdout); a forked worker leaves to the main process
+a kernel that one is compiling (``_ParentBuilds``). A worker changes no result: the main
 process compiles whatever it needs that the worker has not written.
 
 A generated kernel module's parallel entry (``prange`` over chunks, each calling the serial
@@ -46,6 +47,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib
+import mmap
 import operator
 import os
 import pickle
@@ -54,6 +56,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from numba.core import event
 
 from .. import _flags, _threads
 from ..device import device as _Device
@@ -327,6 +331,72 @@ def _start(job: dict):
     return _fork(job) or _spawn(job)
 
 
+# -- the kernel the parent is compiling: a forked worker leaves it to the parent ----------------
+# Generated kernels are coordinated by the reports above; a library kernel (Numba's own cache)
+# is not, and a worker that takes a graph from its end can reach one the parent is compiling at
+# that moment: the forward's second convolution, whose kernel the parent compiles for the
+# first (2 s on the demo CNN). A forked worker shares one page with its parent, in which the
+# parent keeps the name of the kernel its outermost compile builds; a worker about to compile
+# that kernel leaves that call to the parent (``_ParentBuilds``) and goes on with the calls
+# before it (those the parent has run load from the cache, at once).
+
+class _ParentBuilds(Exception):
+    """The parent is compiling the kernel this worker was about to compile."""
+
+
+_page: list = [None]  # (mmap shared by a parent and its forked worker, the parent's pid)
+
+
+def _kernel_name(dispatcher) -> bytes:
+    f = getattr(dispatcher, "py_func", None)
+    name = f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', '')}"
+    return name.encode()[:_PAGE - 1]
+
+
+_PAGE = 256
+
+
+class _Compiles(event.Listener):
+    """Numba's compile events: the parent publishes its outermost compile's kernel in the
+    page, a forked worker checks its own against it."""
+
+    def __init__(self) -> None:
+        self.depth = threading.local()
+
+    def on_start(self, ev) -> None:
+        d = self.depth.n = getattr(self.depth, "n", 0) + 1
+        shared = _page[0]
+        if shared is None or d != 1:
+            return
+        page, owner = shared
+        name = _kernel_name(ev.data["dispatcher"])
+        if os.getpid() == owner:
+            page[:1 + len(name)] = bytes((len(name),)) + name
+        elif _flags.COMPILE_WORKER_CHILD and page[0] == len(name) and \
+                page[1:1 + len(name)] == name:
+            raise _ParentBuilds(name.decode())
+
+    def on_end(self, ev) -> None:
+        d = self.depth.n = getattr(self.depth, "n", 1) - 1
+        shared = _page[0]
+        if shared is not None and d == 0 and os.getpid() == shared[1]:
+            shared[0][0] = 0
+
+
+_listening: list = []
+
+
+def _share_page() -> None:
+    """Before a fork: the page the parent publishes in (and a listener, once)."""
+    if not _listening:
+        listener = _Compiles()
+        event.register("numba:compile", listener)
+        _listening.append(listener)
+    page = mmap.mmap(-1, _PAGE)
+    page[0] = 0
+    _page[0] = (page, os.getpid())
+
+
 class _Forked:
     """A forked worker, with the parts of ``subprocess.Popen`` the parent uses."""
 
@@ -397,6 +467,7 @@ def _fork(job: dict) -> _Forked | None:
         except (OSError, ValueError, AttributeError):
             pass
     _load_numba_registries()
+    _share_page()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker
@@ -646,6 +717,9 @@ def _run_reversed(gm) -> bool:
     for n in reversed(calls):
         try:
             n.target(*map_arg(n.args, zeros), **map_arg(n.kwargs, zeros))
+        except _ParentBuilds as e:  # (the calls before it: built by the parent, or soon)
+            logs.log("workers", f"worker {os.getpid()}: {n.name} left to the parent, which "
+                                f"is building {e}")
         except Exception as e:  # noqa: BLE001  (a call that needs real values: the parent's)
             logs.log("workers", f"worker {os.getpid()}: {n.name} not built "
                                 f"({type(e).__name__}: {e})")
@@ -669,13 +743,19 @@ def _work(job: dict) -> int:
     jtorch.set_num_threads(job["threads"])
     jtorch.use_deterministic_algorithms(job["deterministic"])
     items = job.get("items", ())
-    # the announced eager kernels first (the optimizer's, which the parent reaches last: had
-    # the backward graph gone first, the parent often reached the optimizer's kernel while
-    # the worker was still building it, and built it too), then the graphs in their order
-    # (the backward, which the parent reaches after the forward and the eager loss, then the
-    # forward, where the parent may meet the worker: they build it from either end)
-    tasks = [(_build_kernel, k) for k in job.get("kernels", ())] + \
-        [(_build_entry, e) for e in job.get("entries", ())] + [(build, it) for it in items]
+    # the first graph (a joint graph's forward) from its end, which the parent builds from its
+    # start: they meet inside it (``_ParentBuilds``), and the parent finds the graph's tail
+    # built when its first kernels are done (the demo CNN: its first convolution's kernel,
+    # 2 s, while the worker builds the pools, the linear layers and the fused kernels). Then
+    # the announced eager kernels (the optimizer's, which the parent reaches last: had the
+    # backward graph gone before them, the parent often reached the optimizer's kernel while
+    # the worker was still building it), then the other graphs (the backward, which the
+    # parent reaches after the forward and the eager loss), each from its end. (With the
+    # backward first and the forward last, the parent had built the whole forward before
+    # the worker reached it.)
+    tasks = [(build, it) for it in items[:1]] + \
+        [(_build_kernel, k) for k in job.get("kernels", ())] + \
+        [(_build_entry, e) for e in job.get("entries", ())] + [(build, it) for it in items[1:]]
     failed = 0
     for fn, task in tasks:
         if os.getppid() != job["parent"] and fn is not _build_entry:

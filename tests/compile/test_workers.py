@@ -1,5 +1,5 @@
 """Compile workers (``compile/workers.py``): a cold process's first compiled training call
-hands its backward and forward graphs to a worker process, which builds the very kernels the
+hands its forward and backward graphs to a worker process, which builds the very kernels the
 parent runs (the same generated sources, compiled into the shared caches) and changes no
 result; a warm process, a worker itself, or ``JTORCH_COMPILE_WORKERS=0`` starts none; graphs
 their code cannot carry are not shipped.
@@ -105,7 +105,7 @@ def test_worker_builds_the_kernels_its_parent_runs(tmp_path):
     _same_grads(res)
     with open(str(tmp_path / "parent.json.job"), "rb") as f:
         job = pickle.load(f)
-    assert [len(specs) for _, specs, _ in job["items"]][1] == 5  # the forward: x, 4 params
+    assert len(job["items"][0][1]) == 5  # the forward first: x, 4 params
     job["parent"] = os.getpid()  # the worker's parent here
     cache_b = str(tmp_path / "b")
     r = subprocess.run([sys.executable, "-c", workers._ENTRY], input=pickle.dumps(job),
@@ -143,6 +143,67 @@ def test_a_cold_process_starts_one_and_keeps_its_results(tmp_path, mode):
                                                    JTORCH_LOGS="workers"))
     assert res["misses"] == 0 and res["rc"] is None and "compile worker" not in err
     _same_grads(res)
+
+
+def test_a_forked_worker_leaves_the_kernel_its_parent_compiles_to_it(monkeypatch):
+    """The parent keeps its outermost compile's kernel in the page it shares with a forked
+    worker (cleared when that compile ends, nested compiles aside); a worker about to
+    compile the same kernel raises ``_ParentBuilds`` (its graph run leaves that call to the
+    parent) and compiles any other."""
+    import mmap
+
+    import numba
+    from numba.core import event
+
+    page = mmap.mmap(-1, workers._PAGE)
+    seen = []
+
+    class Spy(event.Listener):
+        def on_start(self, ev):
+            seen.append(bytes(page[1:1 + page[0]]))
+
+        def on_end(self, ev):
+            pass
+
+    listener, spy = workers._Compiles(), Spy()
+    event.register("numba:compile", listener)
+    event.register("numba:compile", spy)
+    try:
+        monkeypatch.setattr(workers, "_page", [(page, os.getpid())])  # this process: a parent
+
+        @numba.njit
+        def inner(x):
+            return x + 1
+
+        @numba.njit
+        def outer(x):
+            return inner(x) * 2
+
+        assert outer(1) == 4
+        name = workers._kernel_name(outer)
+        assert name.endswith(b"outer") and seen == [name, name] and page[0] == 0
+
+        @numba.njit
+        def taken(x):
+            return x * 3
+
+        name = workers._kernel_name(taken)
+        page[:1 + len(name)] = bytes((len(name),)) + name  # the parent compiles ``taken``
+        monkeypatch.setattr(workers, "_page", [(page, os.getpid() + 1)])  # this: its worker
+        monkeypatch.setattr(workers._flags, "COMPILE_WORKER_CHILD", True)
+        with pytest.raises(workers._ParentBuilds):
+            taken(1)
+
+        @numba.njit
+        def other(x):
+            return inner(x) - 1
+
+        assert other(2) == 2  # any other kernel compiles (and the depth is back at 0)
+        with pytest.raises(workers._ParentBuilds):
+            taken(1)
+    finally:
+        event.unregister("numba:compile", listener)
+        event.unregister("numba:compile", spy)
 
 
 def _graphs(f, *args, **kw) -> list:
