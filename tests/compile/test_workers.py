@@ -114,8 +114,8 @@ def test_worker_builds_the_kernels_its_parent_runs(tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 0, err[-3000:]
     assert err.count("built in") == 3 and "not built" not in err, err[-3000:]
-    assert "kernel jtorch.kernels.cpu.optim_multi:adam:serial built" in err
-    assert glob.glob(os.path.join(cache_b, "jtorch", "numba", "**", "optim_multi.adam_multi*.nbi"),
+    assert "kernel jtorch.kernels.cpu.optim_multi:adam_plain:serial built" in err
+    assert glob.glob(os.path.join(cache_b, "jtorch", "numba", "**", "optim_multi.adam_plain_multi*.nbi"),
                      recursive=True)
     written = {os.path.basename(p)[:-3]
                for p in glob.glob(os.path.join(cache_b, "jtorch", "kernels", "jt_fused_*.py"))}

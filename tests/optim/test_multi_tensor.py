@@ -174,20 +174,21 @@ def test_the_group_takes_no_per_parameter_op(calls, no_single):
     assert params[4] not in opt.state
 
 
-@pytest.mark.parametrize("name,kw", [("Adam", {"lr": 0.05, "weight_decay": 0.1}),
-                                     ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
-                                     ("RMSprop", {"lr": 0.01, "momentum": 0.5,
-                                                  "centered": True}),
-                                     ("Adagrad", {"lr": 0.1})], ids=lambda x: str(x)[:7])
-def test_parallel_build_over_chunks_is_bitwise(name, kw, monkeypatch, calls):
+@pytest.mark.parametrize("name,kw,kernel", [
+    ("Adam", {"lr": 0.05, "weight_decay": 0.1}, "adam_plain"),  # (amsgrad off: its own build)
+    ("Adam", {"lr": 0.05, "amsgrad": True}, "adam"),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}, "sgd"),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}, "rmsprop"),
+    ("Adagrad", {"lr": 0.1}, "adagrad")], ids=lambda x: str(x)[:7])
+def test_parallel_build_over_chunks_is_bitwise(name, kw, kernel, monkeypatch, calls):
     """The ``prange`` build, with chunks smaller than the tensors (forced), gives the per-
     parameter path's values."""
     ref = _run(jtorch, name, {**kw, "foreach": False}, jtorch.float32)
     monkeypatch.setattr(jtorch._flags, "GRAIN_SIZE", 0)
     monkeypatch.setattr(optim_multi, "CHUNK", 5)
     launched = []
-    par = optim_multi.KERNELS[name.lower()][1]
-    monkeypatch.setitem(optim_multi.KERNELS, name.lower(),
+    par = optim_multi.KERNELS[kernel][1]
+    monkeypatch.setitem(optim_multi.KERNELS, kernel,
                         (None, lambda *a: launched.append(a[-1]) or par(*a)))
     got = _run(jtorch, name, kw, jtorch.float32)
     assert launched == [5] * 4 and calls() == 4

@@ -88,6 +88,18 @@ def _sgd_range(p, g, buf, lo, hi, r):
 
 
 @_inline
+def _adam_plain_range(p, g, m, v, vmax, lo, hi, r):
+    """``_adam_range`` for amsgrad off (every group's default): its loop alone, half the
+    cold compile of the driver (1.4 of 2.7 s, one core)."""
+    p, g, m, v, n = p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], hi - lo
+    neg_step, w1, one, beta2, omb2, bc2_sqrt, eps = r[0], r[1], r[2], r[3], r[4], r[5], r[6]
+    l2, wd, decay, maximize = r[7] != 0, r[8], r[9], r[10] != 0
+    for i in range(n):
+        _adam_i(p, g, m, v, vmax, i, neg_step, w1, one, beta2, omb2, bc2_sqrt, eps, l2, wd,
+                decay, maximize, False)
+
+
+@_inline
 def _adam_range(p, g, m, v, vmax, lo, hi, r):
     p, g, m, v, vmax, n = p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], vmax[lo:hi], hi - lo
     neg_step, w1, one, beta2, omb2, bc2_sqrt, eps = r[0], r[1], r[2], r[3], r[4], r[5], r[6]
@@ -213,6 +225,14 @@ def _adam(ps, gs, ms, vs, vmaxs, sc, rix, chunk):
         _adam_range(ps[j], gs[j], ms[j], vs[j], vmaxs[j], tab[c, 1], tab[c, 2], sc[rix[j]])
 
 
+def _adam_plain(ps, gs, ms, vs, vmaxs, sc, rix, chunk):
+    tab = _chunks(ps, chunk)
+    for c in prange(tab.shape[0]):
+        j = tab[c, 0]
+        _adam_plain_range(ps[j], gs[j], ms[j], vs[j], vmaxs[j], tab[c, 1], tab[c, 2],
+                          sc[rix[j]])
+
+
 def _rmsprop(ps, gs, sqs, gavgs, bufs, sc, rix, chunk):
     tab = _chunks(ps, chunk)
     for c in prange(tab.shape[0]):
@@ -280,7 +300,8 @@ def _build(driver, parallel: bool):
 
 
 KERNELS = {name: (_build(d, False), _build(d, True))
-           for name, d in (("sgd", _sgd), ("adam", _adam), ("rmsprop", _rmsprop),
+           for name, d in (("sgd", _sgd), ("adam", _adam), ("adam_plain", _adam_plain),
+                           ("rmsprop", _rmsprop),
                            ("adagrad", _adagrad), ("adadelta", _adadelta),
                            ("adamax", _adamax), ("nadam", _nadam), ("radam", _radam),
                            ("asgd", _asgd), ("rprop", _rprop))}
@@ -330,7 +351,7 @@ def run(name: str, rows: list, scalars: list, dt: np.dtype, absent: list | None 
             run(name, rows[lo:lo + _MAX], scalars[lo:lo + _MAX], dt, absent, serial)
         return
     args, sc, rix, total = _operands(rows, scalars, dt, absent)
-    kernel, kernel_par = KERNELS[name]
+    kernel, kernel_par = KERNELS[_variant(name, absent)]
     calls[0] += 1
     if not serial and _threads.use_parallel(total):
         kernel_par(*args, sc, rix, CHUNK)
@@ -368,6 +389,12 @@ def _operands(rows: list, scalars: list, dt: np.dtype, absent: list | None) -> t
     return args, sc, rix, total
 
 
+def _variant(name: str, absent: list | None) -> str:
+    """The kernel ``run`` calls: Adam with no row's max buffer (amsgrad off: a group's flag,
+    so every row's) takes the build without amsgrad's loop; the same values."""
+    return "adam_plain" if name == "adam" and absent is not None and 4 in absent else name
+
+
 def expected(name: str, arrays: list, dt: np.dtype, absent: list) -> list:
     """``(key, signature)`` of the kernels ``run`` will call for a group of parameters whose
     flat views are ``arrays`` (``absent``: the operands its options leave out), without
@@ -381,7 +408,7 @@ def expected(name: str, arrays: list, dt: np.dtype, absent: list) -> list:
         args, sc, rix, total = _operands(rows, [(0,) * 16] * len(part), dt, absent)
         par = _threads.use_parallel(total)
         sig = tuple(numba.typeof(a) for a in (*args, sc, rix, CHUNK if par else _SERIAL_CHUNK))
-        key = f"{name}:{'par' if par else 'serial'}"
+        key = f"{_variant(name, absent)}:{'par' if par else 'serial'}"
         if (key, sig) not in out:
             out.append((key, sig))
     return out
