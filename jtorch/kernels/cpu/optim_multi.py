@@ -225,12 +225,10 @@ def _adam(ps, gs, ms, vs, vmaxs, sc, rix, chunk):
         _adam_range(ps[j], gs[j], ms[j], vs[j], vmaxs[j], tab[c, 1], tab[c, 2], sc[rix[j]])
 
 
-def _adam_plain(ps, gs, ms, vs, vmaxs, sc, rix, chunk):
-    tab = _chunks(ps, chunk)
-    for c in prange(tab.shape[0]):
-        j = tab[c, 0]
-        _adam_plain_range(ps[j], gs[j], ms[j], vs[j], vmaxs[j], tab[c, 1], tab[c, 2],
-                          sc[rix[j]])
+# ``_adam`` over ``_adam_plain_range`` (its code with that global in place of _adam_range)
+_adam_plain = types.FunctionType(_adam.__code__, dict(_adam.__globals__,
+                                                      _adam_range=_adam_plain_range),
+                                 "_adam_plain")
 
 
 def _rmsprop(ps, gs, sqs, gavgs, bufs, sc, rix, chunk):
