@@ -39,6 +39,6 @@ def njit(*args, **options):
     """``numba.njit(*args, **options)``, without the cfunc wrapper unless asked for.
     ``noalias=True`` promises that no two array arguments share memory (``_noalias_option``)."""
     options.setdefault("no_cfunc_wrapper", True)
-    if options.get("noalias") and not NOALIAS:
-        del options["noalias"]
+    if not NOALIAS:
+        options.pop("noalias", None)
     return numba.njit(*args, **options)
